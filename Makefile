@@ -1,0 +1,36 @@
+# The two set-up commands: `make run` and `make test`. Both install what is
+# missing (Debian packages via apt, npm packages from the lock file), build, and
+# then run the demo server or every test.
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc)
+
+.PHONY: all deps build build-asan run test test-release test-asan bench clean
+
+all: build
+
+deps:
+	./deploy/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DCROWD_SANITIZE=ON -DCROWD_BROWSER_TESTS=OFF
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+run: build
+	./$(BUILD)/server/crowd-server --demo
+
+# Every test in the Release build, then again under ASan+UBSan.
+test: test-release test-asan
+
+test-release: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -LE 'bench'
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

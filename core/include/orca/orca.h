@@ -1,0 +1,241 @@
+/* orca.h — the public face of the crowd engine: a 2-D world of disc agents and
+ * polygon obstacles moved by ORCA (Optimal Reciprocal Collision Avoidance, the
+ * algorithm of RVO2). Pure C11, no I/O. Everything not declared here is private.
+ *
+ * Style follows Box2D v3: fill a definition from orca_default_*_def(), change
+ * what differs, create; ids are opaque values with a generation, checked on
+ * every call; one orca_world_step() call advances the world. */
+#ifndef ORCA_ORCA_H
+#define ORCA_ORCA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ basics */
+
+/** A 2-D vector in world units. */
+typedef struct orca_vec2 {
+	float x, y;
+} orca_vec2;
+
+/** Status codes: 0 is success, errors are negative. Map 1:1 onto the wire's ErrorCode. */
+typedef enum orca_status {
+	ORCA_OK = 0,
+	ORCA_ERR_INVALID_ARGUMENT = -1, /* non-finite number, negative radius/speed, null pointer */
+	ORCA_ERR_UNKNOWN_ID = -2,       /* never issued, or null */
+	ORCA_ERR_STALE_ID = -3,         /* issued, then removed */
+	ORCA_ERR_CAPACITY = -4,         /* a hard limit of the world (max agents/obstacles) */
+	ORCA_ERR_NO_MEMORY = -5,        /* the allocator said no */
+	ORCA_ERR_BAD_POLYGON = -6,      /* fewer than 2 vertices or non-finite vertices */
+} orca_status;
+
+/** A human-readable name for a status code. Never NULL. */
+const char *orca_strerror(int status);
+
+/** An agent id: 0 is the null id. Bits 0..19 hold slot+1, bits 20..31 the slot's
+ * generation. A slot whose generation would wrap is retired, so an id is never
+ * reused. Fresh worlds hand out 1, 2, 3, ... */
+typedef uint32_t orca_agent_id;
+/** An obstacle id, same scheme as agent ids. */
+typedef uint32_t orca_obstacle_id;
+
+#define ORCA_NULL_ID 0u
+#define ORCA_ID_INDEX_BITS 20u
+#define ORCA_MAX_AGENTS ((1u << ORCA_ID_INDEX_BITS) - 2u)
+
+/** Allocator callbacks; all NULL means malloc/free. `user` is passed back. */
+typedef struct orca_allocator {
+	void *(*alloc)(size_t size, void *user);
+	void (*free)(void *ptr, size_t size, void *user);
+	void *user;
+} orca_allocator;
+
+/* ------------------------------------------------------------------ world */
+
+typedef struct orca_world orca_world;
+
+/** World definition. Get one from orca_default_world_def(). */
+typedef struct orca_world_def {
+	/** Threads used by orca_world_step (1 = the caller's thread only). Results
+	 * are bit-identical for every worker count. */
+	int worker_count;
+	/** Agents and obstacle vertices to reserve room for up front; the world grows
+	 * past them, but no step allocates once they are reached. */
+	uint32_t agent_capacity;
+	uint32_t obstacle_vertex_capacity;
+	/** Hard limit on live agents (<= ORCA_MAX_AGENTS). */
+	uint32_t max_agents;
+	orca_allocator allocator;
+} orca_world_def;
+
+/** Defaults: 1 worker, capacity 1024 agents / 1024 vertices, max ORCA_MAX_AGENTS. */
+orca_world_def orca_default_world_def(void);
+
+/** Create a world. Returns ORCA_OK and sets *out, or an error. */
+int orca_world_create(const orca_world_def *def, orca_world **out);
+
+/** Destroy a world and everything in it. NULL is allowed. */
+void orca_world_destroy(orca_world *world);
+
+/** Advance the world by dt (> 0, finite): compute preferred velocities from
+ * targets, build the kd-trees, compute every agent's new velocity from the
+ * previous state (in parallel), then move every agent. */
+int orca_world_step(orca_world *world, float dt);
+
+/** Live agents. */
+uint32_t orca_world_agent_count(const orca_world *world);
+
+/** Steps taken since creation. */
+uint64_t orca_world_step_count(const orca_world *world);
+
+/** A 64-bit hash of every live agent's id, position and velocity bits, in id
+ * slot order. Equal worlds hash equal on every platform. */
+uint64_t orca_world_state_hash(const orca_world *world);
+
+/** Fill `ids` with up to `capacity` live agent ids in slot order; returns the
+ * number of live agents (which may exceed capacity). */
+uint32_t orca_world_agent_ids(const orca_world *world, orca_agent_id *ids, uint32_t capacity);
+
+/* ------------------------------------------------------------------ agents */
+
+/** How an agent's preferred velocity is chosen each step. */
+typedef enum orca_steer_mode {
+	ORCA_STEER_VELOCITY = 0, /* pref_velocity as given (default: zero) */
+	ORCA_STEER_TARGET = 1,   /* toward target at pref_speed, slowing to arrive exactly */
+} orca_steer_mode;
+
+/** Agent definition. Defaults are RVO2's example defaults (see orca_default_agent_def). */
+typedef struct orca_agent_def {
+	orca_vec2 position;
+	orca_vec2 velocity;
+	orca_vec2 pref_velocity;
+	orca_steer_mode steer_mode;
+	orca_vec2 target;
+	float pref_speed;        /* cruising speed toward a target (<= max_speed is sensible) */
+	float arrival_distance;  /* within this distance of its target an agent has arrived */
+	float radius;
+	float max_speed;
+	float neighbor_dist;
+	uint32_t max_neighbors;
+	float time_horizon;
+	float time_horizon_obst;
+	/** Share of avoidance this agent takes on against another: w_self/(w_self+w_other).
+	 * 0 = never yields. Both 0: each takes half, as if both were 0.5. */
+	float weight;
+	uint32_t layer;          /* bits this agent is on */
+	uint32_t mask;           /* avoids agents whose layer has a bit in this mask */
+	uint32_t user_data;      /* carried, never read (the server stores the owner) */
+} orca_agent_def;
+
+/** RVO2 defaults: neighbor_dist 15, max_neighbors 10, time_horizon 10,
+ * time_horizon_obst 10, radius 1.5, max_speed 2; pref_speed 1, arrival 0.05,
+ * weight 0.5, layer 1, mask all bits, velocity mode with zero velocity. */
+orca_agent_def orca_default_agent_def(void);
+
+/** Validate and add an agent. */
+int orca_agent_add(orca_world *world, const orca_agent_def *def, orca_agent_id *out);
+
+/** Remove an agent; its id becomes stale. */
+int orca_agent_remove(orca_world *world, orca_agent_id id);
+
+/** ORCA_OK if id names a live agent, else ORCA_ERR_UNKNOWN_ID or ORCA_ERR_STALE_ID. */
+int orca_agent_check(const orca_world *world, orca_agent_id id);
+
+/** Walk toward target (steer mode becomes ORCA_STEER_TARGET, arrived clears). */
+int orca_agent_set_target(orca_world *world, orca_agent_id id, orca_vec2 target);
+
+/** Use this preferred velocity from now on (steer mode becomes ORCA_STEER_VELOCITY). */
+int orca_agent_set_pref_velocity(orca_world *world, orca_agent_id id, orca_vec2 pref_velocity);
+
+/** Replace every parameter except position, velocity and id (validated as in add). */
+int orca_agent_set_def(orca_world *world, orca_agent_id id, const orca_agent_def *def);
+
+/** Teleport (position only). */
+int orca_agent_set_position(orca_world *world, orca_agent_id id, orca_vec2 position);
+
+/** One agent's full state. */
+typedef struct orca_agent_state {
+	orca_agent_id id;
+	orca_vec2 position;
+	orca_vec2 velocity;
+	orca_vec2 pref_velocity; /* the one used in the last step */
+	orca_steer_mode steer_mode;
+	orca_vec2 target;
+	bool arrived;            /* target mode: within arrival_distance of target */
+	float radius;
+	float max_speed;
+	float pref_speed;
+	float weight;
+	uint32_t layer, mask;
+	uint32_t user_data;
+} orca_agent_state;
+
+int orca_agent_get(const orca_world *world, orca_agent_id id, orca_agent_state *out);
+
+/* ------------------------------------------------------------------ queries */
+
+/** Agents whose centre lies in [min, max] (inclusive), ascending id order. Writes
+ * up to `capacity` ids; returns how many matched (may exceed capacity). Uses the
+ * agent kd-tree of the last step when no agent was added, removed or moved
+ * since, else a linear scan. */
+uint32_t orca_query_rect(const orca_world *world, orca_vec2 min, orca_vec2 max, orca_agent_id *ids,
+                         uint32_t capacity);
+
+/** Agents whose centre is within `radius` of `center`, ascending id order. */
+uint32_t orca_query_radius(const orca_world *world, orca_vec2 center, float radius, orca_agent_id *ids,
+                           uint32_t capacity);
+
+/* ------------------------------------------------------------------ obstacles */
+
+/** Add a polygon obstacle: vertices counter-clockwise as in RVO2 (2 vertices =
+ * a line segment). Takes effect at the next step (the obstacle kd-tree is
+ * rebuilt then). */
+int orca_obstacle_add(orca_world *world, const orca_vec2 *vertices, uint32_t count, orca_obstacle_id *out);
+
+int orca_obstacle_remove(orca_world *world, orca_obstacle_id id);
+
+/** Live obstacles. */
+uint32_t orca_world_obstacle_count(const orca_world *world);
+
+/** Fill `ids` with up to `capacity` live obstacle ids in slot order; returns the count. */
+uint32_t orca_world_obstacle_ids(const orca_world *world, orca_obstacle_id *ids, uint32_t capacity);
+
+/** Copy an obstacle's vertices as given to orca_obstacle_add; *count gets the
+ * vertex count (which may exceed capacity). */
+int orca_obstacle_get(const orca_world *world, orca_obstacle_id id, orca_vec2 *vertices, uint32_t capacity,
+                      uint32_t *count);
+
+/** Bumped whenever an obstacle is added or removed (for "did it change?" checks). */
+uint32_t orca_world_obstacle_version(const orca_world *world);
+
+/* ------------------------------------------------------------------ profile */
+
+/** What the last step did and how long each stage took (milliseconds). */
+typedef struct orca_step_profile {
+	double total_ms;
+	double pref_velocity_ms;
+	double agent_tree_ms;
+	double obstacle_tree_ms;  /* 0 unless obstacles changed */
+	double velocity_ms;       /* neighbour search + ORCA lines + linear programs */
+	double integrate_ms;
+	uint32_t agents;
+	uint32_t workers;
+	uint64_t neighbor_count;  /* agent neighbours used, summed over agents */
+	uint64_t obstacle_line_count;
+	uint32_t lp3_fallbacks;   /* agents whose 2-D program was infeasible */
+	uint32_t arrived;         /* agents in target mode that have arrived */
+	uint64_t allocations;     /* allocator calls made inside this step */
+} orca_step_profile;
+
+void orca_world_profile(const orca_world *world, orca_step_profile *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ORCA_ORCA_H */
