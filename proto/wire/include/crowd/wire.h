@@ -101,7 +101,8 @@ void crowd_view_clear(crowd_view *v);
 /** Binary search by id; NULL if absent. */
 const crowd_agent_q *crowd_view_find(const crowd_view *v, uint32_t id);
 
-/** Quantize a float to fixed point, saturating at the int32 range; NaN gives 0. */
+/** Quantize a float to fixed point: round(value * precision), saturating at
+ * +-2^30 so that differences of two values fit a sint32; NaN gives 0. */
 int32_t crowd_quantize(float value, float precision);
 
 /** One obstacle: vertex i is (x[i], y[i]). */
@@ -155,6 +156,9 @@ typedef struct crowd_snapshot_stats {
  * and `obstacles` unchanged. stats may be NULL. */
 bool crowd_decode_server_message(const uint8_t *data, size_t len, crowd_v1_ServerMessage *msg, crowd_view *view,
                                  crowd_obstacle_set *obstacles, crowd_snapshot_stats *stats);
+
+/** Free what a successful crowd_decode_server_message allocated in *msg (Ack.ids). */
+void crowd_server_message_release(crowd_v1_ServerMessage *msg);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,480 @@
+/* snapshot.c — the snapshot codec: per-subscriber delta coding of quantized
+ * agent states against the last snapshot sent (format: crowd.proto, Snapshot),
+ * plus the views and obstacle sets both ends keep. */
+#include <math.h>
+#include <pb_decode.h>
+#include <pb_encode.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crowd/wire.h"
+
+enum {
+	FIELD_X = 1,
+	FIELD_Y = 2,
+	FIELD_VX = 4,
+	FIELD_VY = 8,
+	FIELD_NEW = 16,
+	FIELD_ALL = 31,
+	ENTRY_SHIFT = 5,
+};
+
+#define QUANT_LIMIT 1073741824.0 /* 2^30: differences of two values fit a sint32 */
+
+int32_t crowd_quantize(float value, float precision) {
+	double scaled = (double)value * (double)precision;
+	if (scaled != scaled) return 0;
+	if (scaled >= QUANT_LIMIT) return (int32_t)QUANT_LIMIT;
+	if (scaled <= -QUANT_LIMIT) return -(int32_t)QUANT_LIMIT;
+	return (int32_t)lrint(scaled);
+}
+
+/* ------------------------------------------------------------------ views */
+
+void crowd_view_init(crowd_view *v) {
+	v->agents = NULL;
+	v->count = 0;
+	v->cap = 0;
+}
+
+void crowd_view_free(crowd_view *v) {
+	free(v->agents);
+	crowd_view_init(v);
+}
+
+void crowd_view_clear(crowd_view *v) {
+	v->count = 0;
+}
+
+static bool view_reserve(crowd_view *v, uint32_t n) {
+	if (n <= v->cap) return true;
+	uint32_t cap = v->cap ? v->cap : 64;
+	while (cap < n) cap = cap > UINT32_MAX / 2 ? n : cap * 2;
+	crowd_agent_q *agents = realloc(v->agents, (size_t)cap * sizeof *agents);
+	if (!agents) return false;
+	v->agents = agents;
+	v->cap = cap;
+	return true;
+}
+
+static bool view_assign(crowd_view *v, const crowd_agent_q *agents, uint32_t n) {
+	if (!view_reserve(v, n)) return false;
+	if (n) memcpy(v->agents, agents, (size_t)n * sizeof *agents);
+	v->count = n;
+	return true;
+}
+
+const crowd_agent_q *crowd_view_find(const crowd_view *v, uint32_t id) {
+	uint32_t lo = 0, hi = v->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (v->agents[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < v->count && v->agents[lo].id == id ? &v->agents[lo] : NULL;
+}
+
+/* ------------------------------------------------------------------ obstacles */
+
+void crowd_obstacle_set_init(crowd_obstacle_set *s) {
+	s->items = NULL;
+	s->count = 0;
+	s->cap = 0;
+}
+
+void crowd_obstacle_set_clear(crowd_obstacle_set *s) {
+	for (uint32_t i = 0; i < s->count; i++) {
+		free(s->items[i].x);
+		free(s->items[i].y);
+	}
+	s->count = 0;
+}
+
+void crowd_obstacle_set_free(crowd_obstacle_set *s) {
+	crowd_obstacle_set_clear(s);
+	free(s->items);
+	crowd_obstacle_set_init(s);
+}
+
+bool crowd_obstacle_set_add(crowd_obstacle_set *s, uint32_t id, const float *x, const float *y, uint32_t count) {
+	if (s->count == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 8;
+		crowd_obstacle *items = realloc(s->items, (size_t)cap * sizeof *items);
+		if (!items) return false;
+		s->items = items;
+		s->cap = cap;
+	}
+	crowd_obstacle *o = &s->items[s->count];
+	o->x = malloc((size_t)(count ? count : 1) * sizeof(float));
+	o->y = malloc((size_t)(count ? count : 1) * sizeof(float));
+	if (!o->x || !o->y) {
+		free(o->x);
+		free(o->y);
+		return false;
+	}
+	if (count) {
+		memcpy(o->x, x, (size_t)count * sizeof(float));
+		memcpy(o->y, y, (size_t)count * sizeof(float));
+	}
+	o->id = id;
+	o->count = count;
+	s->count++;
+	return true;
+}
+
+/* ------------------------------------------------------------------ encode */
+
+/* Each packed array is encoded once into bytes; the nanopb callback (called
+ * twice: sizing, then writing) copies them out. */
+typedef struct packed_field {
+	crowd_buf bytes;
+} packed_field;
+
+static bool put_varint(crowd_buf *b, uint64_t v) {
+	uint8_t tmp[CROWD_VARINT_MAX];
+	return crowd_buf_append(b, tmp, crowd_varint_put(tmp, v));
+}
+
+static bool put_svarint(crowd_buf *b, int32_t v) {
+	uint32_t zigzag = ((uint32_t)v << 1) ^ (uint32_t)(v >> 31);
+	return put_varint(b, zigzag);
+}
+
+static bool encode_packed(pb_ostream_t *stream, const pb_field_t *field, void *const *arg) {
+	const packed_field *p = *arg;
+	if (p->bytes.len == 0) return true;
+	return pb_encode_tag_for_field(stream, field) && pb_encode_string(stream, p->bytes.data, p->bytes.len);
+}
+
+static bool encode_obstacles(pb_ostream_t *stream, const pb_field_t *field, void *const *arg) {
+	const crowd_obstacle_set *set = *arg;
+	for (uint32_t i = 0; i < set->count; i++) {
+		const crowd_obstacle *o = &set->items[i];
+		if (o->count > 0xffff) return false;
+		crowd_v1_Obstacle msg = crowd_v1_Obstacle_init_zero;
+		msg.id = o->id;
+		msg.x_count = (pb_size_t)o->count;
+		msg.x = o->x;
+		msg.y_count = (pb_size_t)o->count;
+		msg.y = o->y;
+		if (!pb_encode_tag_for_field(stream, field) || !pb_encode_submessage(stream, crowd_v1_Obstacle_fields, &msg))
+			return false;
+	}
+	return true;
+}
+
+enum { P_ENTRIES, P_X, P_Y, P_VX, P_VY, P_RADIUS, P_OWNER, P_REMOVED, P_COUNT };
+
+static bool add_value(packed_field *p, uint8_t bits, uint8_t bit, int field, int32_t now, int32_t before) {
+	if (!(bits & bit)) return true;
+	return put_svarint(&p[field].bytes, (int32_t)((int64_t)now - (int64_t)before));
+}
+
+bool crowd_snapshot_encode(const crowd_snapshot_header *header, const crowd_agent_q *next, uint32_t n,
+                           crowd_view *baseline, const crowd_obstacle_set *obstacles, bool delimited,
+                           crowd_buf *out) {
+	packed_field p[P_COUNT];
+	for (int i = 0; i < P_COUNT; i++) crowd_buf_init(&p[i].bytes);
+	bool ok = true;
+	static const crowd_agent_q zero = {0};
+	uint32_t base_count = header->keyframe ? 0 : baseline->count;
+	uint32_t b = 0;
+	uint32_t previous_id = 0;
+	for (uint32_t i = 0; i < n && ok; i++) {
+		const crowd_agent_q *a = &next[i];
+		if (a->id <= previous_id) { /* ascending, and 0 is the null id */
+			ok = false;
+			break;
+		}
+		while (b < base_count && baseline->agents[b].id < a->id) b++; /* left the view */
+		const crowd_agent_q *old = NULL;
+		if (b < base_count && baseline->agents[b].id == a->id) old = &baseline->agents[b++];
+		uint8_t bits;
+		if (!old || old->radius != a->radius || old->owner != a->owner) {
+			bits = FIELD_ALL;
+			old = &zero;
+		} else {
+			bits = (uint8_t)((a->x != old->x ? FIELD_X : 0) | (a->y != old->y ? FIELD_Y : 0) |
+			                 (a->vx != old->vx ? FIELD_VX : 0) | (a->vy != old->vy ? FIELD_VY : 0));
+		}
+		ok = ok && put_varint(&p[P_ENTRIES].bytes, ((uint64_t)(a->id - previous_id) << ENTRY_SHIFT) | bits);
+		ok = ok && add_value(p, bits, FIELD_X, P_X, a->x, old->x);
+		ok = ok && add_value(p, bits, FIELD_Y, P_Y, a->y, old->y);
+		ok = ok && add_value(p, bits, FIELD_VX, P_VX, a->vx, old->vx);
+		ok = ok && add_value(p, bits, FIELD_VY, P_VY, a->vy, old->vy);
+		if (bits & FIELD_NEW) {
+			ok = ok && put_varint(&p[P_RADIUS].bytes, a->radius);
+			ok = ok && put_varint(&p[P_OWNER].bytes, a->owner);
+		}
+		previous_id = a->id;
+	}
+	/* Removed ids: baseline agents absent from next, ascending, delta-coded. */
+	if (ok) {
+		uint32_t j = 0, prev_removed = 0;
+		for (uint32_t k = 0; k < base_count && ok; k++) {
+			uint32_t id = baseline->agents[k].id;
+			while (j < n && next[j].id < id) j++;
+			if (j < n && next[j].id == id) continue;
+			ok = put_varint(&p[P_REMOVED].bytes, id - prev_removed);
+			prev_removed = id;
+		}
+	}
+	if (ok) {
+		crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
+		msg.which_msg = crowd_v1_ServerMessage_snapshot_tag;
+		crowd_v1_Snapshot *s = &msg.msg.snapshot;
+		s->tick = header->tick;
+		s->state_hash = header->state_hash;
+		s->keyframe = header->keyframe;
+		s->world_agent_count = header->world_agent_count;
+		pb_callback_t *cb[P_COUNT] = {&s->entries, &s->x,      &s->y,     &s->vx,
+		                              &s->vy,      &s->radius, &s->owner, &s->removed_id_deltas};
+		for (int i = 0; i < P_COUNT; i++) {
+			cb[i]->funcs.encode = encode_packed;
+			cb[i]->arg = &p[i];
+		}
+		if (obstacles) {
+			s->obstacles_changed = true;
+			s->obstacles.funcs.encode = encode_obstacles;
+			s->obstacles.arg = (void *)obstacles;
+		}
+		size_t mark = out->len;
+		ok = crowd_encode_server_message(&msg, delimited, out);
+		if (ok && !view_assign(baseline, next, n)) {
+			out->len = mark;
+			ok = false;
+		}
+	}
+	for (int i = 0; i < P_COUNT; i++) crowd_buf_free(&p[i].bytes);
+	return ok;
+}
+
+/* ------------------------------------------------------------------ decode */
+
+typedef struct u64_array {
+	uint64_t *v;
+	uint32_t n, cap;
+	bool is_signed;
+	uint32_t limit; /* refuse more elements than this */
+} u64_array;
+
+static bool u64_push(u64_array *a, uint64_t v) {
+	if (a->n >= a->limit) return false;
+	if (a->n == a->cap) {
+		uint32_t cap = a->cap ? a->cap * 2 : 64;
+		uint64_t *nv = realloc(a->v, (size_t)cap * sizeof *nv);
+		if (!nv) return false;
+		a->v = nv;
+		a->cap = cap;
+	}
+	a->v[a->n++] = v;
+	return true;
+}
+
+static bool decode_packed(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+	(void)field;
+	u64_array *a = *arg;
+	while (stream->bytes_left) {
+		uint64_t v;
+		if (a->is_signed) {
+			int64_t s;
+			if (!pb_decode_svarint(stream, &s) || s < INT32_MIN || s > INT32_MAX) return false;
+			v = (uint64_t)s;
+		} else if (!pb_decode_varint(stream, &v)) {
+			return false;
+		}
+		if (!u64_push(a, v)) return false;
+	}
+	return true;
+}
+
+typedef struct obstacle_decode {
+	crowd_obstacle_set *set;
+	bool failed;
+} obstacle_decode;
+
+static bool decode_obstacle(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+	(void)field;
+	obstacle_decode *od = *arg;
+	crowd_v1_Obstacle o = crowd_v1_Obstacle_init_zero;
+	if (!pb_decode(stream, crowd_v1_Obstacle_fields, &o)) return false;
+	bool ok = o.x_count == o.y_count && crowd_obstacle_set_add(od->set, o.id, o.x, o.y, o.x_count);
+	pb_release(crowd_v1_Obstacle_fields, &o);
+	return ok;
+}
+
+static int32_t as_i32(uint64_t v) {
+	return (int32_t)(int64_t)v;
+}
+
+/* Builds the receiver's next view from `old` and the decoded arrays. */
+static bool apply_snapshot(bool keyframe, const u64_array *p, const crowd_view *old, crowd_view *next,
+                           crowd_snapshot_stats *stats) {
+	const u64_array *entries = &p[P_ENTRIES];
+	if (!view_reserve(next, entries->n)) return false;
+	uint32_t ix = 0, iy = 0, ivx = 0, ivy = 0, inew = 0;
+	uint64_t id = 0;
+	uint32_t entered = 0;
+	for (uint32_t i = 0; i < entries->n; i++) {
+		uint64_t delta = entries->v[i] >> ENTRY_SHIFT;
+		uint8_t bits = (uint8_t)(entries->v[i] & FIELD_ALL);
+		if (delta == 0) return false; /* ids strictly ascending, never 0 */
+		id += delta;
+		if (id > UINT32_MAX) return false;
+		crowd_agent_q a = {0};
+		a.id = (uint32_t)id;
+		if (bits & FIELD_NEW) {
+			if (inew >= p[P_RADIUS].n || inew >= p[P_OWNER].n) return false;
+			a.radius = (uint32_t)p[P_RADIUS].v[inew];
+			a.owner = (uint32_t)p[P_OWNER].v[inew];
+			if (p[P_RADIUS].v[inew] > UINT32_MAX || p[P_OWNER].v[inew] > UINT32_MAX) return false;
+			inew++;
+			entered++;
+		} else {
+			const crowd_agent_q *o = keyframe ? NULL : crowd_view_find(old, a.id);
+			if (!o) return false;
+			a = *o;
+		}
+		if (bits & FIELD_X) {
+			if (ix >= p[P_X].n) return false;
+			a.x = (int32_t)((int64_t)a.x + as_i32(p[P_X].v[ix++]));
+		}
+		if (bits & FIELD_Y) {
+			if (iy >= p[P_Y].n) return false;
+			a.y = (int32_t)((int64_t)a.y + as_i32(p[P_Y].v[iy++]));
+		}
+		if (bits & FIELD_VX) {
+			if (ivx >= p[P_VX].n) return false;
+			a.vx = (int32_t)((int64_t)a.vx + as_i32(p[P_VX].v[ivx++]));
+		}
+		if (bits & FIELD_VY) {
+			if (ivy >= p[P_VY].n) return false;
+			a.vy = (int32_t)((int64_t)a.vy + as_i32(p[P_VY].v[ivy++]));
+		}
+		next->agents[i] = a;
+	}
+	if (ix != p[P_X].n || iy != p[P_Y].n || ivx != p[P_VX].n || ivy != p[P_VY].n || inew != p[P_RADIUS].n ||
+	    inew != p[P_OWNER].n)
+		return false;
+	uint64_t removed_id = 0;
+	for (uint32_t i = 0; i < p[P_REMOVED].n; i++) {
+		uint64_t delta = p[P_REMOVED].v[i];
+		if (delta == 0) return false;
+		removed_id += delta;
+		if (removed_id > UINT32_MAX) return false;
+	}
+	next->count = entries->n;
+	if (stats) {
+		stats->agents = entries->n;
+		stats->entered = entered;
+		stats->removed = p[P_REMOVED].n;
+	}
+	return true;
+}
+
+/* Finds a snapshot (field 4) among the top-level fields. */
+static bool find_snapshot(const uint8_t *data, size_t len, bool *has_snapshot) {
+	pb_istream_t stream = pb_istream_from_buffer(data, len);
+	*has_snapshot = false;
+	while (stream.bytes_left) {
+		pb_wire_type_t wire_type;
+		uint32_t tag;
+		bool eof;
+		if (!pb_decode_tag(&stream, &wire_type, &tag, &eof)) return eof;
+		if (tag == crowd_v1_ServerMessage_snapshot_tag) *has_snapshot = true;
+		if (!pb_skip_field(&stream, wire_type)) return false;
+	}
+	return true;
+}
+
+static bool decode_snapshot_message(const uint8_t *data, size_t len, crowd_v1_ServerMessage *msg, crowd_view *view,
+                                    crowd_obstacle_set *obstacles, crowd_snapshot_stats *stats) {
+	/* Every array holds at most one element per byte of the message. */
+	uint32_t limit = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	u64_array p[P_COUNT];
+	memset(p, 0, sizeof p);
+	for (int i = 0; i < P_COUNT; i++) p[i].limit = limit;
+	p[P_X].is_signed = p[P_Y].is_signed = p[P_VX].is_signed = p[P_VY].is_signed = true;
+	crowd_obstacle_set new_obstacles;
+	crowd_obstacle_set_init(&new_obstacles);
+	obstacle_decode od = {&new_obstacles, false};
+
+	*msg = (crowd_v1_ServerMessage)crowd_v1_ServerMessage_init_zero;
+	crowd_v1_Snapshot *s = &msg->msg.snapshot;
+	bool ok = true;
+	pb_istream_t stream = pb_istream_from_buffer(data, len);
+	while (ok && stream.bytes_left) {
+		pb_wire_type_t wire_type;
+		uint32_t tag;
+		bool eof;
+		if (!pb_decode_tag(&stream, &wire_type, &tag, &eof)) {
+			ok = eof;
+			break;
+		}
+		if (tag != crowd_v1_ServerMessage_snapshot_tag) {
+			ok = pb_skip_field(&stream, wire_type);
+			continue;
+		}
+		if (wire_type != PB_WT_STRING) {
+			ok = false;
+			break;
+		}
+		*s = (crowd_v1_Snapshot)crowd_v1_Snapshot_init_zero;
+		pb_callback_t *cb[P_COUNT] = {&s->entries, &s->x,      &s->y,     &s->vx,
+		                              &s->vy,      &s->radius, &s->owner, &s->removed_id_deltas};
+		for (int i = 0; i < P_COUNT; i++) {
+			p[i].n = 0;
+			cb[i]->funcs.decode = decode_packed;
+			cb[i]->arg = &p[i];
+		}
+		crowd_obstacle_set_clear(&new_obstacles);
+		s->obstacles.funcs.decode = decode_obstacle;
+		s->obstacles.arg = &od;
+		pb_istream_t sub;
+		ok = pb_make_string_substream(&stream, &sub) && pb_decode(&sub, crowd_v1_Snapshot_fields, s);
+		ok = pb_close_string_substream(&stream, &sub) && ok;
+	}
+	crowd_view next;
+	crowd_view_init(&next);
+	ok = ok && apply_snapshot(s->keyframe, p, view, &next, stats);
+	if (ok) {
+		crowd_view_free(view);
+		*view = next;
+		if (s->obstacles_changed && obstacles) {
+			crowd_obstacle_set_free(obstacles);
+			*obstacles = new_obstacles;
+			crowd_obstacle_set_init(&new_obstacles);
+		}
+		msg->which_msg = crowd_v1_ServerMessage_snapshot_tag;
+	} else {
+		crowd_view_free(&next);
+	}
+	/* The callbacks point at this frame's locals: never hand them out. */
+	memset(&s->entries, 0, sizeof s->entries);
+	memset(&s->x, 0, sizeof s->x);
+	memset(&s->y, 0, sizeof s->y);
+	memset(&s->vx, 0, sizeof s->vx);
+	memset(&s->vy, 0, sizeof s->vy);
+	memset(&s->radius, 0, sizeof s->radius);
+	memset(&s->owner, 0, sizeof s->owner);
+	memset(&s->removed_id_deltas, 0, sizeof s->removed_id_deltas);
+	memset(&s->obstacles, 0, sizeof s->obstacles);
+	crowd_obstacle_set_free(&new_obstacles);
+	for (int i = 0; i < P_COUNT; i++) free(p[i].v);
+	return ok;
+}
+
+bool crowd_decode_server_message(const uint8_t *data, size_t len, crowd_v1_ServerMessage *msg, crowd_view *view,
+                                 crowd_obstacle_set *obstacles, crowd_snapshot_stats *stats) {
+	bool has_snapshot;
+	if (!find_snapshot(data, len, &has_snapshot)) return false;
+	if (has_snapshot) {
+		if (!view) return false;
+		return decode_snapshot_message(data, len, msg, view, obstacles, stats);
+	}
+	*msg = (crowd_v1_ServerMessage)crowd_v1_ServerMessage_init_zero;
+	pb_istream_t stream = pb_istream_from_buffer(data, len);
+	return pb_decode(&stream, crowd_v1_ServerMessage_fields, msg);
+}
