@@ -145,7 +145,7 @@ static bool put_svarint(crowd_buf *b, int32_t v) {
 static bool encode_packed(pb_ostream_t *stream, const pb_field_t *field, void *const *arg) {
 	const packed_field *p = *arg;
 	if (p->bytes.len == 0) return true;
-	return pb_encode_tag_for_field(stream, field) && pb_encode_string(stream, p->bytes.data, p->bytes.len);
+	return pb_encode_tag(stream, PB_WT_STRING, field->tag) && pb_encode_string(stream, p->bytes.data, p->bytes.len);
 }
 
 static bool encode_obstacles(pb_ostream_t *stream, const pb_field_t *field, void *const *arg) {

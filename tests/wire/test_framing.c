@@ -1,0 +1,190 @@
+/* test_framing.c — the varint frame splitter under every split and coalescing
+ * of a byte stream, hostile prefixes, and ClientMessage round trips. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "crowd/wire.h"
+
+/* Three frames of lengths 0, 1 and 300 (a two-byte prefix). */
+static void build_stream(crowd_buf *stream, size_t *lengths) {
+	size_t sizes[3] = {0, 1, 300};
+	for (int f = 0; f < 3; f++) {
+		uint8_t prefix[CROWD_VARINT_MAX];
+		size_t n = crowd_varint_put(prefix, sizes[f]);
+		crowd_buf_append(stream, prefix, n);
+		for (size_t i = 0; i < sizes[f]; i++) {
+			uint8_t byte = (uint8_t)(f * 31 + i);
+			crowd_buf_append(stream, &byte, 1);
+		}
+		lengths[f] = sizes[f];
+	}
+}
+
+static void check_frame(const uint8_t *frame, size_t len, int f, const size_t *lengths) {
+	assert_int_equal(len, lengths[f]);
+	for (size_t i = 0; i < len; i++) assert_int_equal(frame[i], (uint8_t)(f * 31 + i));
+}
+
+static void test_every_two_way_split(void **state) {
+	(void)state;
+	crowd_buf stream = {0};
+	size_t lengths[3];
+	build_stream(&stream, lengths);
+	for (size_t cut = 0; cut <= stream.len; cut++) {
+		crowd_frame_splitter s;
+		crowd_frame_splitter_init(&s, 1024);
+		int got = 0;
+		const uint8_t *frame;
+		size_t len;
+		assert_true(crowd_frame_splitter_push(&s, stream.data, cut));
+		while (crowd_frame_splitter_next(&s, &frame, &len) == CROWD_FRAME_READY) check_frame(frame, len, got++, lengths);
+		assert_true(crowd_frame_splitter_push(&s, stream.data + cut, stream.len - cut));
+		crowd_frame_result r;
+		while ((r = crowd_frame_splitter_next(&s, &frame, &len)) == CROWD_FRAME_READY)
+			check_frame(frame, len, got++, lengths);
+		assert_int_equal(r, CROWD_FRAME_NEED_MORE);
+		assert_int_equal(got, 3);
+		assert_int_equal(crowd_frame_splitter_pending(&s), 0);
+		crowd_frame_splitter_free(&s);
+	}
+	crowd_buf_free(&stream);
+}
+
+static void test_byte_at_a_time(void **state) {
+	(void)state;
+	crowd_buf stream = {0};
+	size_t lengths[3];
+	build_stream(&stream, lengths);
+	crowd_frame_splitter s;
+	crowd_frame_splitter_init(&s, 1024);
+	int got = 0;
+	for (size_t i = 0; i < stream.len; i++) {
+		assert_true(crowd_frame_splitter_push(&s, stream.data + i, 1));
+		const uint8_t *frame;
+		size_t len;
+		while (crowd_frame_splitter_next(&s, &frame, &len) == CROWD_FRAME_READY) check_frame(frame, len, got++, lengths);
+	}
+	assert_int_equal(got, 3);
+	crowd_frame_splitter_free(&s);
+	crowd_buf_free(&stream);
+}
+
+static void test_too_large_and_bad_prefix(void **state) {
+	(void)state;
+	crowd_frame_splitter s;
+	const uint8_t *frame;
+	size_t len;
+	uint8_t prefix[CROWD_VARINT_MAX];
+
+	crowd_frame_splitter_init(&s, 100);
+	size_t n = crowd_varint_put(prefix, 101);
+	crowd_frame_splitter_push(&s, prefix, n);
+	assert_int_equal(crowd_frame_splitter_next(&s, &frame, &len), CROWD_FRAME_TOO_LARGE);
+	assert_int_equal(crowd_frame_splitter_next(&s, &frame, &len), CROWD_FRAME_TOO_LARGE);
+	crowd_frame_splitter_free(&s);
+
+	/* A length of 2^64-1: the prefix is valid, the frame absurd. */
+	crowd_frame_splitter_init(&s, 100);
+	n = crowd_varint_put(prefix, UINT64_MAX);
+	assert_int_equal(n, 10);
+	crowd_frame_splitter_push(&s, prefix, n);
+	assert_int_equal(crowd_frame_splitter_next(&s, &frame, &len), CROWD_FRAME_TOO_LARGE);
+	crowd_frame_splitter_free(&s);
+
+	/* Eleven continuation bytes: not a varint at all. */
+	crowd_frame_splitter_init(&s, 100);
+	uint8_t garbage[11];
+	memset(garbage, 0xff, sizeof garbage);
+	crowd_frame_splitter_push(&s, garbage, sizeof garbage);
+	assert_int_equal(crowd_frame_splitter_next(&s, &frame, &len), CROWD_FRAME_BAD_PREFIX);
+	crowd_frame_splitter_free(&s);
+
+	/* A truncated frame is simply not ready. */
+	crowd_frame_splitter_init(&s, 100);
+	uint8_t partial[] = {10, 1, 2, 3};
+	crowd_frame_splitter_push(&s, partial, sizeof partial);
+	assert_int_equal(crowd_frame_splitter_next(&s, &frame, &len), CROWD_FRAME_NEED_MORE);
+	crowd_frame_splitter_free(&s);
+}
+
+static void test_client_message_round_trip(void **state) {
+	(void)state;
+	uint32_t ids[3] = {1, 2, 1048577};
+	float xs[1] = {5.5f}, ys[1] = {-3.25f};
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.request_id = 77;
+	m.which_msg = crowd_v1_ClientMessage_set_targets_tag;
+	m.msg.set_targets.ids_count = 3;
+	m.msg.set_targets.ids = ids;
+	m.msg.set_targets.x_count = 1;
+	m.msg.set_targets.x = xs;
+	m.msg.set_targets.y_count = 1;
+	m.msg.set_targets.y = ys;
+	crowd_buf out = {0};
+	assert_true(crowd_encode_client_message(&m, true, &out));
+
+	crowd_frame_splitter s;
+	crowd_frame_splitter_init(&s, 1 << 20);
+	crowd_frame_splitter_push(&s, out.data, out.len);
+	const uint8_t *frame;
+	size_t len;
+	assert_int_equal(crowd_frame_splitter_next(&s, &frame, &len), CROWD_FRAME_READY);
+	crowd_v1_ClientMessage d;
+	assert_true(crowd_decode_client_message(frame, len, &d));
+	assert_int_equal(d.request_id, 77);
+	assert_int_equal(d.which_msg, crowd_v1_ClientMessage_set_targets_tag);
+	assert_int_equal(d.msg.set_targets.ids_count, 3);
+	assert_int_equal(d.msg.set_targets.ids[2], 1048577);
+	assert_true(d.msg.set_targets.x[0] == 5.5f && d.msg.set_targets.y[0] == -3.25f);
+	crowd_client_message_release(&d);
+
+	/* Every truncation of the body fails cleanly (ASan checks the cleanup). */
+	for (size_t cut = 1; cut < len; cut++) {
+		crowd_v1_ClientMessage t;
+		if (crowd_decode_client_message(frame, cut, &t)) crowd_client_message_release(&t);
+	}
+	crowd_frame_splitter_free(&s);
+	crowd_buf_free(&out);
+}
+
+static void test_random_garbage_never_crashes(void **state) {
+	(void)state;
+	srand(7);
+	uint8_t bytes[64];
+	int decoded = 0;
+	for (int round = 0; round < 20000; round++) {
+		size_t n = (size_t)(rand() % (int)sizeof bytes);
+		for (size_t i = 0; i < n; i++) bytes[i] = (uint8_t)rand();
+		crowd_v1_ClientMessage m;
+		if (crowd_decode_client_message(bytes, n, &m)) {
+			decoded++;
+			crowd_client_message_release(&m);
+		}
+		crowd_v1_ServerMessage sm;
+		crowd_view view;
+		crowd_view_init(&view);
+		crowd_obstacle_set obstacles;
+		crowd_obstacle_set_init(&obstacles);
+		if (crowd_decode_server_message(bytes, n, &sm, &view, &obstacles, NULL)) crowd_server_message_release(&sm);
+		crowd_view_free(&view);
+		crowd_obstacle_set_free(&obstacles);
+	}
+	assert_true(decoded > 0); /* the empty message at least decodes */
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_every_two_way_split),
+	    cmocka_unit_test(test_byte_at_a_time),
+	    cmocka_unit_test(test_too_large_and_bad_prefix),
+	    cmocka_unit_test(test_client_message_round_trip),
+	    cmocka_unit_test(test_random_garbage_never_crashes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
