@@ -43,7 +43,8 @@ static void test_every_two_way_split(void **state) {
 		const uint8_t *frame;
 		size_t len;
 		assert_true(crowd_frame_splitter_push(&s, stream.data, cut));
-		while (crowd_frame_splitter_next(&s, &frame, &len) == CROWD_FRAME_READY) check_frame(frame, len, got++, lengths);
+		while (crowd_frame_splitter_next(&s, &frame, &len) == CROWD_FRAME_READY)
+			check_frame(frame, len, got++, lengths);
 		assert_true(crowd_frame_splitter_push(&s, stream.data + cut, stream.len - cut));
 		crowd_frame_result r;
 		while ((r = crowd_frame_splitter_next(&s, &frame, &len)) == CROWD_FRAME_READY)
@@ -68,7 +69,8 @@ static void test_byte_at_a_time(void **state) {
 		assert_true(crowd_frame_splitter_push(&s, stream.data + i, 1));
 		const uint8_t *frame;
 		size_t len;
-		while (crowd_frame_splitter_next(&s, &frame, &len) == CROWD_FRAME_READY) check_frame(frame, len, got++, lengths);
+		while (crowd_frame_splitter_next(&s, &frame, &len) == CROWD_FRAME_READY)
+			check_frame(frame, len, got++, lengths);
 	}
 	assert_int_equal(got, 3);
 	crowd_frame_splitter_free(&s);
@@ -171,7 +173,8 @@ static void test_random_garbage_never_crashes(void **state) {
 		crowd_view_init(&view);
 		crowd_obstacle_set obstacles;
 		crowd_obstacle_set_init(&obstacles);
-		if (crowd_decode_server_message(bytes, n, &sm, &view, &obstacles, NULL)) crowd_server_message_release(&sm);
+		if (crowd_decode_server_message(bytes, n, &sm, &view, &obstacles, NULL))
+			crowd_server_message_release(&sm);
 		crowd_view_free(&view);
 		crowd_obstacle_set_free(&obstacles);
 	}
@@ -180,10 +183,8 @@ static void test_random_garbage_never_crashes(void **state) {
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_every_two_way_split),
-	    cmocka_unit_test(test_byte_at_a_time),
-	    cmocka_unit_test(test_too_large_and_bad_prefix),
-	    cmocka_unit_test(test_client_message_round_trip),
+	    cmocka_unit_test(test_every_two_way_split),          cmocka_unit_test(test_byte_at_a_time),
+	    cmocka_unit_test(test_too_large_and_bad_prefix),     cmocka_unit_test(test_client_message_round_trip),
 	    cmocka_unit_test(test_random_garbage_never_crashes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -143,8 +143,8 @@ static void test_random_change_stream(void **state) {
 		h.world_agent_count = n;
 		bool send_obstacles = op >= 22 && op < 24;
 		size_t before = wire.len;
-		assert_true(crowd_snapshot_encode(&h, view, n, &baseline, send_obstacles || keyframe ? &obstacles : NULL,
-		                                  true, &wire));
+		assert_true(crowd_snapshot_encode(&h, view, n, &baseline,
+		                                  send_obstacles || keyframe ? &obstacles : NULL, true, &wire));
 		if (!keyframe) {
 			delta_bytes += wire.len - before;
 			delta_agents += n;

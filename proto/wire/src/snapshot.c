@@ -159,7 +159,8 @@ static bool encode_obstacles(pb_ostream_t *stream, const pb_field_t *field, void
 		msg.x = o->x;
 		msg.y_count = (pb_size_t)o->count;
 		msg.y = o->y;
-		if (!pb_encode_tag_for_field(stream, field) || !pb_encode_submessage(stream, crowd_v1_Obstacle_fields, &msg))
+		if (!pb_encode_tag_for_field(stream, field) ||
+		    !pb_encode_submessage(stream, crowd_v1_Obstacle_fields, &msg))
 			return false;
 	}
 	return true;
@@ -173,8 +174,7 @@ static bool add_value(packed_field *p, uint8_t bits, uint8_t bit, int field, int
 }
 
 bool crowd_snapshot_encode(const crowd_snapshot_header *header, const crowd_agent_q *next, uint32_t n,
-                           crowd_view *baseline, const crowd_obstacle_set *obstacles, bool delimited,
-                           crowd_buf *out) {
+                           crowd_view *baseline, const crowd_obstacle_set *obstacles, bool delimited, crowd_buf *out) {
 	packed_field p[P_COUNT];
 	for (int i = 0; i < P_COUNT; i++) crowd_buf_init(&p[i].bytes);
 	bool ok = true;

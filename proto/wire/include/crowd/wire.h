@@ -51,8 +51,8 @@ typedef enum crowd_frame_result {
  * socket gave (any split, any coalescing); take frames until NEED_MORE. */
 typedef struct crowd_frame_splitter {
 	crowd_buf buf;
-	size_t pos;        /* start of the next unread frame in buf */
-	size_t max_frame;  /* largest frame body accepted */
+	size_t pos;       /* start of the next unread frame in buf */
+	size_t max_frame; /* largest frame body accepted */
 } crowd_frame_splitter;
 
 void crowd_frame_splitter_init(crowd_frame_splitter *s, size_t max_frame);
@@ -137,14 +137,13 @@ typedef struct crowd_snapshot_header {
  * whole obstacle set (obstacles_changed = true). On success `baseline` becomes
  * a copy of `next`; on failure out and baseline are unchanged. */
 bool crowd_snapshot_encode(const crowd_snapshot_header *header, const crowd_agent_q *next, uint32_t n,
-                           crowd_view *baseline, const crowd_obstacle_set *obstacles, bool delimited,
-                           crowd_buf *out);
+                           crowd_view *baseline, const crowd_obstacle_set *obstacles, bool delimited, crowd_buf *out);
 
 /** Counts from the last decode, for metrics. */
 typedef struct crowd_snapshot_stats {
-	uint32_t agents;     /* agents in view after applying */
-	uint32_t entered;    /* new to the receiver */
-	uint32_t removed;    /* listed in removed_id_deltas */
+	uint32_t agents;  /* agents in view after applying */
+	uint32_t entered; /* new to the receiver */
+	uint32_t removed; /* listed in removed_id_deltas */
 } crowd_snapshot_stats;
 
 /** Decode one bare ServerMessage. A snapshot is applied to `view` (the
