@@ -1,0 +1,170 @@
+/* client.h — the C client library of crowd.v1 for game engines and tools.
+ * Plain POSIX sockets: connect, send commands (each returns its request_id),
+ * and call crowd_client_poll() once per frame from your own loop; it never
+ * owns the loop. The latest snapshot is kept decoded as plain float arrays. */
+#ifndef CROWD_CLIENT_H
+#define CROWD_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crowd.pb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Library status codes: 0 is success, errors are negative. Protocol errors the
+ * server sends are not statuses: they arrive as crowd_v1_Error in on_error. */
+typedef enum crowd_client_status {
+	CROWD_CLIENT_OK = 0,
+	CROWD_CLIENT_ERR_ARGUMENT = -1,        /* NULL pointer, bad address, string too long */
+	CROWD_CLIENT_ERR_RESOLVE = -2,         /* getaddrinfo failed */
+	CROWD_CLIENT_ERR_CONNECT = -3,         /* connection refused or unreachable */
+	CROWD_CLIENT_ERR_TIMEOUT = -4,         /* connect or flush did not finish in time */
+	CROWD_CLIENT_ERR_IO = -5,              /* a socket call failed (errno in crowd_client_errno) */
+	CROWD_CLIENT_ERR_CLOSED = -6,          /* the server closed the connection */
+	CROWD_CLIENT_ERR_PROTOCOL = -7,        /* the server sent bytes that do not decode */
+	CROWD_CLIENT_ERR_FRAME_TOO_LARGE = -8, /* a frame over options.max_frame */
+	CROWD_CLIENT_ERR_NO_MEMORY = -9,
+	CROWD_CLIENT_ERR_TOO_MANY = -10,    /* more items than one message can carry (65535) */
+	CROWD_CLIENT_ERR_BUFFER_FULL = -11, /* unsent output over options.max_output */
+	CROWD_CLIENT_ERR_ENCODE = -12,      /* nanopb refused to encode the message */
+} crowd_client_status;
+
+/** A human-readable text for a crowd_client_status. Never NULL. */
+const char *crowd_client_strerror(int status);
+
+/** The name of a wire ErrorCode ("ERROR_NOT_OWNER"), or "ERROR_UNKNOWN_CODE". */
+const char *crowd_client_error_name(int code);
+
+/** The latest snapshot, decoded: parallel arrays of `count` agents in ascending
+ * id order, positions and velocities in world units (fixed point / precision). */
+typedef struct crowd_client_snapshot {
+	uint64_t tick;
+	uint64_t state_hash;
+	bool keyframe;
+	uint32_t world_agent_count; /* agents in the whole world, not only in view */
+	uint32_t count;             /* agents in view */
+	const uint32_t *id;
+	const float *x, *y, *vx, *vy, *radius;
+	const uint32_t *owner;     /* client_id of the spawner, 0 = server or nobody */
+	uint32_t entered, removed; /* agents new to this view / removed from it */
+	size_t frame_bytes;        /* bytes of this snapshot on the wire, prefix included */
+} crowd_client_snapshot;
+
+/** Callbacks, all optional. They run inside crowd_client_poll(); they may send
+ * commands but must not close the client. Pointers are valid only during the call. */
+typedef struct crowd_client_callbacks {
+	void (*on_welcome)(void *user, const crowd_v1_Welcome *welcome);
+	void (*on_ack)(void *user, uint32_t request_id, const uint32_t *ids, size_t count);
+	void (*on_error)(void *user, const crowd_v1_Error *error);
+	void (*on_snapshot)(void *user, const crowd_client_snapshot *snapshot);
+	void (*on_pong)(void *user, uint64_t client_time_us, uint64_t server_tick);
+	/** The connection is gone: status CROWD_CLIENT_ERR_CLOSED for an orderly close
+	 * by the server, another negative status otherwise. Called once. */
+	void (*on_closed)(void *user, int status);
+} crowd_client_callbacks;
+
+typedef struct crowd_client_options {
+	int connect_timeout_ms;   /* default 5000 */
+	size_t max_frame;         /* largest server frame accepted; default 64 MiB */
+	size_t max_output;        /* unsent bytes buffered before sends fail; default 16 MiB */
+	size_t max_read_per_poll; /* bytes read per crowd_client_poll call; default 4 MiB */
+	int recv_buffer_bytes;    /* SO_RCVBUF if > 0 (tests use a tiny one); default 0 */
+	crowd_client_callbacks callbacks;
+	void *user;
+} crowd_client_options;
+
+/** Defaults for every option; change what differs. */
+crowd_client_options crowd_client_default_options(void);
+
+typedef struct crowd_client crowd_client;
+
+/** Connect to host:port (blocking, bounded by connect_timeout_ms); the socket is
+ * non-blocking afterwards. *out is set on success. options may be NULL. */
+int crowd_client_connect(const char *host, uint16_t port, const crowd_client_options *options, crowd_client **out);
+
+/** Split "HOST:PORT" (or "[v6]:PORT"); host gets at most host_size-1 chars. */
+int crowd_client_parse_address(const char *address, char *host, size_t host_size, uint16_t *port);
+
+/** Flush queued output for at most flush_timeout_ms, shut the connection down
+ * and free everything. NULL is fine. Must not be called from a callback. */
+void crowd_client_close(crowd_client *client, int flush_timeout_ms);
+
+/** Wait at most timeout_ms (0: don't wait, -1: forever) for the socket, write
+ * what is queued, read what is available, decode it and run the callbacks.
+ * Returns the number of messages dispatched (>= 0) or a negative status; once
+ * the connection is gone it returns that status every time. */
+int crowd_client_poll(crowd_client *client, int timeout_ms);
+
+/** Write queued output, waiting at most timeout_ms. CROWD_CLIENT_ERR_TIMEOUT if
+ * some is still queued. Incoming data is not read. */
+int crowd_client_flush(crowd_client *client, int timeout_ms);
+
+/** The socket, for callers that multiplex it in their own poll/epoll. */
+int crowd_client_fd(const crowd_client *client);
+/** Bytes queued but not yet written. */
+size_t crowd_client_pending_output(const crowd_client *client);
+/** 0 while connected, else the status that ended the connection. */
+int crowd_client_state(const crowd_client *client);
+/** errno of the last failed socket call. */
+int crowd_client_errno(const crowd_client *client);
+
+/** The Welcome, or NULL before it arrived. */
+const crowd_v1_Welcome *crowd_client_welcome(const crowd_client *client);
+/** The latest snapshot, or NULL before the first. Valid until the next poll. */
+const crowd_client_snapshot *crowd_client_latest_snapshot(const crowd_client *client);
+/** Obstacles as last sent by the server; obstacle i has `*count` vertices. */
+uint32_t crowd_client_obstacle_count(const crowd_client *client);
+bool crowd_client_obstacle(const crowd_client *client, uint32_t i, uint32_t *id, const float **x, const float **y,
+                           uint32_t *count);
+
+/** Counters since connect. */
+typedef struct crowd_client_counters {
+	uint64_t bytes_sent, bytes_received;
+	uint64_t messages_received, snapshots_received;
+	uint64_t acks_received, errors_received;
+} crowd_client_counters;
+crowd_client_counters crowd_client_get_counters(const crowd_client *client);
+
+/* ---------------------------------------------------------------- commands
+ * Each queues one ClientMessage, tries to write it at once, and returns the
+ * request_id it used (> 0) or a negative crowd_client_status. */
+
+/** Hello: must be first. token and name may be NULL (at most 64 and 32 chars). */
+int64_t crowd_client_hello(crowd_client *client, const char *token, const char *client_name,
+                           bool keep_agents_on_disconnect);
+/** Spawn `count` agents (the Ack lists their ids in order). Start each spec
+ * from crowd_v1_AgentSpec_init_zero and set has_* for what you give. */
+int64_t crowd_client_spawn(crowd_client *client, const crowd_v1_AgentSpec *agents, size_t count);
+/** Targets for `count` ids; x/y hold `xy_count` values: count, or 1 for all. */
+int64_t crowd_client_set_targets(crowd_client *client, const uint32_t *ids, size_t count, const float *x,
+                                 const float *y, size_t xy_count);
+/** Preferred velocities; vx/vy hold count values, or 1 for all. Clears targets. */
+int64_t crowd_client_set_velocities(crowd_client *client, const uint32_t *ids, size_t count, const float *vx,
+                                    const float *vy, size_t v_count);
+int64_t crowd_client_remove_agents(crowd_client *client, const uint32_t *ids, size_t count);
+/** A polygon, vertices counter-clockwise; 2 vertices make a segment. Admin only. */
+int64_t crowd_client_add_obstacle(crowd_client *client, const float *x, const float *y, size_t count);
+int64_t crowd_client_remove_obstacle(crowd_client *client, uint32_t obstacle_id);
+/** Subscribe to the whole world (area NULL) or a rectangle; divisor 0 = the
+ * server's default. */
+int64_t crowd_client_subscribe(crowd_client *client, const crowd_v1_Rect *area, uint32_t divisor);
+int64_t crowd_client_unsubscribe(crowd_client *client);
+/** Ping; client_time_us 0 sends the monotonic clock in microseconds. */
+int64_t crowd_client_ping(crowd_client *client, uint64_t client_time_us);
+/** Any ClientMessage; its request_id is overwritten with the one used. */
+int64_t crowd_client_send_message(crowd_client *client, crowd_v1_ClientMessage *message);
+/** Queue raw bytes as they are (tests, fuzzing); returns 0 or a negative status. */
+int crowd_client_send_raw(crowd_client *client, const void *data, size_t size);
+
+/** Microseconds of CLOCK_MONOTONIC. */
+uint64_t crowd_client_now_us(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CROWD_CLIENT_H */
