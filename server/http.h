@@ -1,0 +1,82 @@
+/* http.h — the server's HTTP side on its libuv loop: the viewer's static files,
+ * /crowd.proto, /healthz, /metrics, and the WebSocket upgrade at /ws, after
+ * which the connection carries crowd.v1 messages for a session (see ws.h).
+ * One request per connection; every response closes it. */
+#ifndef CROWD_HTTP_H
+#define CROWD_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+typedef struct crowd_http crowd_http;
+/** A WebSocket connection handed to the session layer. Valid until ws_closed. */
+typedef struct crowd_http_ws crowd_http_ws;
+
+typedef struct crowd_http_config {
+	const char *host;            /* listen address, default "127.0.0.1" */
+	int port;                    /* default 8080; 0 picks a free port */
+	const char *web_root;        /* directory holding index.html and its files */
+	const char *proto_path;      /* served as /crowd.proto */
+	size_t max_header_bytes;     /* request line + headers; over it: 431 (default 8192) */
+	size_t max_body_bytes;       /* Content-Length over it: 413 (default 1024) */
+	uint32_t header_timeout_ms;  /* unfinished request header: 408 and close (default 10000) */
+	uint32_t max_connections;    /* open HTTP + WebSocket connections; over it: 503 (default 1024) */
+	size_t ws_max_message;       /* bigger WebSocket message: close 1009 (default 1 MiB) */
+} crowd_http_config;
+
+/** Fill a config with the defaults above (web_root and proto_path NULL). */
+void crowd_http_default_config(crowd_http_config *cfg);
+
+/** What /healthz reports. */
+typedef struct crowd_http_health {
+	uint64_t tick;
+	uint64_t agents;
+	uint64_t connections;
+} crowd_http_health;
+
+typedef struct crowd_http_hooks {
+	void *user;
+	/** Fill /healthz. May be NULL (zeros). */
+	void (*health)(void *user, crowd_http_health *out);
+	/** Append the Prometheus text to a malloc'd string; return it (NULL: 500). May be NULL (404). */
+	char *(*metrics)(void *user, size_t *len);
+	/** A WebSocket client finished its handshake: return its session, or NULL
+	 * to refuse (close 1013). `peer` is "address:port". */
+	void *(*ws_open)(void *user, crowd_http_ws *conn, const char *peer);
+	/** One whole binary message from the client of `session`. */
+	void (*ws_message)(void *session, const uint8_t *data, size_t len);
+	/** The connection is gone (closed by either side): forget `conn`. Called once. */
+	void (*ws_closed)(void *session);
+} crowd_http_hooks;
+
+/** The statuses counted one by one in crowd_http_stats.responses, in this order. */
+#define CROWD_HTTP_NSTATUS 11
+extern const int crowd_http_statuses[CROWD_HTTP_NSTATUS];
+
+/** Counters kept by the HTTP side, for /metrics. */
+typedef struct crowd_http_stats {
+	uint64_t responses[CROWD_HTTP_NSTATUS]; /* responses sent, by status (101 = WebSocket upgrades) */
+	uint64_t ws_closed;                     /* WebSocket connections closed, any reason */
+	uint64_t ws_close_sent[4];              /* our close code: [0] 1000/1001, [1] 1002, [2] 1003, [3] 1009 */
+	uint64_t bytes_in, bytes_out;           /* every byte read and written on HTTP/WebSocket sockets */
+} crowd_http_stats;
+
+/** Bind and listen. On error returns a negative uv error code. */
+int crowd_http_start(crowd_http **out, uv_loop_t *loop, const crowd_http_config *cfg, const crowd_http_hooks *hooks);
+/** The port actually bound (useful with port 0). */
+int crowd_http_port(const crowd_http *h);
+const crowd_http_stats *crowd_http_get_stats(const crowd_http *h);
+/** Stop listening, close every connection (WebSockets with 1001), free once all
+ * handles are closed; `done` (may be NULL) is called then. */
+void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg);
+
+/** Queue one binary message to a WebSocket client. False if it is closing. */
+bool crowd_http_ws_send(crowd_http_ws *conn, const uint8_t *data, size_t len);
+/** Close with a WebSocket close code (see ws.h); ws_closed follows. */
+void crowd_http_ws_close(crowd_http_ws *conn, uint16_t code, const char *reason);
+/** Bytes written but not yet taken by the kernel (for output-buffer limits). */
+size_t crowd_http_ws_pending(const crowd_http_ws *conn);
+
+#endif /* CROWD_HTTP_H */
