@@ -1,0 +1,212 @@
+"""The Agones integration against a fake SDK sidecar on loopback: /ready only once the
+listeners accept connections, /health at the configured period, retries while the
+sidecar starts late, /shutdown on SIGTERM, and a sidecar answering 500 or hanging
+does not slow the tick. Runs against crowd-server (--server) or the stand-in
+agones_harness (--harness). Counts periods; never asserts on the server's speed."""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_sidecar import FakeSidecar, free_port  # noqa: E402
+
+HEALTH_MS = 200  # short, so a test sees many periods in a few seconds
+TIMEOUT_MS = 150  # below the period: a hanging sidecar never stacks health pings
+ARGS = None
+LOG = tempfile.TemporaryFile(mode="w+")  # the servers' stderr: shown at the end, never blocks them
+
+
+class Harness:
+    """agones_harness: prints "listening PORT", serves one counters line per connection."""
+
+    def __init__(self, exe, sidecar_port):
+        env = dict(os.environ, AGONES_SDK_HTTP_PORT=str(sidecar_port))
+        self.proc = subprocess.Popen(
+            [exe, "--tick-hz", "100", "--health-ms", str(HEALTH_MS), "--timeout-ms", str(TIMEOUT_MS)],
+            env=env, stdout=subprocess.PIPE, stderr=LOG, text=True)
+        line = self.proc.stdout.readline()
+        m = re.match(r"listening (\d+)", line)
+        assert m, "harness did not report its port: %r" % line
+        self.port = int(m.group(1))
+        self.ports = [self.port]
+        self.tick_hz = 100
+
+    def stats(self):
+        import socket
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(256)
+                if not chunk:
+                    break
+                data += chunk
+        words = data.decode().split()
+        fields = dict(zip(words[0::2], (int(v) for v in words[1::2])))
+        return {"ticks": fields["ticks"], "overruns": fields["overruns"],
+                "health_failed": fields["health_failed"], "ready_failed": fields["ready_failed"]}
+
+
+class Server:
+    """crowd-server --agones on free loopback ports; counters from /healthz and /metrics."""
+
+    def __init__(self, exe, sidecar_port):
+        env = dict(os.environ, AGONES_SDK_HTTP_PORT=str(sidecar_port))
+        for _ in range(5):
+            self.game_port, self.http_port = free_port(), free_port()
+            self.proc = subprocess.Popen(
+                [exe, "--agones", "--agones-health-ms", str(HEALTH_MS), "--agones-timeout-ms", str(TIMEOUT_MS),
+                 "--listen", "127.0.0.1:%d" % self.game_port, "--http", "127.0.0.1:%d" % self.http_port,
+                 "--tick-rate", "30", "--log-level", "info"],
+                env=env, stdout=subprocess.DEVNULL, stderr=LOG, text=True)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    self.get("/healthz")
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            if self.proc.poll() is None:
+                break
+        assert self.proc.poll() is None, "crowd-server did not start (log above)"
+        self.ports = [self.game_port, self.http_port]
+        self.tick_hz = 30
+
+    def get(self, path):
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.http_port, path), timeout=5) as r:
+            return r.read().decode()
+
+    def stats(self):
+        health = json.loads(self.get("/healthz"))
+        metrics = {}
+        for line in self.get("/metrics").splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                metrics[name] = float(value)
+        return {"ticks": int(health["tick"]),
+                "overruns": int(metrics.get("crowd_ticks_overrun_total", 0)),
+                "health_failed": int(metrics.get('crowd_agones_requests_total{call="health",result="error"}', 0)),
+                "ready_failed": int(metrics.get('crowd_agones_requests_total{call="ready",result="error"}', 0)),
+                "healthz": health}
+
+
+def start_target(sidecar_port):
+    if ARGS.server:
+        return Server(ARGS.server, sidecar_port)
+    return Harness(ARGS.harness, sidecar_port)
+
+
+def stop_target(target, timeout=25.0):
+    """SIGTERM, as Kubernetes sends it; returns the exit code (within the 30 s grace)."""
+    if target.proc.poll() is None:
+        target.proc.send_signal(signal.SIGTERM)
+    try:
+        return target.proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        target.proc.kill()
+        target.proc.wait()
+        return None
+    finally:
+        if target.proc.stdout:
+            target.proc.stdout.close()
+
+
+class AgonesTest(unittest.TestCase):
+    def test_late_sidecar_ready_health_shutdown(self):
+        sidecar_port = free_port()
+        target = start_target(sidecar_port)
+        sidecar = None
+        try:
+            # The sidecar comes up after the server (it may in a real pod): wait a few
+            # retry rounds first.
+            time.sleep(1.0)
+            self.assertIsNone(target.proc.poll(), "the server must survive an absent sidecar")
+            before = target.stats()
+            self.assertGreater(before["ready_failed"], 0, "a /ready attempt while the sidecar was absent is counted")
+            sidecar = FakeSidecar(sidecar_port, "ok")
+            sidecar.ready_probe_ports = target.ports
+            sidecar.start()
+            self.assertTrue(sidecar.wait_for("/ready", timeout=15), "no /ready after the sidecar came up")
+            self.assertTrue(sidecar.wait_for("/gameserver", timeout=15), "no GET /gameserver after the sidecar came up")
+            self.assertEqual(sidecar.count("/ready"), 1, "/ready is sent once it succeeded")
+            self.assertEqual(sidecar.ready_probe_results, [[True] * len(target.ports)],
+                             "every listener accepts connections when /ready arrives")
+            # /health at the configured period: count pings over a number of periods,
+            # with generous bounds (this checks the period, not the machine's speed).
+            periods = 10
+            start = time.monotonic()
+            time.sleep(periods * HEALTH_MS / 1000.0)
+            pings = sidecar.count("/health", since=start)
+            self.assertGreaterEqual(pings, periods // 2, "health pings at the configured period")
+            self.assertLessEqual(pings, periods * 2 + 1, "health pings not faster than the configured period")
+            if ARGS.server:
+                healthz = target.stats()["healthz"]
+                self.assertEqual(healthz["agones"]["name"], "crowd-fleet-abcde-fghij")
+                self.assertEqual(healthz["agones"]["labels"]["world"], "test-plaza")
+                self.assertTrue(healthz["agones"]["ready"])
+            code = stop_target(target)
+            self.assertEqual(code, 0, "SIGTERM drains and exits 0 within the grace period")
+            self.assertEqual(sidecar.count("/shutdown"), 1, "/shutdown on SIGTERM")
+        finally:
+            stop_target(target)
+            if sidecar:
+                sidecar.stop()
+
+    def _tick_keeps_pace(self, mode):
+        sidecar = FakeSidecar(0, mode).start()
+        target = start_target(sidecar.port)
+        try:
+            self.assertTrue(sidecar.wait_for("/health", count=2, timeout=15))
+            first = target.stats()
+            t0 = time.monotonic()
+            self.assertTrue(sidecar.wait_for("/health", count=12, timeout=30))
+            last = target.stats()
+            elapsed = time.monotonic() - t0
+            ticks = last["ticks"] - first["ticks"]
+            # A blocking client would stall the loop for each request (for ever, when
+            # the sidecar hangs): the tick would stop. Half the nominal rate is a loose
+            # bar the busiest CI machine clears; the point is "did not stall".
+            self.assertGreaterEqual(ticks, 0.5 * elapsed * target.tick_hz,
+                                    "tick kept pace while the sidecar %s" % mode)
+            self.assertLessEqual(last["overruns"] - first["overruns"], max(2, ticks // 10))
+            self.assertGreater(last["health_failed"], first["health_failed"], "failures are counted")
+            start_shutdown = time.monotonic()
+            code = stop_target(target)
+            self.assertEqual(code, 0)
+            self.assertLess(time.monotonic() - start_shutdown, 25, "drain within Kubernetes' 30 s grace")
+            self.assertGreaterEqual(sidecar.count("/shutdown"), 1)
+        finally:
+            stop_target(target)
+            sidecar.stop()
+
+    def test_sidecar_500_does_not_slow_tick(self):
+        self._tick_keeps_pace("500")
+
+    def test_sidecar_hang_does_not_slow_tick(self):
+        self._tick_keeps_pace("hang")
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--server")
+    group.add_argument("--harness")
+    ARGS, rest = parser.parse_known_args()
+    result = unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, exit=False).result
+    LOG.seek(0)
+    log = LOG.read()
+    if not result.wasSuccessful():
+        sys.stderr.write("---- server logs ----\n" + log[-20000:])
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
