@@ -21,6 +21,7 @@
 #define HTTP_HEADER_VALUE_MAX 256
 #define HTTP_FIELD_MAX 32
 #define HTTP_LINGER_MS 1000     /* after a response: drain the client's leftovers, then close */
+#define WS_FLUSH_MS 2000        /* a closing WebSocket gets this long to drain its output */
 #define HTTP_FILE_MAX (16u << 20)
 
 const int crowd_http_statuses[CROWD_HTTP_NSTATUS] = {101, 200, 400, 404, 405, 408, 413, 426, 431, 500, 503};
@@ -56,6 +57,8 @@ struct crowd_http_ws {
 	crowd_ws *ws;
 	void *session;
 	bool session_told;         /* ws_closed was called */
+	bool reason_set;
+	crowd_http_close_reason reason;
 	bool write_failed;
 	size_t write_pending;
 	char peer[64];
@@ -120,6 +123,7 @@ static void on_written(uv_write_t *req, int status)
 	free(w);
 	if (status < 0) {
 		c->write_failed = true;
+		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
 		conn_close(c);
 		return;
 	}
@@ -135,6 +139,7 @@ static bool conn_write(crowd_http_ws *c, const void *data, size_t len)
 	write_req *w = malloc(sizeof *w + len);
 	if (!w) {
 		c->write_failed = true;
+		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
 		conn_close_soon(c);
 		return false;
 	}
@@ -145,6 +150,7 @@ static bool conn_write(crowd_http_ws *c, const void *data, size_t len)
 	if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_written) != 0) {
 		free(w);
 		c->write_failed = true;
+		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
 		conn_close_soon(c);
 		return false;
 	}
@@ -389,8 +395,10 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 		crowd_ws_close(c->ws, CROWD_WS_CLOSE_TRY_AGAIN_LATER, "server full");
 		return;
 	}
-	if (leftover_len && !crowd_ws_feed(c->ws, (const uint8_t *)leftover, leftover_len))
+	if (leftover_len && !crowd_ws_feed(c->ws, (const uint8_t *)leftover, leftover_len)) {
+		conn_set_reason(c, CROWD_HTTP_CLOSE_PROTOCOL);
 		conn_close_soon(c);
+	}
 	else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
 		conn_close_soon(c);
 }
@@ -577,15 +585,20 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	if (nread > 0)
 		c->server->stats.bytes_in += (uint64_t)nread;
 	if (nread < 0) {
-		conn_close(c); /* EOF or error: nothing more to answer */
+		/* EOF or error: nothing more to answer. A close frame already counted wins. */
+		if (!(c->ws && (crowd_ws_close_code_received(c->ws) || crowd_ws_close_code_sent(c->ws))))
+			conn_set_reason(c, nread == UV_EOF ? CROWD_HTTP_CLOSE_PEER : CROWD_HTTP_CLOSE_READ_ERROR);
+		conn_close(c);
 	} else if (nread > 0) {
 		switch (c->mode) {
 		case MODE_HTTP:
 			handle_http_bytes(c, buf->base, (size_t)nread);
 			break;
 		case MODE_WS:
-			if (!crowd_ws_feed(c->ws, (const uint8_t *)buf->base, (size_t)nread))
+			if (!crowd_ws_feed(c->ws, (const uint8_t *)buf->base, (size_t)nread)) {
+				conn_set_reason(c, c->write_failed ? CROWD_HTTP_CLOSE_WRITE_ERROR : CROWD_HTTP_CLOSE_PROTOCOL);
 				conn_close(c);
+			}
 			else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
 				conn_close(c);
 			break;
@@ -609,6 +622,11 @@ static void on_handle_closed(uv_handle_t *handle)
 	if (--c->handles_open > 0)
 		return;
 	crowd_http *h = c->server;
+	if (c->session && !c->session_told) {
+		c->session_told = true;
+		if (h->hooks.ws_closed)
+			h->hooks.ws_closed(c->session, c->reason);
+	}
 	crowd_ws_free(c->ws);
 	free(c);
 	h->conn_allocated--;
@@ -628,6 +646,14 @@ static void count_ws_close(crowd_http_ws *c)
 	}
 }
 
+static void conn_set_reason(crowd_http_ws *c, crowd_http_close_reason reason)
+{
+	if (!c->reason_set && c->mode != MODE_CLOSED) {
+		c->reason_set = true;
+		c->reason = reason;
+	}
+}
+
 static void conn_close(crowd_http_ws *c)
 {
 	if (c->mode == MODE_CLOSED)
@@ -636,10 +662,14 @@ static void conn_close(crowd_http_ws *c)
 	if (c->ws)
 		count_ws_close(c);
 	c->mode = MODE_CLOSED;
-	if (c->session && !c->session_told) {
-		c->session_told = true;
-		if (h->hooks.ws_closed)
-			h->hooks.ws_closed(c->session);
+	if (!c->reason_set && c->ws) {
+		uint16_t sent = crowd_ws_close_code_sent(c->ws);
+		c->reason = crowd_ws_close_code_received(c->ws)            ? CROWD_HTTP_CLOSE_PEER
+		            : sent == CROWD_WS_CLOSE_MESSAGE_TOO_BIG         ? CROWD_HTTP_CLOSE_TOO_BIG
+		            : sent == CROWD_WS_CLOSE_PROTOCOL_ERROR || sent == CROWD_WS_CLOSE_UNSUPPORTED_DATA ||
+		                      sent == 1007                           ? CROWD_HTTP_CLOSE_PROTOCOL
+		            : sent                                           ? CROWD_HTTP_CLOSE_LOCAL
+		                                                             : CROWD_HTTP_CLOSE_PEER;
 	}
 	if (c->prev)
 		c->prev->next = c->next;
@@ -797,6 +827,7 @@ void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg)
 	h->done_arg = arg;
 	for (crowd_http_ws *c = h->conns, *next; c; c = next) {
 		next = c->next;
+		conn_set_reason(c, CROWD_HTTP_CLOSE_SHUTDOWN);
 		if (c->mode == MODE_WS && c->ws && !crowd_ws_finished(c->ws)) {
 			/* Tell the client, let the close frame drain, but never wait long. */
 			crowd_ws_close(c->ws, CROWD_WS_CLOSE_GOING_AWAY, "server shutting down");
@@ -825,9 +856,23 @@ void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason)
 {
 	if (c->mode != MODE_WS || !c->ws)
 		return;
+	conn_set_reason(c, CROWD_HTTP_CLOSE_LOCAL);
 	crowd_ws_close(c->ws, code, reason);
 	if (crowd_ws_finished(c->ws) && c->write_pending == 0)
 		conn_close_soon(c);
+	else
+		uv_timer_start(&c->timer, on_close_soon, WS_FLUSH_MS, 0); /* a client that does not read */
+}
+
+void crowd_http_ws_abort(crowd_http_ws *c)
+{
+	conn_set_reason(c, CROWD_HTTP_CLOSE_LOCAL);
+	conn_close_soon(c);
+}
+
+void *crowd_http_ws_session(const crowd_http_ws *c)
+{
+	return c->session;
 }
 
 size_t crowd_http_ws_pending(const crowd_http_ws *c)

@@ -36,6 +36,17 @@ typedef struct crowd_http_health {
 	uint64_t connections;
 } crowd_http_health;
 
+/** Why a WebSocket connection ended (for the session layer's disconnect counts). */
+typedef enum crowd_http_close_reason {
+	CROWD_HTTP_CLOSE_PEER = 0,      /* the client closed (close frame or EOF) */
+	CROWD_HTTP_CLOSE_READ_ERROR,
+	CROWD_HTTP_CLOSE_WRITE_ERROR,
+	CROWD_HTTP_CLOSE_PROTOCOL,      /* bad framing, unmasked or text frame: closed with 1002/1003/1007 */
+	CROWD_HTTP_CLOSE_TOO_BIG,       /* message over ws_max_message: closed with 1009 */
+	CROWD_HTTP_CLOSE_LOCAL,         /* the session asked (crowd_http_ws_close/abort) */
+	CROWD_HTTP_CLOSE_SHUTDOWN,      /* crowd_http_stop */
+} crowd_http_close_reason;
+
 typedef struct crowd_http_hooks {
 	void *user;
 	/** Fill /healthz. May be NULL (zeros). */
@@ -47,8 +58,9 @@ typedef struct crowd_http_hooks {
 	void *(*ws_open)(void *user, crowd_http_ws *conn, const char *peer);
 	/** One whole binary message from the client of `session`. */
 	void (*ws_message)(void *session, const uint8_t *data, size_t len);
-	/** The connection is gone (closed by either side): forget `conn`. Called once. */
-	void (*ws_closed)(void *session);
+	/** The connection is gone (closed by either side): forget `conn`. Called
+	 * once, from the socket's close callback, never inside a crowd_http_ws_* call. */
+	void (*ws_closed)(void *session, crowd_http_close_reason reason);
 } crowd_http_hooks;
 
 /** The statuses counted one by one in crowd_http_stats.responses, in this order. */
@@ -59,7 +71,7 @@ extern const int crowd_http_statuses[CROWD_HTTP_NSTATUS];
 typedef struct crowd_http_stats {
 	uint64_t responses[CROWD_HTTP_NSTATUS]; /* responses sent, by status (101 = WebSocket upgrades) */
 	uint64_t ws_closed;                     /* WebSocket connections closed, any reason */
-	uint64_t ws_close_sent[4];              /* our close code: [0] 1000/1001, [1] 1002, [2] 1003, [3] 1009 */
+	uint64_t ws_close_sent[4];              /* our close code: [0] any other, [1] 1002, [2] 1003, [3] 1009 */
 	uint64_t bytes_in, bytes_out;           /* every byte read and written on HTTP/WebSocket sockets */
 } crowd_http_stats;
 
@@ -74,8 +86,13 @@ void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg);
 
 /** Queue one binary message to a WebSocket client. False if it is closing. */
 bool crowd_http_ws_send(crowd_http_ws *conn, const uint8_t *data, size_t len);
-/** Close with a WebSocket close code (see ws.h); ws_closed follows. */
+/** Close with a WebSocket close code (see ws.h) after what is queued has been
+ * written (at most about two seconds); ws_closed follows. */
 void crowd_http_ws_close(crowd_http_ws *conn, uint16_t code, const char *reason);
+/** Drop what is queued and close now; ws_closed follows (from the loop). */
+void crowd_http_ws_abort(crowd_http_ws *conn);
+/** The session ws_open returned for this connection (NULL inside ws_open). */
+void *crowd_http_ws_session(const crowd_http_ws *conn);
 /** Bytes written but not yet taken by the kernel (for output-buffer limits). */
 size_t crowd_http_ws_pending(const crowd_http_ws *conn);
 

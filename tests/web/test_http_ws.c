@@ -49,9 +49,10 @@ static void echo_message(void *session, const uint8_t *data, size_t len)
 		crowd_http_ws_send(session, data, len);
 }
 
-static void echo_closed(void *session)
+static void echo_closed(void *session, crowd_http_close_reason reason)
 {
 	(void)session;
+	(void)reason;
 	sessions_open--;
 }
 
