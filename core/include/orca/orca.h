@@ -107,6 +107,10 @@ uint32_t orca_world_agent_ids(const orca_world *world, orca_agent_id *ids, uint3
 typedef enum orca_steer_mode {
 	ORCA_STEER_VELOCITY = 0, /* pref_velocity as given (default: zero) */
 	ORCA_STEER_TARGET = 1,   /* toward target at pref_speed, slowing to arrive exactly */
+	/** Added: RVO2's examples' rule, g = target - position, scaled down to
+	 * pref_speed when longer (pref_speed 1 gives the reference data's rule
+	 * bit for bit). Arrival is reported as in ORCA_STEER_TARGET. */
+	ORCA_STEER_TARGET_RVO2 = 2,
 } orca_steer_mode;
 
 /** Agent definition. Defaults are RVO2's example defaults (see orca_default_agent_def). */

@@ -1,0 +1,252 @@
+/* agent_tree.c — RVO2's agent kd-tree (leaf size 10): built every step by
+ * partitioning the persistent agent order in place, exactly as RVO2 does, so
+ * that neighbours are discovered (and equal distances tie) in RVO2's order.
+ * Also the box query used by orca_query_rect / orca_query_radius. */
+#include "internal.h"
+
+static void set_box(struct orca_world *w, agent_node *node, uint32_t begin, uint32_t end)
+{
+	const float *tx = w->tpx, *ty = w->tpy;
+	float min_x = tx[begin], max_x = tx[begin], min_y = ty[begin], max_y = ty[begin];
+	for (uint32_t i = begin + 1; i < end; ++i) {
+		max_x = maxf(max_x, tx[i]);
+		min_x = minf(min_x, tx[i]);
+		max_y = maxf(max_y, ty[i]);
+		min_y = minf(min_y, ty[i]);
+	}
+	node->min_x = min_x;
+	node->max_x = max_x;
+	node->min_y = min_y;
+	node->max_y = max_y;
+}
+
+static inline void swap_agents(struct orca_world *w, uint32_t a, uint32_t b)
+{
+	float t = w->tpx[a];
+	w->tpx[a] = w->tpx[b];
+	w->tpx[b] = t;
+	t = w->tpy[a];
+	w->tpy[a] = w->tpy[b];
+	w->tpy[b] = t;
+	uint32_t s = w->order[a];
+	w->order[a] = w->order[b];
+	w->order[b] = s;
+}
+
+void orca_agent_tree_build(struct orca_world *w)
+{
+	const uint32_t n = w->order_count;
+	w->node_count = n ? 2 * n - 1 : 0;
+	w->tree_depth = 0;
+	for (uint32_t i = 0; i < n; ++i) {
+		const uint32_t s = w->order[i];
+		w->tpx[i] = w->px[s];
+		w->tpy[i] = w->py[s];
+	}
+	if (n == 0)
+		return;
+
+	/* Depth-first with an explicit stack (begin, end, node, depth): the
+	 * partition of a range depends on that range only, so the visiting order
+	 * does not change the result. */
+	uint32_t *stack = w->build_stack;
+	uint32_t top = 0;
+	stack[0] = 0;
+	stack[1] = n;
+	stack[2] = 0;
+	stack[3] = 0;
+	top = 1;
+	while (top > 0) {
+		--top;
+		const uint32_t begin = stack[4 * top], end = stack[4 * top + 1], ni = stack[4 * top + 2];
+		const uint32_t depth = stack[4 * top + 3];
+		if (depth > w->tree_depth)
+			w->tree_depth = depth;
+		agent_node *node = &w->nodes[ni];
+		node->begin = begin;
+		node->end = end;
+		node->left = node->right = 0;
+		set_box(w, node, begin, end);
+		if (end - begin <= ORCA_MAX_LEAF_SIZE)
+			continue;
+
+		const bool vertical = (node->max_x - node->min_x > node->max_y - node->min_y);
+		const float split = vertical ? 0.5f * (node->max_x + node->min_x) : 0.5f * (node->max_y + node->min_y);
+		const float *key = vertical ? w->tpx : w->tpy;
+		uint32_t left = begin, right = end;
+		while (left < right) {
+			while (left < right && key[left] < split)
+				++left;
+			while (right > left && key[right - 1] >= split)
+				--right;
+			if (left < right) {
+				swap_agents(w, left, right - 1);
+				++left;
+				--right;
+			}
+		}
+		if (left == begin) {
+			++left;
+			++right;
+		}
+		node->left = ni + 1;
+		node->right = ni + 2 * (left - begin);
+		/* push right then left (left is built first, as in RVO2; either works) */
+		stack[4 * top] = left;
+		stack[4 * top + 1] = end;
+		stack[4 * top + 2] = node->right;
+		stack[4 * top + 3] = depth + 1;
+		++top;
+		stack[4 * top] = begin;
+		stack[4 * top + 1] = left;
+		stack[4 * top + 2] = node->left;
+		stack[4 * top + 3] = depth + 1;
+		++top;
+	}
+
+	for (uint32_t i = 0; i < n; ++i) {
+		const uint32_t s = w->order[i];
+		const agent_params *p = &w->params[s];
+		tree_agent *t = &w->tagent[i];
+		t->vx = w->vx[s];
+		t->vy = w->vy[s];
+		t->radius = p->radius;
+		t->weight = p->weight;
+		t->layer = p->layer;
+		t->mask = p->mask;
+		t->slot = s;
+		t->pad = 0;
+	}
+}
+
+static inline float box_dist_sq(const agent_node *b, float x, float y)
+{
+	return sqrf(maxf(0.0f, b->min_x - x)) + sqrf(maxf(0.0f, x - b->max_x)) + sqrf(maxf(0.0f, b->min_y - y)) +
+	       sqrf(maxf(0.0f, y - b->max_y));
+}
+
+uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
+                                         uint32_t max_neighbors, uint32_t mask, nb_entry *out,
+                                         tree_visit *stack)
+{
+	const float x = w->tpx[self], y = w->tpy[self];
+	const agent_node *nodes = w->nodes;
+	const float *tx = w->tpx, *ty = w->tpy;
+	const tree_agent *ta = w->tagent;
+	uint32_t count = 0;
+	uint32_t top = 0;
+	uint32_t node = 0;
+
+	/* RVO2's queryAgentTreeRecursive: nearer child first; the farther one
+	 * only if it is still within range after the nearer one shrank it. */
+	for (;;) {
+		const agent_node *nd = &nodes[node];
+		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE) {
+			for (uint32_t j = nd->begin; j < nd->end; ++j) {
+				if (j == self || !(mask & ta[j].layer))
+					continue;
+				const float dx = x - tx[j], dy = y - ty[j];
+				const float dist_sq = dx * dx + dy * dy;
+				if (dist_sq < range_sq) {
+					if (count < max_neighbors)
+						++count;
+					uint32_t i = count - 1;
+					while (i != 0 && dist_sq < out[i - 1].dist_sq) {
+						out[i] = out[i - 1];
+						--i;
+					}
+					out[i].dist_sq = dist_sq;
+					out[i].index = j;
+					if (count == max_neighbors)
+						range_sq = out[count - 1].dist_sq;
+				}
+			}
+		} else {
+			const float dl = box_dist_sq(&nodes[nd->left], x, y);
+			const float dr = box_dist_sq(&nodes[nd->right], x, y);
+			uint32_t near_node, far_node;
+			float near_d, far_d;
+			if (dl < dr) {
+				near_node = nd->left, near_d = dl, far_node = nd->right, far_d = dr;
+			} else {
+				near_node = nd->right, near_d = dr, far_node = nd->left, far_d = dl;
+			}
+			if (near_d < range_sq) {
+				stack[top].node = far_node;
+				stack[top].dist_sq = far_d;
+				++top;
+				node = near_node;
+				continue;
+			}
+		}
+		/* pop the next farther child still in range */
+		for (;;) {
+			if (top == 0)
+				return count;
+			--top;
+			if (stack[top].dist_sq < range_sq) {
+				node = stack[top].node;
+				break;
+			}
+		}
+	}
+}
+
+void orca_agent_tree_refit(struct orca_world *w)
+{
+	const uint32_t n = w->order_count;
+	if (n == 0) {
+		w->query_tree_valid = true;
+		return;
+	}
+	/* children always have larger indices than their parent */
+	for (uint32_t k = w->node_count; k-- > 0;) {
+		agent_node *nd = &w->nodes[k];
+		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE) {
+			const uint32_t s0 = w->order[nd->begin];
+			float min_x = w->px[s0], max_x = min_x, min_y = w->py[s0], max_y = min_y;
+			for (uint32_t i = nd->begin + 1; i < nd->end; ++i) {
+				const uint32_t s = w->order[i];
+				max_x = maxf(max_x, w->px[s]);
+				min_x = minf(min_x, w->px[s]);
+				max_y = maxf(max_y, w->py[s]);
+				min_y = minf(min_y, w->py[s]);
+			}
+			nd->min_x = min_x, nd->max_x = max_x, nd->min_y = min_y, nd->max_y = max_y;
+		} else {
+			const agent_node *l = &w->nodes[nd->left], *r = &w->nodes[nd->right];
+			nd->min_x = minf(l->min_x, r->min_x);
+			nd->max_x = maxf(l->max_x, r->max_x);
+			nd->min_y = minf(l->min_y, r->min_y);
+			nd->max_y = maxf(l->max_y, r->max_y);
+		}
+	}
+	w->query_tree_valid = true;
+}
+
+void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx)
+{
+	if (w->order_count == 0)
+		return;
+	/* the tree is at most tree_depth deep; walk it with a small local stack,
+	 * falling back to recursion-free leaf scanning when it is deeper */
+	uint32_t stack[128];
+	uint32_t top = 0;
+	stack[top++] = 0;
+	while (top > 0) {
+		const agent_node *nd = &w->nodes[stack[--top]];
+		if (nd->max_x < lo.x || nd->min_x > hi.x || nd->max_y < lo.y || nd->min_y > hi.y)
+			continue;
+		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE || top + 2 > 128) {
+			for (uint32_t i = nd->begin; i < nd->end; ++i) {
+				const uint32_t s = w->order[i];
+				const float x = w->px[s], y = w->py[s];
+				if (x >= lo.x && x <= hi.x && y >= lo.y && y <= hi.y)
+					fn(ctx, s);
+			}
+			continue;
+		}
+		stack[top++] = nd->right;
+		stack[top++] = nd->left;
+	}
+}

@@ -1,0 +1,192 @@
+/* internal.h — the engine's private data: the world struct (agents as
+ * structure-of-arrays indexed by slot), the agent and obstacle kd-trees, the
+ * worker pool and per-worker scratch. Shared by core/src only. */
+#ifndef ORCA_INTERNAL_H
+#define ORCA_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "orca/orca.h"
+#include "vec.h"
+
+#define ORCA_MAX_LEAF_SIZE 10u
+#define ORCA_GEN_LIMIT 4096u /* 12 generation bits; a slot reaching it is retired */
+#define ORCA_NONE UINT32_MAX
+
+/* ------------------------------------------------------------ allocation */
+
+struct orca_world;
+void *orca_mem_alloc(struct orca_world *w, size_t size);
+void orca_mem_free(struct orca_world *w, void *p, size_t size);
+/* Grow *arr (elements of elem bytes) to hold at least need; keeps contents. */
+bool orca_mem_reserve(struct orca_world *w, void **arr, uint32_t *cap, uint32_t need, size_t elem);
+
+/* ------------------------------------------------------------ worker pool */
+
+typedef void (*orca_task_fn)(void *ctx, uint32_t begin, uint32_t end, int worker);
+typedef struct orca_pool orca_pool;
+int orca_pool_create(struct orca_world *w, int workers, orca_pool **out);
+void orca_pool_destroy(struct orca_world *w, orca_pool *pool);
+/* Run fn over [0, count) in chunks of `grain`, on every worker; returns when done. */
+void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t grain);
+
+/* ------------------------------------------------------------ agents */
+
+typedef struct agent_params {
+	float radius, max_speed, neighbor_dist, time_horizon, time_horizon_obst;
+	float weight, pref_speed, arrival_distance;
+	vec2 target;
+	uint32_t max_neighbors, layer, mask, user_data;
+	uint8_t steer_mode, arrived;
+} agent_params;
+
+/* What a neighbour needs to know about another agent, in kd-tree order. */
+typedef struct tree_agent {
+	float vx, vy, radius, weight;
+	uint32_t layer, mask, slot, pad;
+} tree_agent;
+
+/* RVO2's agent kd-tree node: [begin, end) of the tree order, children, box. */
+typedef struct tree_visit {
+	uint32_t node;
+	float dist_sq;
+} tree_visit;
+
+typedef struct agent_node {
+	uint32_t begin, end, left, right;
+	float min_x, max_x, min_y, max_y;
+} agent_node;
+
+/* ------------------------------------------------------------ obstacles */
+
+/* One processed obstacle vertex (RVO2's Obstacle): an edge point -> next. */
+typedef struct obst_vertex {
+	vec2 point, unit_dir;
+	uint32_t next, prev;
+	uint32_t convex;
+	uint32_t owner; /* obstacle slot */
+} obst_vertex;
+
+typedef struct obst_node {
+	uint32_t vertex;
+	uint32_t left, right; /* ORCA_NONE = empty */
+} obst_node;
+
+typedef struct obstacle_slot {
+	vec2 *vertices;
+	uint32_t count;
+	uint32_t gen;
+	bool alive;
+} obstacle_slot;
+
+/* ------------------------------------------------------------ scratch */
+
+typedef struct nb_entry {
+	float dist_sq;
+	uint32_t index; /* tree index for agents, vertex index for obstacles */
+} nb_entry;
+
+typedef struct orca_line {
+	vec2 point, direction;
+} orca_line;
+
+typedef struct worker_scratch {
+	nb_entry *agent_nb;
+	uint32_t agent_nb_cap;
+	nb_entry *obst_nb;
+	uint32_t obst_nb_cap;
+	orca_line *lines;
+	uint32_t lines_cap;
+	orca_line *proj;
+	uint32_t proj_cap;
+	struct tree_visit *stack; /* kd-tree traversal stack, tree depth deep */
+	uint32_t stack_cap;
+	uint64_t neighbor_count, obstacle_line_count;
+	uint32_t lp3_fallbacks, arrived;
+	char pad[64];
+} worker_scratch;
+
+/* ------------------------------------------------------------ world */
+
+struct orca_world {
+	orca_allocator allocator;
+	int worker_count;
+	uint32_t max_agents;
+	uint64_t alloc_calls; /* every allocator call ever made */
+	orca_pool *pool;
+	uint64_t steps;
+	float dt;             /* time step of the step in progress */
+
+	/* agent slots, structure of arrays */
+	uint32_t slot_count, slot_cap, live_count;
+	uint32_t *gen;
+	uint8_t *alive;
+	uint32_t *free_next;  /* free-list links */
+	uint32_t free_head, pending_head; /* pending: freed since last compaction */
+	float *px, *py, *vx, *vy, *pvx, *pvy, *nvx, *nvy;
+	agent_params *params;
+	uint32_t max_neighbors_max; /* upper bound of every agent's max_neighbors */
+
+	/* RVO2's agents_ array: live slots in a persistent order that every tree
+	 * build partitions in place (so neighbour ties follow RVO2's history). */
+	uint32_t *order;
+	uint32_t order_count, order_cap;
+	bool order_dirty;   /* holds removed slots */
+	float *tpx, *tpy;   /* positions in tree order */
+	tree_agent *tagent; /* the rest of each agent, in tree order */
+	uint32_t tree_cap;
+	agent_node *nodes;
+	uint32_t node_cap, node_count;
+	uint32_t tree_depth;   /* deepest node level of the last build */
+	uint32_t *build_stack; /* 4 words per entry, tree_cap + 1 entries */
+	bool query_tree_valid; /* node boxes match current positions */
+
+	/* obstacles */
+	obstacle_slot *obst;
+	uint32_t obst_slot_count, obst_slot_cap, obst_live;
+	uint32_t *obst_free_next;
+	uint32_t obst_free_head;
+	uint32_t *obst_order; /* live obstacle slots in add order */
+	uint32_t obst_order_cap;
+	uint32_t obst_version, obst_built_version;
+	obst_vertex *verts;
+	uint32_t vert_count, vert_cap;
+	obst_node *onodes;
+	uint32_t onode_count, onode_cap;
+	uint32_t obst_root;
+	uint32_t *obst_scratch;
+	uint32_t obst_scratch_cap;
+
+	worker_scratch *scratch;
+	orca_step_profile profile;
+};
+
+/* world.c */
+bool orca_world_reserve_agents(struct orca_world *w, uint32_t need);
+void orca_world_compact_order(struct orca_world *w);
+
+/* agent_tree.c */
+void orca_agent_tree_build(struct orca_world *w);
+void orca_agent_tree_refit(struct orca_world *w);
+uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
+                                         uint32_t max_neighbors, uint32_t mask, nb_entry *out,
+                                         tree_visit *stack);
+typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
+void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
+
+/* obstacle_tree.c */
+int orca_obstacles_process(struct orca_world *w);
+uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
+
+/* linear_program.c */
+uint32_t orca_linear_program2(const orca_line *lines, uint32_t count, float radius, vec2 opt_velocity,
+                              bool direction_opt, vec2 *result);
+void orca_linear_program3(const orca_line *lines, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
+                          float radius, vec2 *result, orca_line *proj);
+
+/* velocity.c */
+void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker);
+
+#endif /* ORCA_INTERNAL_H */

@@ -1,0 +1,439 @@
+/* world.c — the world's lifecycle, its memory (every allocation goes through
+ * the definition's allocator and is counted), the step pipeline (preferred
+ * velocities, obstacle tree, agent tree, new velocities in parallel, move),
+ * the state hash and the profile of the last step. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+const char *orca_strerror(int status)
+{
+	switch (status) {
+	case ORCA_OK: return "ok";
+	case ORCA_ERR_INVALID_ARGUMENT: return "invalid argument";
+	case ORCA_ERR_UNKNOWN_ID: return "unknown id";
+	case ORCA_ERR_STALE_ID: return "stale id";
+	case ORCA_ERR_CAPACITY: return "capacity exceeded";
+	case ORCA_ERR_NO_MEMORY: return "out of memory";
+	case ORCA_ERR_BAD_POLYGON: return "bad polygon";
+	default: return "unknown status";
+	}
+}
+
+/* ------------------------------------------------------------ memory */
+
+static void *default_alloc(size_t size, void *user)
+{
+	(void)user;
+	return malloc(size);
+}
+
+static void default_free(void *ptr, size_t size, void *user)
+{
+	(void)size;
+	(void)user;
+	free(ptr);
+}
+
+void *orca_mem_alloc(struct orca_world *w, size_t size)
+{
+	w->alloc_calls++;
+	return w->allocator.alloc(size, w->allocator.user);
+}
+
+void orca_mem_free(struct orca_world *w, void *p, size_t size)
+{
+	if (!p)
+		return;
+	w->alloc_calls++;
+	w->allocator.free(p, size, w->allocator.user);
+}
+
+bool orca_mem_reserve(struct orca_world *w, void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap && *arr)
+		return true;
+	uint64_t new_cap = (uint64_t)*cap * 2;
+	if (new_cap < need)
+		new_cap = need;
+	if (new_cap < 16)
+		new_cap = 16;
+	if (new_cap > UINT32_MAX)
+		new_cap = UINT32_MAX;
+	void *p = orca_mem_alloc(w, (size_t)new_cap * elem);
+	if (!p)
+		return false;
+	if (*arr) {
+		memcpy(p, *arr, (size_t)*cap * elem);
+		orca_mem_free(w, *arr, (size_t)*cap * elem);
+	}
+	*arr = p;
+	*cap = (uint32_t)new_cap;
+	return true;
+}
+
+/* Grow one slot-indexed array from old_cap to new_cap elements. */
+static bool regrow(struct orca_world *w, void **arr, size_t elem, uint32_t old_cap, uint32_t new_cap)
+{
+	void *p = orca_mem_alloc(w, (size_t)new_cap * elem);
+	if (!p)
+		return false;
+	if (*arr) {
+		memcpy(p, *arr, (size_t)old_cap * elem);
+		orca_mem_free(w, *arr, (size_t)old_cap * elem);
+	}
+	*arr = p;
+	return true;
+}
+
+bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
+{
+	if (need > w->slot_cap) {
+		uint64_t nc = (uint64_t)w->slot_cap * 2;
+		if (nc < need)
+			nc = need;
+		if (nc < 16)
+			nc = 16;
+		if (nc > ORCA_MAX_AGENTS + 1u)
+			nc = ORCA_MAX_AGENTS + 1u;
+		const uint32_t oc = w->slot_cap, c = (uint32_t)nc;
+		bool ok = regrow(w, (void **)&w->gen, sizeof(uint32_t), oc, c) &&
+		          regrow(w, (void **)&w->alive, sizeof(uint8_t), oc, c) &&
+		          regrow(w, (void **)&w->free_next, sizeof(uint32_t), oc, c) &&
+		          regrow(w, (void **)&w->px, sizeof(float), oc, c) && regrow(w, (void **)&w->py, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->vx, sizeof(float), oc, c) && regrow(w, (void **)&w->vy, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->pvx, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->pvy, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->nvx, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->nvy, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->params, sizeof(agent_params), oc, c);
+		if (!ok)
+			return false;
+		w->slot_cap = c;
+	}
+	/* tree-order arrays, sized for every live agent plus one */
+	if (need > w->tree_cap) {
+		uint64_t nc = (uint64_t)w->tree_cap * 2;
+		if (nc < need)
+			nc = need;
+		if (nc < 16)
+			nc = 16;
+		const uint32_t oc = w->tree_cap, c = (uint32_t)nc;
+		bool ok = regrow(w, (void **)&w->order, sizeof(uint32_t), oc, c) &&
+		          regrow(w, (void **)&w->tpx, sizeof(float), oc, c) && regrow(w, (void **)&w->tpy, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->tagent, sizeof(tree_agent), oc, c) &&
+		          regrow(w, (void **)&w->build_stack, 4 * sizeof(uint32_t), oc + 1, c + 1) &&
+		          regrow(w, (void **)&w->nodes, sizeof(agent_node), 2 * oc, 2 * c);
+		if (!ok)
+			return false;
+		w->tree_cap = c;
+		w->order_cap = c;
+		w->node_cap = 2 * c;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+orca_world_def orca_default_world_def(void)
+{
+	orca_world_def d;
+	memset(&d, 0, sizeof d);
+	d.worker_count = 1;
+	d.agent_capacity = 1024;
+	d.obstacle_vertex_capacity = 1024;
+	d.max_agents = ORCA_MAX_AGENTS;
+	return d;
+}
+
+int orca_world_create(const orca_world_def *def, orca_world **out)
+{
+	if (!def || !out)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	*out = NULL;
+	if (def->worker_count < 1 || def->worker_count > 256 || def->max_agents > ORCA_MAX_AGENTS)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if ((def->allocator.alloc == NULL) != (def->allocator.free == NULL))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	orca_allocator a = def->allocator;
+	if (!a.alloc) {
+		a.alloc = default_alloc;
+		a.free = default_free;
+		a.user = NULL;
+	}
+	orca_world *w = a.alloc(sizeof *w, a.user);
+	if (!w)
+		return ORCA_ERR_NO_MEMORY;
+	memset(w, 0, sizeof *w);
+	w->allocator = a;
+	w->alloc_calls = 1;
+	w->worker_count = def->worker_count;
+	w->max_agents = def->max_agents ? def->max_agents : ORCA_MAX_AGENTS;
+	w->free_head = ORCA_NONE;
+	w->pending_head = ORCA_NONE;
+	w->obst_free_head = ORCA_NONE;
+	w->obst_root = ORCA_NONE;
+
+	int rc = ORCA_ERR_NO_MEMORY;
+	w->scratch = orca_mem_alloc(w, sizeof(worker_scratch) * (size_t)w->worker_count);
+	if (!w->scratch)
+		goto fail;
+	memset(w->scratch, 0, sizeof(worker_scratch) * (size_t)w->worker_count);
+	if (def->agent_capacity && !orca_world_reserve_agents(w, def->agent_capacity))
+		goto fail;
+	if (def->obstacle_vertex_capacity) {
+		const uint32_t c = def->obstacle_vertex_capacity;
+		if (!orca_mem_reserve(w, (void **)&w->verts, &w->vert_cap, c, sizeof(obst_vertex)) ||
+		    !orca_mem_reserve(w, (void **)&w->onodes, &w->onode_cap, c, sizeof(obst_node)) ||
+		    !orca_mem_reserve(w, (void **)&w->obst_scratch, &w->obst_scratch_cap, 4 * c, sizeof(uint32_t)))
+			goto fail;
+	}
+	rc = orca_pool_create(w, w->worker_count, &w->pool);
+	if (rc != ORCA_OK)
+		goto fail;
+	*out = w;
+	return ORCA_OK;
+fail:
+	orca_world_destroy(w);
+	return rc;
+}
+
+void orca_world_destroy(orca_world *w)
+{
+	if (!w)
+		return;
+	orca_pool_destroy(w, w->pool);
+	const uint32_t sc = w->slot_cap, tc = w->tree_cap;
+	orca_mem_free(w, w->gen, sc * sizeof(uint32_t));
+	orca_mem_free(w, w->alive, sc * sizeof(uint8_t));
+	orca_mem_free(w, w->free_next, sc * sizeof(uint32_t));
+	float **fa[] = {&w->px, &w->py, &w->vx, &w->vy, &w->pvx, &w->pvy, &w->nvx, &w->nvy};
+	for (size_t i = 0; i < sizeof fa / sizeof fa[0]; ++i)
+		orca_mem_free(w, *fa[i], sc * sizeof(float));
+	orca_mem_free(w, w->params, sc * sizeof(agent_params));
+	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
+	orca_mem_free(w, w->tpx, tc * sizeof(float));
+	orca_mem_free(w, w->tpy, tc * sizeof(float));
+	orca_mem_free(w, w->tagent, tc * sizeof(tree_agent));
+	orca_mem_free(w, w->build_stack, (tc + 1) * 4 * sizeof(uint32_t));
+	orca_mem_free(w, w->nodes, 2 * tc * sizeof(agent_node));
+	for (uint32_t i = 0; i < w->obst_slot_count; ++i)
+		if (w->obst[i].alive)
+			orca_mem_free(w, w->obst[i].vertices, w->obst[i].count * sizeof(vec2));
+	orca_mem_free(w, w->obst, w->obst_slot_cap * sizeof(obstacle_slot));
+	orca_mem_free(w, w->obst_free_next, w->obst_slot_cap * sizeof(uint32_t));
+	orca_mem_free(w, w->obst_order, w->obst_order_cap * sizeof(uint32_t));
+	orca_mem_free(w, w->verts, w->vert_cap * sizeof(obst_vertex));
+	orca_mem_free(w, w->onodes, w->onode_cap * sizeof(obst_node));
+	orca_mem_free(w, w->obst_scratch, w->obst_scratch_cap * sizeof(uint32_t));
+	if (w->scratch) {
+		for (int i = 0; i < w->worker_count; ++i) {
+			worker_scratch *s = &w->scratch[i];
+			orca_mem_free(w, s->agent_nb, s->agent_nb_cap * sizeof(nb_entry));
+			orca_mem_free(w, s->obst_nb, s->obst_nb_cap * sizeof(nb_entry));
+			orca_mem_free(w, s->lines, s->lines_cap * sizeof(orca_line));
+			orca_mem_free(w, s->proj, s->proj_cap * sizeof(orca_line));
+			orca_mem_free(w, s->stack, s->stack_cap * sizeof(tree_visit));
+		}
+		orca_mem_free(w, w->scratch, sizeof(worker_scratch) * (size_t)w->worker_count);
+	}
+	w->allocator.free(w, sizeof *w, w->allocator.user);
+}
+
+/* ------------------------------------------------------------ step */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Drop removed slots from the persistent order, keeping the rest in order,
+ * and make their slots reusable. */
+void orca_world_compact_order(struct orca_world *w)
+{
+	if (w->order_dirty) {
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < w->order_count; ++i)
+			if (w->alive[w->order[i]])
+				w->order[k++] = w->order[i];
+		w->order_count = k;
+		w->order_dirty = false;
+	}
+	while (w->pending_head != ORCA_NONE) {
+		const uint32_t s = w->pending_head;
+		w->pending_head = w->free_next[s];
+		w->free_next[s] = w->free_head;
+		w->free_head = s;
+	}
+}
+
+static void pref_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	const float dt = w->dt;
+	for (uint32_t i = begin; i < end; ++i) {
+		const uint32_t s = w->order[i];
+		const agent_params *p = &w->params[s];
+		if (p->steer_mode == ORCA_STEER_VELOCITY)
+			continue;
+		vec2 g = v2_sub(p->target, v2(w->px[s], w->py[s]));
+		if (p->steer_mode == ORCA_STEER_TARGET_RVO2) {
+			/* RVO2's examples: unit speed unless closer than that */
+			if (v2_abs_sq(g) > sqrf(p->pref_speed))
+				g = v2_scale(v2_normalize(g), p->pref_speed);
+		} else {
+			/* never overshoot: at most dist / dt */
+			const float dist = v2_abs(g);
+			const float reach = dist / dt;
+			const float speed = reach < p->pref_speed ? reach : p->pref_speed;
+			g = dist > 0.0f ? v2_scale(g, speed / dist) : v2(0.0f, 0.0f);
+		}
+		w->pvx[s] = g.x;
+		w->pvy[s] = g.y;
+	}
+}
+
+static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	const float dt = w->dt;
+	uint32_t arrived = 0;
+	for (uint32_t i = begin; i < end; ++i) {
+		const uint32_t s = w->order[i];
+		w->vx[s] = w->nvx[s];
+		w->vy[s] = w->nvy[s];
+		w->px[s] = w->px[s] + w->vx[s] * dt;
+		w->py[s] = w->py[s] + w->vy[s] * dt;
+		agent_params *p = &w->params[s];
+		if (p->steer_mode != ORCA_STEER_VELOCITY) {
+			const vec2 g = v2_sub(p->target, v2(w->px[s], w->py[s]));
+			p->arrived = v2_abs_sq(g) <= sqrf(p->arrival_distance);
+			arrived += p->arrived;
+		}
+	}
+	w->scratch[worker].arrived += arrived;
+}
+
+static bool reserve_scratch(struct orca_world *w)
+{
+	uint32_t nb = w->max_neighbors_max < w->order_count ? w->max_neighbors_max : w->order_count;
+	const uint32_t lines = nb + w->vert_count;
+	for (int i = 0; i < w->worker_count; ++i) {
+		worker_scratch *s = &w->scratch[i];
+		if (!orca_mem_reserve(w, (void **)&s->agent_nb, &s->agent_nb_cap, nb + 1, sizeof(nb_entry)) ||
+		    !orca_mem_reserve(w, (void **)&s->obst_nb, &s->obst_nb_cap, w->vert_count + 1, sizeof(nb_entry)) ||
+		    !orca_mem_reserve(w, (void **)&s->lines, &s->lines_cap, lines + 1, sizeof(orca_line)) ||
+		    !orca_mem_reserve(w, (void **)&s->proj, &s->proj_cap, lines + 1, sizeof(orca_line)) ||
+		    !orca_mem_reserve(w, (void **)&s->stack, &s->stack_cap, w->tree_cap + 1, sizeof(tree_visit)))
+			return false;
+		s->neighbor_count = 0;
+		s->obstacle_line_count = 0;
+		s->lp3_fallbacks = 0;
+		s->arrived = 0;
+	}
+	return true;
+}
+
+int orca_world_step(orca_world *w, float dt)
+{
+	if (!w || !isfinite(dt) || !(dt > 0.0f))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	const uint64_t allocs0 = w->alloc_calls;
+	orca_step_profile prof;
+	memset(&prof, 0, sizeof prof);
+	const double t0 = now_ms();
+	w->dt = dt;
+	orca_world_compact_order(w);
+	const uint32_t n = w->order_count;
+
+	orca_pool_run(w->pool, pref_task, w, n, 4096);
+	const double t1 = now_ms();
+
+	if (w->obst_built_version != w->obst_version) {
+		const int rc = orca_obstacles_process(w);
+		if (rc != ORCA_OK)
+			return rc;
+		w->obst_built_version = w->obst_version;
+	}
+	const double t2 = now_ms();
+
+	orca_agent_tree_build(w);
+	const double t3 = now_ms();
+
+	if (!reserve_scratch(w))
+		return ORCA_ERR_NO_MEMORY;
+	orca_pool_run(w->pool, orca_compute_velocities, w, n, 64);
+	const double t4 = now_ms();
+
+	orca_pool_run(w->pool, integrate_task, w, n, 4096);
+	orca_agent_tree_refit(w);
+	w->steps++;
+	const double t5 = now_ms();
+
+	prof.pref_velocity_ms = t1 - t0;
+	prof.obstacle_tree_ms = t2 - t1;
+	prof.agent_tree_ms = t3 - t2;
+	prof.velocity_ms = t4 - t3;
+	prof.integrate_ms = t5 - t4;
+	prof.total_ms = t5 - t0;
+	prof.agents = n;
+	prof.workers = (uint32_t)w->worker_count;
+	for (int i = 0; i < w->worker_count; ++i) {
+		prof.neighbor_count += w->scratch[i].neighbor_count;
+		prof.obstacle_line_count += w->scratch[i].obstacle_line_count;
+		prof.lp3_fallbacks += w->scratch[i].lp3_fallbacks;
+		prof.arrived += w->scratch[i].arrived;
+	}
+	prof.allocations = w->alloc_calls - allocs0;
+	w->profile = prof;
+	return ORCA_OK;
+}
+
+void orca_world_profile(const orca_world *w, orca_step_profile *out)
+{
+	if (!w || !out)
+		return;
+	*out = w->profile;
+}
+
+uint64_t orca_world_step_count(const orca_world *w) { return w ? w->steps : 0; }
+
+uint32_t orca_world_agent_count(const orca_world *w) { return w ? w->live_count : 0; }
+
+static inline uint64_t fnv_u32(uint64_t h, uint32_t v)
+{
+	for (int i = 0; i < 4; ++i) {
+		h ^= (v >> (8 * i)) & 0xffu;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static inline uint32_t float_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+uint64_t orca_world_state_hash(const orca_world *w)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a, little-endian words */
+	if (!w)
+		return h;
+	for (uint32_t s = 0; s < w->slot_count; ++s) {
+		if (!w->alive[s])
+			continue;
+		h = fnv_u32(h, (s + 1u) | (w->gen[s] << ORCA_ID_INDEX_BITS));
+		h = fnv_u32(h, float_bits(w->px[s]));
+		h = fnv_u32(h, float_bits(w->py[s]));
+		h = fnv_u32(h, float_bits(w->vx[s]));
+		h = fnv_u32(h, float_bits(w->vy[s]));
+	}
+	return h;
+}
