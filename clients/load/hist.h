@@ -12,12 +12,12 @@
 typedef struct load_hist {
 	uint64_t *counts;
 	uint32_t bucket_count;
-	uint32_t sub_bits;     /* 2^sub_bits sub-buckets per power of two */
-	uint32_t max_bits;     /* values >= 2^max_bits are clamped to 2^max_bits - 1 */
-	uint64_t total;        /* values recorded */
-	uint64_t clamped;      /* of which clamped at the top */
-	uint64_t min, max;     /* exact, as recorded (before clamping) */
-	double sum;            /* for the mean */
+	uint32_t sub_bits; /* 2^sub_bits sub-buckets per power of two */
+	uint32_t max_bits; /* values >= 2^max_bits are clamped to 2^max_bits - 1 */
+	uint64_t total;    /* values recorded */
+	uint64_t clamped;  /* of which clamped at the top */
+	uint64_t min, max; /* exact, as recorded (before clamping) */
+	double sum;        /* for the mean */
 } load_hist;
 
 /** Create an empty histogram for values in [0, 2^max_bits) with relative

@@ -1,11 +1,11 @@
 /* test_hist.c — the load generator's latency histogram: bucket layout has no
  * gaps, and percentiles match a sorted array of the same random data to within
  * one bucket (relative precision 2^-sub_bits). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <math.h>
 #include <stdlib.h>
 
 #include <cmocka.h>
@@ -14,8 +14,7 @@
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
-static uint64_t rng_next(void)
-{
+static uint64_t rng_next(void) {
 	/* xorshift64*: deterministic, so a failure reproduces */
 	rng_state ^= rng_state >> 12;
 	rng_state ^= rng_state << 25;
@@ -23,14 +22,12 @@ static uint64_t rng_next(void)
 	return rng_state * 2685821657736338717ull;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
+static int cmp_u64(const void *a, const void *b) {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return (x > y) - (x < y);
 }
 
-static void test_layout_is_contiguous(void **state)
-{
+static void test_layout_is_contiguous(void **state) {
 	(void)state;
 	const uint32_t shapes[][2] = {{1, 8}, {3, 20}, {5, 32}, {7, 40}, {7, 64}, {16, 64}};
 	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
@@ -44,8 +41,7 @@ static void test_layout_is_contiguous(void **state)
 			assert_int_equal(load_hist_index(&h, hi), i);
 			/* a bucket is never wider than its low value times the precision */
 			assert_true(hi - lo <= (lo >> shapes[k][0]));
-			if (i + 1 < h.bucket_count)
-				assert_int_equal(load_hist_bucket_low(&h, i + 1), hi + 1);
+			if (i + 1 < h.bucket_count) assert_int_equal(load_hist_bucket_low(&h, i + 1), hi + 1);
 		}
 		uint64_t top = shapes[k][1] >= 64 ? UINT64_MAX : ((uint64_t)1 << shapes[k][1]) - 1;
 		assert_int_equal(load_hist_bucket_high(&h, h.bucket_count - 1), top);
@@ -53,8 +49,7 @@ static void test_layout_is_contiguous(void **state)
 	}
 }
 
-static void test_rejects_bad_shapes(void **state)
-{
+static void test_rejects_bad_shapes(void **state) {
 	(void)state;
 	load_hist h;
 	assert_false(load_hist_init(&h, 0, 32));
@@ -64,8 +59,7 @@ static void test_rejects_bad_shapes(void **state)
 }
 
 /* Percentiles of n random values drawn by `draw` against the sorted truth. */
-static void check_against_sorted(uint32_t sub_bits, uint32_t max_bits, size_t n, uint64_t (*draw)(void))
-{
+static void check_against_sorted(uint32_t sub_bits, uint32_t max_bits, size_t n, uint64_t (*draw)(void)) {
 	load_hist h;
 	assert_true(load_hist_init(&h, sub_bits, max_bits));
 	uint64_t *values = malloc(n * sizeof *values);
@@ -83,8 +77,7 @@ static void check_against_sorted(uint32_t sub_bits, uint32_t max_bits, size_t n,
 	const double ps[] = {0.1, 1, 10, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 100};
 	for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
 		uint64_t rank = (uint64_t)ceil(ps[k] / 100.0 * (double)n);
-		if (rank < 1)
-			rank = 1;
+		if (rank < 1) rank = 1;
 		uint64_t truth = values[rank - 1];
 		uint64_t got = load_hist_percentile(&h, ps[k]);
 		/* same bucket as the true value, so within the bucket precision */
@@ -96,32 +89,34 @@ static void check_against_sorted(uint32_t sub_bits, uint32_t max_bits, size_t n,
 	load_hist_free(&h);
 }
 
-static uint64_t draw_uniform_ms(void) { return rng_next() % 200000u; } /* 0..200 ms in µs */
-static uint64_t draw_log_uniform(void)
-{
+static uint64_t draw_uniform_ms(void) {
+	return rng_next() % 200000u;
+} /* 0..200 ms in µs */
+static uint64_t draw_log_uniform(void) {
 	/* spread over 1 µs .. ~17 min: every power of two gets values */
 	uint32_t bits = (uint32_t)(rng_next() % 30u);
 	return ((uint64_t)1 << bits) + rng_next() % ((uint64_t)1 << bits);
 }
-static uint64_t draw_few_distinct(void) { return 1000u * (rng_next() % 7u); } /* many ties */
-static uint64_t draw_small(void) { return rng_next() % 40u; } /* the exact region */
+static uint64_t draw_few_distinct(void) {
+	return 1000u * (rng_next() % 7u);
+} /* many ties */
+static uint64_t draw_small(void) {
+	return rng_next() % 40u;
+} /* the exact region */
 
-static void test_percentiles_uniform(void **state)
-{
+static void test_percentiles_uniform(void **state) {
 	(void)state;
 	check_against_sorted(7, 40, 100000, draw_uniform_ms);
 	check_against_sorted(4, 32, 100000, draw_uniform_ms);
 }
 
-static void test_percentiles_log_uniform(void **state)
-{
+static void test_percentiles_log_uniform(void **state) {
 	(void)state;
 	check_against_sorted(7, 40, 100000, draw_log_uniform);
 	check_against_sorted(3, 40, 50000, draw_log_uniform);
 }
 
-static void test_percentiles_ties_and_small(void **state)
-{
+static void test_percentiles_ties_and_small(void **state) {
 	(void)state;
 	check_against_sorted(5, 32, 20000, draw_few_distinct);
 	check_against_sorted(5, 32, 20000, draw_small);
@@ -129,8 +124,7 @@ static void test_percentiles_ties_and_small(void **state)
 	check_against_sorted(7, 40, 3, draw_uniform_ms);
 }
 
-static void test_clamp_merge_reset(void **state)
-{
+static void test_clamp_merge_reset(void **state) {
 	(void)state;
 	load_hist a, b, c;
 	assert_true(load_hist_init(&a, 5, 20));
@@ -156,11 +150,10 @@ static void test_clamp_merge_reset(void **state)
 	load_hist_free(&c);
 }
 
-int main(void)
-{
+int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout_is_contiguous),     cmocka_unit_test(test_rejects_bad_shapes),
-	    cmocka_unit_test(test_percentiles_uniform),      cmocka_unit_test(test_percentiles_log_uniform),
+	    cmocka_unit_test(test_layout_is_contiguous),       cmocka_unit_test(test_rejects_bad_shapes),
+	    cmocka_unit_test(test_percentiles_uniform),        cmocka_unit_test(test_percentiles_log_uniform),
 	    cmocka_unit_test(test_percentiles_ties_and_small), cmocka_unit_test(test_clamp_merge_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,208 @@
+/* load.h — crowd-load's shared state: the scenario (options), one connection's
+ * state and measurements, and the run as a whole. The modules: options
+ * (flags), setup (agents from a *_setup.csv, split into compact tiles), conn
+ * (one crowd.v1 TCP connection and what it measures), report (progress line,
+ * final table, JSON), main (the loop, ramp-up, duration, thresholds). */
+#ifndef CROWD_LOAD_H
+#define CROWD_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <uv.h>
+
+#include "crowd/wire.h"
+#include "hist.h"
+
+#define LOAD_ERROR_CODES 24 /* crowd_v1_ErrorCode values 0..22, and one for "other" */
+
+typedef enum load_area_kind {
+	LOAD_AREA_WORLD = 0, /* subscribe to the whole world */
+	LOAD_AREA_WINDOW,    /* a window of window_w x window_h, random or around the tile */
+	LOAD_AREA_NONE       /* no subscription */
+} load_area_kind;
+
+typedef struct load_options {
+	char host[256];
+	int port;
+	uint32_t connections;
+	uint32_t agents_per_conn;
+	uint32_t spawn_batch;
+	double retarget_s;        /* 0: never */
+	uint32_t retarget_count;  /* agents per SetTargets */
+	double retarget_distance; /* how far away a new target is placed */
+	load_area_kind area;
+	double window_w, window_h;
+	uint32_t divisor;  /* 0: server default */
+	double duration_s; /* measured time, after ramp-up and set-up */
+	double ramp_up_s;
+	double ping_s;            /* 0: no pings */
+	double visible_timeout_s; /* a retarget not seen by then counts as unseen */
+	char token[65];
+	char name[33];
+	char setup_path[1024];
+	char json_path[1024];
+	bool local_targets; /* agents walk to points in their own region, not the set-up goals */
+	bool keep_agents;
+	bool quiet;
+	double max_p99_ms;    /* <0: no threshold */
+	long long max_errors; /* <0: no threshold */
+	uint64_t seed;
+} load_options;
+
+/** Parse argv into opt. Returns 0 to run, 1 when --help was printed, -1 on error (message printed). */
+int load_options_parse(load_options *opt, int argc, char **argv);
+
+/* ------------------------------------------------------------------ set-up */
+
+typedef struct load_agent_spec {
+	float x, y, goal_x, goal_y;
+} load_agent_spec;
+
+/** Agents to spawn for every connection (from a *_setup.csv or random). */
+typedef struct load_plan {
+	load_agent_spec *agents; /* all agents, grouped by connection */
+	uint32_t *first;         /* connection i spawns agents[first[i] .. first[i+1]) */
+	float *window;           /* 4 per connection: min_x, min_y, max_x, max_y, or NULL */
+	uint32_t connections;
+	bool from_file;
+} load_plan;
+
+/** Read a set-up CSV (agent_id,x,y,goal_x,goal_y) and split its agents into
+ * `connections` compact tiles of (nearly) equal count; each tile's window is
+ * w x h centred on the tile (w, h <= 0: the tile's own bounds). -1 on error. */
+int load_plan_from_csv(load_plan *plan, const char *path, uint32_t connections, uint32_t max_per_conn, double w,
+                       double h);
+void load_plan_free(load_plan *plan);
+
+/* ------------------------------------------------------------------ measurements */
+
+/** What one connection (and, merged, the run) measured. Latencies in µs. */
+typedef struct load_stats {
+	load_hist ack_us;      /* request sent → Ack/Error received */
+	load_hist visible_us;  /* SetTargets sent → first snapshot showing the agent turned */
+	load_hist interval_us; /* between consecutive snapshots */
+	load_hist jitter_us;   /* |interval - expected interval| */
+	uint64_t bytes_in, bytes_out;
+	uint64_t snapshots, keyframes, snapshot_bytes, snapshot_agents;
+	uint64_t skipped; /* snapshots missing from the tick sequence */
+	uint64_t errors[LOAD_ERROR_CODES];
+	uint64_t error_total;
+	uint64_t decode_failures;
+	uint64_t disconnects; /* closed by the server or the network while running */
+	uint64_t connect_failures;
+	uint64_t requests, acks;
+	uint64_t retargets, retarget_agents;
+	uint64_t visible_seen, visible_unseen;
+	uint64_t agents_spawned;
+	uint64_t pongs;
+} load_stats;
+
+bool load_stats_init(load_stats *s, uint32_t sub_bits);
+void load_stats_free(load_stats *s);
+void load_stats_reset(load_stats *s);
+/** Add src's counters (not its histograms) into dst. */
+void load_stats_add_counters(load_stats *dst, const load_stats *src);
+
+/* ------------------------------------------------------------------ connections */
+
+typedef enum load_conn_state {
+	LOAD_CONN_IDLE = 0, /* not opened yet */
+	LOAD_CONN_CONNECTING,
+	LOAD_CONN_HELLO,    /* Hello sent, waiting for Welcome */
+	LOAD_CONN_SPAWNING, /* SpawnAgents sent, waiting for every Ack */
+	LOAD_CONN_RUNNING,
+	LOAD_CONN_CLOSING,
+	LOAD_CONN_CLOSED
+} load_conn_state;
+
+typedef struct load_pending_request {
+	uint32_t request_id;
+	uint8_t kind; /* ClientMessage oneof tag */
+	uint64_t sent_ns;
+} load_pending_request;
+
+typedef struct load_pending_visible {
+	uint32_t agent_index; /* into own_ids */
+	float target_x, target_y;
+	uint64_t sent_ns;
+} load_pending_visible;
+
+struct load_run;
+
+typedef struct load_conn {
+	struct load_run *run;
+	uint32_t index;
+	load_conn_state state;
+	uv_tcp_t tcp;
+	uv_connect_t connect_req;
+	uv_timer_t timer; /* retarget and ping pacing */
+	bool timer_open, tcp_open;
+	crowd_frame_splitter splitter;
+	crowd_view view;
+	crowd_obstacle_set obstacles;
+	uint64_t rng;
+
+	/* from Welcome */
+	uint32_t client_id;
+	float precision;
+	uint32_t tick_rate_hz, divisor;
+	float world[4];
+
+	float region[4]; /* where this connection's agents live and its window, if any */
+	uint32_t *own_ids;
+	uint32_t *own_pending; /* per own agent: its slot in `visible`, or UINT32_MAX */
+	uint32_t own_count, own_cap, spawn_pending;
+	uint32_t retarget_cursor;
+
+	uint32_t next_request_id;
+	load_pending_request *requests; /* ring of requests awaiting an answer */
+	uint32_t req_head, req_count, req_cap;
+	load_pending_visible *visible;
+	uint32_t visible_count, visible_cap;
+
+	uint64_t last_tick;
+	uint64_t last_snapshot_ns;
+	uint64_t next_retarget_ns, next_ping_ns;
+
+	load_stats stats;
+} load_conn;
+
+typedef struct load_run {
+	uv_loop_t *loop;
+	load_options opt;
+	load_plan plan;
+	struct sockaddr_storage addr;
+	load_conn *conns;
+	uint32_t opened, running, closed;
+	bool measuring; /* false during ramp-up and spawning: stats are reset when it starts */
+	bool stopping;
+	uint64_t start_ns, measure_start_ns, measure_end_ns;
+	load_stats total;    /* histograms of every connection, fine-grained; counters summed at the end */
+	load_stats interval; /* histograms since the last progress line */
+	load_stats last_sum; /* counters summed at the last progress line (no histograms) */
+	int threshold_failures;
+} load_run;
+
+/** Prepare connection i (no I/O yet). */
+bool load_conn_init(load_conn *c, load_run *run, uint32_t index);
+/** Start connecting. */
+void load_conn_open(load_conn *c);
+/** Close politely (idempotent); frees when libuv is done with the handles. */
+void load_conn_close(load_conn *c);
+void load_conn_free(load_conn *c);
+
+/* ------------------------------------------------------------------ report */
+
+/** One progress line to stderr, for the time since the last one. */
+void load_report_progress(load_run *run, double elapsed_s, double since_s);
+/** The final table to `out`, and JSON to opt.json_path if set. `total` holds
+ * the merged stats. Returns 0 or -1 if the JSON could not be written. */
+int load_report_final(load_run *run, const load_stats *total, double measured_s, FILE *out);
+const char *load_error_name(uint32_t code);
+/** Add every connection's counters into total (its histograms are fed live). */
+void load_report_sum(load_run *run, load_stats *total);
+
+#endif /* CROWD_LOAD_H */

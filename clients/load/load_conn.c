@@ -1,0 +1,744 @@
+/* load_conn.c — one crowd.v1 TCP connection of crowd-load: Hello, spawn,
+ * subscribe, then retargets and pings on its own timer, and everything it
+ * measures — request→Ack latency, command→visible latency, snapshot interval,
+ * jitter, skipped ticks, bytes, errors by code. */
+#include "load.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pb_decode.h>
+
+#define READ_CHUNK 65536u
+#define MAX_FRAME (64u << 20)
+#define MAX_PENDING_REQUESTS 4096u
+#define NO_SLOT UINT32_MAX
+
+/* ------------------------------------------------------------------ stats */
+
+bool load_stats_init(load_stats *s, uint32_t sub_bits) {
+	memset(s, 0, sizeof *s);
+	/* microseconds up to 2^36 (19 h): any latency a run can see */
+	return load_hist_init(&s->ack_us, sub_bits, 36) && load_hist_init(&s->visible_us, sub_bits, 36) &&
+	       load_hist_init(&s->interval_us, sub_bits, 36) && load_hist_init(&s->jitter_us, sub_bits, 36);
+}
+
+void load_stats_free(load_stats *s) {
+	load_hist_free(&s->ack_us);
+	load_hist_free(&s->visible_us);
+	load_hist_free(&s->interval_us);
+	load_hist_free(&s->jitter_us);
+}
+
+void load_stats_reset(load_stats *s) {
+	/* Errors, disconnects and failures count for the whole run; the rest
+	 * measures only the steady phase. */
+	load_hist_reset(&s->ack_us);
+	load_hist_reset(&s->visible_us);
+	load_hist_reset(&s->interval_us);
+	load_hist_reset(&s->jitter_us);
+	s->bytes_in = s->bytes_out = 0;
+	s->snapshots = s->keyframes = s->snapshot_bytes = s->snapshot_agents = 0;
+	s->skipped = 0;
+	s->requests = s->acks = 0;
+	s->retargets = s->retarget_agents = 0;
+	s->visible_seen = s->visible_unseen = 0;
+	s->pongs = 0;
+}
+
+void load_stats_add_counters(load_stats *dst, const load_stats *src) {
+	dst->bytes_in += src->bytes_in;
+	dst->bytes_out += src->bytes_out;
+	dst->snapshots += src->snapshots;
+	dst->keyframes += src->keyframes;
+	dst->snapshot_bytes += src->snapshot_bytes;
+	dst->snapshot_agents += src->snapshot_agents;
+	dst->skipped += src->skipped;
+	for (int i = 0; i < LOAD_ERROR_CODES; i++) dst->errors[i] += src->errors[i];
+	dst->error_total += src->error_total;
+	dst->decode_failures += src->decode_failures;
+	dst->disconnects += src->disconnects;
+	dst->connect_failures += src->connect_failures;
+	dst->requests += src->requests;
+	dst->acks += src->acks;
+	dst->retargets += src->retargets;
+	dst->retarget_agents += src->retarget_agents;
+	dst->visible_seen += src->visible_seen;
+	dst->visible_unseen += src->visible_unseen;
+	dst->agents_spawned += src->agents_spawned;
+	dst->pongs += src->pongs;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static uint64_t rng_next(uint64_t *s) {
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+static double rng_unit(uint64_t *s) {
+	return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static float rng_range(uint64_t *s, float lo, float hi) {
+	return lo + (float)rng_unit(s) * (hi - lo);
+}
+
+/* Record into this connection's, the run's and the progress interval's histogram. */
+static void record_hist(load_conn *c, size_t offset, uint64_t us) {
+	load_hist_record((load_hist *)((char *)&c->stats + offset), us);
+	load_hist_record((load_hist *)((char *)&c->run->total + offset), us);
+	load_hist_record((load_hist *)((char *)&c->run->interval + offset), us);
+}
+
+static void record_ack(load_conn *c, uint64_t us) {
+	record_hist(c, offsetof(load_stats, ack_us), us);
+	c->stats.acks++;
+}
+
+static void record_visible(load_conn *c, uint64_t us) {
+	record_hist(c, offsetof(load_stats, visible_us), us);
+	c->stats.visible_seen++;
+}
+
+/* ------------------------------------------------------------------ sending */
+
+typedef struct write_req {
+	uv_write_t req;
+	crowd_buf buf;
+} write_req;
+
+static void on_write(uv_write_t *req, int status) {
+	write_req *w = (write_req *)req;
+	crowd_buf_free(&w->buf);
+	free(w);
+	(void)status; /* a failed write shows up as a read error or EOF */
+}
+
+static void remember_request(load_conn *c, uint32_t id, uint8_t kind) {
+	if (c->req_count == c->req_cap) {
+		if (c->req_cap >= MAX_PENDING_REQUESTS) {
+			/* never answered: drop the oldest */
+			c->req_head = (c->req_head + 1) % c->req_cap;
+			c->req_count--;
+		} else {
+			uint32_t cap = c->req_cap ? c->req_cap * 2 : 16;
+			load_pending_request *r = malloc(cap * sizeof *r);
+			if (!r) return;
+			for (uint32_t i = 0; i < c->req_count; i++) r[i] = c->requests[(c->req_head + i) % c->req_cap];
+			free(c->requests);
+			c->requests = r;
+			c->req_cap = cap;
+			c->req_head = 0;
+		}
+	}
+	load_pending_request *p = &c->requests[(c->req_head + c->req_count) % c->req_cap];
+	p->request_id = id;
+	p->kind = kind;
+	p->sent_ns = uv_hrtime();
+	c->req_count++;
+}
+
+/* Find and retire the request `id` (or the oldest of `kind` when id is 0).
+ * Returns its kind, 0 if not pending; *sent_ns gets its send time. */
+static uint8_t take_request(load_conn *c, uint32_t id, uint8_t kind, uint64_t *sent_ns) {
+	for (uint32_t i = 0; i < c->req_count; i++) {
+		load_pending_request *p = &c->requests[(c->req_head + i) % c->req_cap];
+		if (p->kind == 0 || (id ? p->request_id != id : p->kind != kind)) continue;
+		uint8_t k = p->kind;
+		*sent_ns = p->sent_ns;
+		p->kind = 0;
+		while (c->req_count && c->requests[c->req_head].kind == 0) {
+			c->req_head = (c->req_head + 1) % c->req_cap;
+			c->req_count--;
+		}
+		return k;
+	}
+	return 0;
+}
+
+/* Encode and send one request; returns its request_id (0 on failure). */
+static uint32_t send_message(load_conn *c, crowd_v1_ClientMessage *msg) {
+	if (!c->tcp_open || c->state == LOAD_CONN_CLOSING || c->state == LOAD_CONN_CLOSED) return 0;
+	msg->request_id = c->next_request_id++;
+	write_req *w = calloc(1, sizeof *w);
+	if (!w) return 0;
+	crowd_buf_init(&w->buf);
+	if (!crowd_encode_client_message(msg, true, &w->buf)) {
+		crowd_buf_free(&w->buf);
+		free(w);
+		return 0;
+	}
+	uv_buf_t b = uv_buf_init((char *)w->buf.data, (unsigned)w->buf.len);
+	if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
+		crowd_buf_free(&w->buf);
+		free(w);
+		return 0;
+	}
+	c->stats.bytes_out += w->buf.len;
+	c->stats.requests++;
+	remember_request(c, msg->request_id, (uint8_t)msg->which_msg);
+	return msg->request_id;
+}
+
+static void send_hello(load_conn *c) {
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_hello_tag;
+	m.msg.hello.protocol_major = CROWD_PROTOCOL_MAJOR;
+	m.msg.hello.protocol_minor = CROWD_PROTOCOL_MINOR;
+	memcpy(m.msg.hello.token, c->run->opt.token, sizeof m.msg.hello.token);
+	snprintf(m.msg.hello.client_name, sizeof m.msg.hello.client_name, "%.20s-%u", c->run->opt.name, c->index);
+	m.msg.hello.keep_agents_on_disconnect = c->run->opt.keep_agents;
+	send_message(c, &m);
+}
+
+/* The agents this connection spawns: from the plan's file, or random in its region. */
+static void send_spawns(load_conn *c) {
+	const load_options *o = &c->run->opt;
+	const load_plan *plan = &c->run->plan;
+	uint32_t first = 0, count = o->agents_per_conn;
+	if (plan->from_file) {
+		first = plan->first[c->index];
+		count = plan->first[c->index + 1] - first;
+	}
+	uint32_t batch = o->spawn_batch ? o->spawn_batch : 1000;
+	if (batch > 65535) batch = 65535;
+	crowd_v1_AgentSpec *specs = calloc(batch, sizeof *specs);
+	if (!specs) return;
+	for (uint32_t done = 0; done < count;) {
+		uint32_t n = count - done < batch ? count - done : batch;
+		for (uint32_t i = 0; i < n; i++) {
+			crowd_v1_AgentSpec *s = &specs[i];
+			*s = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
+			s->has_position = s->has_target = true;
+			if (plan->from_file) {
+				const load_agent_spec *a = &plan->agents[first + done + i];
+				s->position.x = a->x;
+				s->position.y = a->y;
+				s->target.x = a->goal_x;
+				s->target.y = a->goal_y;
+			} else {
+				s->position.x = rng_range(&c->rng, c->region[0], c->region[2]);
+				s->position.y = rng_range(&c->rng, c->region[1], c->region[3]);
+			}
+			if (!plan->from_file || o->local_targets) {
+				s->target.x = rng_range(&c->rng, c->region[0], c->region[2]);
+				s->target.y = rng_range(&c->rng, c->region[1], c->region[3]);
+			}
+		}
+		crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+		m.which_msg = crowd_v1_ClientMessage_spawn_agents_tag;
+		m.msg.spawn_agents.agents_count = (pb_size_t)n;
+		m.msg.spawn_agents.agents = specs;
+		if (send_message(c, &m)) c->spawn_pending++;
+		done += n;
+	}
+	free(specs);
+}
+
+static void send_subscribe(load_conn *c) {
+	const load_options *o = &c->run->opt;
+	if (o->area == LOAD_AREA_NONE) return;
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_subscribe_tag;
+	m.msg.subscribe.divisor = o->divisor;
+	if (o->area == LOAD_AREA_WINDOW) {
+		m.msg.subscribe.has_area = true;
+		m.msg.subscribe.area.min_x = c->region[0];
+		m.msg.subscribe.area.min_y = c->region[1];
+		m.msg.subscribe.area.max_x = c->region[2];
+		m.msg.subscribe.area.max_y = c->region[3];
+	}
+	send_message(c, &m);
+}
+
+static void send_ping(load_conn *c) {
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_ping_tag;
+	m.msg.ping.client_time_us = uv_hrtime() / 1000u;
+	send_message(c, &m);
+}
+
+/* ------------------------------------------------------------------ retargets */
+
+static void clamp_to_region(const load_conn *c, float *x, float *y) {
+	if (*x < c->region[0]) *x = c->region[0];
+	if (*x > c->region[2]) *x = c->region[2];
+	if (*y < c->region[1]) *y = c->region[1];
+	if (*y > c->region[3]) *y = c->region[3];
+}
+
+/* A new target for an agent seen at (px, py) moving at (vx, vy): about
+ * `distance` away, turned well away from where it is heading (so that the
+ * turn is unmistakable in a snapshot), inside the region. */
+static void pick_target(load_conn *c, float px, float py, float vx, float vy, float *tx, float *ty) {
+	float distance = (float)c->run->opt.retarget_distance;
+	float speed = sqrtf(vx * vx + vy * vy);
+	float best_x = px, best_y = py, best_score = -1e30f;
+	for (int attempt = 0; attempt < 12; attempt++) {
+		float angle = (float)(rng_unit(&c->rng) * 2.0 * M_PI);
+		float dx = cosf(angle), dy = sinf(angle);
+		if (attempt == 0 && speed > 1e-3f) {
+			dx = -vx / speed; /* straight back first */
+			dy = -vy / speed;
+		}
+		float x = px + dx * distance, y = py + dy * distance;
+		clamp_to_region(c, &x, &y);
+		float ex = x - px, ey = y - py;
+		float len = sqrtf(ex * ex + ey * ey);
+		if (len < 1e-3f) continue;
+		float turn = speed > 1e-3f ? -(ex * vx + ey * vy) / (len * speed) : 1.0f; /* 1 = reversed */
+		float score = turn + (len >= 0.5f * distance ? 1.0f : len / distance);
+		if (score > best_score) {
+			best_score = score;
+			best_x = x;
+			best_y = y;
+		}
+		if (turn > 0.5f && len >= 0.5f * distance) break;
+	}
+	*tx = best_x;
+	*ty = best_y;
+}
+
+static void drop_visible(load_conn *c, uint32_t slot) {
+	c->own_pending[c->visible[slot].agent_index] = NO_SLOT;
+	c->visible_count--;
+	if (slot != c->visible_count) {
+		c->visible[slot] = c->visible[c->visible_count];
+		c->own_pending[c->visible[slot].agent_index] = slot;
+	}
+}
+
+static void track_visible(load_conn *c, uint32_t agent_index, float tx, float ty, uint64_t now) {
+	uint32_t slot = c->own_pending[agent_index];
+	if (slot != NO_SLOT) {
+		c->stats.visible_unseen++; /* retargeted again before the last one showed */
+	} else {
+		if (c->visible_count == c->visible_cap) {
+			uint32_t cap = c->visible_cap ? c->visible_cap * 2 : 16;
+			load_pending_visible *v = realloc(c->visible, cap * sizeof *v);
+			if (!v) return;
+			c->visible = v;
+			c->visible_cap = cap;
+		}
+		slot = c->visible_count++;
+		c->own_pending[agent_index] = slot;
+	}
+	c->visible[slot].agent_index = agent_index;
+	c->visible[slot].target_x = tx;
+	c->visible[slot].target_y = ty;
+	c->visible[slot].sent_ns = now;
+}
+
+static void send_retarget(load_conn *c) {
+	const load_options *o = &c->run->opt;
+	if (c->own_count == 0) return;
+	uint32_t n = o->retarget_count < c->own_count ? o->retarget_count : c->own_count;
+	if (n == 0) return;
+	uint32_t *ids = malloc(n * sizeof *ids);
+	uint32_t *idx = malloc(n * sizeof *idx);
+	float *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys);
+	bool *tracked = calloc(n, sizeof *tracked);
+	if (!ids || !idx || !xs || !ys || !tracked) goto out;
+	/* Prefer agents this connection can see (their turn can be timed), in
+	 * round-robin order; fill up with unseen ones. */
+	uint32_t chosen = 0;
+	for (int pass = 0; pass < 2 && chosen < n; pass++) {
+		for (uint32_t k = 0; k < c->own_count && chosen < n; k++) {
+			uint32_t i = (c->retarget_cursor + k) % c->own_count;
+			const crowd_agent_q *a = crowd_view_find(&c->view, c->own_ids[i]);
+			if ((pass == 0) != (a != NULL)) continue;
+			bool dup = false;
+			for (uint32_t j = 0; j < chosen && !dup; j++) dup = idx[j] == i;
+			if (dup) continue;
+			idx[chosen] = i;
+			ids[chosen] = c->own_ids[i];
+			if (a) {
+				float p = c->precision;
+				pick_target(c, (float)a->x / p, (float)a->y / p, (float)a->vx / p, (float)a->vy / p,
+				            &xs[chosen], &ys[chosen]);
+				tracked[chosen] = true;
+			} else {
+				xs[chosen] = rng_range(&c->rng, c->region[0], c->region[2]);
+				ys[chosen] = rng_range(&c->rng, c->region[1], c->region[3]);
+			}
+			chosen++;
+		}
+	}
+	c->retarget_cursor = (c->retarget_cursor + chosen) % c->own_count;
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_set_targets_tag;
+	m.msg.set_targets.ids_count = m.msg.set_targets.x_count = m.msg.set_targets.y_count = (pb_size_t)chosen;
+	m.msg.set_targets.ids = ids;
+	m.msg.set_targets.x = xs;
+	m.msg.set_targets.y = ys;
+	if (send_message(c, &m)) {
+		uint64_t now = uv_hrtime();
+		c->stats.retargets++;
+		c->stats.retarget_agents += chosen;
+		for (uint32_t j = 0; j < chosen; j++)
+			if (tracked[j]) track_visible(c, idx[j], xs[j], ys[j], now);
+	}
+out:
+	free(ids);
+	free(idx);
+	free(xs);
+	free(ys);
+	free(tracked);
+}
+
+/* A pending retarget shows when the agent moves toward its new target (within
+ * 60°) or stands at it. */
+static void check_visible(load_conn *c, uint64_t now) {
+	float p = c->precision;
+	uint64_t timeout_ns = (uint64_t)(c->run->opt.visible_timeout_s * 1e9);
+	for (uint32_t slot = 0; slot < c->visible_count;) {
+		load_pending_visible *v = &c->visible[slot];
+		const crowd_agent_q *a = crowd_view_find(&c->view, c->own_ids[v->agent_index]);
+		bool seen = false;
+		if (a) {
+			float dx = v->target_x - (float)a->x / p, dy = v->target_y - (float)a->y / p;
+			float vx = (float)a->vx / p, vy = (float)a->vy / p;
+			float dist = sqrtf(dx * dx + dy * dy), speed = sqrtf(vx * vx + vy * vy);
+			if (dist < 0.5f)
+				seen = true;
+			else if (speed > 0.02f && (dx * vx + dy * vy) >= 0.5f * dist * speed)
+				seen = true;
+		}
+		if (seen) {
+			record_visible(c, (now - v->sent_ns) / 1000u);
+			drop_visible(c, slot);
+		} else if (now - v->sent_ns > timeout_ns) {
+			c->stats.visible_unseen++;
+			drop_visible(c, slot);
+		} else {
+			slot++;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ timer */
+
+static void schedule(load_conn *c);
+
+static void on_timer(uv_timer_t *t) {
+	load_conn *c = t->data;
+	if (c->state != LOAD_CONN_RUNNING) return;
+	uint64_t now = uv_hrtime();
+	const load_options *o = &c->run->opt;
+	if (o->retarget_s > 0 && now >= c->next_retarget_ns) {
+		send_retarget(c);
+		/* from the deadline, not from now: no drift */
+		c->next_retarget_ns += (uint64_t)(o->retarget_s * 1e9);
+		if (c->next_retarget_ns < now) c->next_retarget_ns = now + (uint64_t)(o->retarget_s * 1e9);
+	}
+	if (o->ping_s > 0 && now >= c->next_ping_ns) {
+		send_ping(c);
+		c->next_ping_ns += (uint64_t)(o->ping_s * 1e9);
+		if (c->next_ping_ns < now) c->next_ping_ns = now + (uint64_t)(o->ping_s * 1e9);
+	}
+	schedule(c);
+}
+
+static void schedule(load_conn *c) {
+	const load_options *o = &c->run->opt;
+	uint64_t next = UINT64_MAX;
+	if (o->retarget_s > 0) next = c->next_retarget_ns;
+	if (o->ping_s > 0 && c->next_ping_ns < next) next = c->next_ping_ns;
+	if (next == UINT64_MAX || !c->timer_open) return;
+	uint64_t now = uv_hrtime();
+	uint64_t ms = next > now ? (next - now + 999999u) / 1000000u : 0;
+	uv_timer_start(&c->timer, on_timer, ms, 0);
+}
+
+static void start_running(load_conn *c) {
+	if (c->state == LOAD_CONN_RUNNING) return;
+	c->state = LOAD_CONN_RUNNING;
+	c->run->running++;
+	uint64_t now = uv_hrtime();
+	const load_options *o = &c->run->opt;
+	/* a random phase per connection, so retargets spread over the interval */
+	if (o->retarget_s > 0) c->next_retarget_ns = now + (uint64_t)(rng_unit(&c->rng) * o->retarget_s * 1e9);
+	if (o->ping_s > 0) c->next_ping_ns = now + (uint64_t)(rng_unit(&c->rng) * o->ping_s * 1e9);
+	schedule(c);
+}
+
+/* ------------------------------------------------------------------ receiving */
+
+static void count_error(load_conn *c, uint32_t code) {
+	uint32_t slot = code < LOAD_ERROR_CODES - 1 ? code : LOAD_ERROR_CODES - 1;
+	c->stats.errors[slot]++;
+	c->stats.error_total++;
+}
+
+static void on_welcome(load_conn *c, const crowd_v1_Welcome *w) {
+	uint64_t sent;
+	if (take_request(c, 0, crowd_v1_ClientMessage_hello_tag, &sent)) record_ack(c, (uv_hrtime() - sent) / 1000u);
+	c->client_id = w->client_id;
+	c->precision = w->precision ? (float)w->precision : 100.0f;
+	c->tick_rate_hz = w->tick_rate_hz ? w->tick_rate_hz : 30;
+	c->divisor = c->run->opt.divisor ? c->run->opt.divisor : (w->snapshot_divisor ? w->snapshot_divisor : 1);
+	if (w->has_world_bounds && w->world_bounds.max_x > w->world_bounds.min_x &&
+	    w->world_bounds.max_y > w->world_bounds.min_y) {
+		c->world[0] = w->world_bounds.min_x;
+		c->world[1] = w->world_bounds.min_y;
+		c->world[2] = w->world_bounds.max_x;
+		c->world[3] = w->world_bounds.max_y;
+	} else {
+		c->world[0] = c->world[1] = -100;
+		c->world[2] = c->world[3] = 100;
+	}
+	const load_options *o = &c->run->opt;
+	const load_plan *plan = &c->run->plan;
+	memcpy(c->region, c->world, sizeof c->region);
+	if (plan->window && (o->area == LOAD_AREA_WINDOW || o->local_targets)) {
+		memcpy(c->region, &plan->window[4 * c->index], sizeof c->region);
+	} else if (o->area == LOAD_AREA_WINDOW) {
+		float w0 = (float)o->window_w, h0 = (float)o->window_h;
+		float span_x = c->world[2] - c->world[0], span_y = c->world[3] - c->world[1];
+		if (w0 > span_x) w0 = span_x;
+		if (h0 > span_y) h0 = span_y;
+		c->region[0] = rng_range(&c->rng, c->world[0], c->world[2] - w0);
+		c->region[1] = rng_range(&c->rng, c->world[1], c->world[3] - h0);
+		c->region[2] = c->region[0] + w0;
+		c->region[3] = c->region[1] + h0;
+	}
+	send_subscribe(c);
+	send_spawns(c);
+	if (c->spawn_pending)
+		c->state = LOAD_CONN_SPAWNING;
+	else
+		start_running(c);
+}
+
+static bool grow_own(load_conn *c, uint32_t extra) {
+	if (c->own_count + extra <= c->own_cap) return true;
+	uint32_t cap = c->own_cap ? c->own_cap : 64;
+	while (cap < c->own_count + extra) cap *= 2;
+	uint32_t *ids = realloc(c->own_ids, cap * sizeof *ids);
+	if (!ids) return false;
+	c->own_ids = ids;
+	uint32_t *pend = realloc(c->own_pending, cap * sizeof *pend);
+	if (!pend) return false;
+	c->own_pending = pend;
+	for (uint32_t i = c->own_cap; i < cap; i++) c->own_pending[i] = NO_SLOT;
+	c->own_cap = cap;
+	return true;
+}
+
+static void on_answer(load_conn *c, uint32_t request_id, const crowd_v1_Ack *ack, uint32_t error_code) {
+	uint64_t sent;
+	uint8_t kind = request_id ? take_request(c, request_id, 0, &sent) : 0;
+	if (error_code) count_error(c, error_code);
+	if (!kind) return; /* unasked (request_id 0) or unknown */
+	record_ack(c, (uv_hrtime() - sent) / 1000u);
+	if (kind == crowd_v1_ClientMessage_spawn_agents_tag) {
+		if (ack && ack->ids_count && grow_own(c, ack->ids_count)) {
+			memcpy(c->own_ids + c->own_count, ack->ids, ack->ids_count * sizeof *ack->ids);
+			c->own_count += ack->ids_count;
+			c->stats.agents_spawned += ack->ids_count;
+		}
+		if (c->spawn_pending && --c->spawn_pending == 0 && c->state == LOAD_CONN_SPAWNING) start_running(c);
+	} else if (kind == crowd_v1_ClientMessage_hello_tag && error_code) {
+		load_conn_close(c); /* refused: nothing more to do here */
+	}
+}
+
+static void on_snapshot(load_conn *c, const crowd_v1_Snapshot *s, size_t frame_len, const crowd_snapshot_stats *st) {
+	uint64_t now = uv_hrtime();
+	load_stats *a = &c->stats;
+	a->snapshots++;
+	a->snapshot_bytes += frame_len;
+	a->snapshot_agents += st->agents;
+	if (s->keyframe) a->keyframes++;
+	uint64_t expected_ns = (uint64_t)c->divisor * 1000000000ull / (c->tick_rate_hz ? c->tick_rate_hz : 1);
+	if (c->last_tick && s->tick > c->last_tick) {
+		uint64_t gap = s->tick - c->last_tick;
+		uint64_t steps = (gap + c->divisor / 2) / c->divisor;
+		if (steps > 1) {
+			a->skipped += steps - 1;
+		} else {
+			uint64_t interval = now - c->last_snapshot_ns;
+			uint64_t jitter = interval > expected_ns ? interval - expected_ns : expected_ns - interval;
+			record_hist(c, offsetof(load_stats, interval_us), interval / 1000u);
+			record_hist(c, offsetof(load_stats, jitter_us), jitter / 1000u);
+		}
+	}
+	c->last_tick = s->tick;
+	c->last_snapshot_ns = now;
+	if (c->visible_count) check_visible(c, now);
+}
+
+static void handle_frame(load_conn *c, const uint8_t *frame, size_t len) {
+	crowd_v1_ServerMessage msg;
+	crowd_snapshot_stats st = {0};
+	if (!crowd_decode_server_message(frame, len, &msg, &c->view, &c->obstacles, &st)) {
+		c->stats.decode_failures++;
+		/* the baseline is lost: wait for the next keyframe */
+		crowd_view_clear(&c->view);
+		return;
+	}
+	switch (msg.which_msg) {
+	case crowd_v1_ServerMessage_welcome_tag:
+		if (c->state == LOAD_CONN_HELLO) on_welcome(c, &msg.msg.welcome);
+		break;
+	case crowd_v1_ServerMessage_ack_tag:
+		on_answer(c, msg.msg.ack.request_id, &msg.msg.ack, 0);
+		break;
+	case crowd_v1_ServerMessage_error_tag:
+		on_answer(c, msg.msg.error.request_id, NULL, (uint32_t)msg.msg.error.code);
+		break;
+	case crowd_v1_ServerMessage_snapshot_tag:
+		on_snapshot(c, &msg.msg.snapshot, len, &st);
+		break;
+	case crowd_v1_ServerMessage_pong_tag: {
+		uint64_t sent;
+		c->stats.pongs++;
+		/* a Pong answers the oldest Ping, unless an Ack did already */
+		if (take_request(c, 0, crowd_v1_ClientMessage_ping_tag, &sent))
+			record_ack(c, (uv_hrtime() - sent) / 1000u);
+		break;
+	}
+	default:
+		break;
+	}
+	if (msg.which_msg != crowd_v1_ServerMessage_snapshot_tag) pb_release(crowd_v1_ServerMessage_fields, &msg);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+	(void)h;
+	(void)suggested;
+	static char chunk[READ_CHUNK]; /* one loop thread: the data is consumed before the next read */
+	*buf = uv_buf_init(chunk, sizeof chunk);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+	load_conn *c = stream->data;
+	if (nread < 0) {
+		if (!c->run->stopping && c->state != LOAD_CONN_CLOSING) {
+			c->stats.disconnects++;
+		}
+		load_conn_close(c);
+		return;
+	}
+	if (nread == 0) return;
+	c->stats.bytes_in += (uint64_t)nread;
+	if (!crowd_frame_splitter_push(&c->splitter, buf->base, (size_t)nread)) {
+		load_conn_close(c);
+		return;
+	}
+	for (;;) {
+		const uint8_t *frame;
+		size_t len;
+		crowd_frame_result r = crowd_frame_splitter_next(&c->splitter, &frame, &len);
+		if (r == CROWD_FRAME_NEED_MORE) break;
+		if (r != CROWD_FRAME_READY) {
+			c->stats.decode_failures++;
+			load_conn_close(c);
+			return;
+		}
+		handle_frame(c, frame, len);
+		if (c->state == LOAD_CONN_CLOSING || c->state == LOAD_CONN_CLOSED) return;
+	}
+}
+
+static void on_connect(uv_connect_t *req, int status) {
+	load_conn *c = req->data;
+	if (status < 0) {
+		c->stats.connect_failures++;
+		load_conn_close(c);
+		return;
+	}
+	uv_tcp_nodelay(&c->tcp, 1);
+	if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
+		c->stats.connect_failures++;
+		load_conn_close(c);
+		return;
+	}
+	c->state = LOAD_CONN_HELLO;
+	send_hello(c);
+}
+
+/* ------------------------------------------------------------------ lifecycle */
+
+bool load_conn_init(load_conn *c, load_run *run, uint32_t index) {
+	memset(c, 0, sizeof *c);
+	c->run = run;
+	c->index = index;
+	c->next_request_id = 1;
+	c->rng = run->opt.seed * 0x9E3779B97F4A7C15ull + index * 0xBF58476D1CE4E5B9ull + 1;
+	for (int i = 0; i < 4; i++) rng_next(&c->rng);
+	crowd_frame_splitter_init(&c->splitter, MAX_FRAME);
+	crowd_view_init(&c->view);
+	crowd_obstacle_set_init(&c->obstacles);
+	return load_stats_init(&c->stats, 4);
+}
+
+void load_conn_open(load_conn *c) {
+	load_run *run = c->run;
+	run->opened++;
+	c->state = LOAD_CONN_CONNECTING;
+	if (uv_tcp_init(run->loop, &c->tcp) != 0) {
+		c->stats.connect_failures++;
+		c->state = LOAD_CONN_CLOSED;
+		run->closed++;
+		return;
+	}
+	c->tcp_open = true;
+	c->tcp.data = c;
+	uv_timer_init(run->loop, &c->timer);
+	c->timer.data = c;
+	c->timer_open = true;
+	c->connect_req.data = c;
+	if (uv_tcp_connect(&c->connect_req, &c->tcp, (const struct sockaddr *)&run->addr, on_connect) != 0) {
+		c->stats.connect_failures++;
+		load_conn_close(c);
+	}
+}
+
+static void on_closed(uv_handle_t *h) {
+	load_conn *c = h->data;
+	if (h == (uv_handle_t *)&c->tcp)
+		c->tcp_open = false;
+	else
+		c->timer_open = false;
+	if (!c->tcp_open && !c->timer_open && c->state == LOAD_CONN_CLOSING) {
+		c->state = LOAD_CONN_CLOSED;
+		c->run->closed++;
+	}
+}
+
+void load_conn_close(load_conn *c) {
+	if (c->state == LOAD_CONN_CLOSING || c->state == LOAD_CONN_CLOSED || c->state == LOAD_CONN_IDLE) return;
+	if (c->state == LOAD_CONN_RUNNING) c->run->running--;
+	c->state = LOAD_CONN_CLOSING;
+	bool any = false;
+	if (c->timer_open && !uv_is_closing((uv_handle_t *)&c->timer)) {
+		uv_timer_stop(&c->timer);
+		uv_close((uv_handle_t *)&c->timer, on_closed);
+		any = true;
+	}
+	if (c->tcp_open && !uv_is_closing((uv_handle_t *)&c->tcp)) {
+		uv_close((uv_handle_t *)&c->tcp, on_closed);
+		any = true;
+	}
+	if (!any) {
+		c->state = LOAD_CONN_CLOSED;
+		c->run->closed++;
+	}
+}
+
+void load_conn_free(load_conn *c) {
+	crowd_frame_splitter_free(&c->splitter);
+	crowd_view_free(&c->view);
+	crowd_obstacle_set_free(&c->obstacles);
+	free(c->requests);
+	free(c->visible);
+	free(c->own_ids);
+	free(c->own_pending);
+	load_stats_free(&c->stats);
+}
