@@ -38,6 +38,7 @@ void orca_agent_tree_build(struct orca_world *w)
 	const uint32_t n = w->order_count;
 	w->node_count = n ? 2 * n - 1 : 0;
 	w->tree_depth = 0;
+	w->node_list_count = 0;
 	for (uint32_t i = 0; i < n; ++i) {
 		const uint32_t s = w->order[i];
 		w->tpx[i] = w->px[s];
@@ -63,6 +64,7 @@ void orca_agent_tree_build(struct orca_world *w)
 		if (depth > w->tree_depth)
 			w->tree_depth = depth;
 		agent_node *node = &w->nodes[ni];
+		w->node_list[w->node_list_count++] = ni;
 		node->begin = begin;
 		node->end = end;
 		node->left = node->right = 0;
@@ -199,9 +201,9 @@ void orca_agent_tree_refit(struct orca_world *w)
 		w->query_tree_valid = true;
 		return;
 	}
-	/* children always have larger indices than their parent */
-	for (uint32_t k = w->node_count; k-- > 0;) {
-		agent_node *nd = &w->nodes[k];
+	/* node_list is in pre-order: walked backwards, children come first */
+	for (uint32_t k = w->node_list_count; k-- > 0;) {
+		agent_node *nd = &w->nodes[w->node_list[k]];
 		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE) {
 			const uint32_t s0 = w->order[nd->begin];
 			float min_x = w->px[s0], max_x = min_x, min_y = w->py[s0], max_y = min_y;

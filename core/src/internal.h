@@ -140,6 +140,8 @@ struct orca_world {
 	agent_node *nodes;
 	uint32_t node_cap, node_count;
 	uint32_t tree_depth;   /* deepest node level of the last build */
+	uint32_t *node_list;   /* nodes in use, in build (pre-)order: the index space is sparse */
+	uint32_t node_list_count;
 	uint32_t *build_stack; /* 4 words per entry, tree_cap + 1 entries */
 	bool query_tree_valid; /* node boxes match current positions */
 
