@@ -1,0 +1,639 @@
+/* config.c — the option table of crowd-server, its setters, the INI reader
+ * (libinih) and --help. Order of precedence: defaults < config file < flags. */
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+#ifndef CROWD_VERSION
+#define CROWD_VERSION "0.0.0"
+#endif
+
+static int set_log_level(server_config *, const config_option *, const char *, char *, size_t);
+static int set_token(server_config *, const config_option *, const char *, char *, size_t);
+static int set_role(server_config *, const config_option *, const char *, char *, size_t);
+static int set_bounds(server_config *, const config_option *, const char *, char *, size_t);
+static int set_config_path(server_config *, const config_option *, const char *, char *, size_t);
+
+#define OFF(field) offsetof(server_config, field)
+#define NOOFF 0
+
+/* One line per option. Sections group --help and name the INI section. */
+static const config_option option_table[] = {
+    /* ---- general */
+    {"config", "general", "FILE", NULL, "read options from an INI file first (flags override it)", set_config_path,
+     NOOFF, 0, 0},
+    {"log-level", "general", "LEVEL", "info", "debug, info, warn, error or off", set_log_level, NOOFF, 0, 0},
+    {"demo", "general", NULL, "false", "fill the world with a demo crowd walking between points, forever",
+     config_set_bool, OFF(demo), 0, 0},
+    {"demo-agents", "general", "N", "300", "agents in the demo crowd", config_set_u32, OFF(demo_agents), 0,
+     100000},
+    {"headless-ticks", "general", "N", "0",
+     "no network: run N ticks as fast as possible, print the state hash, exit (0 = serve)", config_set_u64,
+     OFF(headless_ticks), 0, 1e12},
+
+    /* ---- network */
+    {"listen", "network", "HOST:PORT", "127.0.0.1:7777",
+     "TCP address for clients (loopback unless you open it; port 0 = any free port)", config_set_hostport,
+     OFF(listen), 0, 0},
+
+    /* ---- simulation */
+    {"tick-rate", "simulation", "HZ", "30", "world steps per second", config_set_u32, OFF(tick_rate_hz), 1, 1000},
+    {"snapshot-divisor", "simulation", "N", "1",
+     "default snapshot rate = tick rate / N (a subscriber may choose its own)", config_set_u32,
+     OFF(snapshot_divisor), 1, 10000},
+    {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe",
+     config_set_u32, OFF(keyframe_interval), 1, 100000},
+    {"workers", "simulation", "N", "1", "threads that step the world (results are identical for any N)",
+     config_set_u32, OFF(workers), 1, 256},
+    {"precision", "simulation", "N", "100", "fixed-point units per world unit in snapshots", config_set_u32,
+     OFF(precision), 1, 1000000},
+    {"world-bounds", "simulation", "X0,Y0,X1,Y1", "-1000,-1000,1000,1000",
+     "positions and targets must lie inside this rectangle", set_bounds, NOOFF, -1e7, 1e7},
+
+    /* ---- agent defaults */
+    {"agent-radius", "agent", "R", "1.5", "default radius", config_set_double, OFF(agent_radius), 1e-6, 1e6},
+    {"agent-max-speed", "agent", "V", "2", "default maximum speed", config_set_double, OFF(agent_max_speed), 0,
+     1e6},
+    {"agent-pref-speed", "agent", "V", "1.5", "default cruising speed toward a target", config_set_double,
+     OFF(agent_pref_speed), 0, 1e6},
+    {"agent-neighbor-dist", "agent", "D", "15", "default neighbour search distance", config_set_double,
+     OFF(agent_neighbor_dist), 0, 1e6},
+    {"agent-max-neighbors", "agent", "N", "10", "default neighbours considered", config_set_u32,
+     OFF(agent_max_neighbors), 0, 1000},
+    {"agent-time-horizon", "agent", "T", "10", "default time horizon against agents (s)", config_set_double,
+     OFF(agent_time_horizon), 1e-6, 1e6},
+    {"agent-time-horizon-obst", "agent", "T", "10", "default time horizon against obstacles (s)",
+     config_set_double, OFF(agent_time_horizon_obst), 1e-6, 1e6},
+    {"agent-weight", "agent", "W", "0.5", "default share of avoidance an agent takes on (0..1)",
+     config_set_double, OFF(agent_weight), 0, 1},
+
+    /* ---- what a client may ask for */
+    {"max-agent-radius", "limits", "R", "50", "largest radius a client may give", config_set_double,
+     OFF(max_agent_radius), 1e-6, 1e6},
+    {"max-agent-speed", "limits", "V", "100", "largest speed or velocity a client may give", config_set_double,
+     OFF(max_agent_speed), 0, 1e6},
+    {"max-neighbor-dist", "limits", "D", "100", "largest neighbour distance a client may give",
+     config_set_double, OFF(max_neighbor_dist), 0, 1e6},
+    {"max-neighbors", "limits", "N", "64", "largest max_neighbors a client may give", config_set_u32,
+     OFF(max_neighbors), 0, 10000},
+    {"max-time-horizon", "limits", "T", "60", "largest time horizon a client may give (s)", config_set_double,
+     OFF(max_time_horizon), 1e-6, 1e6},
+
+    /* ---- access */
+    {"token", "access", "TOKEN=ROLE", NULL,
+     "grant ROLE (viewer, player, admin) to clients saying TOKEN; repeatable; INI: [tokens] TOKEN = ROLE",
+     set_token, NOOFF, 0, 0},
+    {"open-role", "access", "ROLE", "admin", "role of every client while no token is configured (open server)",
+     set_role, OFF(open_role), 0, 0},
+
+    /* ---- limits (each hit is answered with an Error or a close, and counted) */
+    {"max-frame", "limits", "BYTES", "1m", "largest message; a bigger length prefix closes the connection",
+     config_set_size, OFF(max_frame_bytes), 64, 1ull << 30},
+    {"max-connections", "limits", "N", "1000", "connections at once; more are told SERVER_FULL and closed",
+     config_set_u32, OFF(max_connections), 1, 1000000},
+    {"max-agents", "limits", "N", "100000", "agents in the world (LIMIT_AGENTS_WORLD)", config_set_u32,
+     OFF(max_agents), 1, 1048574},
+    {"max-agents-per-connection", "limits", "N", "20000", "agents one connection may own (LIMIT_AGENTS_CONNECTION)",
+     config_set_u32, OFF(max_agents_per_connection), 1, 1048574},
+    {"max-batch", "limits", "N", "5000", "items in one request (LIMIT_BATCH)", config_set_u32, OFF(max_batch), 1,
+     65535},
+    {"max-obstacles", "limits", "N", "1000", "obstacles in the world", config_set_u32, OFF(max_obstacles), 0,
+     1048574},
+    {"max-obstacle-vertices", "limits", "N", "256", "vertices in one obstacle (BAD_POLYGON)", config_set_u32,
+     OFF(max_obstacle_vertices), 2, 65535},
+    {"requests-per-second", "limits", "N", "2000", "requests per connection per second (RATE_LIMITED)",
+     config_set_double, OFF(requests_per_second), 0.001, 1e9},
+    {"request-burst", "limits", "N", "4000", "requests a connection may send at once before the rate applies",
+     config_set_u32, OFF(request_burst), 1, 1000000000},
+    {"output-soft-limit", "limits", "BYTES", "1m",
+     "queued output above which a client's snapshots are skipped (the next one sent is a keyframe)",
+     config_set_size, OFF(output_soft_limit), 1024, 1ull << 40},
+    {"output-soft-seconds", "limits", "S", "5",
+     "a client above the soft limit this long is told SLOW_CONSUMER and closed", config_set_double,
+     OFF(output_soft_seconds), 0, 3600},
+    {"output-hard-limit", "limits", "BYTES", "16m", "queued output above which a client is closed at once",
+     config_set_size, OFF(output_hard_limit), 1024, 1ull << 40},
+    {"hello-timeout", "limits", "S", "5", "seconds a new connection has to send Hello", config_set_double,
+     OFF(hello_timeout_s), 0.01, 3600},
+    {"shutdown-timeout", "limits", "S", "5", "seconds to flush clients on SIGINT/SIGTERM before exiting",
+     config_set_double, OFF(shutdown_timeout_s), 0, 600},
+};
+
+const config_option *config_options(size_t *count)
+{
+	*count = sizeof option_table / sizeof option_table[0];
+	return option_table;
+}
+
+static const config_option *find_option(const char *name)
+{
+	size_t n;
+	const config_option *opts = config_options(&n);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+static void *field(server_config *cfg, const config_option *opt) { return (char *)cfg + opt->offset; }
+
+/* ------------------------------------------------------------------ setters */
+
+static int range_error(const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "--%s: '%s' is not a number in [%g, %g]", opt->name, value, opt->min, opt->max);
+	return -1;
+}
+
+int config_set_bool(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	bool *out = field(cfg, opt);
+	if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcasecmp(value, "on") || !strcmp(value, "1"))
+		*out = true;
+	else if (!strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcasecmp(value, "off") ||
+	         !strcmp(value, "0"))
+		*out = false;
+	else {
+		snprintf(err, errlen, "--%s: '%s' is not true or false", opt->name, value);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_number(const config_option *opt, const char *value, double *out, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(value, &end);
+	if (value[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < opt->min || v > opt->max)
+		return range_error(opt, value, err, errlen);
+	*out = v;
+	return 0;
+}
+
+int config_set_u32(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	double v;
+	if (parse_number(opt, value, &v, err, errlen) != 0)
+		return -1;
+	if (v != floor(v) || v < 0 || v > UINT32_MAX)
+		return range_error(opt, value, err, errlen);
+	*(uint32_t *)field(cfg, opt) = (uint32_t)v;
+	return 0;
+}
+
+int config_set_u64(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	double v;
+	if (parse_number(opt, value, &v, err, errlen) != 0)
+		return -1;
+	if (v != floor(v) || v < 0)
+		return range_error(opt, value, err, errlen);
+	*(uint64_t *)field(cfg, opt) = (uint64_t)v;
+	return 0;
+}
+
+int config_set_double(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	double v;
+	if (parse_number(opt, value, &v, err, errlen) != 0)
+		return -1;
+	*(double *)field(cfg, opt) = v;
+	return 0;
+}
+
+int config_set_size(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(value, &end);
+	double mult = 1;
+	if (*end == 'k' || *end == 'K')
+		mult = 1024.0, end++;
+	else if (*end == 'm' || *end == 'M')
+		mult = 1024.0 * 1024.0, end++;
+	else if (*end == 'g' || *end == 'G')
+		mult = 1024.0 * 1024.0 * 1024.0, end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	v *= mult;
+	if (value[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < opt->min || v > opt->max) {
+		snprintf(err, errlen, "--%s: '%s' is not a size in [%g, %g] bytes (suffix k, m or g allowed)", opt->name,
+		         value, opt->min, opt->max);
+		return -1;
+	}
+	*(size_t *)field(cfg, opt) = (size_t)v;
+	return 0;
+}
+
+int config_parse_hostport(const char *text, config_hostport *out)
+{
+	const char *colon;
+	const char *host = text;
+	size_t host_len;
+	if (text[0] == '[') {
+		const char *close = strchr(text, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		host = text + 1;
+		host_len = (size_t)(close - host);
+		colon = close + 1;
+	} else {
+		colon = strrchr(text, ':');
+		if (!colon)
+			return -1;
+		host_len = (size_t)(colon - text);
+	}
+	if (host_len == 0 || host_len >= sizeof out->host)
+		return -1;
+	char *end;
+	errno = 0;
+	long port = strtol(colon + 1, &end, 10);
+	if (colon[1] == '\0' || *end != '\0' || errno != 0 || port < 0 || port > 65535)
+		return -1;
+	memcpy(out->host, host, host_len);
+	out->host[host_len] = '\0';
+	out->port = (uint16_t)port;
+	return 0;
+}
+
+int config_set_hostport(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	config_hostport hp;
+	if (config_parse_hostport(value, &hp) != 0) {
+		snprintf(err, errlen, "--%s: '%s' is not HOST:PORT", opt->name, value);
+		return -1;
+	}
+	*(config_hostport *)field(cfg, opt) = hp;
+	return 0;
+}
+
+static int set_log_level(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	int level = log_level_parse(value);
+	if (level < 0) {
+		snprintf(err, errlen, "--%s: '%s' is not debug, info, warn, error or off", opt->name, value);
+		return -1;
+	}
+	cfg->log_level = level;
+	return 0;
+}
+
+int config_role_parse(const char *name)
+{
+	if (!strcasecmp(name, "viewer"))
+		return crowd_v1_Role_ROLE_VIEWER;
+	if (!strcasecmp(name, "player"))
+		return crowd_v1_Role_ROLE_PLAYER;
+	if (!strcasecmp(name, "admin"))
+		return crowd_v1_Role_ROLE_ADMIN;
+	return -1;
+}
+
+const char *config_role_name(crowd_v1_Role role)
+{
+	switch (role) {
+	case crowd_v1_Role_ROLE_VIEWER:
+		return "viewer";
+	case crowd_v1_Role_ROLE_PLAYER:
+		return "player";
+	case crowd_v1_Role_ROLE_ADMIN:
+		return "admin";
+	default:
+		return "none";
+	}
+}
+
+static int set_role(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	int role = config_role_parse(value);
+	if (role < 0) {
+		snprintf(err, errlen, "--%s: '%s' is not viewer, player or admin", opt->name, value);
+		return -1;
+	}
+	*(crowd_v1_Role *)field(cfg, opt) = (crowd_v1_Role)role;
+	return 0;
+}
+
+static int add_token(server_config *cfg, const char *token, const char *role_name, char *err, size_t errlen)
+{
+	int role = config_role_parse(role_name);
+	size_t len = strlen(token);
+	if (role < 0) {
+		snprintf(err, errlen, "token: '%s' is not viewer, player or admin", role_name);
+		return -1;
+	}
+	if (len == 0 || len >= sizeof cfg->tokens[0].token) {
+		snprintf(err, errlen, "token: must be 1 to %zu characters", sizeof cfg->tokens[0].token - 1);
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->token_count; i++) {
+		if (strcmp(cfg->tokens[i].token, token) == 0) { /* a later definition wins */
+			cfg->tokens[i].role = (crowd_v1_Role)role;
+			return 0;
+		}
+	}
+	config_token *grown = realloc(cfg->tokens, (cfg->token_count + 1) * sizeof *grown);
+	if (!grown) {
+		snprintf(err, errlen, "token: out of memory");
+		return -1;
+	}
+	cfg->tokens = grown;
+	memcpy(grown[cfg->token_count].token, token, len + 1);
+	grown[cfg->token_count].role = (crowd_v1_Role)role;
+	cfg->token_count++;
+	return 0;
+}
+
+static int set_token(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	const char *eq = strrchr(value, '=');
+	if (!eq || eq == value) {
+		snprintf(err, errlen, "--%s: '%s' is not TOKEN=ROLE", opt->name, value);
+		return -1;
+	}
+	char token[128];
+	size_t len = (size_t)(eq - value);
+	if (len >= sizeof token) {
+		snprintf(err, errlen, "--%s: token too long", opt->name);
+		return -1;
+	}
+	memcpy(token, value, len);
+	token[len] = '\0';
+	return add_token(cfg, token, eq + 1, err, errlen);
+}
+
+static int set_bounds(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	double v[4];
+	char *end;
+	const char *p = value;
+	for (int i = 0; i < 4; i++) {
+		errno = 0;
+		v[i] = strtod(p, &end);
+		if (end == p || errno != 0 || !isfinite(v[i]) || v[i] < opt->min || v[i] > opt->max)
+			goto bad;
+		p = end;
+		if (i < 3) {
+			if (*p != ',')
+				goto bad;
+			p++;
+		}
+	}
+	if (*p != '\0' || v[0] >= v[2] || v[1] >= v[3])
+		goto bad;
+	cfg->world_min_x = v[0];
+	cfg->world_min_y = v[1];
+	cfg->world_max_x = v[2];
+	cfg->world_max_y = v[3];
+	return 0;
+bad:
+	snprintf(err, errlen, "--%s: '%s' is not X0,Y0,X1,Y1 with X0<X1, Y0<Y1 within %g", opt->name, value, opt->max);
+	return -1;
+}
+
+static int set_config_path(server_config *cfg, const config_option *opt, const char *value, char *err,
+                           size_t errlen)
+{
+	(void)opt;
+	if (strlen(value) >= sizeof cfg->config_path) {
+		snprintf(err, errlen, "--config: path too long");
+		return -1;
+	}
+	strcpy(cfg->config_path, value);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ whole config */
+
+void config_init(server_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	size_t n;
+	const config_option *opts = config_options(&n);
+	char err[256];
+	for (size_t i = 0; i < n; i++) {
+		if (opts[i].def && opts[i].set(cfg, &opts[i], opts[i].def, err, sizeof err) != 0) {
+			/* A default that does not parse is a bug in the table: say so loudly. */
+			fprintf(stderr, "crowd-server: bad default: %s\n", err);
+			abort();
+		}
+	}
+}
+
+void config_free(server_config *cfg)
+{
+	free(cfg->tokens);
+	cfg->tokens = NULL;
+	cfg->token_count = 0;
+}
+
+int config_set(server_config *cfg, const char *name, const char *value, char *err, size_t errlen)
+{
+	const config_option *opt = find_option(name);
+	if (!opt) {
+		snprintf(err, errlen, "unknown option '%s' (see --help)", name);
+		return -1;
+	}
+	return opt->set(cfg, opt, value, err, errlen);
+}
+
+typedef struct ini_context {
+	server_config *cfg;
+	char *err;
+	size_t errlen;
+	int failed;
+} ini_context;
+
+static int config_ini_entry(void *user, const char *section, const char *name, const char *value)
+{
+	ini_context *ctx = user;
+	if (ctx->failed)
+		return 0;
+	int rc;
+	char err[256];
+	if (strcasecmp(section, "tokens") == 0) {
+		rc = add_token(ctx->cfg, name, value, err, sizeof err);
+	} else {
+		const config_option *opt = find_option(name);
+		if (!opt || strcmp(name, "config") == 0) {
+			snprintf(err, sizeof err, "unknown key '%s'", name);
+			rc = -1;
+		} else if (section[0] != '\0' && strcasecmp(section, opt->section) != 0) {
+			snprintf(err, sizeof err, "key '%s' belongs in section [%s], not [%s]", name, opt->section, section);
+			rc = -1;
+		} else {
+			rc = opt->set(ctx->cfg, opt, value, err, sizeof err);
+		}
+	}
+	if (rc != 0) {
+		snprintf(ctx->err, ctx->errlen, "%s", err);
+		ctx->failed = 1;
+		return 0;
+	}
+	return 1;
+}
+
+int config_load_file(server_config *cfg, const char *path, char *err, size_t errlen)
+{
+	ini_context ctx = {cfg, err, errlen, 0};
+	char inner[256] = "";
+	ctx.err = inner;
+	ctx.errlen = sizeof inner;
+	int rc = ini_parse(path, config_ini_entry, &ctx);
+	if (rc == -1) {
+		snprintf(err, errlen, "%s: cannot open", path);
+		return -1;
+	}
+	if (rc == -2) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	if (rc != 0) {
+		if (ctx.failed)
+			snprintf(err, errlen, "%s:%d: %s", path, rc, inner);
+		else
+			snprintf(err, errlen, "%s:%d: syntax error", path, rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* Splits "--name=value" / "--name value"; returns the option or NULL. */
+static const config_option *flag_option(const char *arg, char *name, size_t namelen, const char **inline_value)
+{
+	if (strncmp(arg, "--", 2) != 0)
+		return NULL;
+	const char *body = arg + 2;
+	const char *eq = strchr(body, '=');
+	size_t len = eq ? (size_t)(eq - body) : strlen(body);
+	if (len >= namelen)
+		return NULL;
+	memcpy(name, body, len);
+	name[len] = '\0';
+	*inline_value = eq ? eq + 1 : NULL;
+	return find_option(name);
+}
+
+int config_parse_args(server_config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	char name[64];
+	const char *inline_value;
+	/* Pass 1: --help, --version and --config, so the file comes before every flag. */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			config_print_help(stdout, argv[0]);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("crowd-server %s (protocol crowd.v1 %u.%u)\n", CROWD_VERSION, 1u, 0u);
+			return 1;
+		}
+	}
+	for (int i = 1; i < argc; i++) {
+		const config_option *opt = flag_option(argv[i], name, sizeof name, &inline_value);
+		if (opt && strcmp(opt->name, "config") == 0) {
+			const char *value = inline_value ? inline_value : (i + 1 < argc ? argv[i + 1] : NULL);
+			if (!value) {
+				snprintf(err, errlen, "--config needs a FILE");
+				return -1;
+			}
+			if (set_config_path(cfg, opt, value, err, errlen) != 0 || config_load_file(cfg, value, err, errlen) != 0)
+				return -1;
+		}
+	}
+	/* Pass 2: every flag, in order. */
+	for (int i = 1; i < argc; i++) {
+		const config_option *opt = flag_option(argv[i], name, sizeof name, &inline_value);
+		if (!opt) {
+			snprintf(err, errlen, "unknown argument '%s' (see --help)", argv[i]);
+			return -1;
+		}
+		const char *value = inline_value;
+		if (!value) {
+			if (!opt->metavar) {
+				value = "true";
+			} else if (i + 1 < argc) {
+				value = argv[++i];
+			} else {
+				snprintf(err, errlen, "--%s needs %s", opt->name, opt->metavar);
+				return -1;
+			}
+		}
+		if (strcmp(opt->name, "config") == 0)
+			continue; /* read in pass 1 */
+		if (opt->set(cfg, opt, value, err, errlen) != 0)
+			return -1;
+	}
+	return config_validate(cfg, err, errlen);
+}
+
+int config_validate(const server_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->output_soft_limit > cfg->output_hard_limit) {
+		snprintf(err, errlen, "--output-soft-limit (%zu) must not exceed --output-hard-limit (%zu)",
+		         cfg->output_soft_limit, cfg->output_hard_limit);
+		return -1;
+	}
+	if (cfg->agent_radius > cfg->max_agent_radius || cfg->agent_max_speed > cfg->max_agent_speed ||
+	    cfg->agent_pref_speed > cfg->max_agent_speed || cfg->agent_neighbor_dist > cfg->max_neighbor_dist ||
+	    cfg->agent_max_neighbors > cfg->max_neighbors || cfg->agent_time_horizon > cfg->max_time_horizon ||
+	    cfg->agent_time_horizon_obst > cfg->max_time_horizon) {
+		snprintf(err, errlen, "an --agent-* default lies outside its --max-* limit");
+		return -1;
+	}
+	if (cfg->max_agents_per_connection > cfg->max_agents) {
+		/* Not an error: the world limit applies first. */
+	}
+	return 0;
+}
+
+crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token)
+{
+	if (cfg->token_count == 0)
+		return cfg->open_role;
+	for (size_t i = 0; i < cfg->token_count; i++)
+		if (strcmp(cfg->tokens[i].token, token) == 0)
+			return cfg->tokens[i].role;
+	return crowd_v1_Role_ROLE_UNSPECIFIED;
+}
+
+void config_print_help(FILE *out, const char *prog)
+{
+	fprintf(out,
+	        "Usage: %s [OPTIONS]\n"
+	        "\n"
+	        "crowd-server %s: an authoritative crowd simulation (ORCA) served over TCP\n"
+	        "with the crowd.v1 protobuf protocol. Every option may also be set in an INI\n"
+	        "file (--config FILE): put KEY = VALUE under the [section] shown below, e.g.\n"
+	        "  [network]\n  listen = 0.0.0.0:7777\n  [tokens]\n  s3cret = admin\n"
+	        "Flags override the file. Sizes take k, m or g suffixes.\n",
+	        prog, CROWD_VERSION);
+	size_t n;
+	const config_option *opts = config_options(&n);
+	const char *section = "";
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(opts[i].section, section) != 0) {
+			section = opts[i].section;
+			fprintf(out, "\n[%s]\n", section);
+		}
+		char left[64];
+		if (opts[i].metavar)
+			snprintf(left, sizeof left, "--%s %s", opts[i].name, opts[i].metavar);
+		else
+			snprintf(left, sizeof left, "--%s", opts[i].name);
+		fprintf(out, "  %-34s %s", left, opts[i].help);
+		if (opts[i].def && opts[i].metavar)
+			fprintf(out, " (default %s)", opts[i].def);
+		fputc('\n', out);
+	}
+	fprintf(out, "\n  %-34s %s\n  %-34s %s\n", "--help", "show this help and exit", "--version",
+	        "print the version and exit");
+}

@@ -1,0 +1,147 @@
+/* config.h — every setting of crowd-server: one table entry per option, read
+ * from an optional INI file (--config FILE, libinih) and then from flags.
+ *
+ * To add an option: add a field to server_config and one entry to the table in
+ * config.c (name, INI section, metavar, default, help, setter, offset). The
+ * default text goes through the same setter as a flag, so it is checked too. */
+#ifndef CROWD_SERVER_CONFIG_H
+#define CROWD_SERVER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "crowd.pb.h"
+
+/** A listen address: host (IPv4/IPv6 literal or name) and port (0 = any free port). */
+typedef struct config_hostport {
+	char host[256];
+	uint16_t port;
+} config_hostport;
+
+/** A token a client presents in Hello, and the role it grants. */
+typedef struct config_token {
+	char token[65];
+	crowd_v1_Role role;
+} config_token;
+
+typedef struct server_config {
+	/* network */
+	config_hostport listen;
+
+	/* simulation */
+	uint32_t tick_rate_hz;
+	uint32_t snapshot_divisor;
+	uint32_t keyframe_interval;
+	uint32_t workers;
+	uint32_t precision;
+	double world_min_x, world_min_y, world_max_x, world_max_y;
+
+	/* agent defaults (AgentSpec fields a client leaves out) */
+	double agent_radius;
+	double agent_max_speed;
+	double agent_pref_speed;
+	double agent_neighbor_dist;
+	uint32_t agent_max_neighbors;
+	double agent_time_horizon;
+	double agent_time_horizon_obst;
+	double agent_weight;
+
+	/* ranges a client's agent parameters must stay within */
+	double max_agent_radius;
+	double max_agent_speed;
+	double max_neighbor_dist;
+	uint32_t max_neighbors;
+	double max_time_horizon;
+
+	/* access */
+	config_token *tokens;
+	size_t token_count;
+	crowd_v1_Role open_role;
+
+	/* limits */
+	size_t max_frame_bytes;
+	uint32_t max_connections;
+	uint32_t max_agents;
+	uint32_t max_agents_per_connection;
+	uint32_t max_batch;
+	uint32_t max_obstacles;
+	uint32_t max_obstacle_vertices;
+	double requests_per_second;
+	uint32_t request_burst;
+	size_t output_soft_limit;
+	size_t output_hard_limit;
+	double output_soft_seconds;
+	double hello_timeout_s;
+	double shutdown_timeout_s;
+
+	/* operation */
+	int log_level;
+	bool demo;
+	uint32_t demo_agents;
+	uint64_t headless_ticks;
+
+	/* set by config_parse_args; not options themselves */
+	char config_path[1024];
+} server_config;
+
+struct config_option;
+/** Parse `value` into the field at cfg + opt->offset. Returns 0, or -1 with err filled. */
+typedef int (*config_setter)(server_config *cfg, const struct config_option *opt, const char *value, char *err,
+                             size_t errlen);
+
+typedef struct config_option {
+	const char *name;    /* flag without "--"; also the INI key */
+	const char *section; /* INI section, and the heading in --help */
+	const char *metavar; /* NULL: a switch (--demo), which also takes =true/=false */
+	const char *def;     /* default, as text; NULL: none */
+	const char *help;    /* one line */
+	config_setter set;
+	size_t offset;
+	double min, max;     /* numeric range, inclusive (setters that take numbers) */
+} config_option;
+
+/* Setters the table uses; extensions may use them too. */
+int config_set_bool(server_config *, const config_option *, const char *, char *, size_t);
+int config_set_u32(server_config *, const config_option *, const char *, char *, size_t);
+int config_set_u64(server_config *, const config_option *, const char *, char *, size_t);
+int config_set_double(server_config *, const config_option *, const char *, char *, size_t);
+int config_set_size(server_config *, const config_option *, const char *, char *, size_t);
+int config_set_hostport(server_config *, const config_option *, const char *, char *, size_t);
+
+/** Split "HOST:PORT" or "[V6]:PORT"; returns 0 or -1. */
+int config_parse_hostport(const char *text, config_hostport *out);
+
+/** Parse "viewer", "player" or "admin"; returns -1 if unknown. */
+int config_role_parse(const char *name);
+const char *config_role_name(crowd_v1_Role role);
+
+/** The option table and its length. */
+const config_option *config_options(size_t *count);
+
+/** Fill cfg with every default. */
+void config_init(server_config *cfg);
+void config_free(server_config *cfg);
+
+/** Set one option by name (no leading dashes). Returns 0 or -1 with err. */
+int config_set(server_config *cfg, const char *name, const char *value, char *err, size_t errlen);
+
+/** Read an INI file: [section] key = value, keys named as the flags; section
+ * [tokens] maps TOKEN = ROLE. Returns 0 or -1 with err. */
+int config_load_file(server_config *cfg, const char *path, char *err, size_t errlen);
+
+/** Apply argv: --config FILE is read first, then every flag overrides it.
+ * Returns 0 to run, 1 when --help or --version was printed (exit 0), -1 on error (err filled). */
+int config_parse_args(server_config *cfg, int argc, char **argv, char *err, size_t errlen);
+
+/** Cross-field checks (soft <= hard limit, bounds non-empty, ...). 0 or -1 with err. */
+int config_validate(const server_config *cfg, char *err, size_t errlen);
+
+/** Role for a Hello token: the mapped role, open_role when no tokens are
+ * configured, or ROLE_UNSPECIFIED when the token is unknown. */
+crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token);
+
+void config_print_help(FILE *out, const char *prog);
+
+#endif

@@ -1,0 +1,131 @@
+/* demo.c — the demo crowd (see demo.h): four blocks in the middle, eight
+ * waypoints on a circle around them; groups spawn at the waypoints and walk
+ * across, so they meet and avoid each other and the blocks. */
+#include "demo.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "log.h"
+
+#define DEMO_WAYPOINTS 8
+
+struct demo_crowd {
+	orca_agent_id *ids;
+	uint32_t count;
+	orca_vec2 waypoints[DEMO_WAYPOINTS];
+	uint64_t rng;
+};
+
+/* xorshift64*: small, fast, and the same on every platform. */
+static uint32_t next_random(demo_crowd *d)
+{
+	d->rng ^= d->rng >> 12;
+	d->rng ^= d->rng << 25;
+	d->rng ^= d->rng >> 27;
+	return (uint32_t)((d->rng * 2685821657736338717ull) >> 32);
+}
+
+static float random_unit(demo_crowd *d) { return (float)(next_random(d) >> 8) / (float)(1u << 24); }
+
+static orca_vec2 pick_target(demo_crowd *d, uint32_t avoid_waypoint, uint32_t *chosen)
+{
+	uint32_t w = next_random(d) % (DEMO_WAYPOINTS - 1);
+	if (w >= avoid_waypoint)
+		w++;
+	*chosen = w;
+	float jx = (random_unit(d) - 0.5f) * 12.0f, jy = (random_unit(d) - 0.5f) * 12.0f;
+	return (orca_vec2){d->waypoints[w].x + jx, d->waypoints[w].y + jy};
+}
+
+demo_crowd *demo_create(orca_world *world, const server_config *cfg)
+{
+	demo_crowd *d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	d->rng = 0x9E3779B97F4A7C15ull;
+	d->ids = calloc(cfg->demo_agents ? cfg->demo_agents : 1, sizeof *d->ids);
+	if (!d->ids) {
+		free(d);
+		return NULL;
+	}
+	/* Scale the scene with the crowd so it is neither empty nor jammed. */
+	float ring = 40.0f + 2.0f * sqrtf((float)cfg->demo_agents);
+	for (int i = 0; i < DEMO_WAYPOINTS; i++) {
+		float a = (float)i * 6.2831853f / DEMO_WAYPOINTS;
+		d->waypoints[i] = (orca_vec2){ring * cosf(a), ring * sinf(a)};
+	}
+	/* Four square blocks around the centre, counter-clockwise vertices. */
+	const float half = ring * 0.12f, off = ring * 0.3f;
+	const float centres[4][2] = {{off, off}, {-off, off}, {-off, -off}, {off, -off}};
+	for (int b = 0; b < 4; b++) {
+		float cx = centres[b][0], cy = centres[b][1];
+		orca_vec2 v[4] = {{cx - half, cy - half}, {cx + half, cy - half}, {cx + half, cy + half}, {cx - half, cy + half}};
+		orca_obstacle_id oid;
+		int rc = orca_obstacle_add(world, v, 4, &oid);
+		if (rc != ORCA_OK)
+			log_warn("demo: obstacle %d: %s", b, orca_strerror(rc));
+	}
+	orca_agent_def def = orca_default_agent_def();
+	def.radius = (float)cfg->agent_radius;
+	def.max_speed = (float)cfg->agent_max_speed;
+	def.pref_speed = (float)cfg->agent_pref_speed;
+	def.neighbor_dist = (float)cfg->agent_neighbor_dist;
+	def.max_neighbors = cfg->agent_max_neighbors;
+	def.time_horizon = (float)cfg->agent_time_horizon;
+	def.time_horizon_obst = (float)cfg->agent_time_horizon_obst;
+	def.weight = (float)cfg->agent_weight;
+	def.user_data = 0;
+	def.steer_mode = ORCA_STEER_TARGET;
+	for (uint32_t i = 0; i < cfg->demo_agents; i++) {
+		uint32_t home = i % DEMO_WAYPOINTS, chosen;
+		/* Spread each group on a small grid around its waypoint. */
+		uint32_t k = i / DEMO_WAYPOINTS;
+		float spacing = def.radius * 2.5f;
+		int side = 1 + (int)sqrtf((float)(cfg->demo_agents / DEMO_WAYPOINTS + 1));
+		float gx = ((float)(k % (uint32_t)side) - (float)side * 0.5f) * spacing;
+		float gy = ((float)(k / (uint32_t)side) - (float)side * 0.5f) * spacing;
+		orca_vec2 base = d->waypoints[home];
+		float scale = 1.0f + (float)side * spacing / ring; /* push groups outward so they do not overlap */
+		def.position = (orca_vec2){base.x * scale + gx, base.y * scale + gy};
+		def.target = pick_target(d, home, &chosen);
+		if (orca_agent_add(world, &def, &d->ids[d->count]) == ORCA_OK)
+			d->count++;
+	}
+	log_info("demo: %u agents, 4 obstacles, %d waypoints on a circle of radius %.0f", d->count, DEMO_WAYPOINTS,
+	         (double)ring);
+	return d;
+}
+
+void demo_update(demo_crowd *d, orca_world *world)
+{
+	for (uint32_t i = 0; i < d->count; i++) {
+		orca_agent_state st;
+		if (d->ids[i] == ORCA_NULL_ID)
+			continue;
+		if (orca_agent_get(world, d->ids[i], &st) != ORCA_OK) {
+			d->ids[i] = ORCA_NULL_ID; /* an admin removed it */
+			continue;
+		}
+		if (st.steer_mode != ORCA_STEER_TARGET || !st.arrived)
+			continue;
+		uint32_t nearest = 0;
+		float best = INFINITY;
+		for (uint32_t w = 0; w < DEMO_WAYPOINTS; w++) {
+			float dx = d->waypoints[w].x - st.position.x, dy = d->waypoints[w].y - st.position.y;
+			float dist = dx * dx + dy * dy;
+			if (dist < best)
+				best = dist, nearest = w;
+		}
+		uint32_t chosen;
+		orca_agent_set_target(world, d->ids[i], pick_target(d, nearest, &chosen));
+	}
+}
+
+void demo_destroy(demo_crowd *d)
+{
+	if (!d)
+		return;
+	free(d->ids);
+	free(d);
+}

@@ -1,0 +1,385 @@
+/* server.c — the server's life: world and listeners up, the fixed-rate tick
+ * (deadlines from uv_hrtime; the step on the thread pool while the loop keeps
+ * reading), command application, graceful shutdown, and the headless run. */
+#include "server.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo.h"
+#include "log.h"
+#include "tcp.h"
+
+#define SHUTDOWN_POLL_MS 50
+
+uint64_t server_now_ns(void) { return uv_hrtime(); }
+
+/* ------------------------------------------------------------------ world */
+
+static int create_world(const server_config *cfg, orca_world **out)
+{
+	orca_world_def def = orca_default_world_def();
+	def.worker_count = (int)cfg->workers;
+	def.max_agents = cfg->max_agents;
+	def.agent_capacity = cfg->max_agents < 1024 ? cfg->max_agents : 1024;
+	if (cfg->demo && cfg->demo_agents > def.agent_capacity)
+		def.agent_capacity = cfg->demo_agents;
+	return orca_world_create(&def, out);
+}
+
+int server_init(server *srv, uv_loop_t *loop, const server_config *cfg)
+{
+	memset(srv, 0, sizeof *srv);
+	srv->loop = loop;
+	srv->cfg = cfg;
+	srv->next_client_id = 1;
+	crowd_buf_init(&srv->reply_buf);
+	crowd_buf_init(&srv->snapshot_buf);
+	crowd_obstacle_set_init(&srv->obstacle_set);
+	srv->ids_scratch = malloc(sizeof *srv->ids_scratch * (cfg->max_batch + 1));
+	if (!srv->ids_scratch)
+		return -1;
+	int rc = create_world(cfg, &srv->world);
+	if (rc != ORCA_OK) {
+		log_error("cannot create the world: %s", orca_strerror(rc));
+		return -1;
+	}
+	if (cfg->demo) {
+		srv->demo = demo_create(srv->world, cfg);
+		if (!srv->demo)
+			return -1;
+	}
+	srv->status.agents = orca_world_agent_count(srv->world);
+	srv->status.obstacles = orca_world_obstacle_count(srv->world);
+	srv->status.state_hash = orca_world_state_hash(srv->world);
+	return 0;
+}
+
+int server_add_extension(server *srv, const server_extension *ext)
+{
+	if (srv->extension_count >= SERVER_MAX_EXTENSIONS)
+		return -1;
+	srv->extensions[srv->extension_count++] = *ext;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ sessions */
+
+static uint32_t session_index(const server *srv, uint32_t client_id)
+{
+	uint32_t lo = 0, hi = srv->session_count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (srv->sessions[mid]->client_id < client_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+session *server_find_session(server *srv, uint32_t client_id)
+{
+	uint32_t i = session_index(srv, client_id);
+	return (i < srv->session_count && srv->sessions[i]->client_id == client_id) ? srv->sessions[i] : NULL;
+}
+
+bool server_attach_session(server *srv, session *s)
+{
+	if (srv->session_count == srv->session_cap) {
+		uint32_t cap = srv->session_cap ? srv->session_cap * 2 : 16;
+		session **p = realloc(srv->sessions, sizeof *p * cap);
+		if (!p)
+			return false;
+		srv->sessions = p;
+		srv->session_cap = cap;
+	}
+	/* client ids only grow, so appending keeps the array sorted */
+	srv->sessions[srv->session_count++] = s;
+	return true;
+}
+
+void server_detach_session(server *srv, session *s)
+{
+	uint32_t i = session_index(srv, s->client_id);
+	if (i < srv->session_count && srv->sessions[i] == s) {
+		memmove(&srv->sessions[i], &srv->sessions[i + 1], sizeof *srv->sessions * (srv->session_count - i - 1));
+		srv->session_count--;
+	}
+}
+
+void server_enqueue(server *srv, command *c) { command_queue_push(&srv->queue, c); }
+
+/* ------------------------------------------------------------------ commands */
+
+static uint32_t owners_owned(void *user, uint32_t client_id)
+{
+	session *s = server_find_session(user, client_id);
+	return s ? s->agents_owned : 0;
+}
+
+static void owners_changed(void *user, uint32_t client_id, int64_t delta)
+{
+	session *s = server_find_session(user, client_id);
+	if (!s)
+		return;
+	int64_t n = (int64_t)s->agents_owned + delta;
+	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
+}
+
+static void apply_commands(server *srv)
+{
+	command_owners owners = {owners_owned, owners_changed, srv};
+	command *c = command_queue_take(&srv->queue);
+	while (c) {
+		command *next = c->next;
+		command_result r;
+		command_apply(srv->world, srv->cfg, c, &owners, srv->ids_scratch, &r);
+		srv->metrics.commands_applied++;
+		if (c->kind == COMMAND_CLIENT) {
+			session *s = server_find_session(srv, c->client_id);
+			if (s && !s->closing) {
+				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
+					session_send_ack(s, c->msg.request_id, r.ids, r.id_count);
+				else
+					session_send_error(s, c->msg.request_id, r.error.code, r.error.index, r.error.message);
+			}
+		}
+		command_free(c);
+		c = next;
+	}
+}
+
+/* ------------------------------------------------------------------ tick */
+
+static void schedule_next_tick(server *srv);
+
+static void step_work(uv_work_t *req)
+{
+	server *srv = req->data;
+	uint64_t t0 = uv_hrtime();
+	srv->step_status = orca_world_step(srv->world, 1.0f / (float)srv->cfg->tick_rate_hz);
+	srv->step_seconds = (double)(uv_hrtime() - t0) * 1e-9;
+	srv->step_hash = orca_world_state_hash(srv->world);
+	srv->table_ok = srv->build_table ? world_table_build(&srv->table, srv->world, (float)srv->cfg->precision) : false;
+}
+
+static void step_done(uv_work_t *req, int status)
+{
+	server *srv = req->data;
+	srv->step_running = false;
+	if (status != 0 || srv->step_status != ORCA_OK)
+		log_error("tick %" PRIu64 ": step failed: %s", srv->status.tick,
+		          status != 0 ? uv_strerror(status) : orca_strerror(srv->step_status));
+	srv->status.tick = orca_world_step_count(srv->world);
+	srv->status.state_hash = srv->step_hash;
+	srv->status.agents = orca_world_agent_count(srv->world);
+	srv->status.obstacles = orca_world_obstacle_count(srv->world);
+	srv->metrics.ticks++;
+	srv->metrics.step_seconds_sum += srv->step_seconds;
+	srv->metrics.agents = srv->status.agents;
+	srv->metrics.obstacles = srv->status.obstacles;
+	if (srv->table_ok && !srv->stopping)
+		snapshots_send(srv);
+	metrics_observe_tick(&srv->metrics, (double)(uv_hrtime() - srv->tick_started_ns) * 1e-9);
+	if (!srv->stopping)
+		schedule_next_tick(srv);
+}
+
+static void on_tick(uv_timer_t *timer)
+{
+	server *srv = timer->data;
+	if (srv->step_running || srv->stopping)
+		return;
+	uint64_t now = uv_hrtime();
+	srv->tick_started_ns = now;
+	/* Iterate backwards: a check may close a session (it is freed later, in a close callback). */
+	for (uint32_t i = srv->session_count; i-- > 0;)
+		session_check_timers(srv->sessions[i], now);
+	apply_commands(srv);
+	if (srv->demo)
+		demo_update(srv->demo, srv->world);
+	srv->build_table = false;
+	for (uint32_t i = 0; i < srv->session_count; i++)
+		if (srv->sessions[i]->subscribed) {
+			srv->build_table = true;
+			break;
+		}
+	srv->step_running = true;
+	srv->step_work.data = srv;
+	int rc = uv_queue_work(srv->loop, &srv->step_work, step_work, step_done);
+	if (rc != 0) {
+		/* Should not happen; step on the loop thread rather than stop the world. */
+		log_error("uv_queue_work: %s; stepping on the loop thread", uv_strerror(rc));
+		step_work(&srv->step_work);
+		step_done(&srv->step_work, 0);
+	}
+}
+
+static void schedule_next_tick(server *srv)
+{
+	srv->next_deadline_ns += srv->period_ns;
+	uint64_t now = uv_hrtime();
+	if (now > srv->next_deadline_ns) {
+		/* Late: count it and skip to the next period still ahead, never catch up in a burst. */
+		uint64_t missed = (now - srv->next_deadline_ns) / srv->period_ns + 1;
+		srv->metrics.ticks_overrun++;
+		srv->metrics.tick_periods_skipped += missed - 1;
+		srv->next_deadline_ns += missed * srv->period_ns;
+		if (srv->metrics.ticks_overrun == 1 || srv->metrics.ticks_overrun % 100 == 0)
+			log_warn("tick %" PRIu64 " overran its period (%" PRIu64 " overruns so far)", srv->status.tick,
+			         srv->metrics.ticks_overrun);
+	}
+	uint64_t wait_ns = srv->next_deadline_ns - now;
+	uv_update_time(srv->loop);
+	uv_timer_start(&srv->tick_timer, on_tick, (wait_ns + 999999) / 1000000, 0);
+}
+
+/* ------------------------------------------------------------------ start / stop */
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+	server *srv = h->data;
+	log_info("signal %d (%s)", signum, signum == SIGINT ? "SIGINT" : signum == SIGTERM ? "SIGTERM" : "?");
+	server_shutdown(srv);
+}
+
+int server_start(server *srv)
+{
+	const server_config *cfg = srv->cfg;
+	int rc = tcp_listener_start(srv, &cfg->listen, &srv->tcp);
+	if (rc != 0) {
+		log_error("cannot listen on %s:%u: %s", cfg->listen.host, cfg->listen.port, uv_strerror(rc));
+		return rc;
+	}
+	uv_signal_init(srv->loop, &srv->sigint);
+	uv_signal_init(srv->loop, &srv->sigterm);
+	uv_timer_init(srv->loop, &srv->tick_timer);
+	uv_timer_init(srv->loop, &srv->shutdown_timer);
+	srv->sigint.data = srv->sigterm.data = srv->tick_timer.data = srv->shutdown_timer.data = srv;
+	srv->started = true;
+	for (int i = 0; i < srv->extension_count; i++) {
+		server_extension *e = &srv->extensions[i];
+		if (e->start && e->start(srv, e->state) != 0) {
+			log_error("extension %s failed to start", e->name);
+			return -1;
+		}
+	}
+	uv_signal_start(&srv->sigint, on_signal, SIGINT);
+	uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+	if (cfg->token_count == 0)
+		log_warn("running open: no tokens configured, every client gets role %s",
+		         config_role_name(cfg->open_role));
+	else
+		log_info("%zu token(s) configured; unknown tokens are refused", cfg->token_count);
+	log_info("tick %u Hz, snapshots every %u tick(s), %u worker(s), precision %u, %u agents, %u obstacles",
+	         cfg->tick_rate_hz, cfg->snapshot_divisor, cfg->workers, cfg->precision, srv->status.agents,
+	         srv->status.obstacles);
+	srv->status.ready = true;
+	srv->period_ns = 1000000000ull / cfg->tick_rate_hz;
+	srv->next_deadline_ns = uv_hrtime();
+	schedule_next_tick(srv);
+	return 0;
+}
+
+static void finish_shutdown(server *srv)
+{
+	if (srv->stopping)
+		return;
+	srv->stopping = true;
+	for (uint32_t i = srv->session_count; i-- > 0;)
+		session_close(srv->sessions[i], DISCONNECT_SHUTDOWN, false);
+	uv_timer_stop(&srv->tick_timer);
+	uv_close((uv_handle_t *)&srv->tick_timer, NULL);
+	uv_close((uv_handle_t *)&srv->shutdown_timer, NULL);
+	uv_close((uv_handle_t *)&srv->sigint, NULL);
+	uv_close((uv_handle_t *)&srv->sigterm, NULL);
+	for (int i = 0; i < srv->extension_count; i++)
+		if (srv->extensions[i].stop)
+			srv->extensions[i].stop(srv, srv->extensions[i].state);
+	log_info("stopped after %" PRIu64 " ticks", srv->status.tick);
+}
+
+static void on_shutdown_poll(uv_timer_t *t)
+{
+	server *srv = t->data;
+	if (srv->session_count == 0 || uv_now(srv->loop) >= srv->shutdown_deadline_ms)
+		finish_shutdown(srv);
+}
+
+void server_shutdown(server *srv)
+{
+	if (!srv->started)
+		return;
+	if (srv->status.shutting_down) {
+		log_warn("second stop request: closing every connection now");
+		finish_shutdown(srv);
+		return;
+	}
+	srv->status.shutting_down = true;
+	log_info("shutting down: telling %u client(s), flushing for at most %g s", srv->session_count,
+	         srv->cfg->shutdown_timeout_s);
+	tcp_listener_stop(srv->tcp);
+	srv->tcp = NULL;
+	for (int i = 0; i < srv->extension_count; i++)
+		if (srv->extensions[i].drain)
+			srv->extensions[i].drain(srv, srv->extensions[i].state);
+	for (uint32_t i = srv->session_count; i-- > 0;) {
+		session *s = srv->sessions[i];
+		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_SHUTTING_DOWN, 0, "the server is shutting down");
+		session_close(s, DISCONNECT_SHUTDOWN, true);
+	}
+	srv->shutdown_deadline_ms = uv_now(srv->loop) + (uint64_t)(srv->cfg->shutdown_timeout_s * 1000.0);
+	uv_timer_start(&srv->shutdown_timer, on_shutdown_poll, 0, SHUTDOWN_POLL_MS);
+}
+
+void server_destroy(server *srv)
+{
+	command_queue_clear(&srv->queue);
+	free(srv->sessions);
+	free(srv->ids_scratch);
+	demo_destroy(srv->demo);
+	orca_world_destroy(srv->world);
+	world_table_free(&srv->table);
+	free(srv->view_scratch);
+	free(srv->query_scratch);
+	crowd_obstacle_set_free(&srv->obstacle_set);
+	crowd_buf_free(&srv->reply_buf);
+	crowd_buf_free(&srv->snapshot_buf);
+	memset(srv, 0, sizeof *srv);
+}
+
+/* ------------------------------------------------------------------ headless */
+
+int server_run_headless(const server_config *cfg)
+{
+	orca_world *world;
+	int rc = create_world(cfg, &world);
+	if (rc != ORCA_OK) {
+		log_error("cannot create the world: %s", orca_strerror(rc));
+		return 1;
+	}
+	demo_crowd *demo = cfg->demo ? demo_create(world, cfg) : NULL;
+	float dt = 1.0f / (float)cfg->tick_rate_hz;
+	uint64_t t0 = uv_hrtime();
+	for (uint64_t i = 0; i < cfg->headless_ticks; i++) {
+		if (demo)
+			demo_update(demo, world);
+		rc = orca_world_step(world, dt);
+		if (rc != ORCA_OK) {
+			log_error("tick %" PRIu64 ": step failed: %s", i, orca_strerror(rc));
+			break;
+		}
+	}
+	double seconds = (double)(uv_hrtime() - t0) * 1e-9;
+	printf("ticks %" PRIu64 " agents %u workers %u state_hash 0x%016" PRIx64 "\n", orca_world_step_count(world),
+	       orca_world_agent_count(world), cfg->workers, orca_world_state_hash(world));
+	fflush(stdout);
+	log_info("headless: %" PRIu64 " ticks in %.3f s", cfg->headless_ticks, seconds);
+	demo_destroy(demo);
+	orca_world_destroy(world);
+	return rc == ORCA_OK ? 0 : 1;
+}

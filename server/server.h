@@ -1,0 +1,159 @@
+/* server.h — the crowd server: one libuv loop that owns the world, the
+ * sessions, the command queue, the tick and the snapshots. Transports (tcp.c,
+ * and the WebSocket side) feed sessions; extensions (HTTP, Agones) hook into
+ * start-up and shutdown through server_extension.
+ *
+ * Threading: everything here belongs to the loop thread. While a step runs on
+ * the thread pool (srv->step_running) the world must not be touched; read the
+ * `status` fields instead, which the loop thread updates after every tick. */
+#ifndef CROWD_SERVER_SERVER_H
+#define CROWD_SERVER_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include <crowd/wire.h>
+#include <orca/orca.h>
+
+#include "commands.h"
+#include "config.h"
+#include "metrics.h"
+#include "session.h"
+
+#ifndef CROWD_VERSION
+#define CROWD_VERSION "0.0.0"
+#endif
+
+/** A piece of the server living on the same loop (HTTP/metrics, Agones...).
+ * Register with server_add_extension before server_start. */
+typedef struct server_extension {
+	const char *name;
+	void *state;
+	/** Called by server_start once the TCP listener is bound. Return 0, or -1 to abort start-up. */
+	int (*start)(server *srv, void *state);
+	/** Shutdown began: stop accepting; clients are being told. May be NULL. */
+	void (*drain)(server *srv, void *state);
+	/** The server is closing its last handles: close yours (free in their close callbacks). May be NULL. */
+	void (*stop)(server *srv, void *state);
+} server_extension;
+
+#define SERVER_MAX_EXTENSIONS 8
+
+/** What anyone on the loop thread may read at any time (healthz, logs). */
+typedef struct server_status {
+	uint64_t tick;            /* ticks completed */
+	uint64_t state_hash;      /* after the last tick */
+	uint32_t agents;
+	uint32_t obstacles;
+	uint32_t connections;     /* open sessions, any transport */
+	bool ready;               /* listeners are up */
+	bool shutting_down;
+} server_status;
+
+/** The agents of the world after a step, quantized, ascending id (for snapshots). */
+typedef struct world_table {
+	crowd_agent_q *agents;
+	uint32_t count, cap;
+	orca_agent_id *ids; /* scratch */
+	uint32_t ids_cap;
+} world_table;
+
+struct tcp_listener;
+struct demo_crowd;
+
+struct server {
+	uv_loop_t *loop;
+	const server_config *cfg;
+	orca_world *world;
+	server_metrics metrics;
+	server_status status;
+
+	/* sessions, ascending client_id (ids only grow, so appending keeps the order) */
+	session **sessions;
+	uint32_t session_count, session_cap;
+	uint32_t next_client_id;
+
+	command_queue queue;
+	uint32_t *ids_scratch;
+
+	/* tick */
+	uv_timer_t tick_timer;
+	uv_work_t step_work;
+	bool step_running;
+	int step_status;
+	uint64_t period_ns;
+	uint64_t next_deadline_ns;
+	uint64_t tick_started_ns;
+	double step_seconds;
+	uint64_t step_hash;       /* computed on the worker after the step */
+	bool table_ok;
+	bool build_table;         /* the step also builds `table` (someone subscribed) */
+
+	/* snapshots */
+	world_table table;
+	crowd_agent_q *view_scratch;
+	uint32_t view_scratch_cap;
+	orca_agent_id *query_scratch;
+	uint32_t query_scratch_cap;
+	crowd_obstacle_set obstacle_set;
+	uint32_t obstacle_set_version;
+	bool obstacle_set_valid;
+	crowd_buf reply_buf;      /* session_send encodes here */
+	crowd_buf snapshot_buf;   /* snapshots_send encodes here */
+
+	/* start / stop */
+	struct tcp_listener *tcp;
+	uv_signal_t sigint, sigterm;
+	uv_timer_t shutdown_timer;
+	uint64_t shutdown_deadline_ms; /* uv_now() time */
+	bool started;
+	bool stopping;            /* handles are being closed */
+	server_extension extensions[SERVER_MAX_EXTENSIONS];
+	int extension_count;
+
+	struct demo_crowd *demo;
+};
+
+/** Create the world (and the demo crowd if configured). cfg must outlive the server. */
+int server_init(server *srv, uv_loop_t *loop, const server_config *cfg);
+
+/** Register an extension (before server_start). Returns 0 or -1 when full. */
+int server_add_extension(server *srv, const server_extension *ext);
+
+/** Bind the TCP listener (prints "listening tcp HOST:PORT" on stdout), start
+ * extensions, signals and the tick. Returns 0 or a negative libuv error. */
+int server_start(server *srv);
+
+/** Begin a graceful shutdown (what SIGINT/SIGTERM do): stop accepting, send
+ * Error{SHUTTING_DOWN} to every client, flush for at most shutdown-timeout,
+ * then close every handle so uv_run returns. */
+void server_shutdown(server *srv);
+
+/** Free everything (after uv_run returned). */
+void server_destroy(server *srv);
+
+/** No network: run cfg->headless_ticks ticks back to back (demo crowd if
+ * configured) and print "ticks N agents A state_hash 0x..." on stdout. */
+int server_run_headless(const server_config *cfg);
+
+/* ---- used by sessions and transports */
+
+/** Find an open session by client id; NULL if gone. */
+session *server_find_session(server *srv, uint32_t client_id);
+/** Add / remove a session (session.c calls these). */
+bool server_attach_session(server *srv, session *s);
+void server_detach_session(server *srv, session *s);
+/** Queue a command for the next tick (takes ownership). */
+void server_enqueue(server *srv, command *c);
+/** Log "running open" and role decisions once at start. */
+uint64_t server_now_ns(void);
+
+/* ---- snapshots.c */
+bool world_table_build(world_table *t, const orca_world *world, float precision);
+void world_table_free(world_table *t);
+/** Send every due snapshot after a tick. */
+void snapshots_send(server *srv);
+
+#endif

@@ -1,0 +1,215 @@
+/* snapshots.c — after each tick, every subscriber that is due gets the agents
+ * in its area, quantized and delta-coded against what it was sent last; a
+ * subscriber whose output is above the soft limit skips (its next snapshot is
+ * a keyframe). The world's agents are quantized once per tick (world_table). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "server.h"
+
+static int compare_agent_id(const void *a, const void *b)
+{
+	uint32_t x = ((const crowd_agent_q *)a)->id, y = ((const crowd_agent_q *)b)->id;
+	return (x > y) - (x < y);
+}
+
+static bool grow(void **ptr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	uint32_t n = *cap ? *cap : 256;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*ptr, (size_t)n * elem);
+	if (!p)
+		return false;
+	*ptr = p;
+	*cap = n;
+	return true;
+}
+
+bool world_table_build(world_table *t, const orca_world *world, float precision)
+{
+	uint32_t n = orca_world_agent_count(world);
+	if (!grow((void **)&t->ids, &t->ids_cap, n + 1, sizeof *t->ids) ||
+	    !grow((void **)&t->agents, &t->cap, n + 1, sizeof *t->agents)) {
+		t->count = 0;
+		return false;
+	}
+	n = orca_world_agent_ids(world, t->ids, t->ids_cap);
+	if (n > t->ids_cap)
+		n = t->ids_cap;
+	bool sorted = true;
+	uint32_t count = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		orca_agent_state st;
+		if (orca_agent_get(world, t->ids[i], &st) != ORCA_OK)
+			continue;
+		crowd_agent_q *q = &t->agents[count];
+		q->id = st.id;
+		q->x = crowd_quantize(st.position.x, precision);
+		q->y = crowd_quantize(st.position.y, precision);
+		q->vx = crowd_quantize(st.velocity.x, precision);
+		q->vy = crowd_quantize(st.velocity.y, precision);
+		int32_t r = crowd_quantize(st.radius, precision);
+		q->radius = r > 0 ? (uint32_t)r : 0;
+		q->owner = st.user_data;
+		if (count > 0 && t->agents[count - 1].id > q->id)
+			sorted = false;
+		count++;
+	}
+	/* Slot order is id order until a slot is reused with a newer generation. */
+	if (!sorted)
+		qsort(t->agents, count, sizeof *t->agents, compare_agent_id);
+	t->count = count;
+	return true;
+}
+
+void world_table_free(world_table *t)
+{
+	free(t->agents);
+	free(t->ids);
+	memset(t, 0, sizeof *t);
+}
+
+static const crowd_agent_q *table_find(const world_table *t, uint32_t id)
+{
+	uint32_t lo = 0, hi = t->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->agents[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo < t->count && t->agents[lo].id == id) ? &t->agents[lo] : NULL;
+}
+
+/* The whole obstacle set, rebuilt when the world's obstacle version moves. */
+static const crowd_obstacle_set *current_obstacles(server *srv)
+{
+	uint32_t version = orca_world_obstacle_version(srv->world);
+	if (srv->obstacle_set_valid && srv->obstacle_set_version == version)
+		return &srv->obstacle_set;
+	crowd_obstacle_set_clear(&srv->obstacle_set);
+	uint32_t n = orca_world_obstacle_count(srv->world);
+	orca_obstacle_id *ids = malloc(sizeof *ids * (n + 1));
+	if (!ids)
+		return NULL;
+	n = orca_world_obstacle_ids(srv->world, ids, n + 1);
+	orca_vec2 *v = NULL;
+	float *xs = NULL, *ys = NULL;
+	uint32_t vcap = 0;
+	bool ok = true;
+	for (uint32_t i = 0; i < n && ok; i++) {
+		uint32_t count = 0;
+		if (orca_obstacle_get(srv->world, ids[i], v, vcap, &count) != ORCA_OK)
+			continue;
+		if (count > vcap) {
+			free(v), free(xs), free(ys);
+			vcap = count;
+			v = malloc(sizeof *v * vcap);
+			xs = malloc(sizeof *xs * vcap);
+			ys = malloc(sizeof *ys * vcap);
+			if (!v || !xs || !ys || orca_obstacle_get(srv->world, ids[i], v, vcap, &count) != ORCA_OK) {
+				ok = false;
+				break;
+			}
+		}
+		for (uint32_t k = 0; k < count; k++) {
+			xs[k] = v[k].x;
+			ys[k] = v[k].y;
+		}
+		ok = crowd_obstacle_set_add(&srv->obstacle_set, ids[i], xs, ys, count);
+	}
+	free(v), free(xs), free(ys), free(ids);
+	if (!ok) {
+		log_error("snapshots: out of memory building the obstacle set");
+		return NULL;
+	}
+	srv->obstacle_set_version = version;
+	srv->obstacle_set_valid = true;
+	return &srv->obstacle_set;
+}
+
+/* The agents in a session's area, from the table (ascending id). */
+static const crowd_agent_q *select_view(server *srv, const session *s, uint32_t *count)
+{
+	const world_table *t = &srv->table;
+	if (!s->has_area) {
+		*count = t->count;
+		return t->agents;
+	}
+	uint32_t n = orca_query_rect(srv->world, s->area_min, s->area_max, srv->query_scratch, srv->query_scratch_cap);
+	if (n > srv->query_scratch_cap) {
+		if (!grow((void **)&srv->query_scratch, &srv->query_scratch_cap, n, sizeof *srv->query_scratch))
+			return NULL;
+		n = orca_query_rect(srv->world, s->area_min, s->area_max, srv->query_scratch, srv->query_scratch_cap);
+		if (n > srv->query_scratch_cap)
+			n = srv->query_scratch_cap;
+	}
+	if (!grow((void **)&srv->view_scratch, &srv->view_scratch_cap, n + 1, sizeof *srv->view_scratch))
+		return NULL;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const crowd_agent_q *q = table_find(t, srv->query_scratch[i]);
+		if (q)
+			srv->view_scratch[k++] = *q;
+	}
+	*count = k;
+	return srv->view_scratch;
+}
+
+void snapshots_send(server *srv)
+{
+	uint64_t tick = srv->status.tick;
+	for (uint32_t i = 0; i < srv->session_count; i++) {
+		session *s = srv->sessions[i];
+		if (!s->subscribed || s->closing)
+			continue;
+		if ((tick - s->subscribed_tick) % s->divisor != 0)
+			continue;
+		if (session_pending_output(s) > srv->cfg->output_soft_limit) {
+			/* The newest wins: drop this one, resend everything next time. */
+			srv->metrics.snapshots_skipped++;
+			s->need_keyframe = true;
+			continue;
+		}
+		uint32_t n = 0;
+		const crowd_agent_q *agents = select_view(srv, s, &n);
+		if (!agents) {
+			log_error("client %u: out of memory selecting its snapshot", s->client_id);
+			continue;
+		}
+		bool keyframe = s->need_keyframe || s->snapshots_since_keyframe + 1 >= srv->cfg->keyframe_interval;
+		uint32_t obstacle_version = orca_world_obstacle_version(srv->world);
+		const crowd_obstacle_set *obstacles = NULL;
+		if (!s->obstacles_sent || s->obstacle_version_sent != obstacle_version) {
+			obstacles = current_obstacles(srv);
+			if (!obstacles)
+				continue;
+		}
+		crowd_snapshot_header h = {.tick = tick,
+		                           .state_hash = srv->status.state_hash,
+		                           .world_agent_count = srv->status.agents,
+		                           .keyframe = keyframe};
+		srv->snapshot_buf.len = 0;
+		if (!crowd_snapshot_encode(&h, agents, n, &s->baseline, obstacles, s->ops->length_prefixed,
+		                           &srv->snapshot_buf)) {
+			log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, n);
+			s->need_keyframe = true;
+			continue;
+		}
+		s->need_keyframe = false;
+		s->snapshots_since_keyframe = keyframe ? 0 : s->snapshots_since_keyframe + 1;
+		if (obstacles) {
+			s->obstacles_sent = true;
+			s->obstacle_version_sent = obstacle_version;
+		}
+		srv->metrics.snapshots_sent++;
+		srv->metrics.keyframes_sent += keyframe;
+		srv->metrics.snapshot_bytes += srv->snapshot_buf.len;
+		session_send_encoded(s, srv->snapshot_buf.data, srv->snapshot_buf.len);
+	}
+}

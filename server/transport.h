@@ -1,0 +1,43 @@
+/* transport.h — how the session layer talks to a connection, whatever its
+ * framing. TCP (tcp.c) frames messages with a varint length prefix; WebSocket
+ * sends each message as one binary message. Both hand whole messages to
+ * session_on_message() and take whole encoded messages through these ops.
+ *
+ * For a new transport (e.g. WebSocket):
+ *   - on accept:   s = session_open(srv, &my_ops, my_conn, "1.2.3.4:5678");
+ *                  NULL means refused: the session layer already queued an Error
+ *                  and called my_ops.close(my_conn, true); do not call it again.
+ *   - per message: session_on_message(s, data, len) (data is a bare protobuf message)
+ *   - framing errors the transport detects itself:
+ *                  session_on_transport_error(s, code, reason, "text")
+ *                  (queues Error{code} and asks to close)
+ *   - when the connection is really gone (in the handle's close callback, never
+ *     inside an ops call): session_on_closed(s, reason). After that the session
+ *     is freed and calls no op again. */
+#ifndef CROWD_SERVER_TRANSPORT_H
+#define CROWD_SERVER_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "metrics.h"
+
+typedef struct transport_ops {
+	transport_kind kind;
+	/** true: send() receives each message already preceded by its varint length
+	 * (the TCP stream format); false: bare messages (WebSocket). */
+	bool length_prefixed;
+	/** Queue one whole encoded message (copy it; the buffer is reused). Returns 0,
+	 * or -1 if the connection is already broken (the transport closes it). */
+	int (*send)(void *conn, const uint8_t *data, size_t len);
+	/** Bytes accepted by send() and not yet handed to the kernel: the output
+	 * buffer the soft and hard limits apply to. */
+	size_t (*pending_bytes)(void *conn);
+	/** Close. flush: write what is queued first, giving up after a bounded time;
+	 * !flush: drop it and close now. May be called again with !flush to cut a
+	 * flushing close short. Eventually leads to session_on_closed(). */
+	void (*close)(void *conn, bool flush);
+} transport_ops;
+
+#endif
