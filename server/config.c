@@ -42,6 +42,9 @@ static const config_option option_table[] = {
     {"listen", "network", "HOST:PORT", "127.0.0.1:7777",
      "TCP address for clients (loopback unless you open it; port 0 = any free port)", config_set_hostport,
      OFF(listen), 0, 0},
+    {"http", "network", "HOST:PORT", "127.0.0.1:8080",
+     "HTTP address: the viewer at /, /healthz, /metrics, WebSocket clients at /ws (port 0 = any free port)",
+     config_set_hostport, OFF(http), 0, 0},
 
     /* ---- simulation */
     {"tick-rate", "simulation", "HZ", "30", "world steps per second", config_set_u32, OFF(tick_rate_hz), 1, 1000},

@@ -29,6 +29,7 @@ typedef struct config_token {
 typedef struct server_config {
 	/* network */
 	config_hostport listen;
+	config_hostport http; /* HTTP: viewer, /healthz, /metrics, WebSocket clients at /ws */
 
 	/* simulation */
 	uint32_t tick_rate_hz;

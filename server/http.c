@@ -92,6 +92,7 @@ typedef struct write_req {
 
 static void conn_close(crowd_http_ws *c);
 static void conn_close_soon(crowd_http_ws *c);
+static void conn_set_reason(crowd_http_ws *c, crowd_http_close_reason reason);
 static void http_maybe_done(crowd_http *h);
 
 void crowd_http_default_config(crowd_http_config *cfg)
@@ -311,10 +312,11 @@ static void serve_health(crowd_http_ws *c, bool head_only)
 	crowd_http_health hh = {0};
 	if (c->server->hooks.health)
 		c->server->hooks.health(c->server->hooks.user, &hh);
-	char body[160];
-	int n = snprintf(body, sizeof body, "{\"status\":\"ok\",\"tick\":%" PRIu64 ",\"agents\":%" PRIu64
-	                 ",\"connections\":%" PRIu64 "}\n", hh.tick, hh.agents, hh.connections);
-	respond(c, 200, "application/json", NULL, body, (size_t)n, head_only);
+	char body[192];
+	int n = snprintf(body, sizeof body,
+	                 "{\"status\":\"%s\",\"tick\":%" PRIu64 ",\"agents\":%" PRIu64 ",\"connections\":%" PRIu64 "}\n",
+	                 hh.shutting_down ? "shutting_down" : "ok", hh.tick, hh.agents, hh.connections);
+	respond(c, hh.shutting_down ? 503 : 200, "application/json", NULL, body, (size_t)n, head_only);
 }
 
 static void serve_metrics(crowd_http_ws *c, bool head_only)

@@ -29,11 +29,12 @@ typedef struct crowd_http_config {
 /** Fill a config with the defaults above (web_root and proto_path NULL). */
 void crowd_http_default_config(crowd_http_config *cfg);
 
-/** What /healthz reports. */
+/** What /healthz reports (503 instead of 200 while shutting down). */
 typedef struct crowd_http_health {
 	uint64_t tick;
 	uint64_t agents;
 	uint64_t connections;
+	bool shutting_down;
 } crowd_http_health;
 
 /** Why a WebSocket connection ended (for the session layer's disconnect counts). */

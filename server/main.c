@@ -6,6 +6,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "http_ext.h"
 #include "log.h"
 #include "server.h"
 
@@ -45,6 +46,8 @@ int main(int argc, char **argv)
 
 	/* Extensions on the same loop (HTTP/metrics, Agones) register here, before server_start:
 	 *     server_add_extension(&srv, &(server_extension){...}); */
+	if (http_ext_register(&srv, NULL) != 0)
+		log_warn("HTTP extension not registered");
 
 	if (server_start(&srv) != 0) {
 		exit_code = 1;

@@ -484,7 +484,7 @@
 
   function spawnGroup(x0, y0, x1, y1) {
     if (!canCommand()) return;
-    var r = 0.5, spacing = 2.5 * r;
+    var spacing = 4; // world units: room for the default radius (1.5) and some slack
     var minX = Math.min(x0, x1), maxX = Math.max(x0, x1), minY = Math.min(y0, y1), maxY = Math.max(y0, y1);
     var cols = Math.max(1, Math.floor((maxX - minX) / spacing) + 1);
     var rows = Math.max(1, Math.floor((maxY - minY) / spacing) + 1);

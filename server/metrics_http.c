@@ -1,0 +1,179 @@
+/* metrics_http.c — Prometheus text format 0.0.4 for GET /metrics: every metric
+ * named crowd_*, each family with HELP and TYPE, counters ending in _total, the
+ * tick duration as a cumulative histogram in seconds. */
+#include "metrics_http.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct text {
+	char *data;
+	size_t len, cap;
+	bool failed;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...)
+{
+	if (t->failed)
+		return;
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = true;
+			return;
+		}
+		if ((size_t)n < t->cap - t->len) {
+			t->len += (size_t)n;
+			return;
+		}
+		size_t cap = t->cap * 2 + (size_t)n + 1;
+		char *p = realloc(t->data, cap);
+		if (!p) {
+			t->failed = true;
+			return;
+		}
+		t->data = p;
+		t->cap = cap;
+	}
+}
+
+static void family(text *t, const char *name, const char *type, const char *help)
+{
+	put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void scalar_u(text *t, const char *name, const char *type, const char *help, uint64_t v)
+{
+	family(t, name, type, help);
+	put(t, "%s %" PRIu64 "\n", name, v);
+}
+
+static void scalar_d(text *t, const char *name, const char *type, const char *help, double v)
+{
+	family(t, name, type, help);
+	put(t, "%s %.9g\n", name, v);
+}
+
+/* One counter family labelled by transport. */
+static void by_transport(text *t, const char *name, const char *help, const uint64_t v[TRANSPORT_COUNT])
+{
+	family(t, name, "counter", help);
+	for (int k = 0; k < TRANSPORT_COUNT; k++)
+		put(t, "%s{transport=\"%s\"} %" PRIu64 "\n", name, metrics_transport_name((transport_kind)k), v[k]);
+}
+
+static void tick_histogram(text *t, const server_metrics *m)
+{
+	const char *name = "crowd_tick_duration_seconds";
+	family(t, name, "histogram", "Wall time of a whole tick: apply commands, step, send snapshots.");
+	uint64_t cumulative = 0;
+	for (int i = 0; i < METRICS_TICK_BUCKETS; i++) {
+		cumulative += m->tick_duration_buckets[i];
+		put(t, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", name, metrics_tick_bucket_bounds[i], cumulative);
+	}
+	cumulative += m->tick_duration_buckets[METRICS_TICK_BUCKETS];
+	put(t, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, cumulative);
+	put(t, "%s_sum %.9g\n", name, m->tick_duration_sum_seconds);
+	put(t, "%s_count %" PRIu64 "\n", name, cumulative);
+}
+
+char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats *http, const metrics_extra *extra,
+                                size_t *len)
+{
+	text t = {.cap = 16384};
+	t.data = malloc(t.cap);
+	if (!t.data)
+		return NULL;
+	t.data[0] = '\0';
+
+	/* tick */
+	tick_histogram(&t, m);
+	scalar_u(&t, "crowd_ticks_total", "counter", "World steps completed.", m->ticks);
+	scalar_u(&t, "crowd_ticks_overrun_total", "counter", "Ticks that ended after the next one was due.",
+	         m->ticks_overrun);
+	scalar_u(&t, "crowd_tick_periods_skipped_total", "counter",
+	         "Tick periods dropped from the schedule after overruns (the schedule skips ahead).",
+	         m->tick_periods_skipped);
+	scalar_d(&t, "crowd_step_seconds_total", "counter", "Time spent in the ORCA step.", m->step_seconds_sum);
+	if (extra) {
+		scalar_u(&t, "crowd_tick", "gauge", "The world's current tick number.", extra->tick);
+		scalar_u(&t, "crowd_tick_rate_hz", "gauge", "Configured ticks per second.", extra->tick_rate_hz);
+		scalar_d(&t, "crowd_uptime_seconds", "gauge", "Seconds since the server started.", extra->uptime_seconds);
+	}
+
+	/* world */
+	scalar_u(&t, "crowd_agents", "gauge", "Agents in the world.", m->agents);
+	scalar_u(&t, "crowd_obstacles", "gauge", "Obstacles in the world.", m->obstacles);
+
+	/* connections */
+	family(&t, "crowd_connections", "gauge", "Open client connections by transport and role (none = before Hello).");
+	for (int k = 0; k < TRANSPORT_COUNT; k++)
+		for (int r = 0; r < METRICS_ROLE_COUNT; r++)
+			put(&t, "crowd_connections{transport=\"%s\",role=\"%s\"} %" PRIu64 "\n",
+			    metrics_transport_name((transport_kind)k), metrics_role_name(r), m->connections[k][r]);
+	by_transport(&t, "crowd_connections_accepted_total", "Client connections accepted.", m->connections_accepted);
+	family(&t, "crowd_disconnects_total", "counter", "Client connections ended, by reason.");
+	for (int r = 0; r < DISCONNECT_REASON_COUNT; r++)
+		put(&t, "crowd_disconnects_total{reason=\"%s\"} %" PRIu64 "\n",
+		    metrics_disconnect_reason_name((disconnect_reason)r), m->disconnects[r]);
+
+	/* traffic */
+	by_transport(&t, "crowd_messages_in_total", "Protocol messages received.", m->messages_in);
+	by_transport(&t, "crowd_messages_out_total", "Protocol messages sent.", m->messages_out);
+	by_transport(&t, "crowd_bytes_in_total", "Protocol message bytes received (without framing).", m->bytes_in);
+	by_transport(&t, "crowd_bytes_out_total", "Protocol message bytes sent (without framing).", m->bytes_out);
+
+	/* snapshots */
+	scalar_u(&t, "crowd_snapshots_sent_total", "counter", "Snapshots sent to subscribers.", m->snapshots_sent);
+	scalar_u(&t, "crowd_snapshots_skipped_total", "counter",
+	         "Snapshots skipped because a client's output was above the soft limit.", m->snapshots_skipped);
+	scalar_u(&t, "crowd_snapshot_bytes_total", "counter", "Bytes of snapshots sent.", m->snapshot_bytes);
+	scalar_u(&t, "crowd_keyframes_sent_total", "counter", "Keyframe snapshots sent.", m->keyframes_sent);
+
+	/* requests */
+	scalar_u(&t, "crowd_requests_total", "counter", "Client messages decoded.", m->requests);
+	scalar_u(&t, "crowd_commands_applied_total", "counter", "Queued commands applied at a tick.",
+	         m->commands_applied);
+	scalar_u(&t, "crowd_acks_total", "counter", "Ack messages sent.", m->acks);
+	family(&t, "crowd_errors_total", "counter", "Error messages sent, by code.");
+	for (int c = 1; c < METRICS_ERROR_CODES; c++)
+		put(&t, "crowd_errors_total{code=\"%s\"} %" PRIu64 "\n", metrics_error_code_name(c), m->errors[c]);
+
+	/* HTTP side */
+	if (http) {
+		family(&t, "crowd_http_responses_total", "counter",
+		       "HTTP responses by status (101 = WebSocket upgrades).");
+		for (int i = 0; i < CROWD_HTTP_NSTATUS; i++)
+			put(&t, "crowd_http_responses_total{code=\"%d\"} %" PRIu64 "\n", crowd_http_statuses[i],
+			    http->responses[i]);
+		scalar_u(&t, "crowd_http_bytes_in_total", "counter",
+		         "Bytes read on HTTP and WebSocket sockets (with framing).", http->bytes_in);
+		scalar_u(&t, "crowd_http_bytes_out_total", "counter",
+		         "Bytes written on HTTP and WebSocket sockets (with framing).", http->bytes_out);
+		family(&t, "crowd_websocket_closes_total", "counter",
+		       "WebSocket connections closed, by the close code the server sent (none: it sent none).");
+		static const char *const codes[4] = {"other", "1002", "1003", "1009"};
+		uint64_t with_code = 0;
+		for (int i = 0; i < 4; i++) {
+			put(&t, "crowd_websocket_closes_total{code=\"%s\"} %" PRIu64 "\n", codes[i], http->ws_close_sent[i]);
+			with_code += http->ws_close_sent[i];
+		}
+		put(&t, "crowd_websocket_closes_total{code=\"none\"} %" PRIu64 "\n",
+		    http->ws_closed > with_code ? http->ws_closed - with_code : 0);
+	}
+
+	if (t.failed) {
+		free(t.data);
+		return NULL;
+	}
+	*len = t.len;
+	return t.data;
+}
