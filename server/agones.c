@@ -34,6 +34,7 @@ struct crowd_agones {
 	bool ready;
 	bool draining;
 	bool closing;
+	bool close_pending;                    /* close asked while /shutdown was in flight: close once it ends */
 	bool failing[CROWD_AGONES_CALL_COUNT]; /* log the first failure and the recovery, not each */
 
 	void (*shutdown_done)(void *arg, bool ok);
@@ -149,10 +150,13 @@ static void schedule_retry(crowd_agones *a, crowd_agones_call call) {
 	uv_timer_start(&a->retry_timer[call], on_retry_timer, delay, 0);
 }
 
+static void close_now(crowd_agones *a);
+
 static void finish_shutdown(crowd_agones *a, bool ok) {
 	void (*done)(void *, bool) = a->shutdown_done;
 	a->shutdown_done = NULL;
 	if (done != NULL) done(a->shutdown_arg, ok);
+	if (a->close_pending) close_now(a);
 }
 
 /* Records the outcome once and closes the request's handles. reason is NULL on success. */
@@ -444,15 +448,9 @@ void crowd_agones_shutdown(crowd_agones *a, void (*done)(void *arg, bool ok), vo
 	start_call(a, CROWD_AGONES_SHUTDOWN);
 }
 
-void crowd_agones_close(crowd_agones *a, void (*closed)(void *arg), void *arg) {
-	if (a == NULL) {
-		if (closed != NULL) closed(arg);
-		return;
-	}
-	if (a->closing) return;
+static void close_now(crowd_agones *a) {
+	a->close_pending = false;
 	a->closing = true;
-	a->closed = closed;
-	a->closed_arg = arg;
 	finish_shutdown(a, false); /* a caller still waiting hears "not confirmed" */
 	for (int call = 0; call < CROWD_AGONES_CALL_COUNT; call++) {
 		if (a->in_flight[call] != NULL) finish_request(a->in_flight[call], "aborted at close", false);
@@ -461,6 +459,24 @@ void crowd_agones_close(crowd_agones *a, void (*closed)(void *arg), void *arg) {
 	}
 	uv_timer_stop(&a->health_timer);
 	uv_close((uv_handle_t *)&a->health_timer, on_client_handle_closed);
+}
+
+void crowd_agones_close(crowd_agones *a, void (*closed)(void *arg), void *arg) {
+	if (a == NULL) {
+		if (closed != NULL) closed(arg);
+		return;
+	}
+	if (a->closing || a->close_pending) return;
+	a->closed = closed;
+	a->closed_arg = arg;
+	if (a->in_flight[CROWD_AGONES_SHUTDOWN] != NULL) {
+		/* Let the sidecar hear /shutdown (bounded by the request timeout); stop the rest. */
+		a->close_pending = true;
+		uv_timer_stop(&a->health_timer);
+		for (int call = 0; call < CROWD_AGONES_CALL_COUNT; call++) uv_timer_stop(&a->retry_timer[call]);
+		return;
+	}
+	close_now(a);
 }
 
 const crowd_agones_gameserver *crowd_agones_gameserver_info(const crowd_agones *a) {

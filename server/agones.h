@@ -92,8 +92,9 @@ void crowd_agones_ready(crowd_agones *agones);
  * when it is answered or has failed (after at most request_timeout_ms). */
 void crowd_agones_shutdown(crowd_agones *agones, void (*done)(void *arg, bool ok), void *arg);
 
-/* Aborts whatever is in flight, closes every handle and frees the client; closed(arg)
- * runs once the last handle is closed (the loop must run until then). */
+/* Closes every handle and frees the client; closed(arg) runs once the last handle is
+ * closed (the loop must run until then). A /shutdown still in flight is let finish
+ * (at most request_timeout_ms) so the sidecar hears it; anything else is aborted. */
 void crowd_agones_close(crowd_agones *agones, void (*closed)(void *arg), void *arg);
 
 /* NULL until GET /gameserver has answered. */

@@ -15,6 +15,7 @@ import time
 import unittest
 import urllib.request
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_sidecar import FakeSidecar, free_port  # noqa: E402
 
