@@ -618,6 +618,10 @@
       var s = toScreen(x, y), r = canvas.getBoundingClientRect(), k = r.width / canvas.width;
       return { x: r.left + s[0] * k, y: r.top + s[1] * k };
     },
+    screenToWorld: function (x, y) {
+      var r = canvas.getBoundingClientRect(), k = canvas.width / r.width;
+      return toWorld((x - r.left) * k, (y - r.top) * k);
+    },
     setTool: setTool,
     reconnect: reconnectNow,
   };

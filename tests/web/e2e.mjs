@@ -1,0 +1,208 @@
+// e2e.mjs — the viewer end to end: a real `crowd-server --demo`, Debian's
+// chromium driven by playwright-core, and an independent Node WebSocket client
+// that checks the server's state. Screenshots go to ARTIFACTS_DIR.
+// Usage: node --experimental-websocket e2e.mjs CROWD_SERVER WEB_SRC_DIR ARTIFACTS_DIR
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const [serverBin, webDir, artifacts] = process.argv.slice(2);
+const require = createRequire(path.join(webDir, 'package.json'));
+const { chromium } = require('playwright-core');
+const protobuf = require('protobufjs');
+const { applySnapshot } = require(path.join(webDir, 'snapshot.js'));
+mkdirSync(artifacts, { recursive: true });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let server = null, httpPort = 0, browser = null, page = null, profile = null, root = null;
+
+// Start crowd-server and read its ports from stdout ("listening http HOST:PORT").
+function startServer(http = '127.0.0.1:0') {
+  return new Promise((resolve, reject) => {
+    const p = spawn(serverBin, ['--demo', '--listen', '127.0.0.1:0', '--http', http, '--log-level', 'warn'],
+                    { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('crowd-server did not start: ' + out)), 10000);
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening http [^\n]*:(\d+)\n/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ proc: p, port: Number(m[1]) });
+      }
+    });
+    p.on('exit', (code) => { clearTimeout(timer); reject(new Error('crowd-server exited ' + code + ': ' + out)); });
+  });
+}
+
+function stopServer(proc) {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null) return resolve(proc.exitCode);
+    proc.removeAllListeners('exit');
+    proc.on('exit', (code) => resolve(code));
+    proc.kill('SIGTERM');
+  });
+}
+
+async function healthz() {
+  const r = await fetch(`http://127.0.0.1:${httpPort}/healthz`);
+  return r.json();
+}
+
+async function waitFor(what, fn, ms = 15000) {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    last = await fn();
+    if (last) return last;
+    await sleep(100);
+  }
+  throw new Error('timed out waiting for ' + what + ' (last: ' + JSON.stringify(last) + ')');
+}
+
+const viewer = (expr, arg) => page.evaluate(expr, arg);
+
+async function shot(name) {
+  await page.screenshot({ path: path.join(artifacts, name) });
+}
+
+// An independent client: Hello as a viewer, subscribe to the whole world, keep the decoded view.
+async function watchWorld() {
+  const ClientMessage = root.lookupType('crowd.v1.ClientMessage');
+  const ServerMessage = root.lookupType('crowd.v1.ServerMessage');
+  const ws = new WebSocket(`ws://127.0.0.1:${httpPort}/ws`, 'crowd.v1');
+  ws.binaryType = 'arraybuffer';
+  const w = { view: new Map(), precision: 100, snapshots: 0, protocol: null, ws };
+  const send = (m) => ws.send(ClientMessage.encode(ClientMessage.fromObject(m)).finish());
+  await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
+  w.protocol = ws.protocol;
+  ws.onmessage = (ev) => {
+    const msg = ServerMessage.decode(new Uint8Array(ev.data));
+    if (msg.msg === 'welcome') {
+      w.precision = msg.welcome.precision;
+      send({ requestId: 2, subscribe: {} });
+    } else if (msg.msg === 'snapshot') {
+      w.view = applySnapshot(w.view, msg.snapshot).view;
+      w.snapshots++;
+    }
+  };
+  send({ requestId: 1, hello: { protocolMajor: 1, token: '', clientName: 'e2e watcher' } });
+  await waitFor('watcher snapshots', () => w.snapshots > 2);
+  return w;
+}
+
+function ownedBy(w, owner) {
+  return [...w.view.values()].filter((a) => a.owner === owner)
+    .map((a) => ({ id: a.id, x: a.x / w.precision, y: a.y / w.precision }));
+}
+
+function centroid(agents) {
+  const c = agents.reduce((s, a) => ({ x: s.x + a.x, y: s.y + a.y }), { x: 0, y: 0 });
+  return { x: c.x / agents.length, y: c.y / agents.length };
+}
+
+before(async () => {
+  root = await protobuf.load(path.join(webDir, '..', '..', 'proto', 'crowd.proto'));
+  ({ proc: server, port: httpPort } = await startServer());
+  profile = mkdtempSync(path.join(tmpdir(), 'crowd-chromium-'));
+  // A fresh profile each run (playwright takes it as userDataDir, not as a flag).
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1100, height: 760 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = browser.pages()[0] || await browser.newPage();
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await stopServer(server);
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+test('the page connects and draws the demo crowd moving', async () => {
+  await page.goto(`http://127.0.0.1:${httpPort}/`);
+  await waitFor('connected with snapshots', () =>
+    viewer(() => crowdViewer.state.status === 'connected' && crowdViewer.state.snapshots > 10));
+  const canvasA = await viewer(() => document.getElementById('world').toDataURL());
+  await shot('1-connected.png');
+  await sleep(1000);
+  const canvasB = await viewer(() => document.getElementById('world').toDataURL());
+  await shot('2-one-second-later.png');
+  assert.notEqual(canvasA, canvasB, 'the canvas changed between two frames a second apart');
+  const s = await viewer(() => ({ errors: crowdViewer.state.decodeErrors, view: crowdViewer.state.view.size }));
+  assert.equal(s.errors, 0, 'every snapshot decoded');
+  assert.ok(s.view > 0, 'agents in view');
+});
+
+test("the HUD's agent count matches /healthz", async () => {
+  const h = await healthz();
+  assert.ok(h.agents > 0);
+  await waitFor('HUD count = /healthz', async () =>
+    Number(await page.textContent('#hud-world')) === (await healthz()).agents);
+  assert.match(await page.textContent('#hud-rate'), /^\d+$/);
+  await waitFor('a round-trip time', async () => (await page.textContent('#hud-rtt')).endsWith('ms'));
+});
+
+test('a drag spawns a group, a click sends it to a target, and the server shows both', async () => {
+  const watcher = await watchWorld();
+  assert.equal(watcher.protocol, 'crowd.v1', 'subprotocol echoed');
+  const before = (await healthz()).agents;
+  const me = await viewer(() => crowdViewer.state.clientId);
+  assert.ok(me > 0);
+
+  // Spawn: a rectangle near the bottom-left corner of the view.
+  await page.click('button[data-tool="spawn"]');
+  await page.mouse.move(60, 640);
+  await page.mouse.down();
+  await page.mouse.move(110, 680, { steps: 5 });
+  await page.mouse.move(140, 700, { steps: 5 });
+  await page.mouse.up();
+  const spawned = await waitFor('spawn ack', () =>
+    viewer(() => crowdViewer.state.lastAck && crowdViewer.state.lastAck.ids.length));
+  assert.ok(spawned > 0);
+  await waitFor('/healthz counts the new agents', async () => (await healthz()).agents === before + spawned);
+  await waitFor('the watcher sees them, owned by the page', () => ownedBy(watcher, me).length === spawned);
+  await shot('3-spawned.png');
+
+  // Target: the spawned group is selected; click a point to the right of it.
+  assert.equal(await viewer(() => crowdViewer.state.selected.size), spawned, 'the new group is selected');
+  await page.click('button[data-tool="select"]');
+  const target = await viewer(() => crowdViewer.screenToWorld(330, 600));
+  const start = centroid(ownedBy(watcher, me));
+  const d0 = Math.hypot(target[0] - start.x, target[1] - start.y);
+  await page.mouse.click(330, 600);
+  await waitFor('the group walks toward the target', () => {
+    const c = centroid(ownedBy(watcher, me));
+    return d0 - Math.hypot(target[0] - c.x, target[1] - c.y) > Math.min(4, d0 / 2);
+  }, 20000);
+  await shot('4-walking-to-target.png');
+  watcher.ws.close();
+});
+
+test('the page reconnects after the server restarts, and says so meanwhile', async () => {
+  const code = await stopServer(server);
+  assert.equal(code, 0, 'crowd-server exits 0 on SIGTERM');
+  server = null;
+  await waitFor('reconnecting banner', () =>
+    viewer(() => crowdViewer.state.status === 'reconnecting' &&
+                 !document.getElementById('banner').classList.contains('hidden')));
+  assert.match(await page.textContent('#banner'), /Reconnecting in/);
+  await shot('5-server-down.png');
+  ({ proc: server } = await startServer(`127.0.0.1:${httpPort}`));
+  await waitFor('connected again', () =>
+    viewer(() => crowdViewer.state.status === 'connected' &&
+                 document.getElementById('banner').classList.contains('hidden')), 20000);
+  const s0 = await viewer(() => crowdViewer.state.snapshots);
+  await waitFor('snapshots flowing again', () => viewer((n) => crowdViewer.state.snapshots > n + 5, s0));
+  await waitFor('fresh world in the HUD', async () =>
+    Number(await page.textContent('#hud-world')) === (await healthz()).agents);
+  await shot('6-reconnected.png');
+});
