@@ -121,8 +121,6 @@ int orca_agent_add(orca_world *w, const orca_agent_def *def, orca_agent_id *out)
 	w->py[s] = def->position.y;
 	w->vx[s] = def->velocity.x;
 	w->vy[s] = def->velocity.y;
-	w->nvx[s] = def->velocity.x;
-	w->nvy[s] = def->velocity.y;
 	store_params(w, s, def);
 	w->order[w->order_count++] = s; /* RVO2 appends new agents to its tree order */
 	w->live_count++;

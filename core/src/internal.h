@@ -125,7 +125,7 @@ struct orca_world {
 	uint8_t *alive;
 	uint32_t *free_next;  /* free-list links */
 	uint32_t free_head, pending_head; /* pending: freed since last compaction */
-	float *px, *py, *vx, *vy, *pvx, *pvy, *nvx, *nvy;
+	float *px, *py, *vx, *vy, *pvx, *pvy;
 	agent_params *params;
 	uint32_t max_neighbors_max; /* upper bound of every agent's max_neighbors */
 
@@ -135,6 +135,7 @@ struct orca_world {
 	uint32_t order_count, order_cap;
 	bool order_dirty;   /* holds removed slots */
 	float *tpx, *tpy;   /* positions in tree order */
+	float *tnvx, *tnvy; /* new velocities in tree order (each worker writes its own run) */
 	tree_agent *tagent; /* the rest of each agent, in tree order */
 	uint32_t tree_cap;
 	agent_node *nodes;

@@ -296,8 +296,8 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, sc->proj);
 		sc->lp3_fallbacks++;
 	}
-	w->nvx[slot] = new_velocity.x;
-	w->nvy[slot] = new_velocity.y;
+	w->tnvx[self] = new_velocity.x;
+	w->tnvy[self] = new_velocity.y;
 }
 
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker)

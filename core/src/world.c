@@ -106,8 +106,6 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		          regrow(w, (void **)&w->vx, sizeof(float), oc, c) && regrow(w, (void **)&w->vy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->pvx, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->pvy, sizeof(float), oc, c) &&
-		          regrow(w, (void **)&w->nvx, sizeof(float), oc, c) &&
-		          regrow(w, (void **)&w->nvy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->params, sizeof(agent_params), oc, c);
 		if (!ok)
 			return false;
@@ -123,6 +121,8 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		const uint32_t oc = w->tree_cap, c = (uint32_t)nc;
 		bool ok = regrow(w, (void **)&w->order, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->tpx, sizeof(float), oc, c) && regrow(w, (void **)&w->tpy, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->tnvx, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->tnvy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tagent, sizeof(tree_agent), oc, c) &&
 		          regrow(w, (void **)&w->build_stack, 4 * sizeof(uint32_t), oc + 1, c + 1) &&
 		          regrow(w, (void **)&w->nodes, sizeof(agent_node), 2 * oc, 2 * c) &&
@@ -210,13 +210,15 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->gen, sc * sizeof(uint32_t));
 	orca_mem_free(w, w->alive, sc * sizeof(uint8_t));
 	orca_mem_free(w, w->free_next, sc * sizeof(uint32_t));
-	float **fa[] = {&w->px, &w->py, &w->vx, &w->vy, &w->pvx, &w->pvy, &w->nvx, &w->nvy};
+	float **fa[] = {&w->px, &w->py, &w->vx, &w->vy, &w->pvx, &w->pvy};
 	for (size_t i = 0; i < sizeof fa / sizeof fa[0]; ++i)
 		orca_mem_free(w, *fa[i], sc * sizeof(float));
 	orca_mem_free(w, w->params, sc * sizeof(agent_params));
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, tc * sizeof(float));
 	orca_mem_free(w, w->tpy, tc * sizeof(float));
+	orca_mem_free(w, w->tnvx, tc * sizeof(float));
+	orca_mem_free(w, w->tnvy, tc * sizeof(float));
 	orca_mem_free(w, w->tagent, tc * sizeof(tree_agent));
 	orca_mem_free(w, w->build_stack, (tc + 1) * 4 * sizeof(uint32_t));
 	orca_mem_free(w, w->nodes, 2 * tc * sizeof(agent_node));
@@ -307,8 +309,8 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	uint32_t arrived = 0;
 	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t s = w->order[i];
-		w->vx[s] = w->nvx[s];
-		w->vy[s] = w->nvy[s];
+		w->vx[s] = w->tnvx[i];
+		w->vy[s] = w->tnvy[i];
 		w->px[s] = w->px[s] + w->vx[s] * dt;
 		w->py[s] = w->py[s] + w->vy[s] * dt;
 		agent_params *p = &w->params[s];
