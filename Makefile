@@ -11,6 +11,9 @@ all: build
 
 deps:
 	./deploy/install-deps.sh
+	command -v npm >/dev/null 2>&1 || ./deploy/install-deps.sh clients/web/debian-packages.txt
+	[ clients/web/node_modules/.package-lock.json -nt clients/web/package-lock.json ] || \
+	  (cd clients/web && npm ci --no-audit --no-fund)
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
