@@ -53,6 +53,8 @@ int main(void)
 		/* Move some agents, leave some unchanged, remove and add a few. */
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t r = next_rand() % 10;
+			if (world[i].id == 0xFFFFFFF0u)
+				continue; /* the extreme agent stays put: its values sit at the int32 limits */
 			if (r < 4) world[i].x += (int32_t)(next_rand() % 2001) - 1000;
 			if (r < 2) world[i].y -= (int32_t)(next_rand() % 301);
 			if (r == 5) world[i].vx = (int32_t)(next_rand() % 801) - 400;
