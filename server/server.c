@@ -130,7 +130,7 @@ static void owners_changed(void *user, uint32_t client_id, int64_t delta)
 	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
 }
 
-static void apply_commands(server *srv)
+void server_apply_commands(server *srv)
 {
 	command_owners owners = {owners_owned, owners_changed, srv};
 	command *c = command_queue_take(&srv->queue);
@@ -199,7 +199,7 @@ static void on_tick(uv_timer_t *timer)
 	/* Iterate backwards: a check may close a session (it is freed later, in a close callback). */
 	for (uint32_t i = srv->session_count; i-- > 0;)
 		session_check_timers(srv->sessions[i], now);
-	apply_commands(srv);
+	server_apply_commands(srv);
 	if (srv->demo)
 		demo_update(srv->demo, srv->world);
 	srv->build_table = false;

@@ -147,7 +147,9 @@ bool server_attach_session(server *srv, session *s);
 void server_detach_session(server *srv, session *s);
 /** Queue a command for the next tick (takes ownership). */
 void server_enqueue(server *srv, command *c);
-/** Log "running open" and role decisions once at start. */
+/** Apply every queued command and answer each (the tick does this first; tests call it). */
+void server_apply_commands(server *srv);
+/** uv_hrtime(): monotonic nanoseconds. */
 uint64_t server_now_ns(void);
 
 /* ---- snapshots.c */
