@@ -15,55 +15,45 @@ static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 struct crowd_ws {
 	wslay_event_context_ptr ctx;
 	crowd_ws_callbacks cb;
-	const uint8_t *in;   /* bytes of the current feed() not yet given to wslay */
+	const uint8_t *in; /* bytes of the current feed() not yet given to wslay */
 	size_t in_len;
-	bool in_feed;        /* inside wslay_event_recv: flush after it returns */
+	bool in_feed; /* inside wslay_event_recv: flush after it returns */
 	bool write_failed;
 	uint16_t close_sent; /* code of our close frame once written */
 	uint16_t close_received;
 };
 
-bool crowd_ws_key_valid(const char *key, size_t len)
-{
+bool crowd_ws_key_valid(const char *key, size_t len) {
 	/* 16 bytes in base64: 22 characters and "==". */
-	if (len != 24 || key[22] != '=' || key[23] != '=')
-		return false;
+	if (len != 24 || key[22] != '=' || key[23] != '=') return false;
 	uint8_t raw[18];
 	int n = EVP_DecodeBlock(raw, (const unsigned char *)key, 24);
 	return n == 18; /* EVP_DecodeBlock counts the padding as zero bytes */
 }
 
-bool crowd_ws_accept_key(const char *key, size_t len, char out[CROWD_WS_ACCEPT_LEN + 1])
-{
-	if (len > 64)
-		return false;
+bool crowd_ws_accept_key(const char *key, size_t len, char out[CROWD_WS_ACCEPT_LEN + 1]) {
+	if (len > 64) return false;
 	char joined[64 + sizeof ws_guid];
 	memcpy(joined, key, len);
 	memcpy(joined + len, ws_guid, sizeof ws_guid - 1);
 	uint8_t digest[SHA_DIGEST_LENGTH];
-	if (!SHA1((const unsigned char *)joined, len + sizeof ws_guid - 1, digest))
-		return false;
+	if (!SHA1((const unsigned char *)joined, len + sizeof ws_guid - 1, digest)) return false;
 	return EVP_EncodeBlock((unsigned char *)out, digest, SHA_DIGEST_LENGTH) == (int)CROWD_WS_ACCEPT_LEN;
 }
 
-bool crowd_ws_offers_protocol(const char *header, size_t len, const char *proto)
-{
+bool crowd_ws_offers_protocol(const char *header, size_t len, const char *proto) {
 	size_t plen = strlen(proto);
 	size_t i = 0;
 	while (i < len) {
-		while (i < len && (header[i] == ' ' || header[i] == '\t' || header[i] == ','))
-			i++;
+		while (i < len && (header[i] == ' ' || header[i] == '\t' || header[i] == ',')) i++;
 		size_t start = i;
-		while (i < len && header[i] != ',' && header[i] != ' ' && header[i] != '\t')
-			i++;
-		if (i - start == plen && strncasecmp(header + start, proto, plen) == 0)
-			return true;
+		while (i < len && header[i] != ',' && header[i] != ' ' && header[i] != '\t') i++;
+		if (i - start == plen && strncasecmp(header + start, proto, plen) == 0) return true;
 	}
 	return false;
 }
 
-static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *user)
-{
+static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *user) {
 	(void)flags;
 	crowd_ws *ws = user;
 	if (ws->in_len == 0) {
@@ -77,8 +67,7 @@ static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 	return (ssize_t)n;
 }
 
-static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *user)
-{
+static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *user) {
 	(void)flags;
 	crowd_ws *ws = user;
 	if (!ws->cb.write(ws->cb.user, data, len)) {
@@ -89,13 +78,11 @@ static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size
 	return (ssize_t)len;
 }
 
-static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg, void *user)
-{
+static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg, void *user) {
 	crowd_ws *ws = user;
 	switch (arg->opcode) {
 	case WSLAY_BINARY_FRAME:
-		if (!wslay_event_get_close_sent(ctx))
-			ws->cb.message(ws->cb.user, arg->msg, arg->msg_length);
+		if (!wslay_event_get_close_sent(ctx)) ws->cb.message(ws->cb.user, arg->msg, arg->msg_length);
 		break;
 	case WSLAY_TEXT_FRAME:
 		crowd_ws_close(ws, CROWD_WS_CLOSE_UNSUPPORTED_DATA, "crowd.v1 is binary only");
@@ -109,10 +96,8 @@ static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_m
 	}
 }
 
-static bool ws_flush(crowd_ws *ws)
-{
-	if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0)
-		return false;
+static bool ws_flush(crowd_ws *ws) {
+	if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0) return false;
 	if (!ws->close_sent && wslay_event_get_close_sent(ws->ctx)) {
 		uint16_t code = wslay_event_get_status_code_sent(ws->ctx);
 		ws->close_sent = code ? code : 1005u;
@@ -120,16 +105,14 @@ static bool ws_flush(crowd_ws *ws)
 	return !ws->write_failed;
 }
 
-crowd_ws *crowd_ws_new(const crowd_ws_callbacks *cb, size_t max_message)
-{
+crowd_ws *crowd_ws_new(const crowd_ws_callbacks *cb, size_t max_message) {
 	static const struct wslay_event_callbacks callbacks = {
-		.recv_callback = ws_recv_cb,
-		.send_callback = ws_send_cb,
-		.on_msg_recv_callback = ws_msg_cb,
+	    .recv_callback = ws_recv_cb,
+	    .send_callback = ws_send_cb,
+	    .on_msg_recv_callback = ws_msg_cb,
 	};
 	crowd_ws *ws = calloc(1, sizeof *ws);
-	if (!ws)
-		return NULL;
+	if (!ws) return NULL;
 	ws->cb = *cb;
 	if (wslay_event_context_server_init(&ws->ctx, &callbacks, ws) != 0) {
 		free(ws);
@@ -139,16 +122,13 @@ crowd_ws *crowd_ws_new(const crowd_ws_callbacks *cb, size_t max_message)
 	return ws;
 }
 
-void crowd_ws_free(crowd_ws *ws)
-{
-	if (!ws)
-		return;
+void crowd_ws_free(crowd_ws *ws) {
+	if (!ws) return;
 	wslay_event_context_free(ws->ctx);
 	free(ws);
 }
 
-bool crowd_ws_feed(crowd_ws *ws, const uint8_t *data, size_t len)
-{
+bool crowd_ws_feed(crowd_ws *ws, const uint8_t *data, size_t len) {
 	ws->in = data;
 	ws->in_len = len;
 	ws->in_feed = true;
@@ -156,44 +136,34 @@ bool crowd_ws_feed(crowd_ws *ws, const uint8_t *data, size_t len)
 	ws->in_feed = false;
 	ws->in = NULL;
 	ws->in_len = 0;
-	if (r != 0)
-		return false;
+	if (r != 0) return false;
 	return ws_flush(ws);
 }
 
-bool crowd_ws_send(crowd_ws *ws, const uint8_t *data, size_t len)
-{
-	if (ws->close_sent || !wslay_event_get_write_enabled(ws->ctx))
-		return false;
+bool crowd_ws_send(crowd_ws *ws, const uint8_t *data, size_t len) {
+	if (ws->close_sent || !wslay_event_get_write_enabled(ws->ctx)) return false;
 	struct wslay_event_msg msg = {.opcode = WSLAY_BINARY_FRAME, .msg = data, .msg_length = len};
-	if (wslay_event_queue_msg(ws->ctx, &msg) != 0)
-		return false;
+	if (wslay_event_queue_msg(ws->ctx, &msg) != 0) return false;
 	return ws->in_feed ? true : ws_flush(ws);
 }
 
-void crowd_ws_close(crowd_ws *ws, uint16_t code, const char *reason)
-{
+void crowd_ws_close(crowd_ws *ws, uint16_t code, const char *reason) {
 	size_t rlen = reason ? strlen(reason) : 0;
-	if (rlen > 122)
-		rlen = 122;
+	if (rlen > 122) rlen = 122;
 	/* Fails harmlessly when a close is already queued or sent. */
 	if (wslay_event_queue_close(ws->ctx, code, (const uint8_t *)reason, rlen) == 0)
 		wslay_event_shutdown_read(ws->ctx);
-	if (!ws->in_feed)
-		ws_flush(ws);
+	if (!ws->in_feed) ws_flush(ws);
 }
 
-bool crowd_ws_finished(const crowd_ws *ws)
-{
+bool crowd_ws_finished(const crowd_ws *ws) {
 	return ws->close_sent != 0 || ws->write_failed;
 }
 
-uint16_t crowd_ws_close_code_sent(const crowd_ws *ws)
-{
+uint16_t crowd_ws_close_code_sent(const crowd_ws *ws) {
 	return ws->close_sent;
 }
 
-uint16_t crowd_ws_close_code_received(const crowd_ws *ws)
-{
+uint16_t crowd_ws_close_code_received(const crowd_ws *ws) {
 	return ws->close_received;
 }

@@ -12,20 +12,16 @@
 #define MAX_AGENTS 64
 
 static uint32_t rng = 12345;
-static uint32_t next_rand(void)
-{
+static uint32_t next_rand(void) {
 	rng = rng * 1664525u + 1013904223u;
 	return rng >> 8;
 }
 
-static void print_hex(const uint8_t *data, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		printf("%02x", data[i]);
+static void print_hex(const uint8_t *data, size_t len) {
+	for (size_t i = 0; i < len; i++) printf("%02x", data[i]);
 }
 
-int main(void)
-{
+int main(void) {
 	crowd_agent_q world[MAX_AGENTS];
 	uint32_t n = 0;
 	/* Ids with gaps and one near the top of the range. */
@@ -35,7 +31,8 @@ int main(void)
 		a.y = (int32_t)(next_rand() % 200000) - 100000;
 		world[n++] = a;
 	}
-	world[n++] = (crowd_agent_q){.id = 0xFFFFFFF0u, .x = INT32_MAX - 5, .y = INT32_MIN + 5, .radius = 1, .owner = 9};
+	world[n++] =
+	    (crowd_agent_q){.id = 0xFFFFFFF0u, .x = INT32_MAX - 5, .y = INT32_MIN + 5, .radius = 1, .owner = 9};
 
 	crowd_view sender, receiver;
 	crowd_view_init(&sender);
@@ -69,14 +66,17 @@ int main(void)
 			uint32_t k = next_rand() % (n - 1);
 			if (world[k + 1].id - world[k].id > 1) {
 				memmove(&world[k + 2], &world[k + 1], (n - k - 1) * sizeof world[0]);
-				world[k + 1] = (crowd_agent_q){.id = world[k].id + 1, .x = -7, .y = 7, .radius = 40, .owner = 5};
+				world[k + 1] =
+				    (crowd_agent_q){.id = world[k].id + 1, .x = -7, .y = 7, .radius = 40, .owner = 5};
 				n++;
 			}
 		}
 		if (step == 20) /* an agent changes owner: it is sent as new again */
 			world[2].owner += 10;
-		crowd_snapshot_header h = {.tick = 1000 + step, .state_hash = 0x1234567890abcdefull + step,
-		                           .world_agent_count = n + 100, .keyframe = step == 0 || step == 30};
+		crowd_snapshot_header h = {.tick = 1000 + step,
+		                           .state_hash = 0x1234567890abcdefull + step,
+		                           .world_agent_count = n + 100,
+		                           .keyframe = step == 0 || step == 30};
 		out.len = 0;
 		if (!crowd_snapshot_encode(&h, world, n, &sender, step == 0 || step == 40 ? &obstacles : NULL, false,
 		                           &out)) {
@@ -93,7 +93,8 @@ int main(void)
 		printf("\",\"tick\":%u,\"keyframe\":%s,\"agents\":[", (unsigned)h.tick, h.keyframe ? "true" : "false");
 		for (uint32_t i = 0; i < receiver.count; i++) {
 			const crowd_agent_q *a = &receiver.agents[i];
-			printf("%s[%u,%d,%d,%d,%d,%u,%u]", i ? "," : "", a->id, a->x, a->y, a->vx, a->vy, a->radius, a->owner);
+			printf("%s[%u,%d,%d,%d,%d,%u,%u]", i ? "," : "", a->id, a->x, a->y, a->vx, a->vy, a->radius,
+			       a->owner);
 		}
 		printf("]}\n");
 	}
@@ -102,7 +103,6 @@ int main(void)
 	crowd_view_free(&receiver);
 	crowd_obstacle_set_free(&obstacles);
 	crowd_obstacle_set_free(&received_obstacles);
-	if (status)
-		fprintf(stderr, "snapshot_vectors: codec failed (%d)\n", status);
+	if (status) fprintf(stderr, "snapshot_vectors: codec failed (%d)\n", status);
 	return status;
 }

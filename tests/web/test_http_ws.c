@@ -1,11 +1,11 @@
 /* test_http_ws.c — the HTTP listener and WebSocket framing over real loopback
  * sockets: status codes (200/400/404/405/408/413/426/431), the handshake digest
  * and subprotocol, masked/unmasked, fragmented, ping/pong, text, oversize, close. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,8 +32,7 @@ static char web_root[256];
 static char proto_file[300];
 static int sessions_open; /* touched on the loop thread only; read after stop */
 
-static void *echo_open(void *user, crowd_http_ws *conn, const char *peer)
-{
+static void *echo_open(void *user, crowd_http_ws *conn, const char *peer) {
 	(void)user;
 	(void)peer;
 	sessions_open++;
@@ -41,31 +40,27 @@ static void *echo_open(void *user, crowd_http_ws *conn, const char *peer)
 }
 
 /* The test's session echoes each message; the message "close" asks for close 1000. */
-static void echo_message(void *session, const uint8_t *data, size_t len)
-{
+static void echo_message(void *session, const uint8_t *data, size_t len) {
 	if (len == 5 && memcmp(data, "close", 5) == 0)
 		crowd_http_ws_close(session, CROWD_WS_CLOSE_NORMAL, "bye");
 	else
 		crowd_http_ws_send(session, data, len);
 }
 
-static void echo_closed(void *session, crowd_http_close_reason reason)
-{
+static void echo_closed(void *session, crowd_http_close_reason reason) {
 	(void)session;
 	(void)reason;
 	sessions_open--;
 }
 
-static void fill_health(void *user, crowd_http_health *out)
-{
+static void fill_health(void *user, crowd_http_health *out) {
 	(void)user;
 	out->tick = 42;
 	out->agents = 7;
 	out->connections = 3;
 }
 
-static char *fill_metrics(void *user, size_t *len)
-{
+static char *fill_metrics(void *user, size_t *len) {
 	(void)user;
 	const char text[] = "# HELP crowd_test test\n# TYPE crowd_test gauge\ncrowd_test 1\n";
 	char *s = malloc(sizeof text);
@@ -74,21 +69,18 @@ static char *fill_metrics(void *user, size_t *len)
 	return s;
 }
 
-static void on_stop(uv_async_t *a)
-{
+static void on_stop(uv_async_t *a) {
 	crowd_http_stop(server, NULL, NULL);
 	uv_close((uv_handle_t *)a, NULL);
 }
 
-static void *run_loop(void *arg)
-{
+static void *run_loop(void *arg) {
 	(void)arg;
 	uv_run(&loop, UV_RUN_DEFAULT);
 	return NULL;
 }
 
-static int setup(void **state)
-{
+static int setup(void **state) {
 	(void)state;
 	snprintf(web_root, sizeof web_root, "/tmp/crowd-web-test-%d", (int)getpid());
 	mkdir(web_root, 0700);
@@ -112,18 +104,19 @@ static int setup(void **state)
 	cfg.header_timeout_ms = 300;
 	cfg.ws_max_message = 1024;
 	cfg.max_header_bytes = 4096;
-	crowd_http_hooks hooks = {.health = fill_health, .metrics = fill_metrics, .ws_open = echo_open,
-	                          .ws_message = echo_message, .ws_closed = echo_closed};
+	crowd_http_hooks hooks = {.health = fill_health,
+	                          .metrics = fill_metrics,
+	                          .ws_open = echo_open,
+	                          .ws_message = echo_message,
+	                          .ws_closed = echo_closed};
 	int r = crowd_http_start(&server, &loop, &cfg, &hooks);
-	if (r != 0)
-		return -1;
+	if (r != 0) return -1;
 	port = crowd_http_port(server);
 	pthread_create(&loop_thread, NULL, run_loop, NULL);
 	return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
 	(void)state;
 	uv_async_send(&stop_async);
 	pthread_join(loop_thread, NULL);
@@ -135,8 +128,7 @@ static int teardown(void **state)
 
 /* ------------------------------------------------------------------ client helpers */
 
-static int connect_server(void)
-{
+static int connect_server(void) {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -146,8 +138,7 @@ static int connect_server(void)
 	return fd;
 }
 
-static void send_all(int fd, const void *data, size_t len)
-{
+static void send_all(int fd, const void *data, size_t len) {
 	const char *p = data;
 	while (len) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
@@ -158,32 +149,26 @@ static void send_all(int fd, const void *data, size_t len)
 }
 
 /* Everything until the server closes; returns its length (the buffer ends with NUL). */
-static size_t recv_until_eof(int fd, char *buf, size_t cap)
-{
+static size_t recv_until_eof(int fd, char *buf, size_t cap) {
 	size_t got = 0;
 	for (;;) {
 		ssize_t n = recv(fd, buf + got, cap - 1 - got, 0);
-		if (n <= 0)
-			break;
+		if (n <= 0) break;
 		got += (size_t)n;
-		if (got == cap - 1)
-			break;
+		if (got == cap - 1) break;
 	}
 	buf[got] = '\0';
 	return got;
 }
 
-static int status_of(const char *response)
-{
+static int status_of(const char *response) {
 	int status = 0;
-	if (sscanf(response, "HTTP/1.1 %d", &status) != 1)
-		return -1;
+	if (sscanf(response, "HTTP/1.1 %d", &status) != 1) return -1;
 	return status;
 }
 
 /* Send a raw request, return the status line's code; the server must then close. */
-static int request_status(const char *raw, size_t len, char *response, size_t cap)
-{
+static int request_status(const char *raw, size_t len, char *response, size_t cap) {
 	int fd = connect_server();
 	send_all(fd, raw, len);
 	size_t got = recv_until_eof(fd, response, cap);
@@ -192,15 +177,13 @@ static int request_status(const char *raw, size_t len, char *response, size_t ca
 	return status_of(response);
 }
 
-static int simple_status(const char *raw)
-{
+static int simple_status(const char *raw) {
 	char response[8192];
 	return request_status(raw, strlen(raw), response, sizeof response);
 }
 
 /* One client frame: fin bit, opcode, masked or not. */
-static size_t make_frame(uint8_t *out, bool fin, uint8_t opcode, bool masked, const uint8_t *payload, size_t len)
-{
+static size_t make_frame(uint8_t *out, bool fin, uint8_t opcode, bool masked, const uint8_t *payload, size_t len) {
 	size_t n = 0;
 	out[n++] = (uint8_t)((fin ? 0x80 : 0) | opcode);
 	uint8_t mbit = masked ? 0x80 : 0;
@@ -212,16 +195,14 @@ static size_t make_frame(uint8_t *out, bool fin, uint8_t opcode, bool masked, co
 		out[n++] = (uint8_t)len;
 	} else {
 		out[n++] = mbit | 127;
-		for (int i = 7; i >= 0; i--)
-			out[n++] = (uint8_t)((uint64_t)len >> (8 * i));
+		for (int i = 7; i >= 0; i--) out[n++] = (uint8_t)((uint64_t)len >> (8 * i));
 	}
 	static const uint8_t key[4] = {0x37, 0xfa, 0x21, 0x3d};
 	if (masked) {
 		memcpy(out + n, key, 4);
 		n += 4;
 	}
-	for (size_t i = 0; i < len; i++)
-		out[n + i] = masked ? (uint8_t)(payload[i] ^ key[i % 4]) : payload[i];
+	for (size_t i = 0; i < len; i++) out[n + i] = masked ? (uint8_t)(payload[i] ^ key[i % 4]) : payload[i];
 	return n + len;
 }
 
@@ -232,24 +213,20 @@ typedef struct server_frame {
 	size_t len;
 } server_frame;
 
-static bool recv_exact(int fd, uint8_t *buf, size_t len)
-{
+static bool recv_exact(int fd, uint8_t *buf, size_t len) {
 	size_t got = 0;
 	while (got < len) {
 		ssize_t n = recv(fd, buf + got, len - got, 0);
-		if (n <= 0)
-			return false;
+		if (n <= 0) return false;
 		got += (size_t)n;
 	}
 	return true;
 }
 
 /* Read one frame from the server; server frames must be unmasked. */
-static bool recv_frame(int fd, server_frame *f)
-{
+static bool recv_frame(int fd, server_frame *f) {
 	uint8_t h[2];
-	if (!recv_exact(fd, h, 2))
-		return false;
+	if (!recv_exact(fd, h, 2)) return false;
 	f->fin = h[0] & 0x80;
 	f->opcode = h[0] & 0x0f;
 	assert_int_equal(h[1] & 0x80, 0);
@@ -262,28 +239,26 @@ static bool recv_frame(int fd, server_frame *f)
 		uint8_t e[8];
 		assert_true(recv_exact(fd, e, 8));
 		len = 0;
-		for (int i = 0; i < 8; i++)
-			len = len << 8 | e[i];
+		for (int i = 0; i < 8; i++) len = len << 8 | e[i];
 	}
 	assert_true(len <= sizeof f->payload);
 	f->len = (size_t)len;
 	return recv_exact(fd, f->payload, f->len);
 }
 
-static uint16_t close_code(const server_frame *f)
-{
+static uint16_t close_code(const server_frame *f) {
 	assert_int_equal(f->opcode, 0x8);
 	assert_true(f->len >= 2);
 	return (uint16_t)(f->payload[0] << 8 | f->payload[1]);
 }
 
 /* Open a WebSocket with subprotocol crowd.v1 and check the 101 response. */
-static int ws_connect(void)
-{
+static int ws_connect(void) {
 	int fd = connect_server();
-	const char req[] = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n"
-	                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-	                   "Sec-WebSocket-Protocol: chat, crowd.v1\r\n\r\n";
+	const char req[] =
+	    "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+	    "Sec-WebSocket-Protocol: chat, crowd.v1\r\n\r\n";
 	send_all(fd, req, sizeof req - 1);
 	char head[1024];
 	size_t got = 0;
@@ -300,16 +275,14 @@ static int ws_connect(void)
 }
 
 /* After a close frame from the server, the server closes the TCP connection. */
-static void expect_eof(int fd)
-{
+static void expect_eof(int fd) {
 	uint8_t b;
 	assert_true(recv(fd, &b, 1, 0) <= 0);
 }
 
 /* ------------------------------------------------------------------ tests: handshake pieces */
 
-static void test_accept_key_rfc_example(void **state)
-{
+static void test_accept_key_rfc_example(void **state) {
 	(void)state;
 	char out[CROWD_WS_ACCEPT_LEN + 1];
 	const char key[] = "dGhlIHNhbXBsZSBub25jZQ==";
@@ -324,8 +297,7 @@ static void test_accept_key_rfc_example(void **state)
 
 /* ------------------------------------------------------------------ tests: HTTP */
 
-static void test_http_ok_routes(void **state)
-{
+static void test_http_ok_routes(void **state) {
 	(void)state;
 	char r[8192];
 	const char index_req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -353,8 +325,7 @@ static void test_http_ok_routes(void **state)
 	assert_null(strstr(r, "\"tick\""));
 }
 
-static void test_http_error_statuses(void **state)
-{
+static void test_http_error_statuses(void **state) {
 	(void)state;
 	assert_int_equal(simple_status("GET /nothing-here.js HTTP/1.1\r\n\r\n"), 404);
 	assert_int_equal(simple_status("GET /../../etc/passwd HTTP/1.1\r\n\r\n"), 404);
@@ -384,8 +355,7 @@ static void test_http_error_statuses(void **state)
 	assert_int_equal(request_status(big, (size_t)n, r, sizeof r), 431);
 }
 
-static void test_http_header_timeout(void **state)
-{
+static void test_http_header_timeout(void **state) {
 	(void)state;
 	int fd = connect_server();
 	const char partial[] = "GET / HTTP/1.1\r\nHost: x\r\n";
@@ -398,13 +368,11 @@ static void test_http_header_timeout(void **state)
 
 /* ------------------------------------------------------------------ tests: WebSocket */
 
-static void test_ws_masked_binary_echo(void **state)
-{
+static void test_ws_masked_binary_echo(void **state) {
 	(void)state;
 	int fd = ws_connect();
 	uint8_t payload[300];
-	for (size_t i = 0; i < sizeof payload; i++)
-		payload[i] = (uint8_t)i;
+	for (size_t i = 0; i < sizeof payload; i++) payload[i] = (uint8_t)i;
 	uint8_t frame[400];
 	size_t n = make_frame(frame, true, 0x2, true, payload, sizeof payload);
 	send_all(fd, frame, n);
@@ -417,8 +385,7 @@ static void test_ws_masked_binary_echo(void **state)
 	close(fd);
 }
 
-static void test_ws_fragmented_with_ping(void **state)
-{
+static void test_ws_fragmented_with_ping(void **state) {
 	(void)state;
 	int fd = ws_connect();
 	uint8_t buf[256];
@@ -428,8 +395,7 @@ static void test_ws_fragmented_with_ping(void **state)
 	n += make_frame(buf + n, false, 0x0, true, (const uint8_t *)"lo ", 3);
 	n += make_frame(buf + n, true, 0x0, true, (const uint8_t *)"world", 5);
 	/* Dribble it byte by byte: framing must not depend on read boundaries. */
-	for (size_t i = 0; i < n; i++)
-		send_all(fd, buf + i, 1);
+	for (size_t i = 0; i < n; i++) send_all(fd, buf + i, 1);
 	server_frame f;
 	assert_true(recv_frame(fd, &f));
 	assert_int_equal(f.opcode, 0xA); /* pong, same payload */
@@ -442,8 +408,7 @@ static void test_ws_fragmented_with_ping(void **state)
 	close(fd);
 }
 
-static void test_ws_unmasked_client_frame_closes_1002(void **state)
-{
+static void test_ws_unmasked_client_frame_closes_1002(void **state) {
 	(void)state;
 	int fd = ws_connect();
 	uint8_t frame[64];
@@ -456,8 +421,7 @@ static void test_ws_unmasked_client_frame_closes_1002(void **state)
 	close(fd);
 }
 
-static void test_ws_text_frame_closes_1003(void **state)
-{
+static void test_ws_text_frame_closes_1003(void **state) {
 	(void)state;
 	int fd = ws_connect();
 	uint8_t frame[64];
@@ -470,8 +434,7 @@ static void test_ws_text_frame_closes_1003(void **state)
 	close(fd);
 }
 
-static void test_ws_oversize_closes_1009(void **state)
-{
+static void test_ws_oversize_closes_1009(void **state) {
 	(void)state;
 	int fd = ws_connect();
 	static uint8_t payload[2000], frame[2100];
@@ -484,8 +447,7 @@ static void test_ws_oversize_closes_1009(void **state)
 	close(fd);
 }
 
-static void test_ws_oversize_by_fragments_closes_1009(void **state)
-{
+static void test_ws_oversize_by_fragments_closes_1009(void **state) {
 	(void)state;
 	int fd = ws_connect();
 	static uint8_t payload[600], frame[2000];
@@ -498,8 +460,7 @@ static void test_ws_oversize_by_fragments_closes_1009(void **state)
 	close(fd);
 }
 
-static void test_ws_client_close_is_echoed(void **state)
-{
+static void test_ws_client_close_is_echoed(void **state) {
 	(void)state;
 	int fd = ws_connect();
 	uint8_t frame[64];
@@ -513,8 +474,7 @@ static void test_ws_client_close_is_echoed(void **state)
 	close(fd);
 }
 
-static void test_ws_server_initiated_close(void **state)
-{
+static void test_ws_server_initiated_close(void **state) {
 	(void)state;
 	int fd = ws_connect();
 	uint8_t frame[64];
@@ -528,8 +488,7 @@ static void test_ws_server_initiated_close(void **state)
 	close(fd);
 }
 
-static void test_ws_leftover_after_handshake(void **state)
-{
+static void test_ws_leftover_after_handshake(void **state) {
 	(void)state;
 	/* A frame in the same packet as the upgrade request is not lost. */
 	int fd = connect_server();
@@ -552,22 +511,21 @@ static void test_ws_leftover_after_handshake(void **state)
 	close(fd);
 }
 
-int main(void)
-{
+int main(void) {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_accept_key_rfc_example),
-		cmocka_unit_test(test_http_ok_routes),
-		cmocka_unit_test(test_http_error_statuses),
-		cmocka_unit_test(test_http_header_timeout),
-		cmocka_unit_test(test_ws_masked_binary_echo),
-		cmocka_unit_test(test_ws_fragmented_with_ping),
-		cmocka_unit_test(test_ws_unmasked_client_frame_closes_1002),
-		cmocka_unit_test(test_ws_text_frame_closes_1003),
-		cmocka_unit_test(test_ws_oversize_closes_1009),
-		cmocka_unit_test(test_ws_oversize_by_fragments_closes_1009),
-		cmocka_unit_test(test_ws_client_close_is_echoed),
-		cmocka_unit_test(test_ws_server_initiated_close),
-		cmocka_unit_test(test_ws_leftover_after_handshake),
+	    cmocka_unit_test(test_accept_key_rfc_example),
+	    cmocka_unit_test(test_http_ok_routes),
+	    cmocka_unit_test(test_http_error_statuses),
+	    cmocka_unit_test(test_http_header_timeout),
+	    cmocka_unit_test(test_ws_masked_binary_echo),
+	    cmocka_unit_test(test_ws_fragmented_with_ping),
+	    cmocka_unit_test(test_ws_unmasked_client_frame_closes_1002),
+	    cmocka_unit_test(test_ws_text_frame_closes_1003),
+	    cmocka_unit_test(test_ws_oversize_closes_1009),
+	    cmocka_unit_test(test_ws_oversize_by_fragments_closes_1009),
+	    cmocka_unit_test(test_ws_client_close_is_echoed),
+	    cmocka_unit_test(test_ws_server_initiated_close),
+	    cmocka_unit_test(test_ws_leftover_after_handshake),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
