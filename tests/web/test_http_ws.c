@@ -1,11 +1,12 @@
 /* test_http_ws.c — the HTTP listener and WebSocket framing over real loopback
  * sockets: status codes (200/400/404/405/408/413/426/431), the handshake digest
  * and subprotocol, masked/unmasked, fragmented, ping/pong, text, oversize, close. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* cmocka needs the four headers above first. */
+#include <cmocka.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
