@@ -83,6 +83,7 @@ void load_plan_free(load_plan *plan);
 typedef struct load_stats {
 	load_hist ack_us;      /* request sent → Ack/Error received */
 	load_hist visible_us;  /* SetTargets sent → first snapshot showing the agent turned */
+	load_hist applied_us;  /* SetTargets sent → first snapshot after its Ack (stepped with it applied) */
 	load_hist interval_us; /* between consecutive snapshots */
 	load_hist jitter_us;   /* |interval - expected interval| */
 	uint64_t bytes_in, bytes_out;
@@ -127,6 +128,9 @@ typedef struct load_pending_request {
 typedef struct load_pending_visible {
 	uint32_t agent_index; /* into own_ids */
 	float target_x, target_y;
+	float vx0, vy0; /* its velocity in the snapshot the command was based on */
+	uint32_t request_id;
+	bool acked; /* only snapshots after the Ack (sent when the command is applied) count */
 	uint64_t sent_ns;
 } load_pending_visible;
 
@@ -162,6 +166,8 @@ typedef struct load_conn {
 	uint32_t req_head, req_count, req_cap;
 	load_pending_visible *visible;
 	uint32_t visible_count, visible_cap;
+	uint64_t *await_snapshot; /* send times of acked SetTargets waiting for the next snapshot */
+	uint32_t await_count, await_cap;
 
 	uint64_t last_tick;
 	uint64_t last_snapshot_ns;
@@ -177,7 +183,8 @@ typedef struct load_run {
 	struct sockaddr_storage addr;
 	load_conn *conns;
 	uint32_t opened, running, closed;
-	bool measuring; /* false during ramp-up and spawning: stats are reset when it starts */
+	uint32_t running_at_stop; /* connections still running when measuring ended */
+	bool measuring;           /* false during ramp-up and spawning: stats are reset when it starts */
 	bool stopping;
 	uint64_t start_ns, measure_start_ns, measure_end_ns;
 	load_stats total;    /* histograms of every connection, fine-grained; counters summed at the end */

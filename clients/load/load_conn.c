@@ -22,12 +22,14 @@ bool load_stats_init(load_stats *s, uint32_t sub_bits) {
 	memset(s, 0, sizeof *s);
 	/* microseconds up to 2^36 (19 h): any latency a run can see */
 	return load_hist_init(&s->ack_us, sub_bits, 36) && load_hist_init(&s->visible_us, sub_bits, 36) &&
-	       load_hist_init(&s->interval_us, sub_bits, 36) && load_hist_init(&s->jitter_us, sub_bits, 36);
+	       load_hist_init(&s->applied_us, sub_bits, 36) && load_hist_init(&s->interval_us, sub_bits, 36) &&
+	       load_hist_init(&s->jitter_us, sub_bits, 36);
 }
 
 void load_stats_free(load_stats *s) {
 	load_hist_free(&s->ack_us);
 	load_hist_free(&s->visible_us);
+	load_hist_free(&s->applied_us);
 	load_hist_free(&s->interval_us);
 	load_hist_free(&s->jitter_us);
 }
@@ -37,6 +39,7 @@ void load_stats_reset(load_stats *s) {
 	 * measures only the steady phase. */
 	load_hist_reset(&s->ack_us);
 	load_hist_reset(&s->visible_us);
+	load_hist_reset(&s->applied_us);
 	load_hist_reset(&s->interval_us);
 	load_hist_reset(&s->jitter_us);
 	s->bytes_in = s->bytes_out = 0;
@@ -313,7 +316,8 @@ static void drop_visible(load_conn *c, uint32_t slot) {
 	}
 }
 
-static void track_visible(load_conn *c, uint32_t agent_index, float tx, float ty, uint64_t now) {
+static void track_visible(load_conn *c, uint32_t agent_index, uint32_t request_id, float tx, float ty, float vx,
+                          float vy, uint64_t now) {
 	uint32_t slot = c->own_pending[agent_index];
 	if (slot != NO_SLOT) {
 		c->stats.visible_unseen++; /* retargeted again before the last one showed */
@@ -331,6 +335,10 @@ static void track_visible(load_conn *c, uint32_t agent_index, float tx, float ty
 	c->visible[slot].agent_index = agent_index;
 	c->visible[slot].target_x = tx;
 	c->visible[slot].target_y = ty;
+	c->visible[slot].vx0 = vx;
+	c->visible[slot].vy0 = vy;
+	c->visible[slot].request_id = request_id;
+	c->visible[slot].acked = false;
 	c->visible[slot].sent_ns = now;
 }
 
@@ -342,8 +350,9 @@ static void send_retarget(load_conn *c) {
 	uint32_t *ids = malloc(n * sizeof *ids);
 	uint32_t *idx = malloc(n * sizeof *idx);
 	float *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys);
+	float *vxs = malloc(n * sizeof *vxs), *vys = malloc(n * sizeof *vys);
 	bool *tracked = calloc(n, sizeof *tracked);
-	if (!ids || !idx || !xs || !ys || !tracked) goto out;
+	if (!ids || !idx || !xs || !ys || !vxs || !vys || !tracked) goto out;
 	/* Prefer agents this connection can see (their turn can be timed), in
 	 * round-robin order; fill up with unseen ones. */
 	uint32_t chosen = 0;
@@ -359,8 +368,10 @@ static void send_retarget(load_conn *c) {
 			ids[chosen] = c->own_ids[i];
 			if (a) {
 				float p = c->precision;
-				pick_target(c, (float)a->x / p, (float)a->y / p, (float)a->vx / p, (float)a->vy / p,
-				            &xs[chosen], &ys[chosen]);
+				vxs[chosen] = (float)a->vx / p;
+				vys[chosen] = (float)a->vy / p;
+				pick_target(c, (float)a->x / p, (float)a->y / p, vxs[chosen], vys[chosen], &xs[chosen],
+				            &ys[chosen]);
 				tracked[chosen] = true;
 			} else {
 				xs[chosen] = rng_range(&c->rng, c->region[0], c->region[2]);
@@ -376,23 +387,31 @@ static void send_retarget(load_conn *c) {
 	m.msg.set_targets.ids = ids;
 	m.msg.set_targets.x = xs;
 	m.msg.set_targets.y = ys;
-	if (send_message(c, &m)) {
+	uint32_t request_id = send_message(c, &m);
+	if (request_id) {
 		uint64_t now = uv_hrtime();
 		c->stats.retargets++;
 		c->stats.retarget_agents += chosen;
 		for (uint32_t j = 0; j < chosen; j++)
-			if (tracked[j]) track_visible(c, idx[j], xs[j], ys[j], now);
+			if (tracked[j]) track_visible(c, idx[j], request_id, xs[j], ys[j], vxs[j], vys[j], now);
 	}
 out:
 	free(ids);
 	free(idx);
 	free(xs);
 	free(ys);
+	free(vxs);
+	free(vys);
 	free(tracked);
 }
 
-/* A pending retarget shows when the agent moves toward its new target (within
- * 60°) or stands at it. */
+/* A pending retarget shows when the agent stands at its new target, moves
+ * toward it (within 60°), or its velocity has swung toward it by at least
+ * TURN_SHOWN (units/s) since the command was sent: in a dense crowd avoidance
+ * may keep the heading off the target for a while, but the swing shows the
+ * new preferred velocity took effect. */
+#define TURN_SHOWN 0.2f
+
 static void check_visible(load_conn *c, uint64_t now) {
 	float p = c->precision;
 	uint64_t timeout_ns = (uint64_t)(c->run->opt.visible_timeout_s * 1e9);
@@ -400,13 +419,15 @@ static void check_visible(load_conn *c, uint64_t now) {
 		load_pending_visible *v = &c->visible[slot];
 		const crowd_agent_q *a = crowd_view_find(&c->view, c->own_ids[v->agent_index]);
 		bool seen = false;
-		if (a) {
+		if (a && v->acked) {
 			float dx = v->target_x - (float)a->x / p, dy = v->target_y - (float)a->y / p;
 			float vx = (float)a->vx / p, vy = (float)a->vy / p;
 			float dist = sqrtf(dx * dx + dy * dy), speed = sqrtf(vx * vx + vy * vy);
 			if (dist < 0.5f)
 				seen = true;
 			else if (speed > 0.02f && (dx * vx + dy * vy) >= 0.5f * dist * speed)
+				seen = true;
+			else if (((vx - v->vx0) * dx + (vy - v->vy0) * dy) >= TURN_SHOWN * dist)
 				seen = true;
 		}
 		if (seen) {
@@ -530,6 +551,31 @@ static bool grow_own(load_conn *c, uint32_t extra) {
 	return true;
 }
 
+/* A SetTargets was answered: its agents' turns may show from the next
+ * snapshot on (the server acks when it applies commands, before the step). */
+static void after_set_targets(load_conn *c, uint32_t request_id, uint64_t sent_ns, bool refused) {
+	for (uint32_t slot = 0; slot < c->visible_count;) {
+		load_pending_visible *v = &c->visible[slot];
+		if (v->request_id == request_id) {
+			if (refused) {
+				drop_visible(c, slot);
+				continue;
+			}
+			v->acked = true;
+		}
+		slot++;
+	}
+	if (refused) return;
+	if (c->await_count == c->await_cap) {
+		uint32_t cap = c->await_cap ? c->await_cap * 2 : 8;
+		uint64_t *a = realloc(c->await_snapshot, cap * sizeof *a);
+		if (!a) return;
+		c->await_snapshot = a;
+		c->await_cap = cap;
+	}
+	c->await_snapshot[c->await_count++] = sent_ns;
+}
+
 static void on_answer(load_conn *c, uint32_t request_id, const crowd_v1_Ack *ack, uint32_t error_code) {
 	uint64_t sent;
 	uint8_t kind = request_id ? take_request(c, request_id, 0, &sent) : 0;
@@ -543,6 +589,8 @@ static void on_answer(load_conn *c, uint32_t request_id, const crowd_v1_Ack *ack
 			c->stats.agents_spawned += ack->ids_count;
 		}
 		if (c->spawn_pending && --c->spawn_pending == 0 && c->state == LOAD_CONN_SPAWNING) start_running(c);
+	} else if (kind == crowd_v1_ClientMessage_set_targets_tag) {
+		after_set_targets(c, request_id, sent, error_code != 0);
 	} else if (kind == crowd_v1_ClientMessage_hello_tag && error_code) {
 		load_conn_close(c); /* refused: nothing more to do here */
 	}
@@ -570,6 +618,9 @@ static void on_snapshot(load_conn *c, const crowd_v1_Snapshot *s, size_t frame_l
 	}
 	c->last_tick = s->tick;
 	c->last_snapshot_ns = now;
+	for (uint32_t i = 0; i < c->await_count; i++)
+		record_hist(c, offsetof(load_stats, applied_us), (now - c->await_snapshot[i]) / 1000u);
+	c->await_count = 0;
 	if (c->visible_count) check_visible(c, now);
 }
 
@@ -738,6 +789,7 @@ void load_conn_free(load_conn *c) {
 	crowd_obstacle_set_free(&c->obstacles);
 	free(c->requests);
 	free(c->visible);
+	free(c->await_snapshot);
 	free(c->own_ids);
 	free(c->own_pending);
 	load_stats_free(&c->stats);

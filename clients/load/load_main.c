@@ -23,6 +23,7 @@ static double seconds_since(uint64_t t0) {
 static void stop_run(void) {
 	if (run.stopping) return;
 	run.stopping = true;
+	run.running_at_stop = run.running;
 	run.measure_end_ns = uv_hrtime();
 	if (!run.measuring) run.measure_start_ns = run.measure_end_ns;
 	uv_timer_stop(&ramp_timer);

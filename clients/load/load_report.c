@@ -181,11 +181,12 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 	fprintf(out,
 	        "\ncrowd-load: %s:%d, %u connections (%u running at the end), %llu agents spawned, area %s, "
 	        "%.1f s measured\n",
-	        o->host, o->port, n, run->running, (unsigned long long)t->agents_spawned,
+	        o->host, o->port, n, run->running_at_stop, (unsigned long long)t->agents_spawned,
 	        area_text(o, areabuf, sizeof areabuf), measured_s);
 	fprintf(out, "%-24s %10s %9s %9s %9s %9s %9s %9s\n", "latency (ms)", "count", "p50", "p90", "p99", "p99.9",
 	        "max", "mean");
 	table_row(out, "request->ack", &t->ack_us);
+	table_row(out, "command->next snapshot", &t->applied_us);
 	table_row(out, "command->visible", &t->visible_us);
 	table_row(out, "snapshot interval", &t->interval_us);
 	table_row(out, "snapshot jitter", &t->jitter_us);
@@ -236,9 +237,10 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 			        o->divisor, o->retarget_s, o->retarget_count, o->ping_s, o->duration_s, o->ramp_up_s);
 			fprintf(
 			    f, "  \"measured_s\": %.3f,\n  \"connections_running\": %u,\n  \"agents_spawned\": %llu,\n",
-			    measured_s, run->running, (unsigned long long)t->agents_spawned);
+			    measured_s, run->running_at_stop, (unsigned long long)t->agents_spawned);
 			fprintf(f, "  \"latency_ms\": {\n");
 			json_hist(f, "request_ack", &t->ack_us, true);
+			json_hist(f, "command_snapshot", &t->applied_us, true);
 			json_hist(f, "command_visible", &t->visible_us, true);
 			json_hist(f, "snapshot_interval", &t->interval_us, true);
 			json_hist(f, "snapshot_jitter", &t->jitter_us, false);

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""server_load.py — the crowd server under load. Starts a real crowd-server,
+drives it with crowd-load, and prints one table: agents, clients, tick rate,
+tick duration p50/p99, snapshot bytes per agent, request->ack and
+command->visible p50/p99, skipped snapshots, server RSS.
+
+A benchmark, not a test: it reports figures and fails only when something does
+not run at all. Scenarios (--scenarios, comma separated):
+  crowd    N agents of a tests/data/ref random crowd, spawned by C crowd-load
+           connections (one compact tile each), each subscribed to a window of
+           about 1,000 agents, retargeting some agents every second;
+  idle     many connections that only ping now and then (server memory);
+  compact  the demo crowd at 30 Hz, one whole-world subscriber: bytes per agent
+           per snapshot with delta coding vs every snapshot a keyframe.
+Default sizes are the issue's targets (50,000 agents, 200 clients, 20 Hz,
+1,000 idle connections); --small runs a tiny version (ctest label `bench`).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REF = os.path.join(HERE, "..", "data", "ref")
+PAGE_KB = 1024
+
+
+def rss_kb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+class Server:
+    """A crowd-server process on free loopback ports; knows its TCP and HTTP ports."""
+
+    def __init__(self, binary, args, log_path):
+        self.has_http = "--http" in subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+        cmd = [binary, "--listen", "127.0.0.1:0"] + args
+        if self.has_http:
+            cmd += ["--http", "127.0.0.1:0"]
+        self.cmd = cmd
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        self.port = self.http_port = None
+        deadline = time.time() + 20
+        while time.time() < deadline and (self.port is None or (self.has_http and self.http_port is None)):
+            if self.proc.poll() is not None:
+                raise RuntimeError("crowd-server exited: " + open(log_path).read()[-2000:])
+            text = open(log_path).read()
+            m = re.search(r"listening tcp 127\.0\.0\.1:(\d+)", text)
+            if m:
+                self.port = int(m.group(1))
+            m = re.search(r"listening http 127\.0\.0\.1:(\d+)", text)
+            if m:
+                self.http_port = int(m.group(1))
+            time.sleep(0.05)
+        if self.port is None:
+            self.stop()
+            raise RuntimeError("crowd-server did not say where it listens: " + open(log_path).read()[-2000:])
+
+    def metrics(self):
+        if not self.http_port:
+            return None
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.http_port, timeout=5) as r:
+                return parse_metrics(r.read().decode())
+        except OSError:
+            return None
+
+    def rss_kb(self):
+        return rss_kb(self.proc.pid)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def parse_metrics(text):
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, _, value = line.rpartition(" ")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            pass
+    return out
+
+
+def tick_quantiles(m0, m1, qs):
+    """Quantiles of tick duration (ms) between two scrapes, from the cumulative
+    Prometheus buckets, interpolated linearly inside a bucket (bucket resolution)."""
+    if not m0 or not m1:
+        return [None for _ in qs]
+    buckets = []
+    for key, v in m1.items():
+        m = re.match(r'crowd_tick_duration_seconds_bucket\{le="([^"]+)"\}', key)
+        if m:
+            le = math.inf if m.group(1) == "+Inf" else float(m.group(1))
+            buckets.append((le, v - m0.get(key, 0.0)))
+    buckets.sort()
+    if not buckets or buckets[-1][1] <= 0:
+        return [None for _ in qs]
+    total = buckets[-1][1]
+    out = []
+    for q in qs:
+        rank = q * total
+        prev_le, prev_c = 0.0, 0.0
+        val = None
+        for le, c in buckets:
+            if c >= rank:
+                if math.isinf(le):
+                    val = prev_le * 1000.0  # above the last bound: report the bound (a floor)
+                else:
+                    frac = (rank - prev_c) / (c - prev_c) if c > prev_c else 1.0
+                    val = (prev_le + (le - prev_le) * frac) * 1000.0
+                break
+            prev_le, prev_c = le, c
+        out.append(val)
+    return out
+
+
+def metric_delta(m0, m1, name):
+    if not m0 or not m1 or name not in m1:
+        return None
+    return m1[name] - m0.get(name, 0.0)
+
+
+def run_load(load_bin, server, args, json_path, samples):
+    """Run crowd-load; while it measures (progress lines marked 'run'), sample
+    the server's /metrics and RSS once per line."""
+    cmd = [load_bin, "--server", "127.0.0.1:%d" % server.port, "--json", json_path] + args
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err_lines = []
+
+    def watch():
+        for line in proc.stderr:
+            err_lines.append(line)
+            if "] run " in line:
+                samples.append((time.time(), server.metrics(), server.rss_kb()))
+            sys.stderr.write("  " + line)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    out = proc.stdout.read()
+    proc.wait()
+    t.join(timeout=5)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError("crowd-load failed (%d): %s" % (proc.returncode, "".join(err_lines[-20:])))
+    with open(json_path) as f:
+        return json.load(f), out
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return "%.*f" % (digits, v)
+    return str(v)
+
+
+def scenario_crowd(a, work):
+    setup = os.path.join(REF, "random%d_setup.csv" % a.agents)
+    if not os.path.exists(setup):
+        raise RuntimeError("no set-up file " + setup)
+    per_conn = math.ceil(a.agents / a.clients)
+    # a window holding about --window-agents agents of this crowd (grid spacing 4: 16 units^2 each)
+    side = math.sqrt(a.window_agents * 16.0)
+    server = Server(a.server, ["--tick-rate", str(a.tick_rate), "--snapshot-divisor", str(a.divisor),
+                               "--workers", str(a.workers), "--max-agents", str(a.agents + 1000),
+                               "--max-connections", str(a.clients + 100), "--max-batch", str(max(per_conn, 1000)),
+                               "--log-level", "info"] + a.server_arg, os.path.join(work, "crowd-server.log"))
+    try:
+        rss0 = server.rss_kb()
+        samples = []
+        r, table = run_load(a.load, server, [
+            "--connections", str(a.clients), "--setup", setup, "--local-targets",
+            "--area", "%gx%g" % (side, side), "--divisor", str(a.divisor),
+            "--retarget", "1", "--retarget-count", "10", "--spawn-batch", str(min(per_conn, 5000)),
+            "--duration", str(a.duration), "--ramp-up", str(a.ramp_up)], os.path.join(work, "crowd.json"), samples)
+    finally:
+        server.stop()
+    m0 = samples[0][1] if samples else None
+    m1 = samples[-1][1] if samples else None
+    p50, p99 = tick_quantiles(m0, m1, [0.5, 0.99])
+    ticks = metric_delta(m0, m1, "crowd_ticks_total")
+    span = samples[-1][0] - samples[0][0] if len(samples) > 1 else None
+    step_s = metric_delta(m0, m1, "crowd_step_seconds_total")
+    rss = max((s[2] for s in samples if s[2]), default=None)
+    agents = r["agents_spawned"]
+    return {
+        "scenario": "crowd", "agents": agents, "clients": a.clients,
+        "tick_hz_set": a.tick_rate, "tick_hz": ticks / span if ticks is not None and span else None,
+        "tick_p50_ms": p50, "tick_p99_ms": p99,
+        "step_mean_ms": step_s / ticks * 1000.0 if step_s is not None and ticks else None,
+        "overruns": metric_delta(m0, m1, "crowd_ticks_overrun_total"),
+        "snap_hz": r["snapshots"]["hz_per_connection"], "agents_per_snap": r["snapshots"]["agents_per_snapshot"],
+        "bytes_per_agent": r["snapshots"]["bytes_per_agent"],
+        "ack_p50": r["latency_ms"]["request_ack"]["p50"], "ack_p99": r["latency_ms"]["request_ack"]["p99"],
+        "vis_p50": r["latency_ms"]["command_visible"]["p50"], "vis_p99": r["latency_ms"]["command_visible"]["p99"],
+        "snap_p50": r["latency_ms"]["command_snapshot"]["p50"], "snap_p99": r["latency_ms"]["command_snapshot"]["p99"],
+        "vis_unseen": r["commands"]["visible_unseen"],
+        "skipped": r["snapshots"]["skipped"], "errors": r["errors"]["total"] + r["disconnects"],
+        "rss_mb": rss / 1024.0 if rss else None,
+        "rss_per_agent_b": (rss - rss0) * 1024.0 / agents if rss and rss0 and agents else None,
+        "table": table,
+    }
+
+
+def scenario_idle(a, work):
+    server = Server(a.server, ["--tick-rate", str(a.tick_rate), "--max-connections", str(a.idle + 100),
+                               "--log-level", "warn"] + a.server_arg, os.path.join(work, "idle-server.log"))
+    try:
+        time.sleep(0.5)
+        rss0 = server.rss_kb()
+        samples = []
+        r, table = run_load(a.load, server, [
+            "--connections", str(a.idle), "--agents", "0", "--area", "none", "--retarget", "0", "--ping", "5",
+            "--duration", str(max(5.0, a.duration / 2)), "--ramp-up", str(a.ramp_up)],
+            os.path.join(work, "idle.json"), samples)
+    finally:
+        server.stop()
+    rss = max((s[2] for s in samples if s[2]), default=None)
+    m1 = samples[-1][1] if samples else None
+    return {
+        "scenario": "idle", "agents": 0, "clients": r["connections_running"], "tick_hz_set": a.tick_rate,
+        "ack_p50": r["latency_ms"]["request_ack"]["p50"], "ack_p99": r["latency_ms"]["request_ack"]["p99"],
+        "errors": r["errors"]["total"] + r["disconnects"] + r["connect_failures"],
+        "rss_mb": rss / 1024.0 if rss else None,
+        "rss_per_conn_kb": (rss - rss0) / max(1, r["connections_running"]) if rss and rss0 else None,
+        "connections_metric": sum(v for k, v in (m1 or {}).items() if k.startswith("crowd_connections{")) or None,
+        "table": table,
+    }
+
+
+def scenario_compact(a, work):
+    out = {}
+    for label, extra in (("delta", []), ("keyframes", ["--keyframe-interval", "1"])):
+        server = Server(a.server, ["--demo", "--tick-rate", "30", "--log-level", "warn"] + extra + a.server_arg,
+                        os.path.join(work, "compact-%s.log" % label))
+        try:
+            samples = []
+            r, _ = run_load(a.load, server, [
+                "--connections", "1", "--agents", "0", "--area", "world", "--divisor", "1", "--retarget", "0",
+                "--duration", str(a.compact_duration), "--ramp-up", "0", "--quiet"],
+                os.path.join(work, "compact-%s.json" % label), samples)
+        finally:
+            server.stop()
+        out[label] = r["snapshots"]
+    return {"scenario": "compact", "agents_per_snap": out["delta"]["agents_per_snapshot"],
+            "bytes_per_agent": out["delta"]["bytes_per_agent"],
+            "keyframe_bytes_per_agent": out["keyframes"]["bytes_per_agent"],
+            "snap_hz": out["delta"]["hz_per_connection"], "raw_bytes_per_agent": 20.0}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--server", required=True, help="crowd-server binary (a Release build)")
+    p.add_argument("--load", required=True, help="crowd-load binary")
+    p.add_argument("--work", default="server_load.out", help="directory for logs and JSON")
+    p.add_argument("--scenarios", default="crowd,idle,compact")
+    p.add_argument("--small", action="store_true", help="tiny sizes, for ctest")
+    p.add_argument("--agents", type=int, default=50000, help="1000, 10000 or 50000 (tests/data/ref set-ups)")
+    p.add_argument("--clients", type=int, default=200)
+    p.add_argument("--window-agents", type=int, default=1000)
+    p.add_argument("--tick-rate", type=int, default=20)
+    p.add_argument("--divisor", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--idle", type=int, default=1000)
+    p.add_argument("--duration", type=float, default=30)
+    p.add_argument("--ramp-up", type=float, default=10)
+    p.add_argument("--compact-duration", type=float, default=10)
+    p.add_argument("--server-arg", action="append", default=[], help="extra crowd-server flag (repeatable)")
+    a = p.parse_args()
+    if a.small:
+        a.agents, a.clients, a.window_agents, a.idle = 1000, 10, 200, 50
+        a.duration, a.ramp_up, a.compact_duration = 3, 0.5, 2
+    os.makedirs(a.work, exist_ok=True)
+    results = []
+    for name in a.scenarios.split(","):
+        fn = {"crowd": scenario_crowd, "idle": scenario_idle, "compact": scenario_compact}[name]
+        print("== %s" % name, file=sys.stderr, flush=True)
+        results.append(fn(a, a.work))
+
+    print("\nserver_load on %s (%d cores, shared); crowd-server and crowd-load on the same machine" %
+          (os.uname().nodename, os.cpu_count()))
+    for r in results:
+        if r["scenario"] == "crowd":
+            print("\ncrowd: %d agents, %d clients, tick %d Hz set / %s Hz run, snapshots %.1f Hz per client of %.0f agents"
+                  % (r["agents"], r["clients"], r["tick_hz_set"], fmt(r["tick_hz"]), r["snap_hz"], r["agents_per_snap"]))
+            rows = [("tick duration p50 / p99 (ms)", "%s / %s" % (fmt(r["tick_p50_ms"]), fmt(r["tick_p99_ms"]))),
+                    ("ORCA step mean (ms)", fmt(r["step_mean_ms"])),
+                    ("ticks overrun", fmt(r["overruns"], 0)),
+                    ("snapshot bytes per agent", fmt(r["bytes_per_agent"], 2)),
+                    ("request->ack p50 / p99 (ms)", "%s / %s" % (fmt(r["ack_p50"], 2), fmt(r["ack_p99"], 2))),
+                    ("command->next snapshot p50 / p99 (ms)", "%s / %s" % (fmt(r["snap_p50"]), fmt(r["snap_p99"]))),
+                    ("command->visible p50 / p99 (ms)", "%s / %s" % (fmt(r["vis_p50"]), fmt(r["vis_p99"]))),
+                    ("retargets never seen turning", fmt(r["vis_unseen"], 0)),
+                    ("skipped snapshots", fmt(r["skipped"], 0)),
+                    ("errors + disconnects", fmt(r["errors"], 0)),
+                    ("server RSS (MB) / per agent (bytes)", "%s / %s" % (fmt(r["rss_mb"]), fmt(r["rss_per_agent_b"], 0)))]
+        elif r["scenario"] == "idle":
+            print("\nidle: %d connections (ping every 5 s), tick %d Hz" % (r["clients"], r["tick_hz_set"]))
+            rows = [("server RSS (MB)", fmt(r["rss_mb"])),
+                    ("RSS per connection (KB)", fmt(r["rss_per_conn_kb"])),
+                    ("ping->pong p50 / p99 (ms)", "%s / %s" % (fmt(r["ack_p50"], 2), fmt(r["ack_p99"], 2))),
+                    ("errors + disconnects", fmt(r["errors"], 0))]
+        else:
+            print("\ncompact: demo crowd at 30 Hz, %.0f agents per snapshot, %.1f snapshots/s"
+                  % (r["agents_per_snap"], r["snap_hz"]))
+            rows = [("bytes per agent per snapshot, delta-coded", fmt(r["bytes_per_agent"], 2)),
+                    ("... every snapshot a keyframe", fmt(r["keyframe_bytes_per_agent"], 2)),
+                    ("... raw floats (id + 4 x float32)", fmt(r["raw_bytes_per_agent"], 0))]
+        for k, v in rows:
+            print("  %-40s %s" % (k, v))
+    with open(os.path.join(a.work, "server_load.json"), "w") as f:
+        json.dump([{k: v for k, v in r.items() if k != "table"} for r in results], f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
