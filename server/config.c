@@ -77,16 +77,16 @@ static const config_option option_table[] = {
     {"agent-weight", "agent", "W", "0.5", "default share of avoidance an agent takes on (0..1)",
      config_set_double, OFF(agent_weight), 0, 1},
 
-    /* ---- what a client may ask for */
-    {"max-agent-radius", "limits", "R", "50", "largest radius a client may give", config_set_double,
+    /* ---- what a client may ask for (in [agent] beside the defaults) */
+    {"max-agent-radius", "agent", "R", "50", "largest radius a client may give", config_set_double,
      OFF(max_agent_radius), 1e-6, 1e6},
-    {"max-agent-speed", "limits", "V", "100", "largest speed or velocity a client may give", config_set_double,
+    {"max-agent-speed", "agent", "V", "100", "largest speed or velocity a client may give", config_set_double,
      OFF(max_agent_speed), 0, 1e6},
-    {"max-neighbor-dist", "limits", "D", "100", "largest neighbour distance a client may give",
+    {"max-neighbor-dist", "agent", "D", "100", "largest neighbour distance a client may give",
      config_set_double, OFF(max_neighbor_dist), 0, 1e6},
-    {"max-neighbors", "limits", "N", "64", "largest max_neighbors a client may give", config_set_u32,
+    {"max-neighbors", "agent", "N", "64", "largest max_neighbors a client may give", config_set_u32,
      OFF(max_neighbors), 0, 10000},
-    {"max-time-horizon", "limits", "T", "60", "largest time horizon a client may give (s)", config_set_double,
+    {"max-time-horizon", "agent", "T", "60", "largest time horizon a client may give (s)", config_set_double,
      OFF(max_time_horizon), 1e-6, 1e6},
 
     /* ---- access */
