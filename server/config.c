@@ -127,6 +127,15 @@ static const config_option option_table[] = {
      OFF(hello_timeout_s), 0.01, 3600},
     {"shutdown-timeout", "limits", "S", "5", "seconds to flush clients on SIGINT/SIGTERM before exiting",
      config_set_double, OFF(shutdown_timeout_s), 0, 600},
+
+    /* ---- agones */
+    {"agones", "agones", NULL, "false",
+     "run under Agones: Ready/Health/Shutdown to the SDK sidecar (port from AGONES_SDK_HTTP_PORT, else 9358)",
+     config_set_bool, OFF(agones), 0, 0},
+    {"agones-health-ms", "agones", "MS", "2000", "milliseconds between health pings (inside Agones' 5 s window)",
+     config_set_u32, OFF(agones_health_ms), 10, 60000},
+    {"agones-timeout-ms", "agones", "MS", "1500", "a sidecar request unanswered this long counts as failed",
+     config_set_u32, OFF(agones_timeout_ms), 10, 60000},
 };
 
 const config_option *config_options(size_t *count)

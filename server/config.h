@@ -83,6 +83,11 @@ typedef struct server_config {
 	uint32_t demo_agents;
 	uint64_t headless_ticks;
 
+	/* Agones (agones_server.c): the SDK sidecar's REST API on localhost */
+	bool agones;
+	uint32_t agones_health_ms;
+	uint32_t agones_timeout_ms;
+
 	/* set by config_parse_args; not options themselves */
 	char config_path[1024];
 } server_config;

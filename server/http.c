@@ -312,11 +312,19 @@ static void serve_health(crowd_http_ws *c, bool head_only)
 	crowd_http_health hh = {0};
 	if (c->server->hooks.health)
 		c->server->hooks.health(c->server->hooks.user, &hh);
-	char body[192];
-	int n = snprintf(body, sizeof body,
-	                 "{\"status\":\"%s\",\"tick\":%" PRIu64 ",\"agents\":%" PRIu64 ",\"connections\":%" PRIu64 "}\n",
-	                 hh.shutting_down ? "shutting_down" : "ok", hh.tick, hh.agents, hh.connections);
+	const char *extra = hh.extra_members ? hh.extra_members : "";
+	size_t cap = 192 + strlen(extra);
+	char *body = malloc(cap);
+	if (!body) {
+		respond_error(c, 500);
+		return;
+	}
+	int n = snprintf(body, cap,
+	                 "{\"status\":\"%s\",\"tick\":%" PRIu64 ",\"agents\":%" PRIu64 ",\"connections\":%" PRIu64
+	                 "%s}\n",
+	                 hh.shutting_down ? "shutting_down" : "ok", hh.tick, hh.agents, hh.connections, extra);
 	respond(c, hh.shutting_down ? 503 : 200, "application/json", NULL, body, (size_t)n, head_only);
+	free(body);
 }
 
 static void serve_metrics(crowd_http_ws *c, bool head_only)

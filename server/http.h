@@ -35,6 +35,7 @@ typedef struct crowd_http_health {
 	uint64_t agents;
 	uint64_t connections;
 	bool shutting_down;
+	const char *extra_members; /* more JSON members, each preceded by ',' (e.g. Agones); NULL: none */
 } crowd_http_health;
 
 /** Why a WebSocket connection ended (for the session layer's disconnect counts). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agones_server.h"
 #include "http.h"
 #include "log.h"
 #include "metrics_http.h"
@@ -113,6 +114,14 @@ static void hook_health(void *user, crowd_http_health *out)
 	out->agents = st->agents;
 	out->connections = st->connections;
 	out->shutting_down = st->shutting_down;
+	/* Under Agones: the GameServer's name and labels, and whether the sidecar took Ready. */
+	static char extra[16384];
+	char member[16000];
+	size_t n = agones_server_healthz_json(member, sizeof member);
+	if (n > 0 && n < sizeof member) {
+		snprintf(extra, sizeof extra, ",\"agones\":%s", member);
+		out->extra_members = extra;
+	}
 }
 
 static char *hook_metrics(void *user, size_t *len)

@@ -5,6 +5,7 @@
 
 #include <uv.h>
 
+#include "agones_server.h"
 #include "config.h"
 #include "http_ext.h"
 #include "log.h"
@@ -48,6 +49,9 @@ int main(int argc, char **argv)
 	 *     server_add_extension(&srv, &(server_extension){...}); */
 	if (http_ext_register(&srv, NULL) != 0)
 		log_warn("HTTP extension not registered");
+	/* After HTTP: Agones says Ready only once every listener is up. */
+	if (agones_server_register(&srv) != 0)
+		log_warn("Agones extension not registered");
 
 	if (server_start(&srv) != 0) {
 		exit_code = 1;

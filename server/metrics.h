@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "agones.h"
 #include "crowd.pb.h"
 
 /** How a connection frames messages. */
@@ -80,6 +81,9 @@ typedef struct server_metrics {
 	uint64_t commands_applied;      /* requests applied at a tick */
 	uint64_t errors[METRICS_ERROR_CODES]; /* Error messages sent, by code */
 	uint64_t acks;
+
+	/* Agones SDK sidecar calls (agones.h; all zero unless --agones) */
+	crowd_agones_counters agones;
 } server_metrics;
 
 const char *metrics_transport_name(transport_kind kind);     /* "tcp", "ws" */

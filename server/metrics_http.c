@@ -170,6 +170,23 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		    http->ws_closed > with_code ? http->ws_closed - with_code : 0);
 	}
 
+	/* Agones SDK sidecar (all zero unless --agones) */
+	family(&t, "crowd_agones_requests_total", "counter",
+	       "Calls to the Agones SDK sidecar by call and result (error: refused, timed out, non-2xx, bad reply).");
+	for (int c = 0; c < CROWD_AGONES_CALL_COUNT; c++) {
+		put(&t, "crowd_agones_requests_total{call=\"%s\",result=\"ok\"} %" PRIu64 "\n",
+		    crowd_agones_call_name((crowd_agones_call)c), m->agones.ok[c]);
+		put(&t, "crowd_agones_requests_total{call=\"%s\",result=\"error\"} %" PRIu64 "\n",
+		    crowd_agones_call_name((crowd_agones_call)c), m->agones.failed[c]);
+	}
+	family(&t, "crowd_agones_timeouts_total", "counter", "Agones sidecar calls that got no answer in time.");
+	for (int c = 0; c < CROWD_AGONES_CALL_COUNT; c++)
+		put(&t, "crowd_agones_timeouts_total{call=\"%s\"} %" PRIu64 "\n",
+		    crowd_agones_call_name((crowd_agones_call)c), m->agones.timeouts[c]);
+	scalar_u(&t, "crowd_agones_health_skipped_total", "counter",
+	         "Health pings not sent because the previous one was still unanswered.", m->agones.health_skipped);
+	scalar_u(&t, "crowd_agones_ready", "gauge", "1 once the Agones sidecar accepted Ready.", m->agones.ready);
+
 	if (t.failed) {
 		free(t.data);
 		return NULL;
