@@ -106,10 +106,30 @@ void orca_agent_tree_build(struct orca_world *w)
 		++top;
 	}
 
+	/* the query's view of the inner nodes: both child boxes in one line */
+	for (uint32_t k = 0; k < w->node_list_count; ++k) {
+		const uint32_t ni = w->node_list[k];
+		const agent_node *nd = &w->nodes[ni];
+		query_node *q = &w->qnodes[ni];
+		q->begin = nd->begin;
+		q->end = nd->end;
+		q->left = nd->left;
+		q->right = nd->right;
+		if (nd->end - nd->begin > ORCA_MAX_LEAF_SIZE) {
+			const agent_node *l = &w->nodes[nd->left], *r = &w->nodes[nd->right];
+			q->cmin[0] = l->min_x, q->cmin[1] = l->min_y, q->cmin[2] = r->min_x, q->cmin[3] = r->min_y;
+			q->cmax[0] = l->max_x, q->cmax[1] = l->max_y, q->cmax[2] = r->max_x, q->cmax[3] = r->max_y;
+		}
+	}
+	for (uint32_t i = n; i < n + ORCA_TREE_PAD; ++i)
+		w->tpx[i] = w->tpy[i] = 0.0f;
+
+	bool plain = true;
 	for (uint32_t i = 0; i < n; ++i) {
 		const uint32_t s = w->order[i];
 		const agent_params *p = &w->params[s];
 		tree_agent *t = &w->tagent[i];
+		plain = plain && p->mask == UINT32_MAX && p->layer != 0;
 		t->vx = w->vx[s];
 		t->vy = w->vy[s];
 		t->radius = p->radius;
@@ -119,53 +139,137 @@ void orca_agent_tree_build(struct orca_world *w)
 		t->slot = s;
 		t->pad = 0;
 	}
+	w->plain_masks = plain;
 }
 
-static inline float box_dist_sq(const agent_node *b, float x, float y)
+/* Stable insertion sort by distance: equal distances keep discovery order,
+ * which is what RVO2's incremental insertion produces. */
+static void sort_neighbors(nb_entry *out, uint32_t count)
 {
-	return sqrf(maxf(0.0f, b->min_x - x)) + sqrf(maxf(0.0f, x - b->max_x)) + sqrf(maxf(0.0f, b->min_y - y)) +
-	       sqrf(maxf(0.0f, y - b->max_y));
+	for (uint32_t k = 1; k < count; ++k) {
+		const nb_entry e = out[k];
+		uint32_t i = k;
+		while (i != 0 && e.dist_sq < out[i - 1].dist_sq) {
+			out[i] = out[i - 1];
+			--i;
+		}
+		out[i] = e;
+	}
 }
+
+/* One candidate, in RVO2's insertAgentNeighbor terms. Until the list is full
+ * the range does not move, so candidates are appended and sorted once when it
+ * fills; from then on each goes to its place and the range shrinks. */
+static inline void offer(nb_entry *out, uint32_t *count, uint32_t max_neighbors, float *range_sq, float dist_sq,
+                         uint32_t j)
+{
+	if (*count < max_neighbors) {
+		out[*count].dist_sq = dist_sq;
+		out[*count].index = j;
+		if (++*count == max_neighbors) {
+			sort_neighbors(out, *count);
+			*range_sq = out[*count - 1].dist_sq;
+		}
+		return;
+	}
+	uint32_t i = *count - 1;
+	while (i != 0 && dist_sq < out[i - 1].dist_sq) {
+		out[i] = out[i - 1];
+		--i;
+	}
+	out[i].dist_sq = dist_sq;
+	out[i].index = j;
+	*range_sq = out[*count - 1].dist_sq;
+}
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+/* The box distance of both children at once. RVO2 sums four terms,
+ * sqr(max(0, minX - x)) + sqr(max(0, x - maxX)) + (the same in y); of each
+ * pair at most one is non-zero, so that sum is exactly sqr(dx) + sqr(dy) with
+ * dx = max(minX - x, x - maxX, 0): the same bits, in two SIMD lanes. */
+static inline void child_dists(const query_node *q, __m128 p, float *dl, float *dr)
+{
+	const __m128 a = _mm_sub_ps(_mm_loadu_ps(q->cmin), p);
+	const __m128 b = _mm_sub_ps(p, _mm_loadu_ps(q->cmax));
+	__m128 m = _mm_max_ps(_mm_max_ps(a, b), _mm_setzero_ps());
+	m = _mm_mul_ps(m, m);
+	const __m128 s = _mm_add_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+	float out[4];
+	_mm_storeu_ps(out, s);
+	*dl = out[0];
+	*dr = out[2];
+}
+#else
+static inline float box_dist_sq(const float *mn, const float *mx, float x, float y)
+{
+	return sqrf(maxf(0.0f, mn[0] - x)) + sqrf(maxf(0.0f, x - mx[0])) + sqrf(maxf(0.0f, mn[1] - y)) +
+	       sqrf(maxf(0.0f, y - mx[1]));
+}
+#endif
 
 uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
                                          uint32_t max_neighbors, uint32_t mask, nb_entry *out,
                                          tree_visit *stack)
 {
 	const float x = w->tpx[self], y = w->tpy[self];
-	const agent_node *nodes = w->nodes;
+	const query_node *nodes = w->qnodes;
 	const float *tx = w->tpx, *ty = w->tpy;
 	const tree_agent *ta = w->tagent;
+	const bool check_mask = !(w->plain_masks && mask == UINT32_MAX);
 	uint32_t count = 0;
 	uint32_t top = 0;
 	uint32_t node = 0;
+#ifdef __SSE2__
+	const __m128 p = _mm_setr_ps(x, y, x, y);
+	const __m128 px = _mm_set1_ps(x), py = _mm_set1_ps(y);
+#endif
 
 	/* RVO2's queryAgentTreeRecursive: nearer child first; the farther one
 	 * only if it is still within range after the nearer one shrank it. */
 	for (;;) {
-		const agent_node *nd = &nodes[node];
+		const query_node *nd = &nodes[node];
 		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE) {
+#ifdef __SSE2__
+			for (uint32_t j0 = nd->begin; j0 < nd->end; j0 += 4) {
+				const __m128 dx = _mm_sub_ps(px, _mm_loadu_ps(tx + j0));
+				const __m128 dy = _mm_sub_ps(py, _mm_loadu_ps(ty + j0));
+				const __m128 d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
+				unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(d, _mm_set1_ps(range_sq)));
+				if (nd->end - j0 < 4)
+					bits &= (1u << (nd->end - j0)) - 1u;
+				if (!bits)
+					continue;
+				float dist[4];
+				_mm_storeu_ps(dist, d);
+				while (bits) {
+					const unsigned k = (unsigned)__builtin_ctz(bits);
+					bits &= bits - 1;
+					const uint32_t j = j0 + k;
+					if (j == self || dist[k] >= range_sq || (check_mask && !(mask & ta[j].layer)))
+						continue;
+					offer(out, &count, max_neighbors, &range_sq, dist[k], j);
+				}
+			}
+#else
 			for (uint32_t j = nd->begin; j < nd->end; ++j) {
-				if (j == self || !(mask & ta[j].layer))
+				if (j == self || (check_mask && !(mask & ta[j].layer)))
 					continue;
 				const float dx = x - tx[j], dy = y - ty[j];
 				const float dist_sq = dx * dx + dy * dy;
-				if (dist_sq < range_sq) {
-					if (count < max_neighbors)
-						++count;
-					uint32_t i = count - 1;
-					while (i != 0 && dist_sq < out[i - 1].dist_sq) {
-						out[i] = out[i - 1];
-						--i;
-					}
-					out[i].dist_sq = dist_sq;
-					out[i].index = j;
-					if (count == max_neighbors)
-						range_sq = out[count - 1].dist_sq;
-				}
+				if (dist_sq < range_sq)
+					offer(out, &count, max_neighbors, &range_sq, dist_sq, j);
 			}
+#endif
 		} else {
-			const float dl = box_dist_sq(&nodes[nd->left], x, y);
-			const float dr = box_dist_sq(&nodes[nd->right], x, y);
+			float dl, dr;
+#ifdef __SSE2__
+			child_dists(nd, p, &dl, &dr);
+#else
+			dl = box_dist_sq(&nd->cmin[0], &nd->cmax[0], x, y);
+			dr = box_dist_sq(&nd->cmin[2], &nd->cmax[2], x, y);
+#endif
 			uint32_t near_node, far_node;
 			float near_d, far_d;
 			if (dl < dr) {
@@ -183,8 +287,11 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 		}
 		/* pop the next farther child still in range */
 		for (;;) {
-			if (top == 0)
+			if (top == 0) {
+				if (count < max_neighbors)
+					sort_neighbors(out, count);
 				return count;
+			}
 			--top;
 			if (stack[top].dist_sq < range_sq) {
 				node = stack[top].node;

@@ -54,6 +54,16 @@ typedef struct tree_visit {
 	float dist_sq;
 } tree_visit;
 
+/* What the neighbour query reads at an inner node, in one cache line: both
+ * children's boxes as [left x, left y, right x, right y] minima and maxima. */
+typedef struct query_node {
+	float cmin[4], cmax[4];
+	uint32_t begin, end, left, right;
+	uint32_t pad[4];
+} query_node;
+
+#define ORCA_TREE_PAD 4u /* tree-order position arrays carry 4 spare floats for SIMD reads */
+
 typedef struct agent_node {
 	uint32_t begin, end, left, right;
 	float min_x, max_x, min_y, max_y;
@@ -139,6 +149,8 @@ struct orca_world {
 	tree_agent *tagent; /* the rest of each agent, in tree order */
 	uint32_t tree_cap;
 	agent_node *nodes;
+	query_node *qnodes;
+	bool plain_masks; /* every agent has mask all-ones and a non-zero layer */
 	uint32_t node_cap, node_count;
 	uint32_t tree_depth;   /* deepest node level of the last build */
 	uint32_t *node_list;   /* nodes in use, in build (pre-)order: the index space is sparse */

@@ -120,7 +120,9 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 			nc = 16;
 		const uint32_t oc = w->tree_cap, c = (uint32_t)nc;
 		bool ok = regrow(w, (void **)&w->order, sizeof(uint32_t), oc, c) &&
-		          regrow(w, (void **)&w->tpx, sizeof(float), oc, c) && regrow(w, (void **)&w->tpy, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->tpx, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
+		          regrow(w, (void **)&w->tpy, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
+		          regrow(w, (void **)&w->qnodes, sizeof(query_node), 2 * oc, 2 * c) &&
 		          regrow(w, (void **)&w->tnvx, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tnvy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tagent, sizeof(tree_agent), oc, c) &&
@@ -215,8 +217,9 @@ void orca_world_destroy(orca_world *w)
 		orca_mem_free(w, *fa[i], sc * sizeof(float));
 	orca_mem_free(w, w->params, sc * sizeof(agent_params));
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
-	orca_mem_free(w, w->tpx, tc * sizeof(float));
-	orca_mem_free(w, w->tpy, tc * sizeof(float));
+	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
+	orca_mem_free(w, w->tpy, (tc + ORCA_TREE_PAD) * sizeof(float));
+	orca_mem_free(w, w->qnodes, 2 * tc * sizeof(query_node));
 	orca_mem_free(w, w->tnvx, tc * sizeof(float));
 	orca_mem_free(w, w->tnvy, tc * sizeof(float));
 	orca_mem_free(w, w->tagent, tc * sizeof(tree_agent));
