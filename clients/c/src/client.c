@@ -185,8 +185,14 @@ static int fail(crowd_client *c, int status) {
 	return c->state;
 }
 
-/* Write as much queued output as the socket takes now. */
+/* Write as much queued output as the socket takes now. When the server has
+ * closed its side, writing stops but the connection stays readable: the Error
+ * that explains the close may still be waiting to be read. */
 static int write_some(crowd_client *c) {
+	if (c->write_closed) {
+		c->out.len = 0;
+		return CROWD_CLIENT_ERR_CLOSED;
+	}
 	while (c->out.len > 0) {
 		ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
 		if (n > 0) {
@@ -197,7 +203,12 @@ static int write_some(crowd_client *c) {
 		if (n < 0 && errno == EINTR) continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return CROWD_CLIENT_OK;
 		c->last_errno = errno;
-		return fail(c, (errno == EPIPE || errno == ECONNRESET) ? CROWD_CLIENT_ERR_CLOSED : CROWD_CLIENT_ERR_IO);
+		if (errno == EPIPE || errno == ECONNRESET) {
+			c->write_closed = true;
+			c->out.len = 0;
+			return CROWD_CLIENT_ERR_CLOSED;
+		}
+		return fail(c, CROWD_CLIENT_ERR_IO);
 	}
 	return CROWD_CLIENT_OK;
 }
@@ -205,6 +216,7 @@ static int write_some(crowd_client *c) {
 int64_t crowd_client_enqueue(crowd_client *c, crowd_v1_ClientMessage *msg) {
 	if (!c || !msg) return CROWD_CLIENT_ERR_ARGUMENT;
 	if (c->state != 0) return c->state;
+	if (c->write_closed) return CROWD_CLIENT_ERR_CLOSED;
 	if (c->out.len > c->options.max_output) return CROWD_CLIENT_ERR_BUFFER_FULL;
 	uint32_t id = c->next_request_id++;
 	if (c->next_request_id == 0) c->next_request_id = 1;
@@ -221,6 +233,7 @@ int64_t crowd_client_enqueue(crowd_client *c, crowd_v1_ClientMessage *msg) {
 int crowd_client_send_raw(crowd_client *c, const void *data, size_t size) {
 	if (!c || (!data && size)) return CROWD_CLIENT_ERR_ARGUMENT;
 	if (c->state != 0) return c->state;
+	if (c->write_closed) return CROWD_CLIENT_ERR_CLOSED;
 	if (c->out.len > c->options.max_output) return CROWD_CLIENT_ERR_BUFFER_FULL;
 	if (!crowd_buf_append(&c->out, data, size)) return CROWD_CLIENT_ERR_NO_MEMORY;
 	return write_some(c);
@@ -375,7 +388,7 @@ int crowd_client_poll(crowd_client *c, int timeout_ms) {
 	if (!c) return CROWD_CLIENT_ERR_ARGUMENT;
 	if (c->state != 0) return c->state;
 	int s = write_some(c);
-	if (s < 0) return s;
+	if (s < 0 && c->state != 0) return s;
 	struct pollfd p = {.fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
 	uint64_t deadline = crowd_client_now_us() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000u;
 	int r;
@@ -389,7 +402,7 @@ int crowd_client_poll(crowd_client *c, int timeout_ms) {
 	if (r == 0) return 0;
 	if (p.revents & POLLOUT) {
 		s = write_some(c);
-		if (s < 0) return s;
+		if (s < 0 && c->state != 0) return s;
 	}
 	int dispatched = 0;
 	if (p.revents & (POLLIN | POLLHUP | POLLERR)) {

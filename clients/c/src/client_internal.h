@@ -11,6 +11,7 @@ struct crowd_client {
 	int fd;
 	int state; /* 0 while connected, else the status that ended it */
 	int last_errno;
+	bool write_closed; /* the server stopped reading (EPIPE/ECONNRESET on send) */
 	bool closed_reported;
 	uint32_t next_request_id;
 	crowd_client_options options;

@@ -1,0 +1,347 @@
+/* test_hostile.c — hostile input against the real server: garbage bytes, an
+ * oversized length prefix, truncated frames, NaN and infinite numbers, a
+ * 10^6-agent spawn, unknown and stale ids, unknown messages. Each gets the
+ * right Error or a clean close, while a watcher connection subscribed to every
+ * tick keeps receiving every snapshot (no tick missing) throughout. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "crowd/wire.h"
+#include "harness.h"
+
+#define MAX_AGENTS 3000
+#define MAX_BATCH 5000
+
+static server_proc server;
+static tc *watcher;
+
+static int start_server(void **state) {
+	(void)state;
+	const char *args[] = {"--max-agents", "3000",        "--max-batch", "5000", "--max-frame",
+	                      "1m",           "--log-level", "error",       NULL};
+	if (!server_start(&server, args)) return -1;
+	watcher = tc_connect(server.port, NULL, false);
+	if (!watcher || crowd_client_subscribe(watcher->client, NULL, 1) <= 0) return -1;
+	return tc_await_snapshots(watcher, 2) ? 0 : -1;
+}
+
+static int stop_server(void **state) {
+	(void)state;
+	tc_close(watcher);
+	server_stop(&server);
+	return 0;
+}
+
+/* The watcher got every tick's snapshot so far and keeps getting them; the
+ * server still answers a fresh client. */
+static void assert_server_serving_everyone(void) {
+	assert_true(tc_await_snapshots(watcher, 5));
+	assert_false(watcher->closed);
+	assert_int_equal(watcher->missed_snapshots, 0);
+	assert_int_equal(watcher->snapshots, watcher->last_tick - watcher->first_tick + 1);
+	tc *fresh = tc_connect(server.port, NULL, false);
+	assert_non_null(fresh);
+	uint32_t pongs = fresh->pongs;
+	assert_true(crowd_client_ping(fresh->client, 0) > 0);
+	while (fresh->pongs == pongs && !fresh->closed) tc_pump(10);
+	assert_int_equal(fresh->pongs, pongs + 1);
+	tc_close(fresh);
+}
+
+static uint32_t world_agents(void) {
+	assert_true(tc_await_snapshots(watcher, 2));
+	return crowd_client_latest_snapshot(watcher->client)->world_agent_count;
+}
+
+static void assert_error(const tc_answer *a, int code) {
+	assert_non_null(a);
+	if (a->ok || a->code != code)
+		fail_msg("expected %s, got %s (%s)", crowd_client_error_name(code),
+		         a->ok ? "Ack" : crowd_client_error_name(a->code), a->message);
+}
+
+static void assert_code(int got, int want) {
+	if (got != want)
+		fail_msg("expected %s, got %s", crowd_client_error_name(want),
+		         got < 0 ? "no error" : crowd_client_error_name(got));
+}
+
+/* A frame: varint length + body. The server may close as soon as it has seen
+ * the prefix; then the rest cannot be written (CLOSED), and its Error is read. */
+static void send_frame(tc *t, const uint8_t *body, size_t len) {
+	uint8_t prefix[CROWD_VARINT_MAX];
+	size_t n = crowd_varint_put(prefix, len);
+	assert_int_equal(crowd_client_send_raw(t->client, prefix, n), 0);
+	int r = len ? crowd_client_send_raw(t->client, body, len) : 0;
+	assert_true(r == 0 || r == CROWD_CLIENT_ERR_CLOSED);
+}
+
+static void test_garbage_bytes(void **state) {
+	(void)state;
+	/* A well-framed body that is not protobuf. */
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	send_frame(t, junk, sizeof junk);
+	assert_code(tc_await_any_error(t), crowd_v1_ErrorCode_ERROR_MALFORMED);
+	tc_close(t);
+
+	/* Random bytes, framing and all: some Error, or a close. */
+	t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	uint8_t noise[4096];
+	uint32_t seed = 12345;
+	for (size_t i = 0; i < sizeof noise; i++) {
+		seed = seed * 1103515245u + 12345u;
+		noise[i] = (uint8_t)(seed >> 16);
+	}
+	assert_int_equal(crowd_client_send_raw(t->client, noise, sizeof noise), 0);
+	int code = tc_await_any_error(t);
+	assert_true(code > 0 || t->closed);
+	if (code >= 0) assert_int_not_equal(code, crowd_v1_ErrorCode_ERROR_INTERNAL);
+	tc_close(t);
+	assert_server_serving_everyone();
+}
+
+static void test_oversized_length_prefix(void **state) {
+	(void)state;
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	uint8_t prefix[CROWD_VARINT_MAX];
+	size_t n = crowd_varint_put(prefix, (uint64_t)1 << 30);
+	assert_int_equal(crowd_client_send_raw(t->client, prefix, n), 0);
+	assert_int_equal(crowd_client_send_raw(t->client, "abc", 3), 0);
+	assert_code(tc_await_any_error(t), crowd_v1_ErrorCode_ERROR_FRAME_TOO_LARGE);
+	assert_true(tc_await_closed(t));
+
+	/* A varint that never ends (11 continuation bytes). */
+	tc_close(t);
+	t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	const uint8_t endless[11] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	assert_int_equal(crowd_client_send_raw(t->client, endless, sizeof endless), 0);
+	assert_true(tc_await_closed(t));
+	tc_close(t);
+	assert_server_serving_everyone();
+}
+
+static void test_truncated_frames(void **state) {
+	(void)state;
+	/* The prefix matches, the protobuf inside is cut short. */
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	crowd_v1_AgentSpec specs[4];
+	for (int i = 0; i < 4; i++) {
+		specs[i] = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
+		specs[i].has_position = true;
+		specs[i].position.x = 400.0f + (float)i * 4.0f;
+	}
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.request_id = 9;
+	m.which_msg = crowd_v1_ClientMessage_spawn_agents_tag;
+	m.msg.spawn_agents.agents_count = 4;
+	m.msg.spawn_agents.agents = specs;
+	crowd_buf body;
+	crowd_buf_init(&body);
+	assert_true(crowd_encode_client_message(&m, false, &body));
+	uint32_t before = world_agents();
+	send_frame(t, body.data, body.len - 3);
+	assert_code(tc_await_any_error(t), crowd_v1_ErrorCode_ERROR_MALFORMED);
+	assert_int_equal(world_agents(), before);
+	tc_close(t);
+
+	/* The prefix promises more than ever comes, then the client goes away. */
+	t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	uint8_t prefix[CROWD_VARINT_MAX];
+	size_t n = crowd_varint_put(prefix, body.len);
+	assert_int_equal(crowd_client_send_raw(t->client, prefix, n), 0);
+	assert_int_equal(crowd_client_send_raw(t->client, body.data, body.len / 2), 0);
+	assert_int_equal(crowd_client_flush(t->client, HARNESS_GUARD_MS), 0);
+	tc_close(t);
+	crowd_buf_free(&body);
+	assert_int_equal(world_agents(), before);
+	assert_server_serving_everyone();
+}
+
+static void test_non_finite_numbers(void **state) {
+	(void)state;
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	uint32_t before = world_agents();
+	const float bad[] = {NAN, INFINITY, -INFINITY};
+	for (int b = 0; b < 3; b++) {
+		crowd_v1_AgentSpec specs[3];
+		for (int i = 0; i < 3; i++) {
+			specs[i] = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
+			specs[i].has_position = true;
+			specs[i].position.x = 500.0f + (float)i * 4.0f;
+		}
+		/* The bad value in a different field each round, always in item 2. */
+		if (b == 0) specs[2].position.y = bad[b];
+		if (b == 1) specs[2].has_target = true, specs[2].target.x = bad[b];
+		if (b == 2) specs[2].has_radius = true, specs[2].radius = bad[b];
+		const tc_answer *a = tc_await(t, crowd_client_spawn(t->client, specs, 3));
+		assert_error(a, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+		assert_int_equal(a->index, 2);
+	}
+	assert_int_equal(world_agents(), before); /* all or nothing */
+
+	const tc_answer *a = tc_await(t, tc_spawn_grid(t, 2, 2, 500.0f, 500.0f, 4.0f, 0));
+	assert_true(a && a->ok && a->ids_count == 2);
+	uint32_t ids[2] = {a->ids[0], a->ids[1]};
+	float fine = 1.0f, nan = NAN, inf = INFINITY;
+	assert_error(tc_await(t, crowd_client_set_targets(t->client, ids, 1, &nan, &fine, 1)),
+	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	assert_error(tc_await(t, crowd_client_set_targets(t->client, ids, 1, &fine, &inf, 1)),
+	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	assert_error(tc_await(t, crowd_client_set_velocities(t->client, ids, 2, &inf, &fine, 1)),
+	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	const float ox[] = {0.0f, 1.0f, NAN}, oy[] = {600.0f, 600.0f, 601.0f};
+	assert_error(tc_await(t, crowd_client_add_obstacle(t->client, ox, oy, 3)),
+	             crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	crowd_v1_Rect area = {0.0f, 0.0f, INFINITY, 10.0f};
+	area.max_y = NAN;
+	assert_error(tc_await(t, crowd_client_subscribe(t->client, &area, 1)),
+	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	/* Finite but out of range. */
+	crowd_v1_AgentSpec negative = crowd_v1_AgentSpec_init_zero;
+	negative.has_radius = true;
+	negative.radius = -1.0f;
+	assert_error(tc_await(t, crowd_client_spawn(t->client, &negative, 1)),
+	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	assert_false(t->closed);
+	tc_close(t);
+	assert_server_serving_everyone();
+}
+
+/* SpawnAgents with `count` empty AgentSpecs, encoded by hand: the library (and
+ * nanopb's 16-bit counts) cannot build a list this long. */
+static void send_huge_spawn(tc *t, uint32_t request_id, uint32_t count) {
+	size_t spawn_len = (size_t)count * 2; /* each: tag 0x0a, length 0 */
+	uint8_t head[32];
+	size_t h = 0;
+	head[h++] = 0x08; /* request_id, varint */
+	h += crowd_varint_put(head + h, request_id);
+	head[h++] = 0x1a; /* spawn_agents, length-delimited */
+	h += crowd_varint_put(head + h, spawn_len);
+	uint8_t *msg = malloc(h + spawn_len);
+	assert_non_null(msg);
+	memcpy(msg, head, h);
+	for (size_t i = 0; i < count; i++) {
+		msg[h + 2 * i] = 0x0a;
+		msg[h + 2 * i + 1] = 0x00;
+	}
+	send_frame(t, msg, h + spawn_len);
+	free(msg);
+}
+
+static void test_million_agent_spawn(void **state) {
+	(void)state;
+	uint32_t before = world_agents();
+	/* 10^6 agents take 2 MB: over the frame limit (1 MiB), refused and closed. */
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	send_huge_spawn(t, 77, 1000000);
+	assert_code(tc_await_any_error(t), crowd_v1_ErrorCode_ERROR_FRAME_TOO_LARGE);
+	assert_true(tc_await_closed(t));
+	tc_close(t);
+
+	/* 60,000 fit in a frame: refused by the batch limit, the connection stays. */
+	t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	send_huge_spawn(t, 78, 60000);
+	assert_error(tc_await(t, 78), crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
+	assert_int_equal(world_agents(), before);
+
+	/* Under the batch limit but over the world's agent limit. */
+	const tc_answer *a = tc_await(t, tc_spawn_grid(t, MAX_AGENTS + 1, 60, -900.0f, -900.0f, 4.0f, 0));
+	assert_error(a, crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_WORLD);
+	/* Over the batch limit through the library. */
+	a = tc_await(t, tc_spawn_grid(t, MAX_BATCH + 1, 80, -900.0f, -900.0f, 4.0f, 0));
+	assert_error(a, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
+	assert_int_equal(world_agents(), before);
+	assert_false(t->closed);
+	tc_close(t);
+	assert_server_serving_everyone();
+}
+
+static void test_unknown_and_stale_ids(void **state) {
+	(void)state;
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	uint32_t unknown = 0x000ffff0u;
+	float x = 0.0f, y = 0.0f;
+	assert_error(tc_await(t, crowd_client_set_targets(t->client, &unknown, 1, &x, &y, 1)),
+	             crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
+	assert_error(tc_await(t, crowd_client_remove_agents(t->client, &unknown, 1)),
+	             crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
+	assert_error(tc_await(t, crowd_client_remove_obstacle(t->client, 4242)), crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
+
+	const tc_answer *a = tc_await(t, tc_spawn_grid(t, 1, 1, 700.0f, 700.0f, 1.0f, 0));
+	assert_true(a && a->ok && a->ids_count == 1);
+	uint32_t id = a->ids[0];
+	assert_true(tc_await(t, crowd_client_remove_agents(t->client, &id, 1))->ok);
+	assert_error(tc_await(t, crowd_client_set_targets(t->client, &id, 1, &x, &y, 1)),
+	             crowd_v1_ErrorCode_ERROR_STALE_ID);
+	assert_error(tc_await(t, crowd_client_remove_agents(t->client, &id, 1)), crowd_v1_ErrorCode_ERROR_STALE_ID);
+	/* Mismatched parallel arrays. */
+	uint32_t two[2] = {unknown, unknown};
+	float xs[2] = {0.0f, 1.0f};
+	assert_error(tc_await(t, crowd_client_set_targets(t->client, two, 1, xs, xs, 2)),
+	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	assert_false(t->closed);
+	tc_close(t);
+	assert_server_serving_everyone();
+}
+
+static void test_unknown_messages_and_versions(void **state) {
+	(void)state;
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	/* A ClientMessage with a request_id and no oneof case. */
+	const uint8_t empty[] = {0x08, 0x05};
+	send_frame(t, empty, sizeof empty);
+	assert_error(tc_await(t, 5), crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
+	/* An oneof case from the future (field 30, varint). */
+	const uint8_t future[] = {0x08, 0x06, 0xf0, 0x01, 0x01};
+	send_frame(t, future, sizeof future);
+	assert_error(tc_await(t, 6), crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
+	/* A second Hello. */
+	assert_error(tc_await(t, crowd_client_hello(t->client, NULL, "again", false)),
+	             crowd_v1_ErrorCode_ERROR_ALREADY_HELLO);
+	assert_false(t->closed);
+	tc_close(t);
+
+	/* Another protocol major: refused, closed. */
+	t = tc_open(server.port, 0, true);
+	assert_non_null(t);
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_hello_tag;
+	m.msg.hello.protocol_major = CROWD_PROTOCOL_MAJOR + 1;
+	assert_error(tc_await(t, crowd_client_send_message(t->client, &m)),
+	             crowd_v1_ErrorCode_ERROR_UNSUPPORTED_VERSION);
+	assert_true(tc_await_closed(t));
+	tc_close(t);
+	assert_server_serving_everyone();
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_garbage_bytes),
+	    cmocka_unit_test(test_oversized_length_prefix),
+	    cmocka_unit_test(test_truncated_frames),
+	    cmocka_unit_test(test_non_finite_numbers),
+	    cmocka_unit_test(test_million_agent_spawn),
+	    cmocka_unit_test(test_unknown_and_stale_ids),
+	    cmocka_unit_test(test_unknown_messages_and_versions),
+	};
+	return cmocka_run_group_tests(tests, start_server, stop_server);
+}
