@@ -2,7 +2,8 @@
 """test_metrics.py — GET /metrics of a real crowd-server, parsed by the Prometheus
 client's own text-format parser (Debian's python3-prometheus-client): every
 family has HELP and TYPE, the names are the documented ones, and the counters
-move as this test sends traffic over TCP, WebSocket and plain HTTP.
+move as this test sends traffic over TCP, WebSocket and plain HTTP; and a
+WebSocket client that never reads is cut off at the output limits like a TCP one.
 
 Usage: /usr/bin/python3 test_metrics.py CROWD_SERVER
 """
@@ -239,6 +240,50 @@ class MetricsTest(unittest.TestCase):
         self.assertEqual(moved("crowd_disconnects_total", reason="protocol"), 1)
         self.assertEqual(moved("crowd_errors_total", code="HELLO_REQUIRED"), 1)
         self.assertGreater(moved("crowd_ticks_total"), 0)
+
+
+class SlowWebSocketTest(unittest.TestCase):
+    """A WebSocket client is a session like a TCP one: one that never reads is cut
+    off at the output limits, and the cut-off is counted."""
+
+    def test_non_reading_websocket_client_is_cut_off(self):
+        proc = subprocess.Popen(
+            [SERVER, "--demo", "--demo-agents", "3000", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+             "--output-soft-limit", "64k", "--output-hard-limit", "512k", "--output-soft-seconds", "0.5",
+             "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
+        try:
+            port = None
+            while port is None:
+                m = re.match(r"listening http .*:(\d+)$", proc.stdout.readline().strip())
+                port = int(m.group(1)) if m else None
+            _, before, _ = scrape(port)
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(5)
+            s.connect(("127.0.0.1", port))
+            key = base64.b64encode(os.urandom(16)).decode()
+            s.sendall(("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                       "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % key).encode())
+            s.sendall(ws_frame(2, HELLO) + ws_frame(2, bytes([0x08, 0x02, 0x4A, 0x00])))  # Subscribe{}
+            # Never read; wait for the server to give up on us.
+            deadline = time.time() + 30
+            cut = 0
+            while time.time() < deadline and not cut:
+                time.sleep(0.2)
+                _, now, _ = scrape(port)
+                cut = sum(value(now, "crowd_disconnects_total", reason=r)
+                          - value(before, "crowd_disconnects_total", reason=r)
+                          for r in ("slow_consumer", "output_hard_limit"))
+            self.assertEqual(cut, 1, "the non-reading WebSocket client was disconnected")
+            self.assertEqual(value(now, "crowd_connections_accepted_total", transport="ws")
+                             - value(before, "crowd_connections_accepted_total", transport="ws"), 1)
+            self.assertGreater(value(now, "crowd_snapshots_skipped_total")
+                               - value(before, "crowd_snapshots_skipped_total"), 0)
+            s.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+            proc.stdout.close()
 
 
 if __name__ == "__main__":
