@@ -25,6 +25,7 @@ typedef struct command {
 	uint32_t client_id;
 	crowd_v1_Role role;
 	crowd_v1_ClientMessage msg; /* COMMAND_CLIENT: decoded, released by command_free */
+	size_t cost;                /* memory it holds, counted against --max-queued-bytes */
 } command;
 
 typedef struct command_queue {

@@ -70,6 +70,7 @@ typedef struct server_config {
 	uint32_t max_obstacles;
 	uint32_t max_obstacle_vertices;
 	double requests_per_second;
+	size_t max_queued_bytes;
 	uint32_t request_burst;
 	size_t output_soft_limit;
 	size_t output_hard_limit;

@@ -299,7 +299,17 @@ void session_on_message(session *s, const uint8_t *data, size_t len)
 		handle_subscribe(s, rid, &msg->msg.subscribe);
 		goto drop;
 	default:
-		/* World changes wait for the next tick, in arrival order. */
+		/* World changes wait for the next tick, in arrival order. What waits is
+		 * bounded per connection, by the memory the decoded requests hold. */
+		cmd->cost = sizeof *cmd + len;
+		if (msg->which_msg == crowd_v1_ClientMessage_spawn_agents_tag)
+			cmd->cost += (size_t)msg->msg.spawn_agents.agents_count * sizeof(crowd_v1_AgentSpec);
+		if (s->queued_bytes + cmd->cost > srv->cfg->max_queued_bytes) {
+			session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,
+			                   "too many requests waiting for the next tick");
+			goto drop;
+		}
+		s->queued_bytes += cmd->cost;
 		cmd->kind = COMMAND_CLIENT;
 		cmd->client_id = s->client_id;
 		cmd->role = s->role;

@@ -403,6 +403,46 @@ static void test_hello_timeout(void **state)
 	free_conn(c);
 }
 
+static void test_queue_bound(void **state)
+{
+	(void)state;
+	cfg.max_queued_bytes = 4096;
+	fake_conn *c = open_conn();
+	hello(c, "a", 1);
+	crowd_v1_AgentSpec specs[20];
+	for (int i = 0; i < 20; i++) {
+		specs[i] = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
+		specs[i].has_position = true;
+		specs[i].position = (crowd_v1_Vec2){(float)i * 4, 0};
+	}
+	crowd_v1_ClientMessage sp = crowd_v1_ClientMessage_init_zero;
+	sp.which_msg = crowd_v1_ClientMessage_spawn_agents_tag;
+	sp.msg.spawn_agents = (crowd_v1_SpawnAgents){20, specs};
+	uint32_t sent = 0;
+	for (sent = 1; sent < 50; sent++) {
+		sp.request_id = sent;
+		deliver(c, &sp);
+		if (c->count > 0 && last(c)->which_msg == crowd_v1_ServerMessage_error_tag)
+			break;
+	}
+	/* a few fit, then the bound answers RATE_LIMITED */
+	assert_true(sent > 1 && sent < 50);
+	expect_error(c, sent, crowd_v1_ErrorCode_ERROR_RATE_LIMITED);
+	assert_true(c->s->queued_bytes <= cfg.max_queued_bytes);
+	/* the tick drains the queue; every queued request got its Ack */
+	server_apply_commands(&srv);
+	assert_int_equal(c->s->queued_bytes, 0);
+	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_ack_tag);
+	assert_int_equal(orca_world_agent_count(srv.world), 20 * (sent - 1));
+	sp.request_id = 99;
+	deliver(c, &sp);
+	server_apply_commands(&srv);
+	assert_int_equal(last(c)->msg.ack.request_id, 99);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+	cfg.max_queued_bytes = 8u << 20;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +454,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_commands_answered_at_tick, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_subscribe_and_skip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hello_timeout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_queue_bound, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
