@@ -401,6 +401,28 @@ class DockerBuild(unittest.TestCase):
         self.assertIn("deploy/install-deps.sh", " ".join(stages["build"]["lines"]))
         self.assertIn("deploy/debian-packages.txt", " ".join(stages["build"]["lines"]))
 
+    def test_image_puts_the_viewer_where_the_server_looks(self):
+        """The server serves <build dir>/web (compiled in): the image must build in the
+        directory it copies the viewer from, and the server must really use <build>/web."""
+        build_lines = " ".join(self.stages()["build"]["lines"])
+        build_dir = re.search(r"\bmake build\b[^&]*\bBUILD=(\S+)", build_lines).group(1)
+        self.assertIn("cp -r %s/web /out%s/web" % (build_dir, build_dir), build_lines)
+        game, http = free_port(), free_port()
+        proc = subprocess.Popen([ARGS.server, "--listen", "127.0.0.1:%d" % game, "--http", "127.0.0.1:%d" % http,
+                                 "--log-level", "info"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            served = None
+            for line in proc.stderr:
+                m = re.search(r"HTTP on \S+ serving (\S+)", line)
+                if m:
+                    served = m.group(1)
+                    break
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=20)
+        expected = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(ARGS.server))), "web")
+        self.assertEqual(os.path.normpath(served or ""), os.path.normpath(expected))
+
     def test_runtime_packages_cover_the_binary(self):
         if ARGS.sanitized:
             self.skipTest("a sanitizer build links the sanitizer runtimes; the image uses a Release build")
