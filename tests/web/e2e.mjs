@@ -187,6 +187,20 @@ test('a drag spawns a group, a click sends it to a target, and the server shows 
   watcher.ws.close();
 });
 
+test('an admin draws an obstacle and the server adds it', async () => {
+  const before = await viewer(() => crowdViewer.state.obstacles.length);
+  await page.click('button[data-tool="obstacle"]');
+  await page.mouse.click(900, 620);
+  await page.mouse.click(1000, 620);
+  await page.mouse.click(950, 700);
+  await page.keyboard.press('Enter');
+  await waitFor('the new obstacle in a snapshot', () =>
+    viewer((n) => crowdViewer.state.obstacles.length === n + 1, before));
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  assert.match(text, new RegExp(`\ncrowd_obstacles ${before + 1}\n`));
+  await shot('5-obstacle.png');
+});
+
 test('the page reconnects after the server restarts, and says so meanwhile', async () => {
   const code = await stopServer(server);
   assert.equal(code, 0, 'crowd-server exits 0 on SIGTERM');
@@ -195,7 +209,7 @@ test('the page reconnects after the server restarts, and says so meanwhile', asy
     viewer(() => crowdViewer.state.status === 'reconnecting' &&
                  !document.getElementById('banner').classList.contains('hidden')));
   assert.match(await page.textContent('#banner'), /Reconnecting in/);
-  await shot('5-server-down.png');
+  await shot('6-server-down.png');
   ({ proc: server } = await startServer(`127.0.0.1:${httpPort}`));
   await waitFor('connected again', () =>
     viewer(() => crowdViewer.state.status === 'connected' &&
@@ -204,5 +218,5 @@ test('the page reconnects after the server restarts, and says so meanwhile', asy
   await waitFor('snapshots flowing again', () => viewer((n) => crowdViewer.state.snapshots > n + 5, s0));
   await waitFor('fresh world in the HUD', async () =>
     Number(await page.textContent('#hud-world')) === (await healthz()).agents);
-  await shot('6-reconnected.png');
+  await shot('7-reconnected.png');
 });
