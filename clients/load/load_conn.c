@@ -15,6 +15,7 @@
 #define MAX_FRAME (64u << 20)
 #define MAX_PENDING_REQUESTS 4096u
 #define NO_SLOT UINT32_MAX
+#define PROBE_MIN_SPEED 0.3f /* units/s: an agent this fast is "moving" and makes a good latency probe */
 
 /* ------------------------------------------------------------------ stats */
 
@@ -353,14 +354,18 @@ static void send_retarget(load_conn *c) {
 	float *vxs = malloc(n * sizeof *vxs), *vys = malloc(n * sizeof *vys);
 	bool *tracked = calloc(n, sizeof *tracked);
 	if (!ids || !idx || !xs || !ys || !vxs || !vys || !tracked) goto out;
-	/* Prefer agents this connection can see (their turn can be timed), in
-	 * round-robin order; fill up with unseen ones. */
+	/* Prefer agents this connection sees moving (their turn can be timed; an
+	 * agent stuck in a jam shows no turn whatever it is told), then agents it
+	 * sees, then the rest, each in round-robin order. */
 	uint32_t chosen = 0;
-	for (int pass = 0; pass < 2 && chosen < n; pass++) {
+	float moving = PROBE_MIN_SPEED * c->precision;
+	for (int pass = 0; pass < 3 && chosen < n; pass++) {
 		for (uint32_t k = 0; k < c->own_count && chosen < n; k++) {
 			uint32_t i = (c->retarget_cursor + k) % c->own_count;
 			const crowd_agent_q *a = crowd_view_find(&c->view, c->own_ids[i]);
-			if ((pass == 0) != (a != NULL)) continue;
+			if ((pass == 2) != (a == NULL)) continue;
+			if (pass == 0 && (float)a->vx * (float)a->vx + (float)a->vy * (float)a->vy < moving * moving)
+				continue;
 			bool dup = false;
 			for (uint32_t j = 0; j < chosen && !dup; j++) dup = idx[j] == i;
 			if (dup) continue;

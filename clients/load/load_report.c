@@ -153,6 +153,11 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 	uint32_t n = o->connections;
 	char areabuf[64];
 	double snap_hz = n ? per_s(t->snapshots, measured_s) / n : 0;
+	/* the rate the server promised in Welcome (tick rate / divisor), for comparison */
+	double nominal_hz = 0;
+	for (uint32_t i = 0; i < n && nominal_hz == 0; i++)
+		if (run->conns[i].divisor && run->conns[i].tick_rate_hz && o->area != LOAD_AREA_NONE)
+			nominal_hz = (double)run->conns[i].tick_rate_hz / run->conns[i].divisor;
 	double agents_per_snap = t->snapshots ? (double)t->snapshot_agents / (double)t->snapshots : 0;
 	double bytes_per_agent = t->snapshot_agents ? (double)t->snapshot_bytes / (double)t->snapshot_agents : 0;
 
@@ -190,8 +195,9 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 	table_row(out, "command->visible", &t->visible_us);
 	table_row(out, "snapshot interval", &t->interval_us);
 	table_row(out, "snapshot jitter", &t->jitter_us);
-	fprintf(out, "snapshots      %llu (%.1f/s, %.2f Hz per connection), keyframes %llu, skipped %llu\n",
-	        (unsigned long long)t->snapshots, per_s(t->snapshots, measured_s), snap_hz,
+	fprintf(out,
+	        "snapshots      %llu (%.1f/s, %.2f Hz per connection of %.2f nominal), keyframes %llu, skipped %llu\n",
+	        (unsigned long long)t->snapshots, per_s(t->snapshots, measured_s), snap_hz, nominal_hz,
 	        (unsigned long long)t->keyframes, (unsigned long long)t->skipped);
 	fprintf(out, "snapshot size  %.1f agents, %.2f bytes per agent\n", agents_per_snap, bytes_per_agent);
 	fprintf(out, "bytes          in %.3f MB/s, out %.3f MB/s\n", per_s(t->bytes_in, measured_s) / 1e6,
@@ -248,9 +254,10 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 			fprintf(
 			    f,
 			    "  \"snapshots\": {\"received\": %llu, \"per_second\": %.3f, \"hz_per_connection\": %.3f, "
-			    "\"keyframes\": %llu, \"skipped\": %llu, \"bytes\": %llu, \"agents_per_snapshot\": %.3f, "
+			    "\"nominal_hz\": %.3f, \"keyframes\": %llu, \"skipped\": %llu, \"bytes\": %llu, "
+			    "\"agents_per_snapshot\": %.3f, "
 			    "\"bytes_per_agent\": %.4f},\n",
-			    (unsigned long long)t->snapshots, per_s(t->snapshots, measured_s), snap_hz,
+			    (unsigned long long)t->snapshots, per_s(t->snapshots, measured_s), snap_hz, nominal_hz,
 			    (unsigned long long)t->keyframes, (unsigned long long)t->skipped,
 			    (unsigned long long)t->snapshot_bytes, agents_per_snap, bytes_per_agent);
 			fprintf(

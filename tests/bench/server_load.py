@@ -146,9 +146,10 @@ def metric_delta(m0, m1, name):
     return m1[name] - m0.get(name, 0.0)
 
 
-def run_load(load_bin, server, args, json_path, samples):
+def run_load(load_bin, server, args, json_path, samples, on_measuring=None):
     """Run crowd-load; while it measures (progress lines marked 'run'), sample
-    the server's /metrics and RSS once per line."""
+    the server's /metrics and RSS once per line. on_measuring() is called once,
+    at the first such line."""
     cmd = [load_bin, "--server", "127.0.0.1:%d" % server.port, "--json", json_path] + args
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err_lines = []
@@ -157,6 +158,8 @@ def run_load(load_bin, server, args, json_path, samples):
         for line in proc.stderr:
             err_lines.append(line)
             if "] run " in line:
+                if not samples and on_measuring:
+                    on_measuring()
                 samples.append((time.time(), server.metrics(), server.rss_kb()))
             sys.stderr.write("  " + line)
 
@@ -190,6 +193,16 @@ def scenario_crowd(a, work):
                                "--workers", str(a.workers), "--max-agents", str(a.agents + 1000),
                                "--max-connections", str(a.clients + 100), "--max-batch", str(max(per_conn, 1000)),
                                "--log-level", "info"] + a.server_arg, os.path.join(work, "crowd-server.log"))
+    perf = []
+
+    def start_perf():
+        # where the server's time goes, sampled while crowd-load measures
+        if a.perf > 0:
+            perf.append(subprocess.Popen(
+                ["perf", "record", "-F", "499", "-g", "-p", str(server.proc.pid), "-o",
+                 os.path.join(work, "perf.data"), "--", "sleep", str(a.perf)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
     try:
         rss0 = server.rss_kb()
         samples = []
@@ -197,9 +210,18 @@ def scenario_crowd(a, work):
             "--connections", str(a.clients), "--setup", setup, "--local-targets",
             "--area", "%gx%g" % (side, side), "--divisor", str(a.divisor),
             "--retarget", "1", "--retarget-count", "10", "--spawn-batch", str(min(per_conn, 5000)),
-            "--duration", str(a.duration), "--ramp-up", str(a.ramp_up)], os.path.join(work, "crowd.json"), samples)
+            "--duration", str(a.duration), "--ramp-up", str(a.ramp_up)], os.path.join(work, "crowd.json"), samples,
+            start_perf)
+        for proc in perf:
+            proc.wait()
     finally:
         server.stop()
+    profile = None
+    if perf:
+        rep_out = subprocess.run(["perf", "report", "--stdio", "--no-children", "--percent-limit", "1.5", "-i",
+                                  os.path.join(work, "perf.data"), "--sort", "symbol", "-g", "none"],
+                                 capture_output=True, text=True).stdout
+        profile = [ln for ln in rep_out.splitlines() if ln.strip() and not ln.startswith("#")][:25]
     m0 = samples[0][1] if samples else None
     m1 = samples[-1][1] if samples else None
     p50, p99 = tick_quantiles(m0, m1, [0.5, 0.99])
@@ -214,7 +236,8 @@ def scenario_crowd(a, work):
         "tick_p50_ms": p50, "tick_p99_ms": p99,
         "step_mean_ms": step_s / ticks * 1000.0 if step_s is not None and ticks else None,
         "overruns": metric_delta(m0, m1, "crowd_ticks_overrun_total"),
-        "snap_hz": r["snapshots"]["hz_per_connection"], "agents_per_snap": r["snapshots"]["agents_per_snapshot"],
+        "snap_hz": r["snapshots"]["hz_per_connection"], "nominal_hz": r["snapshots"].get("nominal_hz"),
+        "agents_per_snap": r["snapshots"]["agents_per_snapshot"],
         "bytes_per_agent": r["snapshots"]["bytes_per_agent"],
         "ack_p50": r["latency_ms"]["request_ack"]["p50"], "ack_p99": r["latency_ms"]["request_ack"]["p99"],
         "vis_p50": r["latency_ms"]["command_visible"]["p50"], "vis_p99": r["latency_ms"]["command_visible"]["p99"],
@@ -223,7 +246,7 @@ def scenario_crowd(a, work):
         "skipped": r["snapshots"]["skipped"], "errors": r["errors"]["total"] + r["disconnects"],
         "rss_mb": rss / 1024.0 if rss else None,
         "rss_per_agent_b": (rss - rss0) * 1024.0 / agents if rss and rss0 and agents else None,
-        "table": table,
+        "table": table, "profile": profile,
     }
 
 
@@ -290,6 +313,7 @@ def main():
     p.add_argument("--duration", type=float, default=30)
     p.add_argument("--ramp-up", type=float, default=10)
     p.add_argument("--compact-duration", type=float, default=10)
+    p.add_argument("--perf", type=float, default=0, help="profile the server with perf for this many seconds")
     p.add_argument("--server-arg", action="append", default=[], help="extra crowd-server flag (repeatable)")
     a = p.parse_args()
     if a.small:
@@ -306,8 +330,9 @@ def main():
           (os.uname().nodename, os.cpu_count()))
     for r in results:
         if r["scenario"] == "crowd":
-            print("\ncrowd: %d agents, %d clients, tick %d Hz set / %s Hz run, snapshots %.1f Hz per client of %.0f agents"
-                  % (r["agents"], r["clients"], r["tick_hz_set"], fmt(r["tick_hz"]), r["snap_hz"], r["agents_per_snap"]))
+            print("\ncrowd: %d agents, %d clients, tick %d Hz set / %s Hz run, snapshots %.1f Hz per client "
+                  "(nominal %s) of %.0f agents" % (r["agents"], r["clients"], r["tick_hz_set"], fmt(r["tick_hz"]),
+                                                   r["snap_hz"], fmt(r["nominal_hz"]), r["agents_per_snap"]))
             rows = [("tick duration p50 / p99 (ms)", "%s / %s" % (fmt(r["tick_p50_ms"]), fmt(r["tick_p99_ms"]))),
                     ("ORCA step mean (ms)", fmt(r["step_mean_ms"])),
                     ("ticks overrun", fmt(r["overruns"], 0)),
@@ -333,8 +358,12 @@ def main():
                     ("... raw floats (id + 4 x float32)", fmt(r["raw_bytes_per_agent"], 0))]
         for k, v in rows:
             print("  %-40s %s" % (k, v))
+        if r.get("profile"):
+            print("  server profile (perf, self time):")
+            for ln in r["profile"]:
+                print("    " + ln.strip())
     with open(os.path.join(a.work, "server_load.json"), "w") as f:
-        json.dump([{k: v for k, v in r.items() if k != "table"} for r in results], f, indent=1)
+        json.dump([{k: v for k, v in r.items() if k not in ("table", "profile")} for r in results], f, indent=1)
     return 0
 
 
