@@ -152,8 +152,15 @@ class AgonesTest(unittest.TestCase):
                 self.assertEqual(healthz["agones"]["name"], "crowd-fleet-abcde-fghij")
                 self.assertEqual(healthz["agones"]["labels"]["world"], "test-plaza")
                 self.assertTrue(healthz["agones"]["ready"])
+            # A client still connected when SIGTERM comes (it never reads): the drain is
+            # bounded all the same.
+            import socket
+            idle_client = socket.create_connection(("127.0.0.1", target.ports[0]), timeout=5)
+            start_stop = time.monotonic()
             code = stop_target(target)
+            idle_client.close()
             self.assertEqual(code, 0, "SIGTERM drains and exits 0 within the grace period")
+            self.assertLess(time.monotonic() - start_stop, 25, "drain inside Kubernetes' 30 s grace")
             self.assertEqual(sidecar.count("/shutdown"), 1, "/shutdown on SIGTERM")
         finally:
             stop_target(target)
@@ -176,7 +183,7 @@ class AgonesTest(unittest.TestCase):
             # bar the busiest CI machine clears; the point is "did not stall".
             self.assertGreaterEqual(ticks, 0.5 * elapsed * target.tick_hz,
                                     "tick kept pace while the sidecar %s" % mode)
-            self.assertLessEqual(last["overruns"] - first["overruns"], max(2, ticks // 10))
+            self.assertLessEqual(last["overruns"] - first["overruns"], max(2, ticks // 4), "overruns stay rare")
             self.assertGreater(last["health_failed"], first["health_failed"], "failures are counted")
             start_shutdown = time.monotonic()
             code = stop_target(target)
