@@ -21,6 +21,12 @@ struct crowd_ws {
 	bool write_failed;
 	uint16_t close_sent; /* code of our close frame once written */
 	uint16_t close_received;
+	/* A close the owner asks for waits until the messages queued before it are
+	 * written: wslay itself would send the control frame ahead of them. */
+	bool close_requested, close_queued;
+	uint16_t close_code;
+	char close_reason[123];
+	size_t close_reason_len;
 };
 
 bool crowd_ws_key_valid(const char *key, size_t len) {
@@ -82,7 +88,8 @@ static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_m
 	crowd_ws *ws = user;
 	switch (arg->opcode) {
 	case WSLAY_BINARY_FRAME:
-		if (!wslay_event_get_close_sent(ctx)) ws->cb.message(ws->cb.user, arg->msg, arg->msg_length);
+		if (!ws->close_requested && !wslay_event_get_close_sent(ctx))
+			ws->cb.message(ws->cb.user, arg->msg, arg->msg_length);
 		break;
 	case WSLAY_TEXT_FRAME:
 		crowd_ws_close(ws, CROWD_WS_CLOSE_UNSUPPORTED_DATA, "crowd.v1 is binary only");
@@ -97,7 +104,15 @@ static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_m
 }
 
 static bool ws_flush(crowd_ws *ws) {
+	/* The send callback takes everything, so one call empties wslay's queues. */
 	if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0) return false;
+	if (ws->close_requested && !ws->close_queued) {
+		ws->close_queued = true;
+		if (wslay_event_queue_close(ws->ctx, ws->close_code, (const uint8_t *)ws->close_reason,
+		                            ws->close_reason_len) == 0)
+			wslay_event_shutdown_read(ws->ctx);
+		if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0) return false;
+	}
 	if (!ws->close_sent && wslay_event_get_close_sent(ws->ctx)) {
 		uint16_t code = wslay_event_get_status_code_sent(ws->ctx);
 		ws->close_sent = code ? code : 1005u;
@@ -141,18 +156,20 @@ bool crowd_ws_feed(crowd_ws *ws, const uint8_t *data, size_t len) {
 }
 
 bool crowd_ws_send(crowd_ws *ws, const uint8_t *data, size_t len) {
-	if (ws->close_sent || !wslay_event_get_write_enabled(ws->ctx)) return false;
+	if (ws->close_requested || ws->close_sent || !wslay_event_get_write_enabled(ws->ctx)) return false;
 	struct wslay_event_msg msg = {.opcode = WSLAY_BINARY_FRAME, .msg = data, .msg_length = len};
 	if (wslay_event_queue_msg(ws->ctx, &msg) != 0) return false;
 	return ws->in_feed ? true : ws_flush(ws);
 }
 
 void crowd_ws_close(crowd_ws *ws, uint16_t code, const char *reason) {
+	if (ws->close_requested) return;
+	ws->close_requested = true;
+	ws->close_code = code;
 	size_t rlen = reason ? strlen(reason) : 0;
-	if (rlen > 122) rlen = 122;
-	/* Fails harmlessly when a close is already queued or sent. */
-	if (wslay_event_queue_close(ws->ctx, code, (const uint8_t *)reason, rlen) == 0)
-		wslay_event_shutdown_read(ws->ctx);
+	if (rlen > sizeof ws->close_reason) rlen = sizeof ws->close_reason;
+	if (rlen) memcpy(ws->close_reason, reason, rlen);
+	ws->close_reason_len = rlen;
 	if (!ws->in_feed) ws_flush(ws);
 }
 

@@ -42,9 +42,11 @@ static void *echo_open(void *user, crowd_http_ws *conn, const char *peer) {
 
 /* The test's session echoes each message; the message "close" asks for close 1000. */
 static void echo_message(void *session, const uint8_t *data, size_t len) {
-	if (len == 5 && memcmp(data, "close", 5) == 0)
+	if (len == 5 && memcmp(data, "close", 5) == 0) {
+		/* Like an Error before a close: the message must arrive before the close frame. */
+		crowd_http_ws_send(session, (const uint8_t *)"last words", 10);
 		crowd_http_ws_close(session, CROWD_WS_CLOSE_NORMAL, "bye");
-	else
+	} else
 		crowd_http_ws_send(session, data, len);
 }
 
@@ -482,6 +484,10 @@ static void test_ws_server_initiated_close(void **state) {
 	size_t n = make_frame(frame, true, 0x2, true, (const uint8_t *)"close", 5);
 	send_all(fd, frame, n);
 	server_frame f;
+	assert_true(recv_frame(fd, &f));
+	assert_int_equal(f.opcode, 0x2);
+	assert_int_equal(f.len, 10);
+	assert_memory_equal(f.payload, "last words", 10);
 	assert_true(recv_frame(fd, &f));
 	assert_int_equal(close_code(&f), CROWD_WS_CLOSE_NORMAL);
 	assert_memory_equal(f.payload + 2, "bye", 3);
