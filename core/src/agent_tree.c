@@ -33,99 +33,95 @@ static inline void swap_agents(struct orca_world *w, uint32_t a, uint32_t b)
 	w->order[b] = s;
 }
 
-void orca_agent_tree_build(struct orca_world *w)
+/* Split one node exactly as RVO2's buildAgentTreeRecursive does; writes the
+ * children's boxes and returns how many child jobs it made. */
+static uint32_t split_node(struct orca_world *w, const build_job *job, build_job children[2])
 {
-	const uint32_t n = w->order_count;
-	w->node_count = n ? 2 * n - 1 : 0;
-	w->tree_depth = 0;
-	w->node_list_count = 0;
-	for (uint32_t i = 0; i < n; ++i) {
+	const uint32_t begin = job->begin, end = job->end, ni = job->node;
+	agent_node *node = &w->nodes[ni];
+	query_node *q = &w->qnodes[ni];
+	node->begin = q->begin = begin;
+	node->end = q->end = end;
+	node->left = node->right = q->left = q->right = 0;
+	if (!job->box_known)
+		set_box(w, node, begin, end);
+	if (end - begin <= ORCA_MAX_LEAF_SIZE)
+		return 0;
+
+	const bool vertical = (node->max_x - node->min_x > node->max_y - node->min_y);
+	const float split = vertical ? 0.5f * (node->max_x + node->min_x) : 0.5f * (node->max_y + node->min_y);
+	const float *key = vertical ? w->tpx : w->tpy;
+	uint32_t left = begin, right = end;
+	while (left < right) {
+		while (left < right && key[left] < split)
+			++left;
+		while (right > left && key[right - 1] >= split)
+			--right;
+		if (left < right) {
+			swap_agents(w, left, right - 1);
+			++left;
+			--right;
+		}
+	}
+	if (left == begin) {
+		++left;
+		++right;
+	}
+	node->left = q->left = ni + 1;
+	node->right = q->right = ni + 2 * (left - begin);
+	agent_node *l = &w->nodes[node->left], *r = &w->nodes[node->right];
+	/* (a vectorised pass per child is cheaper than tracking boxes while
+	 * partitioning) */
+	set_box(w, l, begin, left);
+	set_box(w, r, left, end);
+	q->cmin[0] = l->min_x, q->cmin[1] = l->min_y, q->cmin[2] = r->min_x, q->cmin[3] = r->min_y;
+	q->cmax[0] = l->max_x, q->cmax[1] = l->max_y, q->cmax[2] = r->max_x, q->cmax[3] = r->max_y;
+	children[0] = (build_job){begin, left, node->left, job->depth + 1, 1};
+	children[1] = (build_job){left, end, node->right, job->depth + 1, 1};
+	return 2;
+}
+
+/* Build a whole subtree depth-first with the worker's own stack. */
+static void build_subtree(struct orca_world *w, const build_job *root, build_job *stack, uint32_t *max_depth)
+{
+	uint32_t top = 0;
+	stack[top++] = *root;
+	while (top > 0) {
+		const build_job job = stack[--top];
+		if (job.depth > *max_depth)
+			*max_depth = job.depth;
+		build_job kids[2];
+		if (split_node(w, &job, kids) == 2) {
+			stack[top++] = kids[1];
+			stack[top++] = kids[0];
+		}
+	}
+}
+
+static void build_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	worker_scratch *sc = &w->scratch[worker];
+	for (uint32_t k = begin; k < end; ++k)
+		build_subtree(w, &w->frontier[k], sc->build_stack, &sc->max_depth);
+}
+
+static void gather_positions_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t s = w->order[i];
 		w->tpx[i] = w->px[s];
 		w->tpy[i] = w->py[s];
 	}
-	if (n == 0)
-		return;
+}
 
-	/* Depth-first with an explicit stack (begin, end, node, depth): the
-	 * partition of a range depends on that range only, so the visiting order
-	 * does not change the result. */
-	uint32_t *stack = w->build_stack;
-	uint32_t top = 0;
-	stack[0] = 0;
-	stack[1] = n;
-	stack[2] = 0;
-	stack[3] = 0;
-	top = 1;
-	while (top > 0) {
-		--top;
-		const uint32_t begin = stack[4 * top], end = stack[4 * top + 1], ni = stack[4 * top + 2];
-		const uint32_t depth = stack[4 * top + 3];
-		if (depth > w->tree_depth)
-			w->tree_depth = depth;
-		agent_node *node = &w->nodes[ni];
-		w->node_list[w->node_list_count++] = ni;
-		node->begin = begin;
-		node->end = end;
-		node->left = node->right = 0;
-		set_box(w, node, begin, end);
-		if (end - begin <= ORCA_MAX_LEAF_SIZE)
-			continue;
-
-		const bool vertical = (node->max_x - node->min_x > node->max_y - node->min_y);
-		const float split = vertical ? 0.5f * (node->max_x + node->min_x) : 0.5f * (node->max_y + node->min_y);
-		const float *key = vertical ? w->tpx : w->tpy;
-		uint32_t left = begin, right = end;
-		while (left < right) {
-			while (left < right && key[left] < split)
-				++left;
-			while (right > left && key[right - 1] >= split)
-				--right;
-			if (left < right) {
-				swap_agents(w, left, right - 1);
-				++left;
-				--right;
-			}
-		}
-		if (left == begin) {
-			++left;
-			++right;
-		}
-		node->left = ni + 1;
-		node->right = ni + 2 * (left - begin);
-		/* push right then left (left is built first, as in RVO2; either works) */
-		stack[4 * top] = left;
-		stack[4 * top + 1] = end;
-		stack[4 * top + 2] = node->right;
-		stack[4 * top + 3] = depth + 1;
-		++top;
-		stack[4 * top] = begin;
-		stack[4 * top + 1] = left;
-		stack[4 * top + 2] = node->left;
-		stack[4 * top + 3] = depth + 1;
-		++top;
-	}
-
-	/* the query's view of the inner nodes: both child boxes in one line */
-	for (uint32_t k = 0; k < w->node_list_count; ++k) {
-		const uint32_t ni = w->node_list[k];
-		const agent_node *nd = &w->nodes[ni];
-		query_node *q = &w->qnodes[ni];
-		q->begin = nd->begin;
-		q->end = nd->end;
-		q->left = nd->left;
-		q->right = nd->right;
-		if (nd->end - nd->begin > ORCA_MAX_LEAF_SIZE) {
-			const agent_node *l = &w->nodes[nd->left], *r = &w->nodes[nd->right];
-			q->cmin[0] = l->min_x, q->cmin[1] = l->min_y, q->cmin[2] = r->min_x, q->cmin[3] = r->min_y;
-			q->cmax[0] = l->max_x, q->cmax[1] = l->max_y, q->cmax[2] = r->max_x, q->cmax[3] = r->max_y;
-		}
-	}
-	for (uint32_t i = n; i < n + ORCA_TREE_PAD; ++i)
-		w->tpx[i] = w->tpy[i] = 0.0f;
-
+static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
 	bool plain = true;
-	for (uint32_t i = 0; i < n; ++i) {
+	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t s = w->order[i];
 		const agent_params *p = &w->params[s];
 		tree_agent *t = &w->tagent[i];
@@ -138,6 +134,65 @@ void orca_agent_tree_build(struct orca_world *w)
 		t->mask = p->mask;
 		t->slot = s;
 		t->pad = 0;
+	}
+	if (!plain)
+		w->scratch[worker].not_plain = 1;
+}
+
+void orca_agent_tree_build(struct orca_world *w)
+{
+	const uint32_t n = w->order_count;
+	w->node_count = n ? 2 * n - 1 : 0;
+	w->tree_depth = 0;
+	if (n == 0)
+		return;
+	orca_pool_run(w->pool, gather_positions_task, w, n, 8192);
+	for (uint32_t i = n; i < n + ORCA_TREE_PAD; ++i)
+		w->tpx[i] = w->tpy[i] = 0.0f;
+
+	/* The top levels breadth-first on this thread until there are enough
+	 * subtrees to share out; then the subtrees in parallel. A range's split
+	 * depends on that range only, so neither order changes the tree. */
+	const uint32_t want = w->worker_count > 1 ? 8u * (uint32_t)w->worker_count : 1u;
+	uint32_t count = 1;
+	w->frontier[0] = (build_job){0, n, 0, 0, 0};
+	if (want > 1) {
+		build_job next[ORCA_FRONTIER_MAX];
+		bool progress = true;
+		while (count < want && progress) {
+			uint32_t m = 0;
+			progress = false;
+			for (uint32_t k = 0; k < count; ++k) {
+				const build_job job = w->frontier[k];
+				if (m + 2 > ORCA_FRONTIER_MAX || job.end - job.begin <= ORCA_MAX_LEAF_SIZE * 4u) {
+					next[m++] = job; /* small: left for a worker */
+					continue;
+				}
+				if (job.depth > w->tree_depth)
+					w->tree_depth = job.depth;
+				build_job kids[2];
+				if (split_node(w, &job, kids) == 2) {
+					next[m++] = kids[0];
+					next[m++] = kids[1];
+					progress = true;
+				}
+			}
+			for (uint32_t k = 0; k < m; ++k)
+				w->frontier[k] = next[k];
+			count = m;
+		}
+	}
+	for (int i = 0; i < w->worker_count; ++i) {
+		w->scratch[i].max_depth = 0;
+		w->scratch[i].not_plain = 0;
+	}
+	orca_pool_run(w->pool, build_task, w, count, 1);
+	orca_pool_run(w->pool, gather_agents_task, w, n, 8192);
+	bool plain = true;
+	for (int i = 0; i < w->worker_count; ++i) {
+		if (w->scratch[i].max_depth > w->tree_depth)
+			w->tree_depth = w->scratch[i].max_depth;
+		plain = plain && !w->scratch[i].not_plain;
 	}
 	w->plain_masks = plain;
 }
@@ -308,9 +363,19 @@ void orca_agent_tree_refit(struct orca_world *w)
 		w->query_tree_valid = true;
 		return;
 	}
-	/* node_list is in pre-order: walked backwards, children come first */
-	for (uint32_t k = w->node_list_count; k-- > 0;) {
-		agent_node *nd = &w->nodes[w->node_list[k]];
+	/* pre-order list of the nodes in use (the index space is sparse), then
+	 * backwards: children before parents */
+	uint32_t *list = w->node_list, count = 0;
+	list[count++] = 0;
+	for (uint32_t k = 0; k < count; ++k) {
+		const agent_node *nd = &w->nodes[list[k]];
+		if (nd->end - nd->begin > ORCA_MAX_LEAF_SIZE) {
+			list[count++] = nd->left;
+			list[count++] = nd->right;
+		}
+	}
+	for (uint32_t k = count; k-- > 0;) {
+		agent_node *nd = &w->nodes[list[k]];
 		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE) {
 			const uint32_t s0 = w->order[nd->begin];
 			float min_x = w->px[s0], max_x = min_x, min_y = w->py[s0], max_y = min_y;

@@ -49,6 +49,13 @@ typedef struct tree_agent {
 } tree_agent;
 
 /* RVO2's agent kd-tree node: [begin, end) of the tree order, children, box. */
+typedef struct build_job {
+	uint32_t begin, end, node, depth;
+	uint32_t box_known; /* the parent wrote this node's box */
+} build_job;
+
+#define ORCA_FRONTIER_MAX 256u
+
 typedef struct tree_visit {
 	uint32_t node;
 	float dist_sq;
@@ -113,6 +120,9 @@ typedef struct worker_scratch {
 	uint32_t proj_cap;
 	struct tree_visit *stack; /* kd-tree traversal stack, tree depth deep */
 	uint32_t stack_cap;
+	build_job *build_stack;   /* kd-tree build stack */
+	uint32_t build_stack_cap;
+	uint32_t max_depth, not_plain;
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
 	char pad[64];
@@ -153,9 +163,8 @@ struct orca_world {
 	bool plain_masks; /* every agent has mask all-ones and a non-zero layer */
 	uint32_t node_cap, node_count;
 	uint32_t tree_depth;   /* deepest node level of the last build */
-	uint32_t *node_list;   /* nodes in use, in build (pre-)order: the index space is sparse */
-	uint32_t node_list_count;
-	uint32_t *build_stack; /* 4 words per entry, tree_cap + 1 entries */
+	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
+	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
 	bool query_tree_valid; /* node boxes match current positions */
 
 	/* obstacles */

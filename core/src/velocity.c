@@ -15,6 +15,8 @@ static inline float avoidance_share(float w_self, float w_other, bool other_avoi
 		return (w_other == 0.0f && other_avoids_us) ? 0.5f : 0.0f;
 	if (!other_avoids_us)
 		return 1.0f;
+	if (w_self == w_other)
+		return 0.5f; /* x / (x + x), exactly, without the division */
 	return w_self / (w_self + w_other);
 }
 

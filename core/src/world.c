@@ -126,7 +126,6 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		          regrow(w, (void **)&w->tnvx, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tnvy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tagent, sizeof(tree_agent), oc, c) &&
-		          regrow(w, (void **)&w->build_stack, 4 * sizeof(uint32_t), oc + 1, c + 1) &&
 		          regrow(w, (void **)&w->nodes, sizeof(agent_node), 2 * oc, 2 * c) &&
 		          regrow(w, (void **)&w->node_list, sizeof(uint32_t), 2 * oc, 2 * c);
 		if (!ok)
@@ -223,7 +222,6 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->tnvx, tc * sizeof(float));
 	orca_mem_free(w, w->tnvy, tc * sizeof(float));
 	orca_mem_free(w, w->tagent, tc * sizeof(tree_agent));
-	orca_mem_free(w, w->build_stack, (tc + 1) * 4 * sizeof(uint32_t));
 	orca_mem_free(w, w->nodes, 2 * tc * sizeof(agent_node));
 	orca_mem_free(w, w->node_list, 2 * tc * sizeof(uint32_t));
 	for (uint32_t i = 0; i < w->obst_slot_count; ++i)
@@ -243,6 +241,7 @@ void orca_world_destroy(orca_world *w)
 			orca_mem_free(w, s->lines, s->lines_cap * sizeof(orca_line));
 			orca_mem_free(w, s->proj, s->proj_cap * sizeof(orca_line));
 			orca_mem_free(w, s->stack, s->stack_cap * sizeof(tree_visit));
+			orca_mem_free(w, s->build_stack, s->build_stack_cap * sizeof(build_job));
 		}
 		orca_mem_free(w, w->scratch, sizeof(worker_scratch) * (size_t)w->worker_count);
 	}
@@ -336,7 +335,8 @@ static bool reserve_scratch(struct orca_world *w)
 		    !orca_mem_reserve(w, (void **)&s->obst_nb, &s->obst_nb_cap, w->vert_count + 1, sizeof(nb_entry)) ||
 		    !orca_mem_reserve(w, (void **)&s->lines, &s->lines_cap, lines + 1, sizeof(orca_line)) ||
 		    !orca_mem_reserve(w, (void **)&s->proj, &s->proj_cap, lines + 1, sizeof(orca_line)) ||
-		    !orca_mem_reserve(w, (void **)&s->stack, &s->stack_cap, w->tree_cap + 1, sizeof(tree_visit)))
+		    !orca_mem_reserve(w, (void **)&s->stack, &s->stack_cap, w->tree_cap + 1, sizeof(tree_visit)) ||
+		    !orca_mem_reserve(w, (void **)&s->build_stack, &s->build_stack_cap, w->tree_cap + 1, sizeof(build_job)))
 			return false;
 		s->neighbor_count = 0;
 		s->obstacle_line_count = 0;
@@ -369,11 +369,11 @@ int orca_world_step(orca_world *w, float dt)
 	}
 	const double t2 = now_ms();
 
+	if (!reserve_scratch(w))
+		return ORCA_ERR_NO_MEMORY;
 	orca_agent_tree_build(w);
 	const double t3 = now_ms();
 
-	if (!reserve_scratch(w))
-		return ORCA_ERR_NO_MEMORY;
 	orca_pool_run(w->pool, orca_compute_velocities, w, n, 64);
 	const double t4 = now_ms();
 
