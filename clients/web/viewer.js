@@ -109,6 +109,14 @@
   }
 
   function scheduleReconnect(code, reason) {
+    var err = state.lastError;
+    if (err && performance.now() - err.at < 3000 && (err.name === 'BAD_TOKEN' || err.name === 'UNSUPPORTED_VERSION')) {
+      // Retrying cannot help: wait for the person to enter another token.
+      state.status = 'refused';
+      state.closeInfo = err.name === 'BAD_TOKEN' ? 'The server does not know this token: enter another and press connect.'
+                                                 : 'The server speaks another protocol version.';
+      return;
+    }
     state.attempts++;
     var delay = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * Math.pow(2, state.attempts - 1));
     state.status = 'reconnecting';
@@ -416,6 +424,10 @@
       status.textContent = 'reconnecting';
       banner.textContent = 'Server unreachable (' + state.closeInfo + '). Reconnecting in ' + secs +
         ' s, attempt ' + state.attempts + '…';
+      banner.classList.remove('hidden');
+    } else if (state.status === 'refused') {
+      status.textContent = 'refused';
+      banner.textContent = state.closeInfo;
       banner.classList.remove('hidden');
     } else {
       status.textContent = state.status;

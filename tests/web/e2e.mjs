@@ -21,9 +21,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let server = null, httpPort = 0, browser = null, page = null, profile = null, root = null;
 
 // Start crowd-server and read its ports from stdout ("listening http HOST:PORT").
-function startServer(http = '127.0.0.1:0') {
+function startServer(http = '127.0.0.1:0', extra = []) {
   return new Promise((resolve, reject) => {
-    const p = spawn(serverBin, ['--demo', '--listen', '127.0.0.1:0', '--http', http, '--log-level', 'warn'],
+    const p = spawn(serverBin, ['--demo', '--listen', '127.0.0.1:0', '--http', http, '--log-level', 'warn', ...extra],
                     { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     const timer = setTimeout(() => reject(new Error('crowd-server did not start: ' + out)), 10000);
@@ -219,4 +219,26 @@ test('the page reconnects after the server restarts, and says so meanwhile', asy
   await waitFor('fresh world in the HUD', async () =>
     Number(await page.textContent('#hud-world')) === (await healthz()).agents);
   await shot('7-reconnected.png');
+});
+
+test('the token field: an unknown token is refused on screen, a viewer token cannot command', async () => {
+  const ini = path.join(profile, 'tokens.ini');
+  writeFileSync(ini, '[tokens]\nlook = viewer\nboss = admin\n');
+  const { proc, port } = await startServer('127.0.0.1:0', ['--config', ini]);
+  try {
+    await page.goto(`http://127.0.0.1:${port}/?token=nope`);
+    await waitFor('refused', () => viewer(() => crowdViewer.state.status === 'refused'));
+    assert.match(await page.textContent('#banner'), /does not know this token/);
+    assert.match(await page.textContent('#hud-error'), /BAD_TOKEN/);
+    await shot('8-bad-token.png');
+    await page.fill('#token', 'look');
+    await page.click('#token-form button');
+    await waitFor('connected as viewer', () =>
+      viewer(() => crowdViewer.state.status === 'connected' && crowdViewer.state.role === 1));
+    assert.equal(await page.isDisabled('button[data-tool="spawn"]'), true);
+    assert.equal(await page.isDisabled('button[data-tool="obstacle"]'), true);
+    assert.match(await page.textContent('#hud-role'), /^viewer #/);
+  } finally {
+    await stopServer(proc);
+  }
 });
