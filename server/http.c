@@ -20,29 +20,29 @@
 #define HTTP_URL_MAX 2048
 #define HTTP_HEADER_VALUE_MAX 256
 #define HTTP_FIELD_MAX 32
-#define HTTP_LINGER_MS 1000     /* after a response: drain the client's leftovers, then close */
-#define WS_FLUSH_MS 2000        /* a closing WebSocket gets this long to drain its output */
+#define HTTP_LINGER_MS 1000 /* after a response: drain the client's leftovers, then close */
+#define WS_FLUSH_MS 2000    /* a closing WebSocket gets this long to drain its output */
 #define HTTP_FILE_MAX (16u << 20)
 
 const int crowd_http_statuses[CROWD_HTTP_NSTATUS] = {101, 200, 400, 404, 405, 408, 413, 426, 431, 500, 503};
 
 enum captured_header { H_UPGRADE, H_CONNECTION, H_WS_KEY, H_WS_VERSION, H_WS_PROTOCOL, H_COUNT };
 static const char *const captured_names[H_COUNT] = {
-	"upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-protocol",
+    "upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-protocol",
 };
 
 enum conn_mode { MODE_HTTP, MODE_WS, MODE_LINGER, MODE_CLOSED };
 
 struct crowd_http_ws {
 	uv_tcp_t tcp;
-	uv_timer_t timer;          /* header timeout, then linger, then deferred close */
+	uv_timer_t timer; /* header timeout, then linger, then deferred close */
 	crowd_http *server;
 	struct crowd_http_ws *prev, *next;
 	enum conn_mode mode;
 	int handles_open;
 	http_parser parser;
 	size_t header_bytes;
-	int status;                /* response decided by a parser callback (0: none yet) */
+	int status; /* response decided by a parser callback (0: none yet) */
 	bool message_complete;
 	char url[HTTP_URL_MAX + 1];
 	size_t url_len;
@@ -50,13 +50,13 @@ struct crowd_http_ws {
 	size_t field_len;
 	bool field_overflow;
 	bool last_was_value;
-	int current;               /* captured header being read, or -1 */
+	int current; /* captured header being read, or -1 */
 	char value[H_COUNT][HTTP_HEADER_VALUE_MAX + 1];
 	size_t value_len[H_COUNT];
 	bool value_overflow[H_COUNT];
 	crowd_ws *ws;
 	void *session;
-	bool session_told;         /* ws_closed was called */
+	bool session_told; /* ws_closed was called */
 	bool reason_set;
 	crowd_http_close_reason reason;
 	bool write_failed;
@@ -95,8 +95,7 @@ static void conn_close_soon(crowd_http_ws *c);
 static void conn_set_reason(crowd_http_ws *c, crowd_http_close_reason reason);
 static void http_maybe_done(crowd_http *h);
 
-void crowd_http_default_config(crowd_http_config *cfg)
-{
+void crowd_http_default_config(crowd_http_config *cfg) {
 	memset(cfg, 0, sizeof *cfg);
 	cfg->host = "127.0.0.1";
 	cfg->port = 8080;
@@ -109,15 +108,12 @@ void crowd_http_default_config(crowd_http_config *cfg)
 
 /* ------------------------------------------------------------------ writing */
 
-static void count_status(crowd_http *h, int status)
-{
+static void count_status(crowd_http *h, int status) {
 	for (int i = 0; i < CROWD_HTTP_NSTATUS; i++)
-		if (crowd_http_statuses[i] == status)
-			h->stats.responses[i]++;
+		if (crowd_http_statuses[i] == status) h->stats.responses[i]++;
 }
 
-static void on_written(uv_write_t *req, int status)
-{
+static void on_written(uv_write_t *req, int status) {
 	write_req *w = (write_req *)req;
 	crowd_http_ws *c = w->conn;
 	c->write_pending -= w->len;
@@ -128,15 +124,12 @@ static void on_written(uv_write_t *req, int status)
 		conn_close(c);
 		return;
 	}
-	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && c->write_pending == 0)
-		conn_close(c);
+	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && c->write_pending == 0) conn_close(c);
 }
 
 /* Queue bytes on the socket; on failure the connection is closed soon. */
-static bool conn_write(crowd_http_ws *c, const void *data, size_t len)
-{
-	if (c->mode == MODE_CLOSED || c->write_failed)
-		return false;
+static bool conn_write(crowd_http_ws *c, const void *data, size_t len) {
+	if (c->mode == MODE_CLOSED || c->write_failed) return false;
 	write_req *w = malloc(sizeof *w + len);
 	if (!w) {
 		c->write_failed = true;
@@ -160,21 +153,18 @@ static bool conn_write(crowd_http_ws *c, const void *data, size_t len)
 	return true;
 }
 
-static void on_linger_timeout(uv_timer_t *t)
-{
+static void on_linger_timeout(uv_timer_t *t) {
 	conn_close(t->data);
 }
 
-static void on_shutdown(uv_shutdown_t *req, int status)
-{
+static void on_shutdown(uv_shutdown_t *req, int status) {
 	(void)status;
 	free(req);
 }
 
 /* The response is queued: send FIN after it and read (discarding) for a moment,
  * so the client sees the response instead of a reset. */
-static void conn_linger(crowd_http_ws *c)
-{
+static void conn_linger(crowd_http_ws *c) {
 	c->mode = MODE_LINGER;
 	uv_shutdown_t *req = malloc(sizeof *req);
 	if (!req || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
@@ -185,27 +175,37 @@ static void conn_linger(crowd_http_ws *c)
 	uv_timer_start(&c->timer, on_linger_timeout, HTTP_LINGER_MS, 0);
 }
 
-static const char *reason_phrase(int status)
-{
+static const char *reason_phrase(int status) {
 	switch (status) {
-	case 101: return "Switching Protocols";
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 413: return "Content Too Large";
-	case 426: return "Upgrade Required";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 503: return "Service Unavailable";
-	default: return "Error";
+	case 101:
+		return "Switching Protocols";
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 413:
+		return "Content Too Large";
+	case 426:
+		return "Upgrade Required";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Error";
 	}
 }
 
 static void respond(crowd_http_ws *c, int status, const char *type, const char *extra_headers, const void *body,
-                    size_t body_len, bool head_only)
-{
+                    size_t body_len, bool head_only) {
 	char head[512];
 	int n = snprintf(head, sizeof head,
 	                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
@@ -218,13 +218,11 @@ static void respond(crowd_http_ws *c, int status, const char *type, const char *
 		conn_close_soon(c);
 		return;
 	}
-	if (!head_only && body_len && !conn_write(c, body, body_len))
-		return;
+	if (!head_only && body_len && !conn_write(c, body, body_len)) return;
 	conn_linger(c);
 }
 
-static void respond_error(crowd_http_ws *c, int status)
-{
+static void respond_error(crowd_http_ws *c, int status) {
 	char body[96];
 	int n = snprintf(body, sizeof body, "%d %s\n", status, reason_phrase(status));
 	const char *extra = status == 405   ? "Allow: GET, HEAD\r\n"
@@ -235,29 +233,29 @@ static void respond_error(crowd_http_ws *c, int status)
 
 /* ------------------------------------------------------------------ routes */
 
-static const char *content_type(const char *path)
-{
+static const char *content_type(const char *path) {
 	const char *dot = strrchr(path, '.');
-	if (!dot)
-		return "application/octet-stream";
+	if (!dot) return "application/octet-stream";
 	static const char *const types[][2] = {
-		{".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
-		{".css", "text/css; charset=utf-8"},   {".proto", "text/plain; charset=utf-8"},
-		{".json", "application/json"},         {".map", "application/json"},
-		{".png", "image/png"},                 {".svg", "image/svg+xml"},
-		{".ico", "image/x-icon"},              {".txt", "text/plain; charset=utf-8"},
+	    {".html", "text/html; charset=utf-8"},
+	    {".js", "text/javascript; charset=utf-8"},
+	    {".css", "text/css; charset=utf-8"},
+	    {".proto", "text/plain; charset=utf-8"},
+	    {".json", "application/json"},
+	    {".map", "application/json"},
+	    {".png", "image/png"},
+	    {".svg", "image/svg+xml"},
+	    {".ico", "image/x-icon"},
+	    {".txt", "text/plain; charset=utf-8"},
 	};
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-		if (strcmp(dot, types[i][0]) == 0)
-			return types[i][1];
+		if (strcmp(dot, types[i][0]) == 0) return types[i][1];
 	return "application/octet-stream";
 }
 
 /* A static path is safe if it has only [A-Za-z0-9._-/], no "..", no hidden files. */
-static bool static_path_safe(const char *path)
-{
-	if (path[0] != '/' || strstr(path, "..") || strstr(path, "/.") || strstr(path, "//"))
-		return false;
+static bool static_path_safe(const char *path) {
+	if (path[0] != '/' || strstr(path, "..") || strstr(path, "/.") || strstr(path, "//")) return false;
 	for (const char *p = path; *p; p++) {
 		char ch = *p;
 		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
@@ -268,11 +266,9 @@ static bool static_path_safe(const char *path)
 }
 
 /* Read a whole regular file; NULL if absent, not regular or too big. */
-static char *read_file(const char *path, size_t *len)
-{
+static char *read_file(const char *path, size_t *len) {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
+	if (fd < 0) return NULL;
 	struct stat st;
 	char *data = NULL;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= HTTP_FILE_MAX) {
@@ -280,8 +276,7 @@ static char *read_file(const char *path, size_t *len)
 		size_t got = 0;
 		while (data && got < (size_t)st.st_size) {
 			ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
-			if (r <= 0)
-				break;
+			if (r <= 0) break;
 			got += (size_t)r;
 		}
 		if (data && got == (size_t)st.st_size) {
@@ -295,8 +290,7 @@ static char *read_file(const char *path, size_t *len)
 	return data;
 }
 
-static void serve_file(crowd_http_ws *c, const char *file, bool head_only)
-{
+static void serve_file(crowd_http_ws *c, const char *file, bool head_only) {
 	size_t len = 0;
 	char *data = file ? read_file(file, &len) : NULL;
 	if (!data) {
@@ -307,11 +301,9 @@ static void serve_file(crowd_http_ws *c, const char *file, bool head_only)
 	free(data);
 }
 
-static void serve_health(crowd_http_ws *c, bool head_only)
-{
+static void serve_health(crowd_http_ws *c, bool head_only) {
 	crowd_http_health hh = {0};
-	if (c->server->hooks.health)
-		c->server->hooks.health(c->server->hooks.user, &hh);
+	if (c->server->hooks.health) c->server->hooks.health(c->server->hooks.user, &hh);
 	const char *extra = hh.extra_members ? hh.extra_members : "";
 	size_t cap = 192 + strlen(extra);
 	char *body = malloc(cap);
@@ -319,16 +311,15 @@ static void serve_health(crowd_http_ws *c, bool head_only)
 		respond_error(c, 500);
 		return;
 	}
-	int n = snprintf(body, cap,
-	                 "{\"status\":\"%s\",\"tick\":%" PRIu64 ",\"agents\":%" PRIu64 ",\"connections\":%" PRIu64
-	                 "%s}\n",
-	                 hh.shutting_down ? "shutting_down" : "ok", hh.tick, hh.agents, hh.connections, extra);
+	int n =
+	    snprintf(body, cap,
+	             "{\"status\":\"%s\",\"tick\":%" PRIu64 ",\"agents\":%" PRIu64 ",\"connections\":%" PRIu64 "%s}\n",
+	             hh.shutting_down ? "shutting_down" : "ok", hh.tick, hh.agents, hh.connections, extra);
 	respond(c, hh.shutting_down ? 503 : 200, "application/json", NULL, body, (size_t)n, head_only);
 	free(body);
 }
 
-static void serve_metrics(crowd_http_ws *c, bool head_only)
-{
+static void serve_metrics(crowd_http_ws *c, bool head_only) {
 	crowd_http *h = c->server;
 	if (!h->hooks.metrics) {
 		respond_error(c, 404);
@@ -344,25 +335,21 @@ static void serve_metrics(crowd_http_ws *c, bool head_only)
 	free(text);
 }
 
-static bool header_has_token(const char *value, size_t len, const char *token)
-{
+static bool header_has_token(const char *value, size_t len, const char *token) {
 	return crowd_ws_offers_protocol(value, len, token); /* same comma-separated token rule */
 }
 
-static bool ws_write(void *user, const uint8_t *data, size_t len)
-{
+static bool ws_write(void *user, const uint8_t *data, size_t len) {
 	return conn_write(user, data, len);
 }
 
-static void ws_message(void *user, const uint8_t *data, size_t len)
-{
+static void ws_message(void *user, const uint8_t *data, size_t len) {
 	crowd_http_ws *c = user;
 	if (c->session && !c->session_told && c->server->hooks.ws_message)
 		c->server->hooks.ws_message(c->session, data, len);
 }
 
-static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftover_len)
-{
+static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftover_len) {
 	crowd_http *h = c->server;
 	if (!c->parser.upgrade || c->value_overflow[H_UPGRADE] || strcasecmp(c->value[H_UPGRADE], "websocket") != 0 ||
 	    !header_has_token(c->value[H_CONNECTION], c->value_len[H_CONNECTION], "upgrade")) {
@@ -378,8 +365,8 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 		return;
 	}
 	bool asked = c->value_len[H_WS_PROTOCOL] > 0;
-	if (asked && !crowd_ws_offers_protocol(c->value[H_WS_PROTOCOL], c->value_len[H_WS_PROTOCOL],
-	                                      CROWD_WS_SUBPROTOCOL)) {
+	if (asked &&
+	    !crowd_ws_offers_protocol(c->value[H_WS_PROTOCOL], c->value_len[H_WS_PROTOCOL], CROWD_WS_SUBPROTOCOL)) {
 		respond_error(c, 400);
 		return;
 	}
@@ -398,8 +385,7 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 	uv_timer_stop(&c->timer);
 	count_status(h, 101);
 	c->mode = MODE_WS;
-	if (!conn_write(c, head, (size_t)n))
-		return;
+	if (!conn_write(c, head, (size_t)n)) return;
 	c->session = h->hooks.ws_open ? h->hooks.ws_open(h->hooks.user, c, c->peer) : NULL;
 	if (!c->session) {
 		crowd_ws_close(c->ws, CROWD_WS_CLOSE_TRY_AGAIN_LATER, "server full");
@@ -408,13 +394,11 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 	if (leftover_len && !crowd_ws_feed(c->ws, (const uint8_t *)leftover, leftover_len)) {
 		conn_set_reason(c, CROWD_HTTP_CLOSE_PROTOCOL);
 		conn_close_soon(c);
-	}
-	else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+	} else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
 		conn_close_soon(c);
 }
 
-static void route(crowd_http_ws *c, const char *leftover, size_t leftover_len)
-{
+static void route(crowd_http_ws *c, const char *leftover, size_t leftover_len) {
 	crowd_http *h = c->server;
 	bool head_only = c->parser.method == HTTP_HEAD;
 	char path[HTTP_URL_MAX + 1];
@@ -440,14 +424,12 @@ static void route(crowd_http_ws *c, const char *leftover, size_t leftover_len)
 
 /* ------------------------------------------------------------------ parsing */
 
-static crowd_http_ws *conn_of(http_parser *p)
-{
+static crowd_http_ws *conn_of(http_parser *p) {
 	return p->data;
 }
 
 /* Counts request-line and header bytes; past the limit the request is refused with 431. */
-static int count_header_bytes(crowd_http_ws *c, size_t len)
-{
+static int count_header_bytes(crowd_http_ws *c, size_t len) {
 	c->header_bytes += len;
 	if (c->header_bytes > c->server->cfg.max_header_bytes) {
 		c->status = 431;
@@ -456,11 +438,9 @@ static int count_header_bytes(crowd_http_ws *c, size_t len)
 	return 0;
 }
 
-static int on_url(http_parser *p, const char *at, size_t len)
-{
+static int on_url(http_parser *p, const char *at, size_t len) {
 	crowd_http_ws *c = conn_of(p);
-	if (count_header_bytes(c, len))
-		return -1;
+	if (count_header_bytes(c, len)) return -1;
 	if (c->url_len + len > HTTP_URL_MAX) {
 		c->status = 431;
 		return -1;
@@ -471,11 +451,9 @@ static int on_url(http_parser *p, const char *at, size_t len)
 	return 0;
 }
 
-static int on_header_field(http_parser *p, const char *at, size_t len)
-{
+static int on_header_field(http_parser *p, const char *at, size_t len) {
 	crowd_http_ws *c = conn_of(p);
-	if (count_header_bytes(c, len))
-		return -1;
+	if (count_header_bytes(c, len)) return -1;
 	if (c->last_was_value) {
 		c->field_len = 0;
 		c->field_overflow = false;
@@ -491,17 +469,14 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 	return 0;
 }
 
-static int on_header_value(http_parser *p, const char *at, size_t len)
-{
+static int on_header_value(http_parser *p, const char *at, size_t len) {
 	crowd_http_ws *c = conn_of(p);
-	if (count_header_bytes(c, len))
-		return -1;
+	if (count_header_bytes(c, len)) return -1;
 	if (!c->last_was_value) {
 		c->last_was_value = true;
 		c->current = -1;
 		for (int i = 0; i < H_COUNT && !c->field_overflow; i++)
-			if (strcasecmp(c->field, captured_names[i]) == 0)
-				c->current = i;
+			if (strcasecmp(c->field, captured_names[i]) == 0) c->current = i;
 		if (c->current >= 0 && c->value_len[c->current]) {
 			/* A repeated header: join as a list, as RFC 9110 §5.3 allows. */
 			if (c->value_len[c->current] + 2 > HTTP_HEADER_VALUE_MAX)
@@ -513,8 +488,7 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 		}
 	}
 	int i = c->current;
-	if (i < 0)
-		return 0;
+	if (i < 0) return 0;
 	if (c->value_len[i] + len > HTTP_HEADER_VALUE_MAX) {
 		c->value_overflow[i] = true;
 		return 0;
@@ -525,15 +499,15 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 	return 0;
 }
 
-static int on_headers_complete(http_parser *p)
-{
+static int on_headers_complete(http_parser *p) {
 	crowd_http_ws *c = conn_of(p);
 	if (p->method != HTTP_GET && p->method != HTTP_HEAD) {
 		c->status = 405;
 		return -1;
 	}
 	/* A GET has no use for a body; refuse big ones before reading them. */
-	if ((p->flags & F_CHUNKED) || (p->content_length != ULLONG_MAX && p->content_length > c->server->cfg.max_body_bytes)) {
+	if ((p->flags & F_CHUNKED) ||
+	    (p->content_length != ULLONG_MAX && p->content_length > c->server->cfg.max_body_bytes)) {
 		c->status = 413;
 		return -1;
 	}
@@ -541,8 +515,7 @@ static int on_headers_complete(http_parser *p)
 	return 0;
 }
 
-static int on_message_complete(http_parser *p)
-{
+static int on_message_complete(http_parser *p) {
 	crowd_http_ws *c = conn_of(p);
 	c->message_complete = true;
 	http_parser_pause(p, 1); /* one request per connection: leave the rest unread */
@@ -550,15 +523,14 @@ static int on_message_complete(http_parser *p)
 }
 
 static const http_parser_settings parser_settings = {
-	.on_url = on_url,
-	.on_header_field = on_header_field,
-	.on_header_value = on_header_value,
-	.on_headers_complete = on_headers_complete,
-	.on_message_complete = on_message_complete,
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_message_complete = on_message_complete,
 };
 
-static void handle_http_bytes(crowd_http_ws *c, const char *data, size_t len)
-{
+static void handle_http_bytes(crowd_http_ws *c, const char *data, size_t len) {
 	size_t n = http_parser_execute(&c->parser, &parser_settings, data, len);
 	if (c->status) {
 		respond_error(c, c->status);
@@ -582,18 +554,15 @@ static void handle_http_bytes(crowd_http_ws *c, const char *data, size_t len)
 
 /* ------------------------------------------------------------------ connections */
 
-static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
-{
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
 	(void)handle;
 	buf->base = malloc(suggested);
 	buf->len = buf->base ? suggested : 0;
 }
 
-static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
-{
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 	crowd_http_ws *c = stream->data;
-	if (nread > 0)
-		c->server->stats.bytes_in += (uint64_t)nread;
+	if (nread > 0) c->server->stats.bytes_in += (uint64_t)nread;
 	if (nread < 0) {
 		/* EOF or error: nothing more to answer. A close frame already counted wins. */
 		if (!(c->ws && (crowd_ws_close_code_received(c->ws) || crowd_ws_close_code_sent(c->ws))))
@@ -606,10 +575,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 			break;
 		case MODE_WS:
 			if (!crowd_ws_feed(c->ws, (const uint8_t *)buf->base, (size_t)nread)) {
-				conn_set_reason(c, c->write_failed ? CROWD_HTTP_CLOSE_WRITE_ERROR : CROWD_HTTP_CLOSE_PROTOCOL);
+				conn_set_reason(c, c->write_failed ? CROWD_HTTP_CLOSE_WRITE_ERROR
+				                                   : CROWD_HTTP_CLOSE_PROTOCOL);
 				conn_close(c);
-			}
-			else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+			} else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
 				conn_close(c);
 			break;
 		default: /* lingering: discard */
@@ -619,23 +588,18 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	free(buf->base);
 }
 
-static void on_header_timeout(uv_timer_t *t)
-{
+static void on_header_timeout(uv_timer_t *t) {
 	crowd_http_ws *c = t->data;
-	if (c->mode == MODE_HTTP)
-		respond_error(c, 408);
+	if (c->mode == MODE_HTTP) respond_error(c, 408);
 }
 
-static void on_handle_closed(uv_handle_t *handle)
-{
+static void on_handle_closed(uv_handle_t *handle) {
 	crowd_http_ws *c = handle->data;
-	if (--c->handles_open > 0)
-		return;
+	if (--c->handles_open > 0) return;
 	crowd_http *h = c->server;
 	if (c->session && !c->session_told) {
 		c->session_told = true;
-		if (h->hooks.ws_closed)
-			h->hooks.ws_closed(c->session, c->reason);
+		if (h->hooks.ws_closed) h->hooks.ws_closed(c->session, c->reason);
 	}
 	crowd_ws_free(c->ws);
 	free(c);
@@ -643,77 +607,75 @@ static void on_handle_closed(uv_handle_t *handle)
 	http_maybe_done(h);
 }
 
-static void count_ws_close(crowd_http_ws *c)
-{
+static void count_ws_close(crowd_http_ws *c) {
 	crowd_http_stats *s = &c->server->stats;
 	s->ws_closed++;
 	switch (crowd_ws_close_code_sent(c->ws)) {
-	case 0: break;
-	case CROWD_WS_CLOSE_PROTOCOL_ERROR: s->ws_close_sent[1]++; break;
-	case CROWD_WS_CLOSE_UNSUPPORTED_DATA: s->ws_close_sent[2]++; break;
-	case CROWD_WS_CLOSE_MESSAGE_TOO_BIG: s->ws_close_sent[3]++; break;
-	default: s->ws_close_sent[0]++; break;
+	case 0:
+		break;
+	case CROWD_WS_CLOSE_PROTOCOL_ERROR:
+		s->ws_close_sent[1]++;
+		break;
+	case CROWD_WS_CLOSE_UNSUPPORTED_DATA:
+		s->ws_close_sent[2]++;
+		break;
+	case CROWD_WS_CLOSE_MESSAGE_TOO_BIG:
+		s->ws_close_sent[3]++;
+		break;
+	default:
+		s->ws_close_sent[0]++;
+		break;
 	}
 }
 
-static void conn_set_reason(crowd_http_ws *c, crowd_http_close_reason reason)
-{
+static void conn_set_reason(crowd_http_ws *c, crowd_http_close_reason reason) {
 	if (!c->reason_set && c->mode != MODE_CLOSED) {
 		c->reason_set = true;
 		c->reason = reason;
 	}
 }
 
-static void conn_close(crowd_http_ws *c)
-{
-	if (c->mode == MODE_CLOSED)
-		return;
+static void conn_close(crowd_http_ws *c) {
+	if (c->mode == MODE_CLOSED) return;
 	crowd_http *h = c->server;
-	if (c->ws)
-		count_ws_close(c);
+	if (c->ws) count_ws_close(c);
 	c->mode = MODE_CLOSED;
 	if (!c->reason_set && c->ws) {
 		uint16_t sent = crowd_ws_close_code_sent(c->ws);
-		c->reason = crowd_ws_close_code_received(c->ws)            ? CROWD_HTTP_CLOSE_PEER
-		            : sent == CROWD_WS_CLOSE_MESSAGE_TOO_BIG         ? CROWD_HTTP_CLOSE_TOO_BIG
-		            : sent == CROWD_WS_CLOSE_PROTOCOL_ERROR || sent == CROWD_WS_CLOSE_UNSUPPORTED_DATA ||
-		                      sent == 1007                           ? CROWD_HTTP_CLOSE_PROTOCOL
-		            : sent                                           ? CROWD_HTTP_CLOSE_LOCAL
-		                                                             : CROWD_HTTP_CLOSE_PEER;
+		c->reason =
+		    crowd_ws_close_code_received(c->ws)      ? CROWD_HTTP_CLOSE_PEER
+		    : sent == CROWD_WS_CLOSE_MESSAGE_TOO_BIG ? CROWD_HTTP_CLOSE_TOO_BIG
+		    : sent == CROWD_WS_CLOSE_PROTOCOL_ERROR || sent == CROWD_WS_CLOSE_UNSUPPORTED_DATA || sent == 1007
+		        ? CROWD_HTTP_CLOSE_PROTOCOL
+		    : sent ? CROWD_HTTP_CLOSE_LOCAL
+		           : CROWD_HTTP_CLOSE_PEER;
 	}
 	if (c->prev)
 		c->prev->next = c->next;
 	else
 		h->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	if (c->next) c->next->prev = c->prev;
 	h->conn_count--;
 	uv_close((uv_handle_t *)&c->timer, on_handle_closed);
 	uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
 }
 
-static void on_close_soon(uv_timer_t *t)
-{
+static void on_close_soon(uv_timer_t *t) {
 	conn_close(t->data);
 }
 
 /* Close from the loop rather than inside a caller that may still use the connection. */
-static void conn_close_soon(crowd_http_ws *c)
-{
-	if (c->mode == MODE_CLOSED)
-		return;
+static void conn_close_soon(crowd_http_ws *c) {
+	if (c->mode == MODE_CLOSED) return;
 	uv_read_stop((uv_stream_t *)&c->tcp);
 	uv_timer_start(&c->timer, on_close_soon, 0, 0);
 }
 
-static void on_connection(uv_stream_t *listener, int status)
-{
+static void on_connection(uv_stream_t *listener, int status) {
 	crowd_http *h = listener->data;
-	if (status < 0)
-		return;
+	if (status < 0) return;
 	crowd_http_ws *c = calloc(1, sizeof *c);
-	if (!c)
-		return;
+	if (!c) return;
 	c->server = h;
 	c->current = -1;
 	h->conn_allocated++;
@@ -723,8 +685,7 @@ static void on_connection(uv_stream_t *listener, int status)
 	c->timer.data = c;
 	c->handles_open = 2;
 	c->next = h->conns;
-	if (h->conns)
-		h->conns->prev = c;
+	if (h->conns) h->conns->prev = c;
 	h->conns = c;
 	h->conn_count++;
 	if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0) {
@@ -741,7 +702,7 @@ static void on_connection(uv_stream_t *listener, int status)
 			uv_ip4_name((struct sockaddr_in *)&ss, addr, sizeof addr);
 		snprintf(c->peer, sizeof c->peer, "%s:%d", addr,
 		         ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-		                                         : ((struct sockaddr_in *)&ss)->sin_port));
+		                                        : ((struct sockaddr_in *)&ss)->sin_port));
 	}
 	uv_tcp_nodelay(&c->tcp, 1);
 	http_parser_init(&c->parser, HTTP_REQUEST);
@@ -754,31 +715,24 @@ static void on_connection(uv_stream_t *listener, int status)
 	uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
-static void free_listener_owner(uv_handle_t *handle)
-{
+static void free_listener_owner(uv_handle_t *handle) {
 	free(handle->data);
 }
 
-int crowd_http_start(crowd_http **out, uv_loop_t *loop, const crowd_http_config *cfg, const crowd_http_hooks *hooks)
-{
+int crowd_http_start(crowd_http **out, uv_loop_t *loop, const crowd_http_config *cfg, const crowd_http_hooks *hooks) {
 	crowd_http *h = calloc(1, sizeof *h);
-	if (!h)
-		return UV_ENOMEM;
+	if (!h) return UV_ENOMEM;
 	h->loop = loop;
 	h->cfg = *cfg;
 	h->hooks = *hooks;
 	snprintf(h->host, sizeof h->host, "%s", cfg->host ? cfg->host : "127.0.0.1");
-	if (cfg->web_root)
-		snprintf(h->web_root, sizeof h->web_root, "%s", cfg->web_root);
-	if (cfg->proto_path)
-		snprintf(h->proto_path, sizeof h->proto_path, "%s", cfg->proto_path);
+	if (cfg->web_root) snprintf(h->web_root, sizeof h->web_root, "%s", cfg->web_root);
+	if (cfg->proto_path) snprintf(h->proto_path, sizeof h->proto_path, "%s", cfg->proto_path);
 	/* Trailing slashes would make "//" in paths. */
-	for (size_t n = strlen(h->web_root); n > 1 && h->web_root[n - 1] == '/'; n--)
-		h->web_root[n - 1] = '\0';
+	for (size_t n = strlen(h->web_root); n > 1 && h->web_root[n - 1] == '/'; n--) h->web_root[n - 1] = '\0';
 	struct sockaddr_storage addr;
 	int r = uv_ip4_addr(h->host, cfg->port, (struct sockaddr_in *)&addr);
-	if (r != 0)
-		r = uv_ip6_addr(h->host, cfg->port, (struct sockaddr_in6 *)&addr);
+	if (r != 0) r = uv_ip6_addr(h->host, cfg->port, (struct sockaddr_in6 *)&addr);
 	if (r != 0) {
 		free(h);
 		return r;
@@ -786,8 +740,7 @@ int crowd_http_start(crowd_http **out, uv_loop_t *loop, const crowd_http_config 
 	uv_tcp_init(loop, &h->listener);
 	h->listener.data = h;
 	r = uv_tcp_bind(&h->listener, (struct sockaddr *)&addr, 0);
-	if (r == 0)
-		r = uv_listen((uv_stream_t *)&h->listener, 128, on_connection);
+	if (r == 0) r = uv_listen((uv_stream_t *)&h->listener, 128, on_connection);
 	if (r != 0) {
 		/* The listener handle must close before the struct goes. */
 		uv_close((uv_handle_t *)&h->listener, free_listener_owner);
@@ -797,41 +750,35 @@ int crowd_http_start(crowd_http **out, uv_loop_t *loop, const crowd_http_config 
 	int len = sizeof bound;
 	uv_tcp_getsockname(&h->listener, (struct sockaddr *)&bound, &len);
 	h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-	                                             : ((struct sockaddr_in *)&bound)->sin_port);
+	                                            : ((struct sockaddr_in *)&bound)->sin_port);
 	*out = h;
 	return 0;
 }
 
-int crowd_http_port(const crowd_http *h)
-{
+int crowd_http_port(const crowd_http *h) {
 	return h->port;
 }
 
-const crowd_http_stats *crowd_http_get_stats(const crowd_http *h)
-{
+const crowd_http_stats *crowd_http_get_stats(const crowd_http *h) {
 	return &h->stats;
 }
 
-static void http_maybe_done(crowd_http *h)
-{
+static void http_maybe_done(crowd_http *h) {
 	if (!h->stopping || !h->listener_closed || h->conns || h->conn_allocated)
 		return; /* wait for the last connection's handles too */
 	void (*done)(void *) = h->done;
 	void *arg = h->done_arg;
 	free(h);
-	if (done)
-		done(arg);
+	if (done) done(arg);
 }
 
-static void on_listener_closed(uv_handle_t *handle)
-{
+static void on_listener_closed(uv_handle_t *handle) {
 	crowd_http *h = handle->data;
 	h->listener_closed = true;
 	http_maybe_done(h);
 }
 
-void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg)
-{
+void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg) {
 	h->stopping = true;
 	h->done = done;
 	h->done_arg = arg;
@@ -852,20 +799,15 @@ void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg)
 	uv_close((uv_handle_t *)&h->listener, on_listener_closed);
 }
 
-bool crowd_http_ws_send(crowd_http_ws *c, const uint8_t *data, size_t len)
-{
-	if (c->mode != MODE_WS || !c->ws)
-		return false;
+bool crowd_http_ws_send(crowd_http_ws *c, const uint8_t *data, size_t len) {
+	if (c->mode != MODE_WS || !c->ws) return false;
 	bool ok = crowd_ws_send(c->ws, data, len);
-	if (!ok || c->write_failed)
-		conn_close_soon(c);
+	if (!ok || c->write_failed) conn_close_soon(c);
 	return ok;
 }
 
-void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason)
-{
-	if (c->mode != MODE_WS || !c->ws)
-		return;
+void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason) {
+	if (c->mode != MODE_WS || !c->ws) return;
 	conn_set_reason(c, CROWD_HTTP_CLOSE_LOCAL);
 	crowd_ws_close(c->ws, code, reason);
 	if (crowd_ws_finished(c->ws) && c->write_pending == 0)
@@ -874,18 +816,15 @@ void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason)
 		uv_timer_start(&c->timer, on_close_soon, WS_FLUSH_MS, 0); /* a client that does not read */
 }
 
-void crowd_http_ws_abort(crowd_http_ws *c)
-{
+void crowd_http_ws_abort(crowd_http_ws *c) {
 	conn_set_reason(c, CROWD_HTTP_CLOSE_LOCAL);
 	conn_close_soon(c);
 }
 
-void *crowd_http_ws_session(const crowd_http_ws *c)
-{
+void *crowd_http_ws_session(const crowd_http_ws *c) {
 	return c->session;
 }
 
-size_t crowd_http_ws_pending(const crowd_http_ws *c)
-{
+size_t crowd_http_ws_pending(const crowd_http_ws *c) {
 	return c->write_pending;
 }

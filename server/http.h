@@ -15,15 +15,15 @@ typedef struct crowd_http crowd_http;
 typedef struct crowd_http_ws crowd_http_ws;
 
 typedef struct crowd_http_config {
-	const char *host;            /* listen address, default "127.0.0.1" */
-	int port;                    /* default 8080; 0 picks a free port */
-	const char *web_root;        /* directory holding index.html and its files */
-	const char *proto_path;      /* served as /crowd.proto */
-	size_t max_header_bytes;     /* request line + headers; over it: 431 (default 8192) */
-	size_t max_body_bytes;       /* Content-Length over it: 413 (default 1024) */
-	uint32_t header_timeout_ms;  /* unfinished request header: 408 and close (default 10000) */
-	uint32_t max_connections;    /* open HTTP + WebSocket connections; over it: 503 (default 1024) */
-	size_t ws_max_message;       /* bigger WebSocket message: close 1009 (default 1 MiB) */
+	const char *host;           /* listen address, default "127.0.0.1" */
+	int port;                   /* default 8080; 0 picks a free port */
+	const char *web_root;       /* directory holding index.html and its files */
+	const char *proto_path;     /* served as /crowd.proto */
+	size_t max_header_bytes;    /* request line + headers; over it: 431 (default 8192) */
+	size_t max_body_bytes;      /* Content-Length over it: 413 (default 1024) */
+	uint32_t header_timeout_ms; /* unfinished request header: 408 and close (default 10000) */
+	uint32_t max_connections;   /* open HTTP + WebSocket connections; over it: 503 (default 1024) */
+	size_t ws_max_message;      /* bigger WebSocket message: close 1009 (default 1 MiB) */
 } crowd_http_config;
 
 /** Fill a config with the defaults above (web_root and proto_path NULL). */
@@ -40,13 +40,13 @@ typedef struct crowd_http_health {
 
 /** Why a WebSocket connection ended (for the session layer's disconnect counts). */
 typedef enum crowd_http_close_reason {
-	CROWD_HTTP_CLOSE_PEER = 0,      /* the client closed (close frame or EOF) */
+	CROWD_HTTP_CLOSE_PEER = 0, /* the client closed (close frame or EOF) */
 	CROWD_HTTP_CLOSE_READ_ERROR,
 	CROWD_HTTP_CLOSE_WRITE_ERROR,
-	CROWD_HTTP_CLOSE_PROTOCOL,      /* bad framing, unmasked or text frame: closed with 1002/1003/1007 */
-	CROWD_HTTP_CLOSE_TOO_BIG,       /* message over ws_max_message: closed with 1009 */
-	CROWD_HTTP_CLOSE_LOCAL,         /* the session asked (crowd_http_ws_close/abort) */
-	CROWD_HTTP_CLOSE_SHUTDOWN,      /* crowd_http_stop */
+	CROWD_HTTP_CLOSE_PROTOCOL, /* bad framing, unmasked or text frame: closed with 1002/1003/1007 */
+	CROWD_HTTP_CLOSE_TOO_BIG,  /* message over ws_max_message: closed with 1009 */
+	CROWD_HTTP_CLOSE_LOCAL,    /* the session asked (crowd_http_ws_close/abort) */
+	CROWD_HTTP_CLOSE_SHUTDOWN, /* crowd_http_stop */
 } crowd_http_close_reason;
 
 typedef struct crowd_http_hooks {

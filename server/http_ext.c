@@ -28,86 +28,84 @@ typedef struct http_ext {
 
 /* ------------------------------------------------------------------ WebSocket transport */
 
-static int ws_op_send(void *conn, const uint8_t *data, size_t len)
-{
+static int ws_op_send(void *conn, const uint8_t *data, size_t len) {
 	return crowd_http_ws_send(conn, data, len) ? 0 : -1;
 }
 
-static size_t ws_op_pending(void *conn)
-{
+static size_t ws_op_pending(void *conn) {
 	return crowd_http_ws_pending(conn);
 }
 
 /* The close code tells a browser why, next to the Error message sent before it. */
-static uint16_t close_code_for(const session *s)
-{
+static uint16_t close_code_for(const session *s) {
 	if (!s) /* refused inside session_open: full or shutting down */
 		return CROWD_WS_CLOSE_TRY_AGAIN_LATER;
-	if (!s->close_reason_set)
-		return CROWD_WS_CLOSE_NORMAL;
+	if (!s->close_reason_set) return CROWD_WS_CLOSE_NORMAL;
 	switch (s->close_reason) {
-	case DISCONNECT_SHUTDOWN: return CROWD_WS_CLOSE_GOING_AWAY;
-	case DISCONNECT_SERVER_FULL: return CROWD_WS_CLOSE_TRY_AGAIN_LATER;
-	case DISCONNECT_FRAME_TOO_LARGE: return CROWD_WS_CLOSE_MESSAGE_TOO_BIG;
+	case DISCONNECT_SHUTDOWN:
+		return CROWD_WS_CLOSE_GOING_AWAY;
+	case DISCONNECT_SERVER_FULL:
+		return CROWD_WS_CLOSE_TRY_AGAIN_LATER;
+	case DISCONNECT_FRAME_TOO_LARGE:
+		return CROWD_WS_CLOSE_MESSAGE_TOO_BIG;
 	case DISCONNECT_MALFORMED:
-	case DISCONNECT_PROTOCOL: return CROWD_WS_CLOSE_PROTOCOL_ERROR;
+	case DISCONNECT_PROTOCOL:
+		return CROWD_WS_CLOSE_PROTOCOL_ERROR;
 	case DISCONNECT_HELLO_TIMEOUT:
 	case DISCONNECT_BAD_TOKEN:
 	case DISCONNECT_UNSUPPORTED_VERSION:
 	case DISCONNECT_SLOW_CONSUMER:
-	case DISCONNECT_OUTPUT_HARD_LIMIT: return CROWD_WS_CLOSE_POLICY_VIOLATION;
-	default: return CROWD_WS_CLOSE_NORMAL;
+	case DISCONNECT_OUTPUT_HARD_LIMIT:
+		return CROWD_WS_CLOSE_POLICY_VIOLATION;
+	default:
+		return CROWD_WS_CLOSE_NORMAL;
 	}
 }
 
-static void ws_op_close(void *conn, bool flush)
-{
+static void ws_op_close(void *conn, bool flush) {
 	if (!flush) {
 		crowd_http_ws_abort(conn);
 		return;
 	}
 	const session *s = crowd_http_ws_session(conn);
 	uint16_t code = close_code_for(s);
-	crowd_http_ws_close(conn, code, s && s->close_reason_set ? metrics_disconnect_reason_name(s->close_reason) : NULL);
+	crowd_http_ws_close(conn, code,
+	                    s && s->close_reason_set ? metrics_disconnect_reason_name(s->close_reason) : NULL);
 }
 
 static const transport_ops ws_ops = {
-	.kind = TRANSPORT_WS,
-	.length_prefixed = false,
-	.send = ws_op_send,
-	.pending_bytes = ws_op_pending,
-	.close = ws_op_close,
+    .kind = TRANSPORT_WS,
+    .length_prefixed = false,
+    .send = ws_op_send,
+    .pending_bytes = ws_op_pending,
+    .close = ws_op_close,
 };
 
-static void *hook_ws_open(void *user, crowd_http_ws *conn, const char *peer)
-{
+static void *hook_ws_open(void *user, crowd_http_ws *conn, const char *peer) {
 	http_ext *x = user;
 	return session_open(x->srv, &ws_ops, conn, peer);
 }
 
-static void hook_ws_message(void *sess, const uint8_t *data, size_t len)
-{
+static void hook_ws_message(void *sess, const uint8_t *data, size_t len) {
 	session_on_message(sess, data, len);
 }
 
-static void hook_ws_closed(void *sess, crowd_http_close_reason reason)
-{
+static void hook_ws_closed(void *sess, crowd_http_close_reason reason) {
 	static const disconnect_reason map[] = {
-		[CROWD_HTTP_CLOSE_PEER] = DISCONNECT_PEER_CLOSED,
-		[CROWD_HTTP_CLOSE_READ_ERROR] = DISCONNECT_READ_ERROR,
-		[CROWD_HTTP_CLOSE_WRITE_ERROR] = DISCONNECT_WRITE_ERROR,
-		[CROWD_HTTP_CLOSE_PROTOCOL] = DISCONNECT_PROTOCOL,
-		[CROWD_HTTP_CLOSE_TOO_BIG] = DISCONNECT_FRAME_TOO_LARGE,
-		[CROWD_HTTP_CLOSE_LOCAL] = DISCONNECT_PEER_CLOSED, /* the session recorded its own reason */
-		[CROWD_HTTP_CLOSE_SHUTDOWN] = DISCONNECT_SHUTDOWN,
+	    [CROWD_HTTP_CLOSE_PEER] = DISCONNECT_PEER_CLOSED,
+	    [CROWD_HTTP_CLOSE_READ_ERROR] = DISCONNECT_READ_ERROR,
+	    [CROWD_HTTP_CLOSE_WRITE_ERROR] = DISCONNECT_WRITE_ERROR,
+	    [CROWD_HTTP_CLOSE_PROTOCOL] = DISCONNECT_PROTOCOL,
+	    [CROWD_HTTP_CLOSE_TOO_BIG] = DISCONNECT_FRAME_TOO_LARGE,
+	    [CROWD_HTTP_CLOSE_LOCAL] = DISCONNECT_PEER_CLOSED, /* the session recorded its own reason */
+	    [CROWD_HTTP_CLOSE_SHUTDOWN] = DISCONNECT_SHUTDOWN,
 	};
 	session_on_closed(sess, map[reason]);
 }
 
 /* ------------------------------------------------------------------ /healthz, /metrics */
 
-static void hook_health(void *user, crowd_http_health *out)
-{
+static void hook_health(void *user, crowd_http_health *out) {
 	http_ext *x = user;
 	const server_status *st = &x->srv->status;
 	out->tick = st->tick;
@@ -124,22 +122,20 @@ static void hook_health(void *user, crowd_http_health *out)
 	}
 }
 
-static char *hook_metrics(void *user, size_t *len)
-{
+static char *hook_metrics(void *user, size_t *len) {
 	http_ext *x = user;
 	const server *srv = x->srv;
 	metrics_extra extra = {
-		.tick = srv->status.tick,
-		.uptime_seconds = (double)(server_now_ns() - x->started_ns) / 1e9,
-		.tick_rate_hz = srv->cfg->tick_rate_hz,
+	    .tick = srv->status.tick,
+	    .uptime_seconds = (double)(server_now_ns() - x->started_ns) / 1e9,
+	    .tick_rate_hz = srv->cfg->tick_rate_hz,
 	};
 	return metrics_render_prometheus(&srv->metrics, x->http ? crowd_http_get_stats(x->http) : NULL, &extra, len);
 }
 
 /* ------------------------------------------------------------------ extension */
 
-static int ext_start(server *srv, void *state)
-{
+static int ext_start(server *srv, void *state) {
 	http_ext *x = state;
 	crowd_http_config cfg;
 	crowd_http_default_config(&cfg);
@@ -150,12 +146,12 @@ static int ext_start(server *srv, void *state)
 	cfg.ws_max_message = srv->cfg->max_frame_bytes;
 	cfg.max_connections = srv->cfg->max_connections + 64; /* room for scrapes and refusals */
 	crowd_http_hooks hooks = {
-		.user = x,
-		.health = hook_health,
-		.metrics = hook_metrics,
-		.ws_open = hook_ws_open,
-		.ws_message = hook_ws_message,
-		.ws_closed = hook_ws_closed,
+	    .user = x,
+	    .health = hook_health,
+	    .metrics = hook_metrics,
+	    .ws_open = hook_ws_open,
+	    .ws_message = hook_ws_message,
+	    .ws_closed = hook_ws_closed,
 	};
 	x->started_ns = server_now_ns();
 	int rc = crowd_http_start(&x->http, srv->loop, &cfg, &hooks);
@@ -175,13 +171,11 @@ static int ext_start(server *srv, void *state)
 	return 0;
 }
 
-static void on_http_stopped(void *arg)
-{
+static void on_http_stopped(void *arg) {
 	free(arg);
 }
 
-static void ext_stop(server *srv, void *state)
-{
+static void ext_stop(server *srv, void *state) {
 	(void)srv;
 	http_ext *x = state;
 	if (x->http)
@@ -190,11 +184,9 @@ static void ext_stop(server *srv, void *state)
 		free(x);
 }
 
-int http_ext_register(server *srv, const char *web_root)
-{
+int http_ext_register(server *srv, const char *web_root) {
 	http_ext *x = calloc(1, sizeof *x);
-	if (!x)
-		return -1;
+	if (!x) return -1;
 	x->srv = srv;
 	snprintf(x->web_root, sizeof x->web_root, "%s", web_root && *web_root ? web_root : CROWD_WEB_ROOT);
 	snprintf(x->proto_path, sizeof x->proto_path, "%s/crowd.proto", x->web_root);

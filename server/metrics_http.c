@@ -17,10 +17,8 @@ typedef struct text {
 } text;
 
 static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(text *t, const char *fmt, ...)
-{
-	if (t->failed)
-		return;
+static void put(text *t, const char *fmt, ...) {
+	if (t->failed) return;
 	for (;;) {
 		va_list ap;
 		va_start(ap, fmt);
@@ -45,33 +43,28 @@ static void put(text *t, const char *fmt, ...)
 	}
 }
 
-static void family(text *t, const char *name, const char *type, const char *help)
-{
+static void family(text *t, const char *name, const char *type, const char *help) {
 	put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void scalar_u(text *t, const char *name, const char *type, const char *help, uint64_t v)
-{
+static void scalar_u(text *t, const char *name, const char *type, const char *help, uint64_t v) {
 	family(t, name, type, help);
 	put(t, "%s %" PRIu64 "\n", name, v);
 }
 
-static void scalar_d(text *t, const char *name, const char *type, const char *help, double v)
-{
+static void scalar_d(text *t, const char *name, const char *type, const char *help, double v) {
 	family(t, name, type, help);
 	put(t, "%s %.9g\n", name, v);
 }
 
 /* One counter family labelled by transport. */
-static void by_transport(text *t, const char *name, const char *help, const uint64_t v[TRANSPORT_COUNT])
-{
+static void by_transport(text *t, const char *name, const char *help, const uint64_t v[TRANSPORT_COUNT]) {
 	family(t, name, "counter", help);
 	for (int k = 0; k < TRANSPORT_COUNT; k++)
 		put(t, "%s{transport=\"%s\"} %" PRIu64 "\n", name, metrics_transport_name((transport_kind)k), v[k]);
 }
 
-static void tick_histogram(text *t, const server_metrics *m)
-{
+static void tick_histogram(text *t, const server_metrics *m) {
 	const char *name = "crowd_tick_duration_seconds";
 	family(t, name, "histogram", "Wall time of a whole tick: apply commands, step, send snapshots.");
 	uint64_t cumulative = 0;
@@ -86,12 +79,10 @@ static void tick_histogram(text *t, const server_metrics *m)
 }
 
 char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats *http, const metrics_extra *extra,
-                                size_t *len)
-{
+                                size_t *len) {
 	text t = {.cap = 16384};
 	t.data = malloc(t.cap);
-	if (!t.data)
-		return NULL;
+	if (!t.data) return NULL;
 	t.data[0] = '\0';
 
 	/* tick */
@@ -106,7 +97,8 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	if (extra) {
 		scalar_u(&t, "crowd_tick", "gauge", "The world's current tick number.", extra->tick);
 		scalar_u(&t, "crowd_tick_rate_hz", "gauge", "Configured ticks per second.", extra->tick_rate_hz);
-		scalar_d(&t, "crowd_uptime_seconds", "gauge", "Seconds since the server started.", extra->uptime_seconds);
+		scalar_d(&t, "crowd_uptime_seconds", "gauge", "Seconds since the server started.",
+		         extra->uptime_seconds);
 	}
 
 	/* world */
@@ -114,7 +106,8 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	scalar_u(&t, "crowd_obstacles", "gauge", "Obstacles in the world.", m->obstacles);
 
 	/* connections */
-	family(&t, "crowd_connections", "gauge", "Open client connections by transport and role (none = before Hello).");
+	family(&t, "crowd_connections", "gauge",
+	       "Open client connections by transport and role (none = before Hello).");
 	for (int k = 0; k < TRANSPORT_COUNT; k++)
 		for (int r = 0; r < METRICS_ROLE_COUNT; r++)
 			put(&t, "crowd_connections{transport=\"%s\",role=\"%s\"} %" PRIu64 "\n",
@@ -163,7 +156,8 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		static const char *const codes[4] = {"other", "1002", "1003", "1009"};
 		uint64_t with_code = 0;
 		for (int i = 0; i < 4; i++) {
-			put(&t, "crowd_websocket_closes_total{code=\"%s\"} %" PRIu64 "\n", codes[i], http->ws_close_sent[i]);
+			put(&t, "crowd_websocket_closes_total{code=\"%s\"} %" PRIu64 "\n", codes[i],
+			    http->ws_close_sent[i]);
 			with_code += http->ws_close_sent[i];
 		}
 		put(&t, "crowd_websocket_closes_total{code=\"none\"} %" PRIu64 "\n",

@@ -11,7 +11,7 @@
 
 /** Gauges that live outside server_metrics. */
 typedef struct metrics_extra {
-	uint64_t tick;           /* ticks completed (the world's tick number) */
+	uint64_t tick; /* ticks completed (the world's tick number) */
 	double uptime_seconds;
 	uint32_t tick_rate_hz;
 } metrics_extra;
