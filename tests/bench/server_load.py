@@ -31,6 +31,16 @@ REF = os.path.join(HERE, "..", "data", "ref")
 PAGE_KB = 1024
 
 
+def cpu_s(pid):
+    """User + system CPU seconds a process has used so far."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def rss_kb(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
@@ -160,7 +170,8 @@ def run_load(load_bin, server, args, json_path, samples, on_measuring=None):
             if "] run " in line:
                 if not samples and on_measuring:
                     on_measuring()
-                samples.append((time.time(), server.metrics(), server.rss_kb()))
+                samples.append((time.time(), server.metrics(), server.rss_kb(), cpu_s(server.proc.pid),
+                                cpu_s(proc.pid)))
             sys.stderr.write("  " + line)
 
     t = threading.Thread(target=watch, daemon=True)
@@ -230,6 +241,10 @@ def scenario_crowd(a, work):
     step_s = metric_delta(m0, m1, "crowd_step_seconds_total")
     rss = max((s[2] for s in samples if s[2]), default=None)
     agents = r["agents_spawned"]
+    def cpu_share(i):
+        if len(samples) < 2 or samples[0][i] is None or samples[-1][i] is None or not span:
+            return None
+        return (samples[-1][i] - samples[0][i]) / span
     return {
         "scenario": "crowd", "agents": agents, "clients": a.clients,
         "tick_hz_set": a.tick_rate, "tick_hz": ticks / span if ticks is not None and span else None,
@@ -246,6 +261,7 @@ def scenario_crowd(a, work):
         "skipped": r["snapshots"]["skipped"], "errors": r["errors"]["total"] + r["disconnects"],
         "rss_mb": rss / 1024.0 if rss else None,
         "rss_per_agent_b": (rss - rss0) * 1024.0 / agents if rss and rss0 and agents else None,
+        "server_cpu": cpu_share(3), "load_cpu": cpu_share(4),
         "table": table, "profile": profile,
     }
 
@@ -320,14 +336,16 @@ def main():
         a.agents, a.clients, a.window_agents, a.idle = 1000, 10, 200, 50
         a.duration, a.ramp_up, a.compact_duration = 3, 0.5, 2
     os.makedirs(a.work, exist_ok=True)
+    load_before = os.getloadavg()
     results = []
     for name in a.scenarios.split(","):
         fn = {"crowd": scenario_crowd, "idle": scenario_idle, "compact": scenario_compact}[name]
         print("== %s" % name, file=sys.stderr, flush=True)
         results.append(fn(a, a.work))
 
-    print("\nserver_load on %s (%d cores, shared); crowd-server and crowd-load on the same machine" %
-          (os.uname().nodename, os.cpu_count()))
+    print("\nserver_load on %s (%d cores); crowd-server and crowd-load on the same machine; "
+          "load average %.1f before, %.1f after (other work on the machine competes)" %
+          (os.uname().nodename, os.cpu_count(), load_before[0], os.getloadavg()[0]))
     for r in results:
         if r["scenario"] == "crowd":
             print("\ncrowd: %d agents, %d clients, tick %d Hz set / %s Hz run, snapshots %.1f Hz per client "
@@ -343,6 +361,7 @@ def main():
                     ("retargets never seen turning", fmt(r["vis_unseen"], 0)),
                     ("skipped snapshots", fmt(r["skipped"], 0)),
                     ("errors + disconnects", fmt(r["errors"], 0)),
+                    ("CPU cores busy: crowd-server / crowd-load", "%s / %s" % (fmt(r["server_cpu"], 2), fmt(r["load_cpu"], 2))),
                     ("server RSS (MB) / per agent (bytes)", "%s / %s" % (fmt(r["rss_mb"]), fmt(r["rss_per_agent_b"], 0)))]
         elif r["scenario"] == "idle":
             print("\nidle: %d connections (ping every 5 s), tick %d Hz" % (r["clients"], r["tick_hz_set"]))
