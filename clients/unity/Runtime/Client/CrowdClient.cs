@@ -1,0 +1,645 @@
+// CrowdClient.cs — a crowd.v1 client over TCP for Unity (or any .NET/Mono program).
+// A background thread connects, says Hello, reads and decodes frames, applies
+// snapshots and reconnects with back-off; everything it learns waits in a queue
+// until the main thread calls Poll() (Unity's API is main-thread only).
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using Crowd.V1;
+
+namespace Crowd.Client
+{
+    public enum ConnectionState
+    {
+        Disconnected,       // not started, stopped by Disconnect, or given up (bad token, wrong version)
+        Connecting,         // TCP connect in progress
+        Connected,          // TCP up, Hello sent, Welcome not yet received
+        Ready,              // Welcome received: commands and snapshots flow
+        WaitingToReconnect, // lost the connection; trying again after a back-off delay
+    }
+
+    public sealed class CrowdClientOptions
+    {
+        public string Token = "";
+        public string ClientName = "unity";
+        /// <summary>Hello.keep_agents_on_disconnect: this client's agents stay after it goes.</summary>
+        public bool KeepAgentsOnDisconnect;
+        public bool AutoReconnect = true;
+        public double ReconnectInitialSeconds = 0.25;
+        public double ReconnectMaxSeconds = 10;
+        public int ConnectTimeoutMs = 5000;
+        /// <summary>A send blocked this long (server not reading) drops the connection.</summary>
+        public int SendTimeoutMs = 5000;
+        /// <summary>Largest frame accepted from the server; a larger prefix drops the connection.</summary>
+        public int MaxFrameBytes = 64 << 20;
+        /// <summary>Snapshots waiting for Poll beyond this are dropped, oldest first (each is a whole world state).</summary>
+        public int MaxQueuedSnapshots = 64;
+    }
+
+    public sealed class CrowdClient : IDisposable
+    {
+        readonly string host;
+        readonly int port;
+        readonly CrowdClientOptions options;
+
+        // Connection thread state.
+        Thread thread;
+        readonly ManualResetEvent stopEvent = new ManualResetEvent(false);
+        volatile bool stopRequested;
+        volatile bool fatal; // the server refused us for good (bad token, version)
+        volatile ConnectionState state = ConnectionState.Disconnected;
+        int generation; // connection number, bumps on every connect attempt
+        readonly SnapshotDecoder decoder = new SnapshotDecoder();
+        uint precision = 1, tickRateHz;
+
+        // Sending: main thread and connection thread, under sendLock.
+        readonly object sendLock = new object();
+        Socket socket;     // null unless connected
+        int socketGeneration;
+        Socket connecting; // while connecting, so Disconnect can abort it
+        Subscribe subscription;
+        int nextRequestId;
+
+        // Events for the main thread.
+        sealed class QueuedEvent
+        {
+            public Action Action;
+            public bool IsSnapshot;
+        }
+
+        readonly object queueLock = new object();
+        readonly LinkedList<QueuedEvent> queue = new LinkedList<QueuedEvent>();
+        int queuedSnapshots;
+
+        // Main thread only.
+        sealed class PendingRequest
+        {
+            public int Generation;
+            public Action<Ack> OnAck;
+            public Action<Error> OnError;
+        }
+
+        readonly Dictionary<uint, PendingRequest> pending = new Dictionary<uint, PendingRequest>();
+        static readonly Stopwatch clock = Stopwatch.StartNew();
+
+        // Counters (any thread).
+        long snapshotsReceived, snapshotsDropped, protocolFaults, connections, bytesReceived;
+
+        public CrowdClient(string host, int port, CrowdClientOptions options = null)
+        {
+            if (string.IsNullOrEmpty(host)) throw new ArgumentNullException("host");
+            if (port <= 0 || port > 65535) throw new ArgumentOutOfRangeException("port");
+            this.host = host;
+            this.port = port;
+            this.options = options ?? new CrowdClientOptions();
+            LastRoundTripMs = double.NaN;
+        }
+
+        // ------------------------------------------------------------ main-thread view
+
+        /// <summary>The connection thread's state right now.</summary>
+        public ConnectionState State { get { return state; } }
+        /// <summary>The last Welcome dispatched by Poll (null before the first).</summary>
+        public Welcome Welcome { get; private set; }
+        /// <summary>The newest snapshot dispatched by Poll.</summary>
+        public WorldSnapshot LatestSnapshot { get; private set; }
+        /// <summary>Round-trip time of the last Ping, in milliseconds (NaN before the first Pong).</summary>
+        public double LastRoundTripMs { get; private set; }
+
+        public long SnapshotsReceived { get { return Interlocked.Read(ref snapshotsReceived); } }
+        /// <summary>Snapshots dropped because Poll was not called often enough.</summary>
+        public long SnapshotsDropped { get { return Interlocked.Read(ref snapshotsDropped); } }
+        /// <summary>Frames that did not decode or snapshots that did not apply (each followed by a resubscribe).</summary>
+        public long ProtocolFaults { get { return Interlocked.Read(ref protocolFaults); } }
+        /// <summary>TCP connections made so far (1 + reconnects).</summary>
+        public long Connections { get { return Interlocked.Read(ref connections); } }
+        public long BytesReceived { get { return Interlocked.Read(ref bytesReceived); } }
+
+        public event Action<ConnectionState, string> StateChanged;
+        public event Action<Welcome> Welcomed;
+        public event Action<WorldSnapshot> SnapshotReceived;
+        /// <summary>Every Ack, after the request's own callback.</summary>
+        public event Action<Ack> AckReceived;
+        /// <summary>Every Error: the server's, and Code None for a request lost with its connection.</summary>
+        public event Action<Error> ErrorReceived;
+        public event Action<Pong> PongReceived;
+        /// <summary>Bad input from the server that the client survived (what it did about it in the text).</summary>
+        public event Action<string> ProtocolFault;
+
+        // ------------------------------------------------------------ lifecycle
+
+        /// <summary>Starts connecting in the background (returns at once). Idempotent.</summary>
+        public void Connect()
+        {
+            if (thread != null && thread.IsAlive) return;
+            stopRequested = false;
+            fatal = false;
+            stopEvent.Reset();
+            thread = new Thread(Run) { IsBackground = true, Name = "crowd-client" };
+            thread.Start();
+        }
+
+        /// <summary>Closes the connection and stops reconnecting. Requests in flight fail (Code None) at the next Poll.</summary>
+        public void Disconnect()
+        {
+            stopRequested = true;
+            stopEvent.Set();
+            lock (sendLock)
+            {
+                CloseQuietly(socket);
+                CloseQuietly(connecting);
+            }
+            var t = thread;
+            if (t != null && t != Thread.CurrentThread) t.Join(5000);
+        }
+
+        public void Dispose() { Disconnect(); }
+
+        /// <summary>Runs queued events on the calling thread (Unity: in Update). Returns how many ran.</summary>
+        public int Poll(int maxEvents = int.MaxValue)
+        {
+            int n = 0;
+            while (n < maxEvents)
+            {
+                QueuedEvent e;
+                lock (queueLock)
+                {
+                    if (queue.Count == 0) break;
+                    e = queue.First.Value;
+                    queue.RemoveFirst();
+                    if (e.IsSnapshot) queuedSnapshots--;
+                }
+                n++;
+                e.Action();
+            }
+            return n;
+        }
+
+        // ------------------------------------------------------------ commands (main thread)
+
+        /// <summary>Sends any ClientMessage; its RequestId is assigned here and returned. Exactly one of
+        /// onAck/onError runs later in Poll (onError with Code None if the connection is lost first).</summary>
+        public uint Send(ClientMessage msg, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            uint id = NextRequestId();
+            msg.RequestId = id;
+            int gen;
+            if (TrySend(msg, out gen))
+            {
+                if (onAck != null || onError != null)
+                    pending[id] = new PendingRequest { Generation = gen, OnAck = onAck, OnError = onError };
+                return id;
+            }
+            var err = new Error { RequestId = id, Code = ErrorCode.None, Message = "not connected" };
+            Enqueue(() =>
+            {
+                if (onError != null) onError(err);
+                var h = ErrorReceived;
+                if (h != null) h(err);
+            }, false);
+            return id;
+        }
+
+        /// <summary>Spawns agents; the Ack lists their ids in order.</summary>
+        public uint Spawn(IList<AgentSpec> agents, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var m = new SpawnAgents();
+            m.Agents.AddRange(agents);
+            return Send(new ClientMessage { SpawnAgents = m }, onAck, onError);
+        }
+
+        /// <summary>One target for every id.</summary>
+        public uint SetTarget(IList<uint> ids, float x, float y, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var m = new SetTargets();
+            m.Ids.AddRange(ids);
+            m.X.Add(x);
+            m.Y.Add(y);
+            return Send(new ClientMessage { SetTargets = m }, onAck, onError);
+        }
+
+        /// <summary>A target per id (parallel arrays).</summary>
+        public uint SetTargets(IList<uint> ids, IList<float> x, IList<float> y, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var m = new SetTargets();
+            m.Ids.AddRange(ids);
+            m.X.AddRange(x);
+            m.Y.AddRange(y);
+            return Send(new ClientMessage { SetTargets = m }, onAck, onError);
+        }
+
+        public uint SetVelocities(IList<uint> ids, IList<float> vx, IList<float> vy, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var m = new SetVelocities();
+            m.Ids.AddRange(ids);
+            m.Vx.AddRange(vx);
+            m.Vy.AddRange(vy);
+            return Send(new ClientMessage { SetVelocities = m }, onAck, onError);
+        }
+
+        public uint RemoveAgents(IList<uint> ids, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var m = new RemoveAgents();
+            m.Ids.AddRange(ids);
+            return Send(new ClientMessage { RemoveAgents = m }, onAck, onError);
+        }
+
+        /// <summary>Admin only; the Ack holds the obstacle id.</summary>
+        public uint AddObstacle(IList<float> x, IList<float> y, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var m = new AddObstacle();
+            m.X.AddRange(x);
+            m.Y.AddRange(y);
+            return Send(new ClientMessage { AddObstacle = m }, onAck, onError);
+        }
+
+        public uint RemoveObstacle(uint id, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            return Send(new ClientMessage { RemoveObstacle = new RemoveObstacle { Id = id } }, onAck, onError);
+        }
+
+        /// <summary>Subscribes to snapshots (area null: the whole world; divisor 0: the server's default).
+        /// Remembered, and sent again after every reconnect. May be called before Connect.</summary>
+        public uint Subscribe(Rect area = null, uint divisor = 0, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var sub = new Subscribe { Area = area, Divisor = divisor };
+            lock (sendLock) subscription = sub;
+            if (state != ConnectionState.Connected && state != ConnectionState.Ready) return 0;
+            return Send(new ClientMessage { Subscribe = sub }, onAck, onError);
+        }
+
+        public uint Unsubscribe(Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            lock (sendLock) subscription = null;
+            return Send(new ClientMessage { Subscribe = new Subscribe { Unsubscribe = true } }, onAck, onError);
+        }
+
+        /// <summary>Measures the round trip; the answer updates LastRoundTripMs and raises PongReceived.</summary>
+        public uint Ping(Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            ulong us = (ulong)(clock.Elapsed.TotalMilliseconds * 1000.0);
+            return Send(new ClientMessage { Ping = new Ping { ClientTimeUs = us } }, onAck, onError);
+        }
+
+        // ------------------------------------------------------------ sending
+
+        uint NextRequestId()
+        {
+            uint id = (uint)Interlocked.Increment(ref nextRequestId);
+            if (id == 0) id = (uint)Interlocked.Increment(ref nextRequestId); // 0 means "unasked"
+            return id;
+        }
+
+        bool TrySend(ClientMessage msg, out int gen)
+        {
+            byte[] bytes = FrameSplitter.Delimit(msg);
+            lock (sendLock)
+            {
+                gen = socketGeneration;
+                if (socket == null) return false;
+                try
+                {
+                    int off = 0;
+                    while (off < bytes.Length) off += socket.Send(bytes, off, bytes.Length - off, SocketFlags.None);
+                    return true;
+                }
+                catch (Exception)
+                {
+                    // The reader sees the closed socket and reconnects.
+                    CloseQuietly(socket);
+                    socket = null;
+                    return false;
+                }
+            }
+        }
+
+        static void CloseQuietly(Socket s)
+        {
+            if (s == null) return;
+            try { s.Shutdown(SocketShutdown.Both); } catch (Exception) { }
+            try { s.Close(); } catch (Exception) { }
+        }
+
+        // ------------------------------------------------------------ main-thread queue
+
+        void Enqueue(Action action, bool isSnapshot)
+        {
+            lock (queueLock)
+            {
+                queue.AddLast(new QueuedEvent { Action = action, IsSnapshot = isSnapshot });
+                if (!isSnapshot) return;
+                queuedSnapshots++;
+                if (queuedSnapshots <= Math.Max(1, options.MaxQueuedSnapshots)) return;
+                // Each snapshot is a whole world state: the oldest is the one nobody will miss.
+                for (var node = queue.First; node != null; node = node.Next)
+                {
+                    if (!node.Value.IsSnapshot) continue;
+                    queue.Remove(node);
+                    queuedSnapshots--;
+                    Interlocked.Increment(ref snapshotsDropped);
+                    break;
+                }
+            }
+        }
+
+        void SetState(ConnectionState s, string reason)
+        {
+            state = s;
+            Enqueue(() => { var h = StateChanged; if (h != null) h(s, reason); }, false);
+        }
+
+        void Fault(string what)
+        {
+            Interlocked.Increment(ref protocolFaults);
+            Enqueue(() => { var h = ProtocolFault; if (h != null) h(what); }, false);
+        }
+
+        void DispatchAck(Ack ack)
+        {
+            PendingRequest p;
+            if (pending.TryGetValue(ack.RequestId, out p))
+            {
+                pending.Remove(ack.RequestId);
+                if (p.OnAck != null) p.OnAck(ack);
+            }
+            var h = AckReceived;
+            if (h != null) h(ack);
+        }
+
+        void DispatchError(Error err)
+        {
+            PendingRequest p;
+            if (err.RequestId != 0 && pending.TryGetValue(err.RequestId, out p))
+            {
+                pending.Remove(err.RequestId);
+                if (p.OnError != null) p.OnError(err);
+            }
+            var h = ErrorReceived;
+            if (h != null) h(err);
+        }
+
+        // Requests sent on a connection that is gone will never be answered.
+        void FailPending(int gen)
+        {
+            var lost = new List<uint>();
+            foreach (var kv in pending)
+                if (kv.Value.Generation <= gen) lost.Add(kv.Key);
+            lost.Sort();
+            foreach (uint id in lost)
+                DispatchError(new Error { RequestId = id, Code = ErrorCode.None, Message = "connection lost" });
+        }
+
+        // ------------------------------------------------------------ connection thread
+
+        void Run()
+        {
+            var backoff = new Backoff(options.ReconnectInitialSeconds, options.ReconnectMaxSeconds);
+            while (!stopRequested)
+            {
+                int gen = Interlocked.Increment(ref generation);
+                SetState(ConnectionState.Connecting, host + ":" + port);
+                string reason;
+                Socket s = null;
+                try
+                {
+                    s = ConnectSocket();
+                    reason = null;
+                }
+                catch (Exception e)
+                {
+                    reason = "connect failed: " + e.Message;
+                }
+                if (s != null)
+                {
+                    Interlocked.Increment(ref connections);
+                    try
+                    {
+                        reason = Session(s, gen, backoff);
+                    }
+                    catch (Exception e)
+                    {
+                        reason = stopRequested ? "disconnected by the client" : "connection lost: " + e.Message;
+                    }
+                    lock (sendLock)
+                    {
+                        if (socket == s) socket = null;
+                    }
+                    CloseQuietly(s);
+                    int lostGen = gen;
+                    Enqueue(() => FailPending(lostGen), false);
+                }
+                if (stopRequested || fatal || !options.AutoReconnect)
+                {
+                    SetState(ConnectionState.Disconnected, stopRequested ? "disconnected by the client" : reason);
+                    return;
+                }
+                SetState(ConnectionState.WaitingToReconnect, reason);
+                double delay = backoff.NextDelaySeconds();
+                if (stopEvent.WaitOne(TimeSpan.FromSeconds(delay)))
+                {
+                    SetState(ConnectionState.Disconnected, "disconnected by the client");
+                    return;
+                }
+            }
+            SetState(ConnectionState.Disconnected, "disconnected by the client");
+        }
+
+        Socket ConnectSocket()
+        {
+            IPAddress[] addrs = Dns.GetHostAddresses(host);
+            if (addrs.Length == 0) throw new SocketException((int)SocketError.HostNotFound);
+            var s = new Socket(addrs[0].AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+            lock (sendLock)
+            {
+                if (stopRequested)
+                {
+                    s.Close();
+                    throw new OperationCanceledException("stopped");
+                }
+                connecting = s;
+            }
+            try
+            {
+                IAsyncResult ar = s.BeginConnect(new IPEndPoint(addrs[0], port), null, null);
+                if (!ar.AsyncWaitHandle.WaitOne(options.ConnectTimeoutMs))
+                {
+                    CloseQuietly(s);
+                    throw new TimeoutException("connect timed out");
+                }
+                s.EndConnect(ar);
+                s.NoDelay = true;
+                s.SendTimeout = options.SendTimeoutMs;
+            }
+            catch (Exception)
+            {
+                CloseQuietly(s);
+                throw;
+            }
+            finally
+            {
+                lock (sendLock) connecting = null;
+            }
+            return s;
+        }
+
+        // One connection: Hello, the subscription, then frames until it ends. Returns why it ended.
+        string Session(Socket s, int gen, Backoff backoff)
+        {
+            decoder.Reset();
+            var splitter = new FrameSplitter(options.MaxFrameBytes);
+            var hello = new ClientMessage
+            {
+                RequestId = NextRequestId(),
+                Hello = new Hello
+                {
+                    Token = options.Token ?? "",
+                    ClientName = options.ClientName ?? "",
+                    KeepAgentsOnDisconnect = options.KeepAgentsOnDisconnect,
+                },
+            };
+            lock (sendLock)
+            {
+                if (stopRequested) return "disconnected by the client";
+                socket = s;
+                socketGeneration = gen;
+                SendLocked(s, hello);
+                if (subscription != null)
+                    SendLocked(s, new ClientMessage { RequestId = NextRequestId(), Subscribe = subscription });
+            }
+            SetState(ConnectionState.Connected, host + ":" + port);
+            var buf = new byte[64 * 1024];
+            while (!stopRequested)
+            {
+                int n = s.Receive(buf);
+                if (n == 0) return "closed by the server";
+                Interlocked.Add(ref bytesReceived, n);
+                splitter.Push(buf, 0, n);
+                for (;;)
+                {
+                    byte[] frame;
+                    int off, len;
+                    FrameResult r = splitter.Next(out frame, out off, out len);
+                    if (r == FrameResult.NeedMore) break;
+                    if (r != FrameResult.Ready)
+                    {
+                        Fault("framing error (" + r + "): reconnecting");
+                        return "framing error: " + r;
+                    }
+                    string end = HandleFrame(frame, off, len, s, backoff);
+                    if (end != null) return end;
+                }
+            }
+            return "disconnected by the client";
+        }
+
+        void SendLocked(Socket s, ClientMessage m)
+        {
+            byte[] bytes = FrameSplitter.Delimit(m);
+            int off = 0;
+            while (off < bytes.Length) off += s.Send(bytes, off, bytes.Length - off, SocketFlags.None);
+        }
+
+        // Decodes and queues one frame; returns non-null when the connection must end.
+        string HandleFrame(byte[] frame, int off, int len, Socket s, Backoff backoff)
+        {
+            ServerMessage m;
+            try
+            {
+                m = ProtoMessage.Parse<ServerMessage>(frame, off, len);
+            }
+            catch (ProtoException e)
+            {
+                Fault("malformed frame skipped: " + e.Message);
+                return null;
+            }
+            switch (m.MsgCase)
+            {
+                case ServerMessage.MsgOneofCase.Welcome:
+                {
+                    var w = m.Welcome;
+                    if (w.ProtocolMajor != Protocol.Major)
+                    {
+                        fatal = true;
+                        return "server speaks protocol " + w.ProtocolMajor + ", this client " + Protocol.Major;
+                    }
+                    precision = w.Precision == 0 ? 1 : w.Precision;
+                    tickRateHz = w.TickRateHz;
+                    backoff.Reset();
+                    state = ConnectionState.Ready;
+                    Enqueue(() =>
+                    {
+                        Welcome = w;
+                        var h = StateChanged;
+                        if (h != null) h(ConnectionState.Ready, "welcome from " + w.ServerVersion);
+                        var hw = Welcomed;
+                        if (hw != null) hw(w);
+                    }, false);
+                    return null;
+                }
+                case ServerMessage.MsgOneofCase.Snapshot:
+                {
+                    var snap = m.Snapshot;
+                    QuantizedAgent[] view;
+                    try
+                    {
+                        view = decoder.Apply(snap);
+                    }
+                    catch (SnapshotMismatchException e)
+                    {
+                        // Our view no longer matches the server's baseline: a fresh subscribe brings a keyframe.
+                        Fault("snapshot at tick " + snap.Tick + " did not apply (" + e.Message + "): resubscribing");
+                        Subscribe sub;
+                        lock (sendLock) sub = subscription;
+                        if (sub != null)
+                        {
+                            lock (sendLock)
+                            {
+                                if (socket == s) SendLocked(s, new ClientMessage { RequestId = NextRequestId(), Subscribe = sub });
+                            }
+                        }
+                        return null;
+                    }
+                    Interlocked.Increment(ref snapshotsReceived);
+                    var ws = WorldSnapshot.FromView(snap, view, decoder.Obstacles, decoder.LastRemoved, precision, tickRateHz, len);
+                    Enqueue(() =>
+                    {
+                        LatestSnapshot = ws;
+                        var h = SnapshotReceived;
+                        if (h != null) h(ws);
+                    }, true);
+                    return null;
+                }
+                case ServerMessage.MsgOneofCase.Ack:
+                {
+                    var ack = m.Ack;
+                    Enqueue(() => DispatchAck(ack), false);
+                    return null;
+                }
+                case ServerMessage.MsgOneofCase.Error:
+                {
+                    var err = m.Error;
+                    if (err.Code == ErrorCode.BadToken || err.Code == ErrorCode.UnsupportedVersion) fatal = true;
+                    Enqueue(() => DispatchError(err), false);
+                    return null;
+                }
+                case ServerMessage.MsgOneofCase.Pong:
+                {
+                    var pong = m.Pong;
+                    Enqueue(() =>
+                    {
+                        LastRoundTripMs = clock.Elapsed.TotalMilliseconds - pong.ClientTimeUs / 1000.0;
+                        var h = PongReceived;
+                        if (h != null) h(pong);
+                    }, false);
+                    return null;
+                }
+                default:
+                    Fault("server message with no known case skipped");
+                    return null;
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+// ServerProcess.cs — starts a real crowd-server on a free loopback port (it
+// prints "listening tcp 127.0.0.1:PORT"), and stops it with SIGTERM.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Threading;
+using Crowd.Client;
+
+namespace Crowd.Harness
+{
+    public sealed class ServerProcess : IDisposable
+    {
+        readonly Process process;
+        readonly ManualResetEvent listening = new ManualResetEvent(false);
+        public int Port { get; private set; }
+        public readonly List<string> Output = new List<string>();
+
+        public ServerProcess(string exe, string args)
+        {
+            var psi = new ProcessStartInfo(exe, args)
+            {
+                UseShellExecute = false,
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+            };
+            process = new Process { StartInfo = psi };
+            process.OutputDataReceived += (s, e) => OnLine(e.Data);
+            process.ErrorDataReceived += (s, e) => OnLine(e.Data);
+            process.Start();
+            process.BeginOutputReadLine();
+            process.BeginErrorReadLine();
+            // A generous guard, not a measurement: a sanitizer build starts slowly on a busy machine.
+            if (!listening.WaitOne(TimeSpan.FromSeconds(60)))
+                throw new Exception("crowd-server did not print its TCP port; output: " + string.Join(" | ", Output.ToArray()));
+        }
+
+        void OnLine(string line)
+        {
+            if (line == null) return;
+            lock (Output) Output.Add(line);
+            const string prefix = "listening tcp 127.0.0.1:";
+            if (line.StartsWith(prefix, StringComparison.Ordinal))
+            {
+                Port = int.Parse(line.Substring(prefix.Length).Trim());
+                listening.Set();
+            }
+        }
+
+        public bool HasExited { get { return process.HasExited; } }
+
+        /// <summary>SIGTERM, then wait for a clean exit; returns the exit code (-1 if it had to be killed).</summary>
+        public int Stop()
+        {
+            if (process.HasExited) return process.ExitCode;
+            var kill = Process.Start(new ProcessStartInfo("kill", "-TERM " + process.Id) { UseShellExecute = false });
+            kill.WaitForExit();
+            if (process.WaitForExit(30000))
+            {
+                process.WaitForExit(); // flush the output readers
+                return process.ExitCode;
+            }
+            process.Kill();
+            process.WaitForExit();
+            return -1;
+        }
+
+        public void Dispose()
+        {
+            try { if (!process.HasExited) Stop(); } catch (Exception) { }
+        }
+    }
+
+    /// <summary>Polls a client until a condition holds; bounded by a generous guard, never a timing assertion.</summary>
+    public static class Wait
+    {
+        public static bool Until(Func<bool> done, params CrowdClient[] clients)
+        {
+            var guard = Stopwatch.StartNew();
+            while (guard.Elapsed < TimeSpan.FromSeconds(90))
+            {
+                foreach (var c in clients) c.Poll();
+                if (done()) return true;
+                Thread.Sleep(5);
+            }
+            return false;
+        }
+    }
+}
