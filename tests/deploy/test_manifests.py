@@ -431,6 +431,9 @@ class DockerBuild(unittest.TestCase):
         self.assertNotIn("debian-packages.txt", final, "no build packages in the final image")
         with open(os.path.join(DEPLOY, "runtime-packages.txt")) as f:
             listed = {l.split("#")[0].strip() for l in f} - {""}
+        for pkg in listed:  # a misspelt name would only fail inside `docker build`
+            q = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
+            self.assertIn("install ok installed", q.stdout, "runtime package %s is a real, installed package" % pkg)
         ldd = subprocess.run(["ldd", ARGS.server], capture_output=True, text=True, check=True).stdout
         libs = re.findall(r"=> (/\S+)", ldd)
         self.assertTrue(libs)
