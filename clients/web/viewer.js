@@ -171,6 +171,7 @@
     state.tick = Number(w.tick);
     state.view = new Map();
     state.drawn = new Map();
+    state.obstacles = [];   // the first snapshot brings the server's set
     state.selected.clear();
     state.needKeyframe = true;
     snapshotInterval = 1000 * (w.snapshotDivisor || 1) / state.tickRate;

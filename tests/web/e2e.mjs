@@ -221,6 +221,17 @@ test('the page reconnects after the server restarts, and says so meanwhile', asy
   await shot('7-reconnected.png');
 });
 
+test('zooming in narrows the subscription to the view (area of interest)', async () => {
+  const world = await viewer(() => crowdViewer.state.worldAgents);
+  // Zoom in on one of the demo's groups (lower left of the page).
+  await page.mouse.move(350, 575);
+  for (let i = 0; i < 3; i++) await page.mouse.wheel(0, -400);
+  await waitFor('fewer agents in view than in the world', () =>
+    viewer((w) => crowdViewer.state.view.size < w / 2 && crowdViewer.state.worldAgents === w, world));
+  assert.match(await page.textContent('#hud-view'), /^\d+$/);
+  await shot('8-zoomed-in.png');
+});
+
 test('the token field: an unknown token is refused on screen, a viewer token cannot command', async () => {
   const ini = path.join(profile, 'tokens.ini');
   writeFileSync(ini, '[tokens]\nlook = viewer\nboss = admin\n');
@@ -230,7 +241,7 @@ test('the token field: an unknown token is refused on screen, a viewer token can
     await waitFor('refused', () => viewer(() => crowdViewer.state.status === 'refused'));
     assert.match(await page.textContent('#banner'), /does not know this token/);
     assert.match(await page.textContent('#hud-error'), /BAD_TOKEN/);
-    await shot('8-bad-token.png');
+    await shot('9-bad-token.png');
     await page.fill('#token', 'look');
     await page.click('#token-form button');
     await waitFor('connected as viewer', () =>
