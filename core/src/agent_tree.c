@@ -120,23 +120,27 @@ static void gather_positions_task(void *ctx, uint32_t begin, uint32_t end, int w
 static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
-	bool plain = true;
+	bool plain = true, uniform = true;
+	const float weight0 = w->params[w->order[0]].weight;
 	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t s = w->order[i];
 		const agent_params *p = &w->params[s];
 		tree_agent *t = &w->tagent[i];
 		plain = plain && p->mask == UINT32_MAX && p->layer != 0;
+		uniform = uniform && p->weight == weight0;
+		t->x = w->tpx[i];
+		t->y = w->tpy[i];
 		t->vx = w->vx[s];
 		t->vy = w->vy[s];
 		t->radius = p->radius;
 		t->weight = p->weight;
 		t->layer = p->layer;
 		t->mask = p->mask;
-		t->slot = s;
-		t->pad = 0;
 	}
 	if (!plain)
 		w->scratch[worker].not_plain = 1;
+	if (!uniform)
+		w->scratch[worker].not_uniform = 1;
 }
 
 void orca_agent_tree_build(struct orca_world *w)
@@ -185,16 +189,19 @@ void orca_agent_tree_build(struct orca_world *w)
 	for (int i = 0; i < w->worker_count; ++i) {
 		w->scratch[i].max_depth = 0;
 		w->scratch[i].not_plain = 0;
+		w->scratch[i].not_uniform = 0;
 	}
 	orca_pool_run(w->pool, build_task, w, count, 1);
 	orca_pool_run(w->pool, gather_agents_task, w, n, 8192);
-	bool plain = true;
+	bool plain = true, uniform = true;
 	for (int i = 0; i < w->worker_count; ++i) {
 		if (w->scratch[i].max_depth > w->tree_depth)
 			w->tree_depth = w->scratch[i].max_depth;
 		plain = plain && !w->scratch[i].not_plain;
+		uniform = uniform && !w->scratch[i].not_uniform;
 	}
 	w->plain_masks = plain;
+	w->uniform_share = plain && uniform;
 }
 
 /* Stable insertion sort by distance: equal distances keep discovery order,

@@ -44,8 +44,9 @@ typedef struct agent_params {
 
 /* What a neighbour needs to know about another agent, in kd-tree order. */
 typedef struct tree_agent {
-	float vx, vy, radius, weight;
-	uint32_t layer, mask, slot, pad;
+	float x, y, vx, vy; /* loaded as one SIMD vector */
+	float radius, weight;
+	uint32_t layer, mask;
 } tree_agent;
 
 /* RVO2's agent kd-tree node: [begin, end) of the tree order, children, box. */
@@ -122,7 +123,7 @@ typedef struct worker_scratch {
 	uint32_t stack_cap;
 	build_job *build_stack;   /* kd-tree build stack */
 	uint32_t build_stack_cap;
-	uint32_t max_depth, not_plain;
+	uint32_t max_depth, not_plain, not_uniform;
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
 	char pad[64];
@@ -161,6 +162,7 @@ struct orca_world {
 	agent_node *nodes;
 	query_node *qnodes;
 	bool plain_masks; /* every agent has mask all-ones and a non-zero layer */
+	bool uniform_share; /* plain masks and one weight for all: every share is 0.5 */
 	uint32_t node_cap, node_count;
 	uint32_t tree_depth;   /* deepest node level of the last build */
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */

@@ -203,40 +203,16 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 	return n;
 }
 
-static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self, float dt)
+#ifndef __SSE2__
+/* One line per agent neighbour, RVO2's loop as written. */
+static uint32_t agent_lines_scalar(const struct orca_world *w, const nb_entry *nb, uint32_t agent_count,
+                                   const agent_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
+                                   float dt, orca_line *lines, uint32_t n)
 {
-	const uint32_t slot = w->order[self];
-	const agent_params *p = &w->params[slot];
-	const vec2 position = v2(w->tpx[self], w->tpy[self]);
-	const vec2 velocity = v2(w->vx[slot], w->vy[slot]);
-	const vec2 pref = v2(w->pvx[slot], w->pvy[slot]);
 	const float radius = p->radius;
-
-	/* neighbours (RVO2's computeNeighbors) */
-	uint32_t obst_count = 0;
-	if (w->obst_root != ORCA_NONE) {
-		const float range_sq = sqrf(p->time_horizon_obst * p->max_speed + radius);
-		obst_count = orca_obstacle_tree_query(w, position, range_sq, sc->obst_nb);
-	}
-	uint32_t agent_count = 0;
-	if (p->max_neighbors > 0 && w->order_count > 1) {
-		const uint32_t max_nb = p->max_neighbors < w->order_count ? p->max_neighbors : w->order_count;
-		agent_count = orca_agent_tree_query_neighbors(w, self, sqrf(p->neighbor_dist), max_nb, p->mask,
-		                                              sc->agent_nb, sc->stack);
-	}
-
-	orca_line *lines = sc->lines;
-	const uint32_t num_obst_lines =
-	    obst_count ? obstacle_lines(w, sc->obst_nb, obst_count, position, velocity, radius, p->time_horizon_obst,
-	                                lines)
-	               : 0;
-	uint32_t n = num_obst_lines;
-
-	/* agent ORCA lines */
-	const float inv_time_horizon = 1.0f / p->time_horizon;
 	const tree_agent *ta = w->tagent;
 	for (uint32_t i = 0; i < agent_count; ++i) {
-		const uint32_t j = sc->agent_nb[i].index;
+		const uint32_t j = nb[i].index;
 		const tree_agent *other = &ta[j];
 		const float share = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
 		if (share == 0.0f)
@@ -289,6 +265,168 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 		line.point = v2_add(velocity, v2_scale(u, share));
 		lines[n++] = line;
 	}
+	return n;
+}
+#else
+#include <emmintrin.h>
+
+static inline __m128 blend(__m128 mask, __m128 a, __m128 b)
+{
+	return _mm_or_ps(_mm_and_ps(mask, a), _mm_andnot_ps(mask, b));
+}
+
+/* The same lines, four neighbours at a time. Every lane performs exactly the
+ * scalar operations of its branch (SSE arithmetic and sqrt round like their
+ * scalar forms), all branches are computed and the right one is selected.
+ * The cut-off circle of time tau and the collision case share one formula
+ * with a different 1/tau, as in RVO2. */
+static uint32_t agent_lines_sse(const struct orca_world *w, const nb_entry *nb, uint32_t agent_count,
+                                const agent_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
+                                float inv_time_step, orca_line *lines, uint32_t n)
+{
+	const tree_agent *ta = w->tagent;
+	const __m128 zero = _mm_setzero_ps(), sign = _mm_set1_ps(-0.0f), one = _mm_set1_ps(1.0f);
+	const __m128 ppx = _mm_set1_ps(position.x), ppy = _mm_set1_ps(position.y);
+	const __m128 vx = _mm_set1_ps(velocity.x), vy = _mm_set1_ps(velocity.y);
+	const __m128 radius = _mm_set1_ps(p->radius);
+	const __m128 inv_th = _mm_set1_ps(inv_time_horizon), inv_dt = _mm_set1_ps(inv_time_step);
+
+	const bool uniform = w->uniform_share;
+	for (uint32_t b = 0; b < agent_count; b += 4) {
+		const uint32_t lanes = agent_count - b < 4 ? agent_count - b : 4;
+		/* each neighbour's (x, y, vx, vy) and (radius, weight, ...) rows,
+		 * transposed into lanes */
+		__m128 r0, r1, r2, r3, s0, s1, s2, s3;
+		{
+			const tree_agent *a0 = &ta[nb[b].index];
+			const tree_agent *a1 = &ta[nb[b + (1 < lanes ? 1 : 0)].index];
+			const tree_agent *a2 = &ta[nb[b + (2 < lanes ? 2 : 0)].index];
+			const tree_agent *a3 = &ta[nb[b + (3 < lanes ? 3 : 0)].index];
+			r0 = _mm_loadu_ps(&a0->x), r1 = _mm_loadu_ps(&a1->x), r2 = _mm_loadu_ps(&a2->x);
+			r3 = _mm_loadu_ps(&a3->x);
+			s0 = _mm_loadu_ps(&a0->radius), s1 = _mm_loadu_ps(&a1->radius), s2 = _mm_loadu_ps(&a2->radius);
+			s3 = _mm_loadu_ps(&a3->radius);
+			_MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+			_MM_TRANSPOSE4_PS(s0, s1, s2, s3);
+		}
+		float share[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+		if (!uniform) {
+			for (uint32_t l = 0; l < 4; ++l) {
+				const tree_agent *other = &ta[nb[b + (l < lanes ? l : 0)].index];
+				share[l] = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
+			}
+		}
+		const __m128 rpx = _mm_sub_ps(r0, ppx), rpy = _mm_sub_ps(r1, ppy);
+		const __m128 rvx = _mm_sub_ps(vx, r2), rvy = _mm_sub_ps(vy, r3);
+		const __m128 orad = s0;
+		const __m128 dist_sq = _mm_add_ps(_mm_mul_ps(rpx, rpx), _mm_mul_ps(rpy, rpy));
+		const __m128 cr = _mm_add_ps(radius, orad);
+		const __m128 cr_sq = _mm_mul_ps(cr, cr);
+		const __m128 apart = _mm_cmpgt_ps(dist_sq, cr_sq);
+		const __m128 inv = blend(apart, inv_th, inv_dt);
+
+		/* w: from the cut-off centre to the relative velocity */
+		const __m128 wx = _mm_sub_ps(rvx, _mm_mul_ps(rpx, inv)), wy = _mm_sub_ps(rvy, _mm_mul_ps(rpy, inv));
+		const __m128 wl_sq = _mm_add_ps(_mm_mul_ps(wx, wx), _mm_mul_ps(wy, wy));
+		const __m128 dot1 = _mm_add_ps(_mm_mul_ps(wx, rpx), _mm_mul_ps(wy, rpy));
+		const __m128 on_circle =
+		    _mm_and_ps(apart, _mm_and_ps(_mm_cmplt_ps(dot1, zero),
+		                                 _mm_cmpgt_ps(_mm_mul_ps(dot1, dot1), _mm_mul_ps(cr_sq, wl_sq))));
+		const __m128 circle = _mm_or_ps(on_circle, _mm_andnot_ps(apart, _mm_castsi128_ps(_mm_set1_epi32(-1))));
+
+		/* cut-off circle (or collision) */
+		const __m128 wl = _mm_sqrt_ps(wl_sq);
+		const __m128 inv_wl = _mm_div_ps(one, wl);
+		const __m128 ux = _mm_mul_ps(wx, inv_wl), uy = _mm_mul_ps(wy, inv_wl);
+		const __m128 cs = _mm_sub_ps(_mm_mul_ps(cr, inv), wl);
+		const __m128 c_dx = uy, c_dy = _mm_xor_ps(ux, sign);
+		const __m128 c_ux = _mm_mul_ps(ux, cs), c_uy = _mm_mul_ps(uy, cs);
+
+		/* legs */
+		const __m128 leg = _mm_sqrt_ps(_mm_sub_ps(dist_sq, cr_sq));
+		const __m128 left = _mm_cmpgt_ps(_mm_sub_ps(_mm_mul_ps(rpx, wy), _mm_mul_ps(rpy, wx)), zero);
+		const __m128 inv_d = _mm_div_ps(one, dist_sq);
+		const __m128 lx = _mm_sub_ps(_mm_mul_ps(rpx, leg), _mm_mul_ps(rpy, cr));
+		const __m128 ly = _mm_add_ps(_mm_mul_ps(rpx, cr), _mm_mul_ps(rpy, leg));
+		const __m128 rx = _mm_xor_ps(_mm_add_ps(_mm_mul_ps(rpx, leg), _mm_mul_ps(rpy, cr)), sign);
+		const __m128 ry =
+		    _mm_xor_ps(_mm_add_ps(_mm_mul_ps(_mm_xor_ps(rpx, sign), cr), _mm_mul_ps(rpy, leg)), sign);
+		const __m128 l_dx = _mm_mul_ps(blend(left, lx, rx), inv_d);
+		const __m128 l_dy = _mm_mul_ps(blend(left, ly, ry), inv_d);
+		const __m128 dot2 = _mm_add_ps(_mm_mul_ps(rvx, l_dx), _mm_mul_ps(rvy, l_dy));
+		const __m128 l_ux = _mm_sub_ps(_mm_mul_ps(l_dx, dot2), rvx);
+		const __m128 l_uy = _mm_sub_ps(_mm_mul_ps(l_dy, dot2), rvy);
+
+		const __m128 sh = _mm_loadu_ps(share);
+		__m128 opx = _mm_add_ps(vx, _mm_mul_ps(blend(circle, c_ux, l_ux), sh));
+		__m128 opy = _mm_add_ps(vy, _mm_mul_ps(blend(circle, c_uy, l_uy), sh));
+		__m128 odx = blend(circle, c_dx, l_dx), ody = blend(circle, c_dy, l_dy);
+		if (uniform) {
+			/* every share is 0.5: write the lines straight out (the
+			 * buffer has room for 4 past the last) */
+			_MM_TRANSPOSE4_PS(opx, opy, odx, ody);
+			float *out = &lines[n].point.x;
+			_mm_storeu_ps(out, opx);
+			_mm_storeu_ps(out + 4, opy);
+			_mm_storeu_ps(out + 8, odx);
+			_mm_storeu_ps(out + 12, ody);
+			n += lanes;
+			continue;
+		}
+		float dx[4], dy[4], px[4], py[4];
+		_mm_storeu_ps(dx, odx);
+		_mm_storeu_ps(dy, ody);
+		_mm_storeu_ps(px, opx);
+		_mm_storeu_ps(py, opy);
+		for (uint32_t l = 0; l < lanes; ++l) {
+			if (share[l] == 0.0f)
+				continue; /* this agent never yields to that one */
+			lines[n].point = v2(px[l], py[l]);
+			lines[n].direction = v2(dx[l], dy[l]);
+			++n;
+		}
+	}
+	return n;
+}
+#endif
+
+
+static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self, float dt)
+{
+	const uint32_t slot = w->order[self];
+	const agent_params *p = &w->params[slot];
+	const vec2 position = v2(w->tpx[self], w->tpy[self]);
+	const vec2 velocity = v2(w->vx[slot], w->vy[slot]);
+	const vec2 pref = v2(w->pvx[slot], w->pvy[slot]);
+	const float radius = p->radius;
+
+	/* neighbours (RVO2's computeNeighbors) */
+	uint32_t obst_count = 0;
+	if (w->obst_root != ORCA_NONE) {
+		const float range_sq = sqrf(p->time_horizon_obst * p->max_speed + radius);
+		obst_count = orca_obstacle_tree_query(w, position, range_sq, sc->obst_nb);
+	}
+	uint32_t agent_count = 0;
+	if (p->max_neighbors > 0 && w->order_count > 1) {
+		const uint32_t max_nb = p->max_neighbors < w->order_count ? p->max_neighbors : w->order_count;
+		agent_count = orca_agent_tree_query_neighbors(w, self, sqrf(p->neighbor_dist), max_nb, p->mask,
+		                                              sc->agent_nb, sc->stack);
+	}
+
+	orca_line *lines = sc->lines;
+	const uint32_t num_obst_lines =
+	    obst_count ? obstacle_lines(w, sc->obst_nb, obst_count, position, velocity, radius, p->time_horizon_obst,
+	                                lines)
+	               : 0;
+	uint32_t n = num_obst_lines;
+
+	/* agent ORCA lines */
+	const float inv_time_horizon = 1.0f / p->time_horizon;
+#ifdef __SSE2__
+	n = agent_lines_sse(w, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, 1.0f / dt, lines, n);
+#else
+	n = agent_lines_scalar(w, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, dt, lines, n);
+#endif
 	sc->neighbor_count += agent_count;
 	sc->obstacle_line_count += num_obst_lines;
 

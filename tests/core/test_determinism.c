@@ -81,11 +81,52 @@ static void test_random_workers(void **state)
 	scenario_free(&sc);
 }
 
+/* The engine takes fast paths when every agent has the same weight and no
+ * mask excludes anything; an extra agent far away that has another weight and
+ * a mask forces the general paths. The crowd must not notice. */
+static void test_general_paths_match_fast_paths(void **state)
+{
+	(void)state;
+	scenario sc;
+	char err[256];
+	assert_int_equal(scenario_load(CROWD_REF_DIR "/random1000_setup.csv", &sc, err, sizeof err), 0);
+	sc.agent_count = 300;
+	orca_agent_id ids[2][300];
+	orca_world *w[2];
+	for (int k = 0; k < 2; ++k) {
+		assert_int_equal(scenario_make_world(&sc, 2, &w[k], ids[k]), ORCA_OK);
+		if (k == 1) {
+			orca_agent_def d = sc.agent;
+			d.position = (orca_vec2){1e6f, 1e6f};
+			d.target = d.position;
+			d.weight = 0.3f;
+			d.layer = 2;
+			d.mask = 2;
+			assert_int_equal(orca_agent_add(w[k], &d, NULL), ORCA_OK);
+		}
+	}
+	for (int step = 0; step < 200; ++step) {
+		for (int k = 0; k < 2; ++k)
+			assert_int_equal(orca_world_step(w[k], sc.time_step), ORCA_OK);
+		for (uint32_t i = 0; i < sc.agent_count; ++i) {
+			orca_agent_state a, b;
+			assert_int_equal(orca_agent_get(w[0], ids[0][i], &a), ORCA_OK);
+			assert_int_equal(orca_agent_get(w[1], ids[1][i], &b), ORCA_OK);
+			assert_memory_equal(&a.position, &b.position, sizeof a.position);
+			assert_memory_equal(&a.velocity, &b.velocity, sizeof a.velocity);
+		}
+	}
+	for (int k = 0; k < 2; ++k)
+		orca_world_destroy(w[k]);
+	scenario_free(&sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_circle_workers),
 	    cmocka_unit_test(test_random_workers),
+	    cmocka_unit_test(test_general_paths_match_fast_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
