@@ -518,6 +518,29 @@ static void test_ws_leftover_after_handshake(void **state) {
 	close(fd);
 }
 
+/* Hostile bytes: random requests and random frames after a handshake. Each
+ * connection gets an answer or a close; the server still serves afterwards. */
+static void test_random_bytes_do_no_harm(void **state) {
+	(void)state;
+	uint32_t seed = 20261202;
+	uint8_t buf[600];
+	for (int round = 0; round < 150; round++) {
+		bool websocket = round % 3 == 0;
+		int fd = websocket ? ws_connect() : connect_server();
+		size_t n = 1 + (seed = seed * 1664525u + 1013904223u) % sizeof buf;
+		for (size_t i = 0; i < n; i++) buf[i] = (uint8_t)((seed = seed * 1664525u + 1013904223u) >> 24);
+		if (!websocket && round % 2) memcpy(buf, "GET /", 5); /* get past the method sometimes */
+		send(fd, buf, n, MSG_NOSIGNAL);
+		shutdown(fd, SHUT_WR);
+		char sink[4096];
+		recv_until_eof(fd, sink, sizeof sink);
+		close(fd);
+	}
+	char r[4096];
+	const char health_req[] = "GET /healthz HTTP/1.1\r\n\r\n";
+	assert_int_equal(request_status(health_req, sizeof health_req - 1, r, sizeof r), 200);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_accept_key_rfc_example),
@@ -533,6 +556,7 @@ int main(void) {
 	    cmocka_unit_test(test_ws_client_close_is_echoed),
 	    cmocka_unit_test(test_ws_server_initiated_close),
 	    cmocka_unit_test(test_ws_leftover_after_handshake),
+	    cmocka_unit_test(test_random_bytes_do_no_harm),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
