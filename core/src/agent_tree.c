@@ -39,10 +39,9 @@ static uint32_t split_node(struct orca_world *w, const build_job *job, build_job
 {
 	const uint32_t begin = job->begin, end = job->end, ni = job->node;
 	agent_node *node = &w->nodes[ni];
-	query_node *q = &w->qnodes[ni];
-	node->begin = q->begin = begin;
-	node->end = q->end = end;
-	node->left = node->right = q->left = q->right = 0;
+	node->begin = begin;
+	node->end = end;
+	node->left = node->right = 0;
 	if (!job->box_known)
 		set_box(w, node, begin, end);
 	if (end - begin <= ORCA_MAX_LEAF_SIZE)
@@ -67,15 +66,13 @@ static uint32_t split_node(struct orca_world *w, const build_job *job, build_job
 		++left;
 		++right;
 	}
-	node->left = q->left = ni + 1;
-	node->right = q->right = ni + 2 * (left - begin);
+	node->left = ni + 1;
+	node->right = ni + 2 * (left - begin);
 	agent_node *l = &w->nodes[node->left], *r = &w->nodes[node->right];
 	/* (a vectorised pass per child is cheaper than tracking boxes while
 	 * partitioning) */
 	set_box(w, l, begin, left);
 	set_box(w, r, left, end);
-	q->cmin[0] = l->min_x, q->cmin[1] = l->min_y, q->cmin[2] = r->min_x, q->cmin[3] = r->min_y;
-	q->cmax[0] = l->max_x, q->cmax[1] = l->max_y, q->cmax[2] = r->max_x, q->cmax[3] = r->max_y;
 	children[0] = (build_job){begin, left, node->left, job->depth + 1, 1};
 	children[1] = (build_job){left, end, node->right, job->depth + 1, 1};
 	return 2;
@@ -143,6 +140,42 @@ static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int work
 		w->scratch[worker].not_uniform = 1;
 }
 
+/* The query's copy of the tree: RVO2 numbers nodes sparsely (2n - 1 slots,
+ * far fewer used); the query walks a dense pre-order copy instead, with both
+ * child boxes in each inner node. Same tree, same order, less memory. */
+static void make_query_nodes(struct orca_world *w)
+{
+	uint32_t *stack = w->node_list; /* pairs: RVO2 node, query parent << 1 | right */
+	uint32_t top = 0, count = 0;
+	stack[top++] = 0;
+	stack[top++] = ORCA_NONE;
+	while (top > 0) {
+		const uint32_t link = stack[--top];
+		const uint32_t ni = stack[--top];
+		const uint32_t qi = count++;
+		const agent_node *nd = &w->nodes[ni];
+		query_node *q = &w->qnodes[qi];
+		q->begin = nd->begin;
+		q->end = nd->end;
+		q->left = q->right = 0;
+		if (link != ORCA_NONE) {
+			if (link & 1u)
+				w->qnodes[link >> 1].right = qi;
+			else
+				w->qnodes[link >> 1].left = qi;
+		}
+		if (nd->end - nd->begin > ORCA_MAX_LEAF_SIZE) {
+			const agent_node *l = &w->nodes[nd->left], *r = &w->nodes[nd->right];
+			q->cmin[0] = l->min_x, q->cmin[1] = l->min_y, q->cmin[2] = r->min_x, q->cmin[3] = r->min_y;
+			q->cmax[0] = l->max_x, q->cmax[1] = l->max_y, q->cmax[2] = r->max_x, q->cmax[3] = r->max_y;
+			stack[top++] = nd->right;
+			stack[top++] = (qi << 1) | 1u;
+			stack[top++] = nd->left;
+			stack[top++] = qi << 1;
+		}
+	}
+}
+
 void orca_agent_tree_build(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
@@ -192,6 +225,7 @@ void orca_agent_tree_build(struct orca_world *w)
 		w->scratch[i].not_uniform = 0;
 	}
 	orca_pool_run(w->pool, build_task, w, count, 1);
+	make_query_nodes(w);
 	orca_pool_run(w->pool, gather_agents_task, w, n, 8192);
 	bool plain = true, uniform = true;
 	for (int i = 0; i < w->worker_count; ++i) {

@@ -379,6 +379,40 @@ static void test_obstacles_runtime(void **state)
 	orca_world_destroy(w);
 }
 
+/* Degenerate input: thousands of agents on one point (the kd-tree becomes a
+ * list 3,000 deep) and on one line. Nothing crashes, everything stays finite
+ * and every agent moves (coincident agents have no avoidance direction in
+ * RVO2's formulas; those lines are ignored, as RVO2 ignores them). */
+static void test_degenerate_positions(void **state)
+{
+	(void)state;
+	for (int layout = 0; layout < 2; ++layout) {
+		orca_world *w = make_world(2);
+		enum { N = 3000 };
+		orca_agent_id ids[N];
+		for (int i = 0; i < N; ++i) {
+			orca_agent_def d = orca_default_agent_def();
+			d.position = layout == 0 ? (orca_vec2){5, 5} : (orca_vec2){(float)i * 0.01f, 0};
+			d.steer_mode = ORCA_STEER_TARGET;
+			d.target = (orca_vec2){0, 100};
+			assert_int_equal(orca_agent_add(w, &d, &ids[i]), ORCA_OK);
+		}
+		for (int s = 0; s < 3; ++s)
+			assert_int_equal(orca_world_step(w, 0.25f), ORCA_OK);
+		float spread = 0.0f;
+		for (int i = 0; i < N; ++i) {
+			orca_agent_state st;
+			assert_int_equal(orca_agent_get(w, ids[i], &st), ORCA_OK);
+			assert_true(isfinite(st.position.x) && isfinite(st.position.y));
+			assert_true(isfinite(st.velocity.x) && isfinite(st.velocity.y));
+			spread = fmaxf(spread, fabsf(st.position.y));
+		}
+		assert_true(spread > 0.0f); /* everyone walked toward y = 100 */
+		assert_true(orca_query_radius(w, (orca_vec2){5, 5}, 1000.0f, NULL, 0) == N);
+		orca_world_destroy(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +422,7 @@ int main(void)
 	    cmocka_unit_test(test_no_allocation_in_step),
 	    cmocka_unit_test(test_queries),
 	    cmocka_unit_test(test_obstacles_runtime),
+	    cmocka_unit_test(test_degenerate_positions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
