@@ -91,6 +91,8 @@ typedef struct write_req {
 } write_req;
 
 static void conn_close(crowd_http_ws *c);
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 static void conn_close_soon(crowd_http_ws *c);
 static void conn_set_reason(crowd_http_ws *c, crowd_http_close_reason reason);
 static void http_maybe_done(crowd_http *h);
@@ -166,6 +168,13 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
  * so the client sees the response instead of a reset. */
 static void conn_linger(crowd_http_ws *c) {
 	c->mode = MODE_LINGER;
+	/* Keep reading: closing with unread bytes would send a reset that can
+	 * destroy the response before the client reads it. */
+	int r = uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+	if (r != 0 && r != UV_EALREADY) {
+		conn_close(c);
+		return;
+	}
 	uv_shutdown_t *req = malloc(sizeof *req);
 	if (!req || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
 		free(req);
@@ -213,7 +222,7 @@ static void respond(crowd_http_ws *c, int status, const char *type, const char *
 	                 status, reason_phrase(status), type, body_len, extra_headers ? extra_headers : "");
 	count_status(c->server, status);
 	uv_timer_stop(&c->timer);
-	uv_read_stop((uv_stream_t *)&c->tcp);
+	c->mode = MODE_LINGER; /* anything more the client sends is read and dropped */
 	if (n < 0 || (size_t)n >= sizeof head || !conn_write(c, head, (size_t)n)) {
 		conn_close_soon(c);
 		return;

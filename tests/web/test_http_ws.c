@@ -358,6 +358,22 @@ static void test_http_error_statuses(void **state) {
 	assert_int_equal(request_status(big, (size_t)n, r, sizeof r), 431);
 }
 
+static void test_http_413_while_the_body_keeps_coming(void **state) {
+	(void)state;
+	/* The server answers at the headers and drains the body it refuses, so the
+	 * client reads a 413 rather than a connection reset. */
+	int fd = connect_server();
+	const char head[] = "GET / HTTP/1.1\r\nContent-Length: 4000000\r\n\r\n";
+	send_all(fd, head, sizeof head - 1);
+	static char body[1 << 16];
+	memset(body, 'x', sizeof body);
+	for (int i = 0; i < 16; i++) send_all(fd, body, sizeof body);
+	char r[1024];
+	assert_true(recv_until_eof(fd, r, sizeof r) > 0);
+	close(fd);
+	assert_int_equal(status_of(r), 413);
+}
+
 static void test_http_header_timeout(void **state) {
 	(void)state;
 	int fd = connect_server();
@@ -546,6 +562,7 @@ int main(void) {
 	    cmocka_unit_test(test_accept_key_rfc_example),
 	    cmocka_unit_test(test_http_ok_routes),
 	    cmocka_unit_test(test_http_error_statuses),
+	    cmocka_unit_test(test_http_413_while_the_body_keeps_coming),
 	    cmocka_unit_test(test_http_header_timeout),
 	    cmocka_unit_test(test_ws_masked_binary_echo),
 	    cmocka_unit_test(test_ws_fragmented_with_ping),
