@@ -15,6 +15,7 @@
 
 #include "crowd/wire.h"
 #include "hist.h"
+#include "load_ws.h"
 
 #define LOAD_ERROR_CODES 24 /* crowd_v1_ErrorCode values 0..22, and one for "other" */
 
@@ -45,6 +46,8 @@ typedef struct load_options {
 	char setup_path[1024];
 	char json_path[1024];
 	bool local_targets; /* agents walk to points in their own region, not the set-up goals */
+	bool websocket;     /* WebSocket (GET ws_path on the HTTP port, subprotocol crowd.v1) instead of TCP */
+	char ws_path[256];
 	bool keep_agents;
 	bool quiet;
 	double max_p99_ms;    /* <0: no threshold */
@@ -147,6 +150,7 @@ typedef struct load_conn {
 	crowd_frame_splitter splitter;
 	crowd_view view;
 	crowd_obstacle_set obstacles;
+	load_ws ws; /* with --ws */
 	uint64_t rng;
 
 	/* from Welcome */

@@ -3,6 +3,7 @@
  * measures — request→Ack latency, command→visible latency, snapshot interval,
  * jitter, skipped ticks, bytes, errors by code. */
 #include "load.h"
+#include "load_ws.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -166,24 +167,42 @@ static uint8_t take_request(load_conn *c, uint32_t id, uint8_t kind, uint64_t *s
 }
 
 /* Encode and send one request; returns its request_id (0 on failure). */
-static uint32_t send_message(load_conn *c, crowd_v1_ClientMessage *msg) {
-	if (!c->tcp_open || c->state == LOAD_CONN_CLOSING || c->state == LOAD_CONN_CLOSED) return 0;
-	msg->request_id = c->next_request_id++;
+/* Queue bytes on the socket; takes the buffer. */
+static bool write_buf(load_conn *c, crowd_buf *buf) {
 	write_req *w = calloc(1, sizeof *w);
-	if (!w) return 0;
-	crowd_buf_init(&w->buf);
-	if (!crowd_encode_client_message(msg, true, &w->buf)) {
-		crowd_buf_free(&w->buf);
-		free(w);
-		return 0;
+	if (!w) {
+		crowd_buf_free(buf);
+		return false;
 	}
+	w->buf = *buf;
+	crowd_buf_init(buf);
 	uv_buf_t b = uv_buf_init((char *)w->buf.data, (unsigned)w->buf.len);
 	if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
 		crowd_buf_free(&w->buf);
 		free(w);
-		return 0;
+		return false;
 	}
 	c->stats.bytes_out += w->buf.len;
+	return true;
+}
+
+/* Encode and send one request (a varint-prefixed frame over TCP, one binary
+ * message over WebSocket); returns its request_id (0 on failure). */
+static uint32_t send_message(load_conn *c, crowd_v1_ClientMessage *msg) {
+	if (!c->tcp_open || c->state == LOAD_CONN_CLOSING || c->state == LOAD_CONN_CLOSED) return 0;
+	msg->request_id = c->next_request_id++;
+	bool ws = c->run->opt.websocket;
+	crowd_buf body, out;
+	crowd_buf_init(&body);
+	crowd_buf_init(&out);
+	bool ok = crowd_encode_client_message(msg, !ws, ws ? &body : &out);
+	if (ok && ws) ok = load_ws_frame(&c->ws, 0x2, body.data, body.len, &out);
+	crowd_buf_free(&body);
+	if (!ok) {
+		crowd_buf_free(&out);
+		return 0;
+	}
+	if (!write_buf(c, &out)) return 0;
 	c->stats.requests++;
 	remember_request(c, msg->request_id, (uint8_t)msg->which_msg);
 	return msg->request_id;
@@ -672,6 +691,50 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 	*buf = uv_buf_init(chunk, sizeof chunk);
 }
 
+/* WebSocket: the 101 answer first, then messages; pings and close answered. */
+static void on_read_ws(load_conn *c, const char *data, size_t n) {
+	if (!load_ws_push(&c->ws, data, n)) {
+		load_conn_close(c);
+		return;
+	}
+	if (!c->ws.open) {
+		char err[160];
+		int rc = load_ws_handshake(&c->ws, err, sizeof err);
+		if (rc == 0) return;
+		if (rc < 0) {
+			if (c->stats.connect_failures++ == 0 && c->index == 0) fprintf(stderr, "crowd-load: %s\n", err);
+			load_conn_close(c);
+			return;
+		}
+		c->state = LOAD_CONN_HELLO;
+		send_hello(c);
+	}
+	crowd_buf reply;
+	crowd_buf_init(&reply);
+	for (;;) {
+		const uint8_t *msg;
+		size_t len;
+		load_ws_result r = load_ws_next(&c->ws, &msg, &len, &reply);
+		if (r == LOAD_WS_NEED_MORE) break;
+		if (r == LOAD_WS_MESSAGE) {
+			handle_frame(c, msg, len);
+			if (c->state == LOAD_CONN_CLOSING || c->state == LOAD_CONN_CLOSED) break;
+			continue;
+		}
+		if (r == LOAD_WS_CLOSED) {
+			if (!c->run->stopping) c->stats.disconnects++;
+		} else {
+			c->stats.decode_failures++;
+		}
+		if (reply.len) write_buf(c, &reply);
+		load_conn_close(c);
+		crowd_buf_free(&reply);
+		return;
+	}
+	if (reply.len && c->state != LOAD_CONN_CLOSING && c->state != LOAD_CONN_CLOSED) write_buf(c, &reply);
+	crowd_buf_free(&reply);
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 	load_conn *c = stream->data;
 	if (nread < 0) {
@@ -683,6 +746,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 	}
 	if (nread == 0) return;
 	c->stats.bytes_in += (uint64_t)nread;
+	if (c->run->opt.websocket) {
+		on_read_ws(c, buf->base, (size_t)nread);
+		return;
+	}
 	if (!crowd_frame_splitter_push(&c->splitter, buf->base, (size_t)nread)) {
 		load_conn_close(c);
 		return;
@@ -715,6 +782,17 @@ static void on_connect(uv_connect_t *req, int status) {
 		load_conn_close(c);
 		return;
 	}
+	if (c->run->opt.websocket) {
+		crowd_buf req;
+		crowd_buf_init(&req);
+		if (!load_ws_request(&c->ws, c->run->opt.host, c->run->opt.port, c->run->opt.ws_path, &req) ||
+		    !write_buf(c, &req)) {
+			crowd_buf_free(&req);
+			c->stats.connect_failures++;
+			load_conn_close(c);
+		}
+		return; /* Hello once the upgrade is accepted */
+	}
 	c->state = LOAD_CONN_HELLO;
 	send_hello(c);
 }
@@ -731,6 +809,7 @@ bool load_conn_init(load_conn *c, load_run *run, uint32_t index) {
 	crowd_frame_splitter_init(&c->splitter, MAX_FRAME);
 	crowd_view_init(&c->view);
 	crowd_obstacle_set_init(&c->obstacles);
+	load_ws_init(&c->ws, c->rng ^ 0xA5A5A5A5A5A5A5A5ull);
 	return load_stats_init(&c->stats, 4);
 }
 
@@ -792,6 +871,7 @@ void load_conn_free(load_conn *c) {
 	crowd_frame_splitter_free(&c->splitter);
 	crowd_view_free(&c->view);
 	crowd_obstacle_set_free(&c->obstacles);
+	load_ws_free(&c->ws);
 	free(c->requests);
 	free(c->visible);
 	free(c->await_snapshot);

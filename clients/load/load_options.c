@@ -15,7 +15,9 @@ static void usage(FILE *out, const char *prog) {
 	    "request->Ack and command->visible latency, snapshot rate, jitter, bytes and errors.\n"
 	    "\n"
 	    "Scenario:\n"
-	    "  --server HOST:PORT       server to load (default 127.0.0.1:7777)\n"
+	    "  --server HOST:PORT       server to load (default 127.0.0.1:7777; with --ws its HTTP port)\n"
+	    "  --ws                     connect over WebSocket (subprotocol crowd.v1) instead of TCP\n"
+	    "  --ws-path PATH           WebSocket path (default /ws)\n"
 	    "  --connections N          connections to open (default 10)\n"
 	    "  --agents N               agents each connection spawns (default 10)\n"
 	    "  --setup FILE             spawn the agents of a *_setup.csv instead (agent_id,x,y,goal_x,goal_y),\n"
@@ -139,6 +141,7 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	o->ramp_up_s = 1;
 	o->visible_timeout_s = 5;
 	strcpy(o->name, "crowd-load");
+	strcpy(o->ws_path, "/ws");
 	o->max_p99_ms = -1;
 	o->max_errors = -1;
 	o->seed = 1;
@@ -167,7 +170,9 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 		O_JSON,
 		O_QUIET,
 		O_MAX_P99,
-		O_MAX_ERRORS
+		O_MAX_ERRORS,
+		O_WS,
+		O_WS_PATH
 	};
 	static const struct option longopts[] = {
 	    {"server", required_argument, 0, O_SERVER},
@@ -193,6 +198,8 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	    {"quiet", no_argument, 0, O_QUIET},
 	    {"max-p99-ms", required_argument, 0, O_MAX_P99},
 	    {"max-errors", required_argument, 0, O_MAX_ERRORS},
+	    {"ws", no_argument, 0, O_WS},
+	    {"ws-path", required_argument, 0, O_WS_PATH},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -274,6 +281,16 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 		case O_MAX_ERRORS:
 			rc = parse_u32("max-errors", optarg, 0, 4000000000u, &u);
 			o->max_errors = u;
+			break;
+		case O_WS:
+			o->websocket = true;
+			break;
+		case O_WS_PATH:
+			rc = copy_text("ws-path", optarg, o->ws_path, sizeof o->ws_path);
+			if (rc == 0 && o->ws_path[0] != '/') {
+				fprintf(stderr, "crowd-load: --ws-path must start with /\n");
+				rc = -1;
+			}
 			break;
 		case 'h':
 			usage(stdout, argv[0]);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # load_smoke.sh — crowd-load against a small real crowd-server for a few
-# seconds; its --json figures must be sane: snapshots received, every request
-# answered, no errors or disconnects, latencies finite.
+# seconds, over TCP and then over WebSocket; its --json figures must be sane:
+# snapshots received, every request answered, no errors or disconnects,
+# latencies finite.
 # Usage: load_smoke.sh CROWD_SERVER CROWD_LOAD WORKDIR
 set -euo pipefail
 server_bin=$1 load_bin=$2 dir=$3
@@ -9,12 +10,23 @@ rm -rf "$dir" && mkdir -p "$dir"
 
 "$server_bin" --listen 127.0.0.1:0 --http 127.0.0.1:0 --tick-rate 30 --log-level info >"$dir/server.log" 2>&1 &
 server_pid=$!
-trap 'kill -TERM $server_pid 2>/dev/null || true; wait $server_pid 2>/dev/null || true' EXIT
+finish() {
+	local rc=$?
+	kill -TERM $server_pid 2>/dev/null || true
+	wait $server_pid 2>/dev/null || true
+	if [ $rc -ne 0 ]; then
+		echo "--- crowd-server log (last 30 lines)"
+		tail -n 30 "$dir/server.log"
+	fi
+	return $rc
+}
+trap finish EXIT
 
-port=
+port= http_port=
 for _ in $(seq 100); do
 	port=$(sed -n 's/.*listening tcp 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$dir/server.log" | head -n1)
-	[ -n "$port" ] && break
+	http_port=$(sed -n 's/.*listening http 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$dir/server.log" | head -n1)
+	[ -n "$port" ] && [ -n "$http_port" ] && break
 	kill -0 $server_pid 2>/dev/null || { cat "$dir/server.log"; echo "crowd-server died"; exit 1; }
 	sleep 0.1
 done
@@ -22,39 +34,42 @@ done
 
 # 4 connections x 25 agents, each watching a 60x60 window around its own
 # agents, retargeting 5 agents twice a second, snapshots at 15 Hz.
-"$load_bin" --server "127.0.0.1:$port" --connections 4 --agents 25 --area 60x60 --divisor 2 \
-	--retarget 0.5 --retarget-count 5 --ping 1 --duration 3 --ramp-up 0.2 \
-	--json "$dir/load.json" --max-errors 0 --quiet | tee "$dir/load.txt"
-
-/usr/bin/python3 - "$dir/load.json" <<'PY'
-import json, math, sys
-r = json.load(open(sys.argv[1]))
-problems = []
-def check(cond, what):
-    if not cond:
-        problems.append(what)
-check(r["snapshots"]["received"] > 0, "no snapshots received")
-check(r["snapshots"]["agents_per_snapshot"] > 0, "snapshots carried no agents")
-check(0 < r["snapshots"]["bytes_per_agent"] < 64, "bytes per agent out of range")
-check(r["agents_spawned"] == 100, "expected 100 agents spawned, got %s" % r["agents_spawned"])
-check(r["connections_running"] == 4, "not every connection was running at the end")
-check(r["errors"]["total"] == 0, "errors: %s" % r["errors"])
-check(r["disconnects"] == 0 and r["connect_failures"] == 0, "disconnects or failed connects")
-check(r["decode_failures"] == 0, "snapshots that did not decode")
-check(r["commands"]["requests"] > 0 and r["commands"]["answered"] == r["commands"]["requests"],
-      "requests not all answered: %s" % r["commands"])
-check(r["commands"]["set_targets"] > 0, "no SetTargets sent")
-for name in ("request_ack", "command_snapshot", "command_visible", "snapshot_interval"):
-    h = r["latency_ms"][name]
-    check(h["count"] > 0, name + ": no samples")
-    for k in ("p50", "p90", "p99", "p99_9", "max", "mean"):
-        v = h[k]
-        check(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0, "%s.%s = %r" % (name, k, v))
-    check(h["p50"] <= h["p99"] <= h["max"], name + ": percentiles out of order")
-check(r["thresholds"]["passed"], "thresholds failed")
-if problems:
-    print("load_smoke: FAIL\n  " + "\n  ".join(problems))
-    sys.exit(1)
-print("load_smoke: ok (%d snapshots, ack p99 %.2f ms, visible p99 %.1f ms)" % (
-    r["snapshots"]["received"], r["latency_ms"]["request_ack"]["p99"], r["latency_ms"]["command_visible"]["p99"]))
-PY
+for transport in tcp ws; do
+	if [ $transport = tcp ]; then args=(--server "127.0.0.1:$port"); else args=(--ws --server "127.0.0.1:$http_port"); fi
+	echo "== crowd-load over $transport"
+	"$load_bin" "${args[@]}" --connections 4 --agents 25 --area 60x60 --divisor 2 \
+		--retarget 0.5 --retarget-count 5 --ping 1 --duration 3 --ramp-up 0.2 \
+		--json "$dir/load-$transport.json" --max-errors 0 --quiet | tee "$dir/load-$transport.txt"
+	/usr/bin/python3 - "$dir/load-$transport.json" $transport <<-'PY'
+	import json, math, sys
+	r = json.load(open(sys.argv[1]))
+	problems = []
+	def check(cond, what):
+	    if not cond:
+	        problems.append(what)
+	check(r["snapshots"]["received"] > 0, "no snapshots received")
+	check(r["snapshots"]["agents_per_snapshot"] > 0, "snapshots carried no agents")
+	check(0 < r["snapshots"]["bytes_per_agent"] < 64, "bytes per agent out of range")
+	check(r["agents_spawned"] == 100, "expected 100 agents spawned, got %s" % r["agents_spawned"])
+	check(r["connections_running"] == 4, "not every connection was running at the end")
+	check(r["errors"]["total"] == 0, "errors: %s" % r["errors"])
+	check(r["disconnects"] == 0 and r["connect_failures"] == 0, "disconnects or failed connects")
+	check(r["decode_failures"] == 0, "snapshots that did not decode")
+	check(r["commands"]["requests"] > 0 and r["commands"]["answered"] == r["commands"]["requests"],
+	      "requests not all answered: %s" % r["commands"])
+	check(r["commands"]["set_targets"] > 0, "no SetTargets sent")
+	for name in ("request_ack", "command_snapshot", "command_visible", "snapshot_interval"):
+	    h = r["latency_ms"][name]
+	    check(h["count"] > 0, name + ": no samples")
+	    for k in ("p50", "p90", "p99", "p99_9", "max", "mean"):
+	        v = h[k]
+	        check(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0, "%s.%s = %r" % (name, k, v))
+	    check(h["p50"] <= h["p99"] <= h["max"], name + ": percentiles out of order")
+	check(r["thresholds"]["passed"], "thresholds failed")
+	if problems:
+	    print("load_smoke: FAIL\n  " + "\n  ".join(problems))
+	    sys.exit(1)
+	print("load_smoke: ok over %s (%d snapshots, ack p99 %.2f ms, visible p99 %.1f ms)" % (
+	    sys.argv[2], r["snapshots"]["received"], r["latency_ms"]["request_ack"]["p99"], r["latency_ms"]["command_visible"]["p99"]))
+	PY
+done
