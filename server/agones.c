@@ -34,6 +34,7 @@ struct crowd_agones {
 	bool ready;
 	bool draining;
 	bool closing;
+	bool withholding;                      /* healthy() said no at the last ping */
 	bool close_pending;                    /* close asked while /shutdown was in flight: close once it ends */
 	bool failing[CROWD_AGONES_CALL_COUNT]; /* log the first failure and the recovery, not each */
 
@@ -388,7 +389,14 @@ static void on_health_timer(uv_timer_t *t) {
 	if (a->closing || a->draining) return;
 	if (a->in_flight[CROWD_AGONES_HEALTH] != NULL) {
 		a->counters->health_skipped++;
+	} else if (a->cfg.healthy != NULL && !a->cfg.healthy(a->cfg.healthy_ctx)) {
+		a->counters->health_withheld++;
+		if (!a->withholding)
+			agones_log(a, CROWD_AGONES_LOG_WARN, "health: the world is not advancing; withholding pings");
+		a->withholding = true;
 	} else {
+		if (a->withholding) agones_log(a, CROWD_AGONES_LOG_INFO, "health: the world advances again; pinging");
+		a->withholding = false;
 		start_call(a, CROWD_AGONES_HEALTH);
 	}
 	arm_health(a);

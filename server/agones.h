@@ -32,6 +32,7 @@ typedef struct crowd_agones_counters {
 	uint64_t failed[CROWD_AGONES_CALL_COUNT];   /* refused, timed out, non-2xx or bad reply */
 	uint64_t timeouts[CROWD_AGONES_CALL_COUNT]; /* subset of failed: no answer in time */
 	uint64_t health_skipped;                    /* a health ping was due while the last one was still open */
+	uint64_t health_withheld;                   /* a health ping was due but healthy() said the world is stuck */
 	uint64_t ready;                             /* 1 once the sidecar accepted /ready (a gauge) */
 } crowd_agones_counters;
 
@@ -52,7 +53,11 @@ typedef struct crowd_agones_config {
 	uint32_t request_timeout_ms; /* a request not answered by then counts as failed */
 	uint32_t retry_min_ms;       /* first back-off while the sidecar is not up yet */
 	uint32_t retry_max_ms;       /* back-off doubles up to this */
-	crowd_agones_log_fn log;     /* NULL: lines go to stderr */
+	/* Asked before each health ping; false withholds it, so Agones marks a server whose
+	 * simulation is wedged Unhealthy even though its loop still runs. NULL: always true. */
+	bool (*healthy)(void *ctx);
+	void *healthy_ctx;
+	crowd_agones_log_fn log; /* NULL: lines go to stderr */
 	void *log_ctx;
 } crowd_agones_config;
 

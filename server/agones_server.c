@@ -3,6 +3,7 @@
  * (after every extension's listener is up), and the client's log on the server's. */
 #include "agones_server.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "agones.h"
@@ -13,7 +14,17 @@ static struct {
 	crowd_agones *client;
 	uv_timer_t ready_timer;
 	bool ready_timer_open;
+	uint64_t last_tick; /* at the last health check; UINT64_MAX before the first */
 } agones_ext;
+
+/* Healthy = the world stepped since the last ping (every period is many ticks), or
+ * this is the first ping. A step wedged on the thread pool stops the pings. */
+static bool world_advances(void *ctx) {
+	const server *srv = ctx;
+	bool advanced = agones_ext.last_tick == UINT64_MAX || srv->status.tick != agones_ext.last_tick;
+	agones_ext.last_tick = srv->status.tick;
+	return advanced;
+}
 
 static void on_client_log(void *ctx, crowd_agones_log_level level, const char *line) {
 	(void)ctx;
@@ -37,6 +48,9 @@ static int ext_start(server *srv, void *state) {
 	acfg.health_period_ms = cfg->agones_health_ms;
 	acfg.request_timeout_ms = cfg->agones_timeout_ms;
 	acfg.log = on_client_log;
+	acfg.healthy = world_advances;
+	acfg.healthy_ctx = srv;
+	agones_ext.last_tick = UINT64_MAX;
 	int rc = crowd_agones_start(&agones_ext.client, srv->loop, &acfg, &srv->metrics.agones);
 	if (rc != 0) {
 		log_error("agones: cannot start the SDK client: %s", uv_strerror(rc));

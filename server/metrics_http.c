@@ -179,6 +179,9 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		    crowd_agones_call_name((crowd_agones_call)c), m->agones.timeouts[c]);
 	scalar_u(&t, "crowd_agones_health_skipped_total", "counter",
 	         "Health pings not sent because the previous one was still unanswered.", m->agones.health_skipped);
+	scalar_u(&t, "crowd_agones_health_withheld_total", "counter",
+	         "Health pings withheld because the world had not stepped since the last one.",
+	         m->agones.health_withheld);
 	scalar_u(&t, "crowd_agones_ready", "gauge", "1 once the Agones sidecar accepted Ready.", m->agones.ready);
 
 	if (t.failed) {

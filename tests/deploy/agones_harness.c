@@ -21,6 +21,8 @@ typedef struct harness {
 	crowd_agones *agones;
 	crowd_agones_counters counters;
 	bool shutdown_ok;
+	uv_timer_t stall; /* --stall-after-ms: the tick stops, the loop goes on */
+	uint64_t last_health_tick;
 } harness;
 
 static harness h;
@@ -38,16 +40,29 @@ static void on_tick(uv_timer_t *t) {
 	uv_timer_start(&h.tick, on_tick, wait_ns / 1000000u, 0);
 }
 
+/* Like crowd-server: healthy while the tick advances (first ping always). */
+static bool ticks_advance(void *ctx) {
+	(void)ctx;
+	bool advanced = h.last_health_tick == UINT64_MAX || h.ticks != h.last_health_tick;
+	h.last_health_tick = h.ticks;
+	return advanced;
+}
+
+static void on_stall(uv_timer_t *t) {
+	(void)t;
+	uv_timer_stop(&h.tick);
+}
+
 static int format_stats(char *buf, size_t cap) {
-	return snprintf(buf, cap,
-	                "ticks %llu overruns %llu ready %llu health_ok %llu health_failed %llu "
-	                "health_skipped %llu ready_failed %llu gameserver_ok %llu",
-	                (unsigned long long)h.ticks, (unsigned long long)h.overruns,
-	                (unsigned long long)h.counters.ready, (unsigned long long)h.counters.ok[CROWD_AGONES_HEALTH],
-	                (unsigned long long)h.counters.failed[CROWD_AGONES_HEALTH],
-	                (unsigned long long)h.counters.health_skipped,
-	                (unsigned long long)h.counters.failed[CROWD_AGONES_READY],
-	                (unsigned long long)h.counters.ok[CROWD_AGONES_GAMESERVER]);
+	return snprintf(
+	    buf, cap,
+	    "ticks %llu overruns %llu ready %llu health_ok %llu health_failed %llu "
+	    "health_skipped %llu ready_failed %llu gameserver_ok %llu health_withheld %llu",
+	    (unsigned long long)h.ticks, (unsigned long long)h.overruns, (unsigned long long)h.counters.ready,
+	    (unsigned long long)h.counters.ok[CROWD_AGONES_HEALTH],
+	    (unsigned long long)h.counters.failed[CROWD_AGONES_HEALTH], (unsigned long long)h.counters.health_skipped,
+	    (unsigned long long)h.counters.failed[CROWD_AGONES_READY],
+	    (unsigned long long)h.counters.ok[CROWD_AGONES_GAMESERVER], (unsigned long long)h.counters.health_withheld);
 }
 
 typedef struct stats_conn {
@@ -89,6 +104,7 @@ static void on_agones_closed(void *arg) {
 	uv_close((uv_handle_t *)&h.listener, NULL);
 	uv_close((uv_handle_t *)&h.tick, NULL);
 	uv_close((uv_handle_t *)&h.sigterm, NULL);
+	uv_close((uv_handle_t *)&h.stall, NULL);
 }
 
 static void on_shutdown_done(void *arg, bool ok) {
@@ -107,7 +123,7 @@ static void on_sigterm(uv_signal_t *s, int signum) {
 }
 
 int main(int argc, char **argv) {
-	unsigned tick_hz = 100, health_ms = CROWD_AGONES_DEFAULT_HEALTH_MS, timeout_ms = 0;
+	unsigned tick_hz = 100, health_ms = CROWD_AGONES_DEFAULT_HEALTH_MS, timeout_ms = 0, stall_ms = 0;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--tick-hz") == 0)
 			tick_hz = (unsigned)atoi(argv[i + 1]);
@@ -115,9 +131,12 @@ int main(int argc, char **argv) {
 			health_ms = (unsigned)atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--timeout-ms") == 0)
 			timeout_ms = (unsigned)atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--stall-after-ms") == 0)
+			stall_ms = (unsigned)atoi(argv[i + 1]);
 	}
 	if (tick_hz == 0 || health_ms == 0) {
-		fprintf(stderr, "usage: agones_harness [--tick-hz N] [--health-ms N] [--timeout-ms N]\n");
+		fprintf(stderr,
+		        "usage: agones_harness [--tick-hz N] [--health-ms N] [--timeout-ms N] [--stall-after-ms N]\n");
 		return 2;
 	}
 	h.loop = uv_default_loop();
@@ -142,6 +161,8 @@ int main(int argc, char **argv) {
 	crowd_agones_default_config(&cfg);
 	cfg.health_period_ms = health_ms;
 	if (timeout_ms > 0) cfg.request_timeout_ms = timeout_ms;
+	cfg.healthy = ticks_advance;
+	h.last_health_tick = UINT64_MAX;
 	rc = crowd_agones_start(&h.agones, h.loop, &cfg, &h.counters);
 	if (rc != 0) {
 		fprintf(stderr, "agones: %s\n", uv_strerror(rc));
@@ -154,6 +175,9 @@ int main(int argc, char **argv) {
 	uv_timer_init(h.loop, &h.tick);
 	h.next_deadline_ns = uv_hrtime() + h.period_ns;
 	uv_timer_start(&h.tick, on_tick, h.period_ns / 1000000u, 0);
+
+	uv_timer_init(h.loop, &h.stall);
+	if (stall_ms > 0) uv_timer_start(&h.stall, on_stall, stall_ms, 0);
 
 	uv_run(h.loop, UV_RUN_DEFAULT);
 	char line[256];

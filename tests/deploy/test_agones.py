@@ -28,10 +28,10 @@ LOG = tempfile.TemporaryFile(mode="w+")  # the servers' stderr: shown at the end
 class Harness:
     """agones_harness: prints "listening PORT", serves one counters line per connection."""
 
-    def __init__(self, exe, sidecar_port):
+    def __init__(self, exe, sidecar_port, extra=()):
         env = dict(os.environ, AGONES_SDK_HTTP_PORT=str(sidecar_port))
         self.proc = subprocess.Popen(
-            [exe, "--tick-hz", "100", "--health-ms", str(HEALTH_MS), "--timeout-ms", str(TIMEOUT_MS)],
+            [exe, "--tick-hz", "100", "--health-ms", str(HEALTH_MS), "--timeout-ms", str(TIMEOUT_MS), *extra],
             env=env, stdout=subprocess.PIPE, stderr=LOG, text=True)
         line = self.proc.stdout.readline()
         m = re.match(r"listening (\d+)", line)
@@ -52,7 +52,8 @@ class Harness:
         words = data.decode().split()
         fields = dict(zip(words[0::2], (int(v) for v in words[1::2])))
         return {"ticks": fields["ticks"], "overruns": fields["overruns"],
-                "health_failed": fields["health_failed"], "ready_failed": fields["ready_failed"]}
+                "health_failed": fields["health_failed"], "ready_failed": fields["ready_failed"],
+                "health_withheld": fields["health_withheld"]}
 
 
 class Server:
@@ -190,6 +191,28 @@ class AgonesTest(unittest.TestCase):
             self.assertEqual(code, 0)
             self.assertLess(time.monotonic() - start_shutdown, 25, "drain within Kubernetes' 30 s grace")
             self.assertGreaterEqual(sidecar.count("/shutdown"), 1)
+        finally:
+            stop_target(target)
+            sidecar.stop()
+
+    def test_stalled_world_withholds_health(self):
+        """Health means the world advances: when the tick stops while the loop still runs
+        (a step wedged on the thread pool), pings stop and Agones will mark the server
+        Unhealthy. Only the harness can stall its tick on demand."""
+        if not ARGS.harness:
+            self.skipTest("crowd-server cannot be told to stall its tick")
+        sidecar = FakeSidecar(0, "ok").start()
+        target = Harness(ARGS.harness, sidecar.port, extra=("--stall-after-ms", str(5 * HEALTH_MS)))
+        try:
+            self.assertTrue(sidecar.wait_for("/health", count=2, timeout=15), "pings while the tick runs")
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and target.stats()["health_withheld"] < 2:
+                time.sleep(HEALTH_MS / 1000.0)
+            self.assertGreaterEqual(target.stats()["health_withheld"], 2, "pings withheld once the tick stopped")
+            before = sidecar.count("/health")
+            time.sleep(5 * HEALTH_MS / 1000.0)
+            self.assertLessEqual(sidecar.count("/health") - before, 1, "no pings while the world is stuck")
+            self.assertEqual(stop_target(target), 0)
         finally:
             stop_target(target)
             sidecar.stop()
