@@ -71,8 +71,17 @@ namespace UnityEngine
         public static float deltaTime = 1f / 60f;
     }
 
+    public struct Color
+    {
+        public float r, g, b, a;
+        public Color(float r, float g, float b, float a = 1f) { this.r = r; this.g = g; this.b = b; this.a = a; }
+        public static Color cyan { get { return new Color(0, 1, 1); } }
+    }
+
     public static class Debug
     {
+        public static int RaysDrawn; // stub only: DrawRay calls
+        public static void DrawRay(Vector3 start, Vector3 dir, Color color) { RaysDrawn++; }
         public static readonly List<string> Lines = new List<string>(); // stub only: what was logged
         public static void Log(object message) { lock (Lines) Lines.Add("log: " + message); }
         public static void LogWarning(object message) { lock (Lines) Lines.Add("warning: " + message); }
