@@ -24,6 +24,9 @@ struct crowd_ws {
 	/* A close the owner asks for waits until the messages queued before it are
 	 * written: wslay itself would send the control frame ahead of them. */
 	bool close_requested, close_queued;
+	/* Frames wslay produced in one flush, handed to the owner as one write. */
+	uint8_t *out;
+	size_t out_len, out_cap;
 	uint16_t close_code;
 	char close_reason[123];
 	size_t close_reason_len;
@@ -76,12 +79,28 @@ static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *user) {
 	(void)flags;
 	crowd_ws *ws = user;
-	if (!ws->cb.write(ws->cb.user, data, len)) {
-		ws->write_failed = true;
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
+	if (ws->out_len + len > ws->out_cap) {
+		size_t cap = ws->out_cap ? ws->out_cap : 4096;
+		while (cap < ws->out_len + len) cap *= 2;
+		uint8_t *p = realloc(ws->out, cap);
+		if (!p) {
+			ws->write_failed = true;
+			wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+			return -1;
+		}
+		ws->out = p;
+		ws->out_cap = cap;
 	}
+	memcpy(ws->out + ws->out_len, data, len);
+	ws->out_len += len;
 	return (ssize_t)len;
+}
+
+/* Hand what wslay produced to the owner in one write. */
+static void ws_write_out(crowd_ws *ws) {
+	if (ws->out_len && !ws->write_failed && !ws->cb.write(ws->cb.user, ws->out, ws->out_len))
+		ws->write_failed = true;
+	ws->out_len = 0;
 }
 
 static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg, void *user) {
@@ -105,14 +124,16 @@ static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_m
 
 static bool ws_flush(crowd_ws *ws) {
 	/* The send callback takes everything, so one call empties wslay's queues. */
-	if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0) return false;
-	if (ws->close_requested && !ws->close_queued) {
+	int r = wslay_event_want_write(ws->ctx) ? wslay_event_send(ws->ctx) : 0;
+	if (r == 0 && ws->close_requested && !ws->close_queued) {
 		ws->close_queued = true;
 		if (wslay_event_queue_close(ws->ctx, ws->close_code, (const uint8_t *)ws->close_reason,
 		                            ws->close_reason_len) == 0)
 			wslay_event_shutdown_read(ws->ctx);
-		if (wslay_event_want_write(ws->ctx) && wslay_event_send(ws->ctx) != 0) return false;
+		r = wslay_event_want_write(ws->ctx) ? wslay_event_send(ws->ctx) : 0;
 	}
+	ws_write_out(ws);
+	if (r != 0) return false;
 	if (!ws->close_sent && wslay_event_get_close_sent(ws->ctx)) {
 		uint16_t code = wslay_event_get_status_code_sent(ws->ctx);
 		ws->close_sent = code ? code : 1005u;
@@ -140,6 +161,7 @@ crowd_ws *crowd_ws_new(const crowd_ws_callbacks *cb, size_t max_message) {
 void crowd_ws_free(crowd_ws *ws) {
 	if (!ws) return;
 	wslay_event_context_free(ws->ctx);
+	free(ws->out);
 	free(ws);
 }
 
