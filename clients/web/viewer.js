@@ -224,7 +224,17 @@
     lastSnapshotAt = now;
     snapshotTimes.push(now);
     retarget(now);
-    if (!camera.fitted && state.view.size) fitCamera();
+    if (!camera.fitted) {
+      if (state.view.size || state.obstacles.length) {
+        fitCamera();
+      } else {
+        // An empty world: look at 100 x 100 units around the origin; the area follows from here.
+        camera.x = 0;
+        camera.y = 0;
+        camera.scale = Math.min(canvas.width, canvas.height) / 100;
+        camera.fitted = true;
+      }
+    }
   }
 
   // Every agent glides from where it is drawn now to its new position over one snapshot interval.
