@@ -68,6 +68,7 @@ namespace Crowd.Harness
                 ReconnectInitialSeconds = 0.02,
                 ReconnectMaxSeconds = 0.1,
                 MaxFrameBytes = 1 << 20,
+                MaxQueuedSnapshots = 8,
             });
             var faults = new List<string>();
             var states = new List<ConnectionState>();
@@ -109,6 +110,14 @@ namespace Crowd.Harness
                     Check.That(resub != null && resub.Subscribe.Divisor == 2, "a snapshot that does not apply makes the client resubscribe");
                     p.Send(new ServerMessage { Snapshot = enc.Encode(12, false, new[] { SnapshotEncoder.Agent(1, 1600, -2500, 100, 0, 500, 4) }) });
                     Check.That(Wait.Until(() => snapshots.Count == 2, client) && snapshots[1].Agents[0].X == 1.6f, "the view was left intact: the next delta applies");
+                    // 40 snapshots while the main thread does not poll: only the newest 8 wait for it.
+                    for (int i = 0; i < 40; i++)
+                        p.Send(new ServerMessage { Snapshot = enc.Encode((ulong)(13 + i), false, new[] { SnapshotEncoder.Agent(1, 1600 + i, -2500, 100, 0, 500, 4) }) });
+                    var guard = System.Diagnostics.Stopwatch.StartNew();
+                    while (client.SnapshotsReceived < 42 && guard.Elapsed.TotalSeconds < 60) System.Threading.Thread.Sleep(5);
+                    client.Poll();
+                    Check.That(snapshots.Count == 2 + 8 && client.SnapshotsDropped == 32, "an unpolled queue keeps the newest 8 snapshots (" + (snapshots.Count - 2) + " delivered, " + client.SnapshotsDropped + " dropped)");
+                    Check.That(snapshots[snapshots.Count - 1].Tick == 52 && snapshots[snapshots.Count - 1].Agents[0].X == 1.639f, "the newest snapshot is delivered last, fully decoded");
                     p.Send(new ServerMessage()); // no oneof case
                     p.Raw(new byte[] { 100, 1, 2, 3, 4, 5 });                               // a truncated frame, then close
                     Check.That(Wait.Until(() => faults.Count >= 3, client), "malformed, mismatched and empty frames reported as faults (" + faults.Count + ")");
