@@ -21,7 +21,7 @@ static uint32_t rnd(uint32_t n) {
 }
 
 static int32_t rnd_range(int32_t lo, int32_t hi) {
-	return lo + (int32_t)rnd((uint32_t)(hi - lo + 1));
+	return (int32_t)((int64_t)lo + rnd((uint32_t)((int64_t)hi - lo + 1)));
 }
 
 int main(int argc, char **argv) {
