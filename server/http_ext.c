@@ -164,8 +164,11 @@ static int ext_start(server *srv, void *state) {
 	const char *host = cfg.host;
 	bool v6 = strchr(host, ':') != NULL;
 	printf("listening http %s%s%s:%d\n", v6 ? "[" : "", host, v6 ? "]" : "", port);
-	printf("viewer: http://%s%s%s:%d/  (metrics: /metrics, health: /healthz, WebSocket: /ws)\n", v6 ? "[" : "",
-	       host, v6 ? "]" : "", port);
+	/* A wildcard address is no place to point a browser at: show loopback. */
+	const char *browse = strcmp(host, "0.0.0.0") == 0 ? "127.0.0.1" : strcmp(host, "::") == 0 ? "::1" : host;
+	bool browse_v6 = strchr(browse, ':') != NULL;
+	printf("viewer: http://%s%s%s:%d/  (metrics: /metrics, health: /healthz, WebSocket: /ws)\n",
+	       browse_v6 ? "[" : "", browse, browse_v6 ? "]" : "", port);
 	fflush(stdout);
 	log_info("HTTP on %s:%d serving %s", host, port, x->web_root);
 	return 0;
