@@ -111,6 +111,7 @@ namespace Crowd.Harness
             }
             finally
             {
+                server.DumpIfFailed();
                 other.Dispose();
                 if (view.Client != null) view.Client.Dispose();
                 server.Dispose();

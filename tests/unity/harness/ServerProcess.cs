@@ -64,6 +64,15 @@ namespace Crowd.Harness
             return -1;
         }
 
+        /// <summary>Prints what the server said, for a failed scenario.</summary>
+        public void DumpIfFailed()
+        {
+            if (Check.Failed == 0) return;
+            lock (Output)
+                foreach (var line in Output) Console.WriteLine("     server: " + line);
+            Console.WriteLine("     server " + (process.HasExited ? "exited with " + process.ExitCode : "still running"));
+        }
+
         public void Dispose()
         {
             try { if (!process.HasExited) Stop(); } catch (Exception) { }

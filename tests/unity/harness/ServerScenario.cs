@@ -179,6 +179,7 @@ namespace Crowd.Harness
             }
             finally
             {
+                server.DumpIfFailed();
                 client.Dispose();
                 server.Dispose();
                 relay.Dispose();
