@@ -152,6 +152,27 @@ namespace Crowd.Harness
                 Check.That(keyframes >= 2, "keyframes and deltas both decoded (" + keyframes + " keyframes of " + counts[ServerMessage.MsgOneofCase.Snapshot] + ")");
                 Check.That(faults.Count == 0 && client.ProtocolFaults == 0, "no protocol faults from a real server (" + string.Join("; ", faults.ToArray()) + ")");
 
+                // Unsubscribe: once acknowledged (and a Pong after it is back), no snapshot arrives for 10 ticks.
+                bool unsubAcked = false;
+                client.Unsubscribe(a => unsubAcked = true);
+                ulong pongTick = 0;
+                client.PongReceived += pg => pongTick = pg.ServerTick;
+                pongTick = 0;
+                client.Ping();
+                Check.That(Wait.Until(() => unsubAcked && pongTick != 0, client), "Unsubscribe acknowledged");
+                ulong quietFrom = pongTick;
+                long snapshotsAtQuiet = client.SnapshotsReceived;
+                Check.That(Wait.Until(() =>
+                {
+                    if (pongTick >= quietFrom + 10) return true;
+                    client.Ping();
+                    return false;
+                }, client), "the server ticked on (pongs up to tick " + pongTick + ")");
+                Check.That(client.SnapshotsReceived == snapshotsAtQuiet, "no snapshot for 10 ticks after Unsubscribe");
+                var beforeResub = client.LatestSnapshot;
+                client.Subscribe();
+                Check.That(Wait.Until(() => client.LatestSnapshot != beforeResub && client.LatestSnapshot.Keyframe, client), "Subscribe again: snapshots resume with a keyframe");
+
                 CorruptRealFrames(port);
 
                 // The server goes away and another comes up: the client reconnects by itself.

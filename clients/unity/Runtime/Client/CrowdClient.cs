@@ -262,18 +262,34 @@ namespace Crowd.Client
         }
 
         /// <summary>Subscribes to snapshots (area null: the whole world; divisor 0: the server's default).
-        /// Remembered, and sent again after every reconnect. May be called before Connect.</summary>
+        /// Remembered, and sent again after every reconnect. May be called before Connect (then it
+        /// returns 0 and the callbacks never run: the subscribe goes out with the Hello).</summary>
         public uint Subscribe(Rect area = null, uint divisor = 0, Action<Ack> onAck = null, Action<Error> onError = null)
         {
             var sub = new Subscribe { Area = area, Divisor = divisor };
-            lock (sendLock) subscription = sub;
-            if (state != ConnectionState.Connected && state != ConnectionState.Ready) return 0;
+            bool connected;
+            lock (sendLock)
+            {
+                // Decided under the lock the connection thread holds while it sends Hello and the
+                // stored subscription: either that send already happened (send this one now) or
+                // it will send this one itself.
+                subscription = sub;
+                connected = socket != null;
+            }
+            if (!connected) return 0;
             return Send(new ClientMessage { Subscribe = sub }, onAck, onError);
         }
 
+        /// <summary>Stops snapshots, now and after reconnects. Returns 0 when not connected.</summary>
         public uint Unsubscribe(Action<Ack> onAck = null, Action<Error> onError = null)
         {
-            lock (sendLock) subscription = null;
+            bool connected;
+            lock (sendLock)
+            {
+                subscription = null;
+                connected = socket != null;
+            }
+            if (!connected) return 0;
             return Send(new ClientMessage { Subscribe = new Subscribe { Unsubscribe = true } }, onAck, onError);
         }
 
