@@ -173,6 +173,22 @@ namespace Crowd.Harness
                 client.Subscribe();
                 Check.That(Wait.Until(() => client.LatestSnapshot != beforeResub && client.LatestSnapshot.Keyframe, client), "Subscribe again: snapshots resume with a keyframe");
 
+                // An area of interest: only agents inside it (the right-hand group that arrived at x = 10).
+                var area = new Rect(0, -1, 12, 12);
+                var beforeArea = client.LatestSnapshot;
+                client.Subscribe(area);
+                Check.That(Wait.Until(() => client.LatestSnapshot != beforeArea && client.LatestSnapshot.Keyframe, client), "Subscribe(area): a keyframe of the area");
+                Func<WorldSnapshot, bool> inside = sn =>
+                {
+                    foreach (var a in sn.Agents)
+                        if (a.X < area.MinX - 0.01f || a.X > area.MaxX + 0.01f || a.Y < area.MinY - 0.01f || a.Y > area.MaxY + 0.01f) return false;
+                    return true;
+                };
+                CrowdAgent inAgent, outAgent;
+                var areaSnap = client.LatestSnapshot;
+                Check.That(inside(areaSnap) && areaSnap.TryGetAgent(ids[0], out inAgent) && !areaSnap.TryGetAgent(ids[4], out outAgent),
+                           "the area's snapshot holds only agents inside it (" + areaSnap.Agents.Length + " of " + areaSnap.WorldAgentCount + " in the world)");
+
                 CorruptRealFrames(port);
 
                 // The server goes away and another comes up: the client reconnects by itself.
