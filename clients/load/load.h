@@ -189,7 +189,8 @@ typedef struct load_run {
 	uint32_t opened, running, closed;
 	uint32_t running_at_stop; /* connections still running when measuring ended */
 	bool measuring;           /* false during ramp-up and spawning: stats are reset when it starts */
-	bool stopping;
+	bool draining;            /* measured time over: waiting for answers to requests in flight */
+	bool stopping;            /* closing every connection */
 	uint64_t start_ns, measure_start_ns, measure_end_ns;
 	load_stats total;    /* histograms of every connection, fine-grained; counters summed at the end */
 	load_stats interval; /* histograms since the last progress line */

@@ -100,8 +100,15 @@ static void record_hist(load_conn *c, size_t offset, uint64_t us) {
 	load_hist_record((load_hist *)((char *)&c->run->interval + offset), us);
 }
 
-static void record_ack(load_conn *c, uint64_t us) {
-	record_hist(c, offsetof(load_stats, ack_us), us);
+/* Only what was sent while measuring counts (stats are reset when measuring
+ * starts; an answer to an earlier request must not land in the new figures). */
+static bool in_window(const load_conn *c, uint64_t sent_ns) {
+	return c->run->measuring && sent_ns >= c->run->measure_start_ns;
+}
+
+static void record_ack(load_conn *c, uint64_t sent_ns) {
+	if (!in_window(c, sent_ns)) return;
+	record_hist(c, offsetof(load_stats, ack_us), (uv_hrtime() - sent_ns) / 1000u);
 	c->stats.acks++;
 }
 
@@ -455,10 +462,10 @@ static void check_visible(load_conn *c, uint64_t now) {
 				seen = true;
 		}
 		if (seen) {
-			record_visible(c, (now - v->sent_ns) / 1000u);
+			if (in_window(c, v->sent_ns)) record_visible(c, (now - v->sent_ns) / 1000u);
 			drop_visible(c, slot);
 		} else if (now - v->sent_ns > timeout_ns) {
-			c->stats.visible_unseen++;
+			if (in_window(c, v->sent_ns)) c->stats.visible_unseen++;
 			drop_visible(c, slot);
 		} else {
 			slot++;
@@ -472,7 +479,7 @@ static void schedule(load_conn *c);
 
 static void on_timer(uv_timer_t *t) {
 	load_conn *c = t->data;
-	if (c->state != LOAD_CONN_RUNNING) return;
+	if (c->state != LOAD_CONN_RUNNING || c->run->draining) return;
 	uint64_t now = uv_hrtime();
 	const load_options *o = &c->run->opt;
 	if (o->retarget_s > 0 && now >= c->next_retarget_ns) {
@@ -522,7 +529,7 @@ static void count_error(load_conn *c, uint32_t code) {
 
 static void on_welcome(load_conn *c, const crowd_v1_Welcome *w) {
 	uint64_t sent;
-	if (take_request(c, 0, crowd_v1_ClientMessage_hello_tag, &sent)) record_ack(c, (uv_hrtime() - sent) / 1000u);
+	if (take_request(c, 0, crowd_v1_ClientMessage_hello_tag, &sent)) record_ack(c, sent);
 	c->client_id = w->client_id;
 	c->precision = w->precision ? (float)w->precision : 100.0f;
 	c->tick_rate_hz = w->tick_rate_hz ? w->tick_rate_hz : 30;
@@ -605,7 +612,7 @@ static void on_answer(load_conn *c, uint32_t request_id, const crowd_v1_Ack *ack
 	uint8_t kind = request_id ? take_request(c, request_id, 0, &sent) : 0;
 	if (error_code) count_error(c, error_code);
 	if (!kind) return; /* unasked (request_id 0) or unknown */
-	record_ack(c, (uv_hrtime() - sent) / 1000u);
+	record_ack(c, sent);
 	if (kind == crowd_v1_ClientMessage_spawn_agents_tag) {
 		if (ack && ack->ids_count && grow_own(c, ack->ids_count)) {
 			memcpy(c->own_ids + c->own_count, ack->ids, ack->ids_count * sizeof *ack->ids);
@@ -621,6 +628,7 @@ static void on_answer(load_conn *c, uint32_t request_id, const crowd_v1_Ack *ack
 }
 
 static void on_snapshot(load_conn *c, const crowd_v1_Snapshot *s, size_t frame_len, const crowd_snapshot_stats *st) {
+	if (c->run->draining) return; /* after the measured time: the view goes stale, nothing is counted */
 	uint64_t now = uv_hrtime();
 	load_stats *a = &c->stats;
 	a->snapshots++;
@@ -643,7 +651,8 @@ static void on_snapshot(load_conn *c, const crowd_v1_Snapshot *s, size_t frame_l
 	c->last_tick = s->tick;
 	c->last_snapshot_ns = now;
 	for (uint32_t i = 0; i < c->await_count; i++)
-		record_hist(c, offsetof(load_stats, applied_us), (now - c->await_snapshot[i]) / 1000u);
+		if (in_window(c, c->await_snapshot[i]))
+			record_hist(c, offsetof(load_stats, applied_us), (now - c->await_snapshot[i]) / 1000u);
 	c->await_count = 0;
 	if (c->visible_count) check_visible(c, now);
 }
@@ -674,8 +683,7 @@ static void handle_frame(load_conn *c, const uint8_t *frame, size_t len) {
 		uint64_t sent;
 		c->stats.pongs++;
 		/* a Pong answers the oldest Ping, unless an Ack did already */
-		if (take_request(c, 0, crowd_v1_ClientMessage_ping_tag, &sent))
-			record_ack(c, (uv_hrtime() - sent) / 1000u);
+		if (take_request(c, 0, crowd_v1_ClientMessage_ping_tag, &sent)) record_ack(c, sent);
 		break;
 	}
 	default:

@@ -7,8 +7,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #define SETUP_GRACE_S 60.0 /* after ramp-up, how long spawning may take before measuring starts anyway */
+#define DRAIN_S 2.0        /* after the measured time, how long to wait for answers to requests in flight */
 
 static load_run run;
 static uv_timer_t ramp_timer, progress_timer, phase_timer;
@@ -20,12 +22,31 @@ static double seconds_since(uint64_t t0) {
 	return (double)(uv_hrtime() - t0) / 1e9;
 }
 
-static void stop_run(void) {
-	if (run.stopping) return;
-	run.stopping = true;
+static uint64_t drain_deadline_ns;
+
+/* The measured time is over: send nothing more, count no more snapshots, but
+ * wait (at most DRAIN_S) for the answers to requests already sent. */
+static void begin_drain(void) {
+	if (run.draining || run.stopping) return;
+	run.draining = true;
 	run.running_at_stop = run.running;
 	run.measure_end_ns = uv_hrtime();
 	if (!run.measuring) run.measure_start_ns = run.measure_end_ns;
+	drain_deadline_ns = run.measure_end_ns + (uint64_t)(DRAIN_S * 1e9);
+}
+
+static bool all_answered(void) {
+	for (uint32_t i = 0; i < run.opt.connections; i++) {
+		const load_conn *c = &run.conns[i];
+		if (c->state == LOAD_CONN_RUNNING && c->req_count > 0) return false;
+	}
+	return true;
+}
+
+static void stop_run(void) {
+	if (run.stopping) return;
+	begin_drain();
+	run.stopping = true;
 	uv_timer_stop(&ramp_timer);
 	uv_timer_stop(&phase_timer);
 	uv_timer_stop(&progress_timer);
@@ -55,6 +76,10 @@ static void start_measuring(void) {
 static void on_phase(uv_timer_t *t) {
 	(void)t;
 	if (run.stopping) return;
+	if (run.draining) {
+		if (all_answered() || uv_hrtime() >= drain_deadline_ns) stop_run();
+		return;
+	}
 	double elapsed = seconds_since(run.start_ns);
 	if (!run.measuring) {
 		bool all_opened = next_to_open >= run.opt.connections;
@@ -71,7 +96,7 @@ static void on_phase(uv_timer_t *t) {
 			start_measuring();
 		}
 	} else if (seconds_since(run.measure_start_ns) >= run.opt.duration_s) {
-		stop_run();
+		begin_drain();
 	}
 }
 
@@ -97,7 +122,10 @@ static void on_progress(uv_timer_t *t) {
 static void on_signal(uv_signal_t *s, int signum) {
 	(void)s;
 	fprintf(stderr, "crowd-load: signal %d, stopping\n", signum);
-	stop_run();
+	if (run.draining)
+		stop_run(); /* a second signal: at once */
+	else
+		begin_drain();
 }
 
 static int resolve(const char *host, int port, struct sockaddr_storage *out) {
@@ -120,6 +148,15 @@ int main(int argc, char **argv) {
 	int prc = load_options_parse(&run.opt, argc, argv);
 	if (prc != 0) return prc > 0 ? 0 : 2;
 	signal(SIGPIPE, SIG_IGN);
+	/* one descriptor per connection: lift the soft limit as far as allowed */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < (rlim_t)run.opt.connections + 16)
+		fprintf(stderr, "crowd-load: warning: %u connections but only %llu file descriptors\n",
+		        run.opt.connections, (unsigned long long)nofile.rlim_cur);
 	if (resolve(run.opt.host, run.opt.port, &run.addr) < 0) return 2;
 	if (run.opt.setup_path[0]) {
 		bool win = run.opt.area == LOAD_AREA_WINDOW;

@@ -59,7 +59,11 @@ void load_report_progress(load_run *run, double elapsed_s, double since_s) {
 		fprintf(stderr,
 		        "[%6.1fs] %s conns %u/%u | snap/s %.0f | in %.2f MB/s | agents/snap %.0f | B/agent %.2f | "
 		        "ack p99 %.1f ms | vis p99 %.1f ms | skipped %llu | err %llu | disc %llu\n",
-		        elapsed_s, run->measuring ? "run " : "prep", run->running, run->opt.connections, snaps / dt,
+		        elapsed_s,
+		        run->draining    ? "end "
+		        : run->measuring ? "run "
+		                         : "prep",
+		        run->running, run->opt.connections, snaps / dt,
 		        (double)(now.bytes_in - prev->bytes_in) / dt / 1e6, snaps > 0 ? agents / snaps : 0.0,
 		        agents > 0 ? sbytes / agents : 0.0, ms(load_hist_percentile(&run->interval.ack_us, 99)),
 		        ms(load_hist_percentile(&run->interval.visible_us, 99)),
