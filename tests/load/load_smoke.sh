@@ -73,3 +73,15 @@ for transport in tcp ws; do
 	    sys.argv[2], r["snapshots"]["received"], r["latency_ms"]["request_ack"]["p99"], r["latency_ms"]["command_visible"]["p99"]))
 	PY
 done
+
+# The gate: an impossible --max-p99-ms must make crowd-load exit 1 and say so in its JSON.
+echo "== crowd-load with an impossible threshold"
+set +e
+"$load_bin" --server "127.0.0.1:$port" --connections 1 --agents 5 --retarget 0.2 --duration 1 --ramp-up 0 \
+	--max-p99-ms 0 --json "$dir/gate.json" --quiet >"$dir/gate.txt" 2>&1
+gate_rc=$?
+set -e
+[ $gate_rc -eq 1 ] || { cat "$dir/gate.txt"; echo "load_smoke: FAIL: --max-p99-ms 0 gave exit $gate_rc, not 1"; exit 1; }
+/usr/bin/python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["thresholds"]["passed"] is False else 1)' \
+	"$dir/gate.json" || { echo "load_smoke: FAIL: the JSON does not record the failed threshold"; exit 1; }
+echo "load_smoke: ok (the threshold gate fails a run as it should)"
