@@ -254,19 +254,18 @@ static void test_million_agent_spawn(void **state) {
 	assert_true(tc_await_closed(t));
 	tc_close(t);
 
-	/* 60,000 fit in a frame: refused by the batch limit, the connection stays. */
+	/* 6,000 fit in a frame: refused by the batch limit, the connection stays.
+	 * (Kept small: nanopb grows decoded arrays one item at a time, which is
+	 * quadratic under ASan's realloc.) */
 	t = tc_connect(server.port, NULL, false);
 	assert_non_null(t);
-	send_huge_spawn(t, 78, 60000);
+	send_huge_spawn(t, 78, MAX_BATCH + 1000);
 	assert_error(tc_await(t, 78), crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
 	assert_int_equal(world_agents(), before);
 
 	/* Under the batch limit but over the world's agent limit. */
 	const tc_answer *a = tc_await(t, tc_spawn_grid(t, MAX_AGENTS + 1, 60, -900.0f, -900.0f, 4.0f, 0));
 	assert_error(a, crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_WORLD);
-	/* Over the batch limit through the library. */
-	a = tc_await(t, tc_spawn_grid(t, MAX_BATCH + 1, 80, -900.0f, -900.0f, 4.0f, 0));
-	assert_error(a, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
 	assert_int_equal(world_agents(), before);
 	assert_false(t->closed);
 	tc_close(t);
