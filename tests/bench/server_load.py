@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -208,7 +209,9 @@ def scenario_crowd(a, work):
 
     def start_perf():
         # where the server's time goes, sampled while crowd-load measures
-        if a.perf > 0:
+        if a.perf > 0 and not shutil.which("perf"):
+            print("server_load: --perf needs perf (Debian package linux-perf); skipping the profile", file=sys.stderr)
+        elif a.perf > 0:
             perf.append(subprocess.Popen(
                 ["perf", "record", "-F", "499", "-g", "-p", str(server.proc.pid), "-o",
                  os.path.join(work, "perf.data"), "--", "sleep", str(a.perf)],
