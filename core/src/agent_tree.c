@@ -133,6 +133,19 @@ static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int work
 		t->weight = p->weight;
 		t->layer = p->layer;
 		t->mask = p->mask;
+		self_params *sp = &w->tself[i];
+		sp->radius = p->radius;
+		sp->weight = p->weight;
+		sp->max_speed = p->max_speed;
+		sp->neighbor_dist = p->neighbor_dist;
+		sp->time_horizon = p->time_horizon;
+		sp->time_horizon_obst = p->time_horizon_obst;
+		sp->pvx = w->pvx[s];
+		sp->pvy = w->pvy[s];
+		sp->layer = p->layer;
+		sp->mask = p->mask;
+		sp->max_neighbors = p->max_neighbors;
+		sp->pad = 0;
 	}
 	if (!plain)
 		w->scratch[worker].not_plain = 1;

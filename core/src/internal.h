@@ -49,6 +49,14 @@ typedef struct tree_agent {
 	uint32_t layer, mask;
 } tree_agent;
 
+/* What an agent's own computation reads, copied into kd-tree order each step
+ * so the velocity stage streams through memory. */
+typedef struct self_params {
+	float radius, weight, max_speed, neighbor_dist;
+	float time_horizon, time_horizon_obst, pvx, pvy;
+	uint32_t layer, mask, max_neighbors, pad;
+} self_params;
+
 /* RVO2's agent kd-tree node: [begin, end) of the tree order, children, box. */
 typedef struct build_job {
 	uint32_t begin, end, node, depth;
@@ -158,6 +166,7 @@ struct orca_world {
 	float *tpx, *tpy;   /* positions in tree order */
 	float *tnvx, *tnvy; /* new velocities in tree order (each worker writes its own run) */
 	tree_agent *tagent; /* the rest of each agent, in tree order */
+	self_params *tself; /* each agent's own parameters, in tree order */
 	uint32_t tree_cap;
 	agent_node *nodes;
 	query_node *qnodes;

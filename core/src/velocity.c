@@ -206,7 +206,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 #ifndef __SSE2__
 /* One line per agent neighbour, RVO2's loop as written. */
 static uint32_t agent_lines_scalar(const struct orca_world *w, const nb_entry *nb, uint32_t agent_count,
-                                   const agent_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
+                                   const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
                                    float dt, orca_line *lines, uint32_t n)
 {
 	const float radius = p->radius;
@@ -281,7 +281,7 @@ static inline __m128 blend(__m128 mask, __m128 a, __m128 b)
  * The cut-off circle of time tau and the collision case share one formula
  * with a different 1/tau, as in RVO2. */
 static uint32_t agent_lines_sse(const struct orca_world *w, const nb_entry *nb, uint32_t agent_count,
-                                const agent_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
+                                const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
                                 float inv_time_step, orca_line *lines, uint32_t n)
 {
 	const tree_agent *ta = w->tagent;
@@ -393,11 +393,10 @@ static uint32_t agent_lines_sse(const struct orca_world *w, const nb_entry *nb, 
 
 static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self, float dt)
 {
-	const uint32_t slot = w->order[self];
-	const agent_params *p = &w->params[slot];
+	const self_params *p = &w->tself[self];
 	const vec2 position = v2(w->tpx[self], w->tpy[self]);
-	const vec2 velocity = v2(w->vx[slot], w->vy[slot]);
-	const vec2 pref = v2(w->pvx[slot], w->pvy[slot]);
+	const vec2 velocity = v2(w->tagent[self].vx, w->tagent[self].vy);
+	const vec2 pref = v2(p->pvx, p->pvy);
 	const float radius = p->radius;
 
 	/* neighbours (RVO2's computeNeighbors) */

@@ -126,6 +126,7 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		          regrow(w, (void **)&w->tnvx, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tnvy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tagent, sizeof(tree_agent), oc, c) &&
+		          regrow(w, (void **)&w->tself, sizeof(self_params), oc, c) &&
 		          regrow(w, (void **)&w->nodes, sizeof(agent_node), 2 * oc, 2 * c) &&
 		          regrow(w, (void **)&w->node_list, sizeof(uint32_t), 4 * oc + 8, 4 * c + 8);
 		if (!ok)
@@ -222,6 +223,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->tnvx, tc * sizeof(float));
 	orca_mem_free(w, w->tnvy, tc * sizeof(float));
 	orca_mem_free(w, w->tagent, tc * sizeof(tree_agent));
+	orca_mem_free(w, w->tself, tc * sizeof(self_params));
 	orca_mem_free(w, w->nodes, 2 * tc * sizeof(agent_node));
 	orca_mem_free(w, w->node_list, (4 * tc + 8) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < w->obst_slot_count; ++i)
