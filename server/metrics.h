@@ -54,6 +54,8 @@ typedef struct server_metrics {
 	uint64_t ticks_overrun;         /* ticks that ended after the next one was due */
 	uint64_t tick_periods_skipped;  /* periods dropped from the schedule after overruns */
 	double step_seconds_sum;        /* time in orca_world_step */
+	double table_seconds_sum;       /* quantizing the world for snapshots (on the worker) */
+	double snapshot_seconds_sum;    /* selecting, encoding and queueing snapshots (loop thread) */
 
 	/* world (gauges) */
 	uint64_t agents;
@@ -75,6 +77,7 @@ typedef struct server_metrics {
 	uint64_t snapshots_skipped;     /* output above the soft limit */
 	uint64_t snapshot_bytes;
 	uint64_t keyframes_sent;
+	uint64_t snapshots_shared;      /* sent as bytes already encoded for another subscriber */
 
 	/* requests */
 	uint64_t requests;              /* ClientMessages decoded */

@@ -159,6 +159,30 @@ void server_apply_commands(server *srv)
 
 static void schedule_next_tick(server *srv);
 
+/* Every 10 s, at debug level: where the tick time went. */
+static void log_tick_profile(server *srv)
+{
+	static server_metrics last;
+	static uint64_t last_ns;
+	uint64_t now = uv_hrtime();
+	if (log_get_level() > LOG_DEBUG || now - last_ns < 10000000000ull)
+		return;
+	last_ns = now;
+	const server_metrics *m = &srv->metrics;
+	double n = (double)(m->ticks - last.ticks);
+	if (n <= 0)
+		return;
+	double total = m->tick_duration_sum_seconds - last.tick_duration_sum_seconds;
+	log_debug("tick profile: %.2f ms per tick (step %.2f, table %.2f, snapshots %.2f), %u agents, %u clients, "
+	          "%" PRIu64 " snapshots sent, %" PRIu64 " skipped, %" PRIu64 " overruns",
+	          total / n * 1e3, (m->step_seconds_sum - last.step_seconds_sum) / n * 1e3,
+	          (m->table_seconds_sum - last.table_seconds_sum) / n * 1e3,
+	          (m->snapshot_seconds_sum - last.snapshot_seconds_sum) / n * 1e3, srv->status.agents,
+	          srv->session_count, m->snapshots_sent - last.snapshots_sent, m->snapshots_skipped - last.snapshots_skipped,
+	          m->ticks_overrun - last.ticks_overrun);
+	last = *m;
+}
+
 static void step_work(uv_work_t *req)
 {
 	server *srv = req->data;
@@ -166,7 +190,9 @@ static void step_work(uv_work_t *req)
 	srv->step_status = orca_world_step(srv->world, 1.0f / (float)srv->cfg->tick_rate_hz);
 	srv->step_seconds = (double)(uv_hrtime() - t0) * 1e-9;
 	srv->step_hash = orca_world_state_hash(srv->world);
+	uint64_t t1 = uv_hrtime();
 	srv->table_ok = srv->build_table ? world_table_build(&srv->table, srv->world, (float)srv->cfg->precision) : false;
+	srv->table_seconds = (double)(uv_hrtime() - t1) * 1e-9;
 }
 
 static void step_done(uv_work_t *req, int status)
@@ -184,9 +210,14 @@ static void step_done(uv_work_t *req, int status)
 	srv->metrics.step_seconds_sum += srv->step_seconds;
 	srv->metrics.agents = srv->status.agents;
 	srv->metrics.obstacles = srv->status.obstacles;
+	srv->metrics.table_seconds_sum += srv->table_seconds;
+	uint64_t t0 = uv_hrtime();
 	if (srv->table_ok && !srv->stopping)
 		snapshots_send(srv);
-	metrics_observe_tick(&srv->metrics, (double)(uv_hrtime() - srv->tick_started_ns) * 1e-9);
+	uint64_t t1 = uv_hrtime();
+	srv->metrics.snapshot_seconds_sum += (double)(t1 - t0) * 1e-9;
+	metrics_observe_tick(&srv->metrics, (double)(t1 - srv->tick_started_ns) * 1e-9);
+	log_tick_profile(srv);
 	if (!srv->stopping)
 		schedule_next_tick(srv);
 }

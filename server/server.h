@@ -87,6 +87,7 @@ struct server {
 	uint64_t next_deadline_ns;
 	uint64_t tick_started_ns;
 	double step_seconds;
+	double table_seconds;
 	uint64_t step_hash;       /* computed on the worker after the step */
 	bool table_ok;
 	bool build_table;         /* the step also builds `table` (someone subscribed) */

@@ -214,6 +214,7 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Subscribe *sub)
 {
 	crowd_view_clear(&s->baseline);
+	s->baseline_is_table = false;
 	if (sub->unsubscribe) {
 		s->subscribed = false;
 	} else {

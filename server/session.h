@@ -46,6 +46,8 @@ typedef struct session {
 	bool need_keyframe;
 	uint32_t snapshots_since_keyframe;
 	crowd_view baseline;        /* what this client was last sent */
+	bool baseline_is_table;     /* baseline = the whole world table of tick baseline_tick */
+	uint64_t baseline_tick;
 	bool obstacles_sent;
 	uint32_t obstacle_version_sent;
 

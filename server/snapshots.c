@@ -161,9 +161,51 @@ static const crowd_agent_q *select_view(server *srv, const session *s, uint32_t 
 	return srv->view_scratch;
 }
 
+/* Whole-world subscribers whose baselines are the same world table (their last
+ * snapshot went out at the same tick) get byte-identical snapshots: encode
+ * once per tick and baseline, send to all of them. */
+#define SHARED_ENCODINGS 8
+typedef struct shared_encoding {
+	bool keyframe;
+	bool obstacles;
+	bool prefixed;
+	uint64_t baseline_tick; /* unused for keyframes */
+	size_t offset, len;     /* in srv->snapshot_buf */
+} shared_encoding;
+
+static const shared_encoding *find_shared(const shared_encoding *enc, int n, bool keyframe, bool obstacles,
+                                          bool prefixed, uint64_t baseline_tick)
+{
+	for (int i = 0; i < n; i++)
+		if (enc[i].keyframe == keyframe && enc[i].obstacles == obstacles && enc[i].prefixed == prefixed &&
+		    (keyframe || enc[i].baseline_tick == baseline_tick))
+			return &enc[i];
+	return NULL;
+}
+
+/* baseline := the table (what crowd_snapshot_encode would have left there). */
+static bool copy_table(crowd_view *v, const world_table *t)
+{
+	if (t->count > v->cap) {
+		/* crowd_view's array is realloc'd/freed by the wire library too */
+		crowd_agent_q *p = realloc(v->agents, (size_t)t->count * sizeof *p);
+		if (!p)
+			return false;
+		v->agents = p;
+		v->cap = t->count;
+	}
+	if (t->count)
+		memcpy(v->agents, t->agents, (size_t)t->count * sizeof *v->agents);
+	v->count = t->count;
+	return true;
+}
+
 void snapshots_send(server *srv)
 {
 	uint64_t tick = srv->status.tick;
+	shared_encoding shared[SHARED_ENCODINGS];
+	int shared_count = 0;
+	srv->snapshot_buf.len = 0;
 	for (uint32_t i = 0; i < srv->session_count; i++) {
 		session *s = srv->sessions[i];
 		if (!s->subscribed || s->closing)
@@ -176,40 +218,54 @@ void snapshots_send(server *srv)
 			s->need_keyframe = true;
 			continue;
 		}
-		uint32_t n = 0;
-		const crowd_agent_q *agents = select_view(srv, s, &n);
-		if (!agents) {
-			log_error("client %u: out of memory selecting its snapshot", s->client_id);
-			continue;
-		}
 		bool keyframe = s->need_keyframe || s->snapshots_since_keyframe + 1 >= srv->cfg->keyframe_interval;
 		uint32_t obstacle_version = orca_world_obstacle_version(srv->world);
-		const crowd_obstacle_set *obstacles = NULL;
-		if (!s->obstacles_sent || s->obstacle_version_sent != obstacle_version) {
-			obstacles = current_obstacles(srv);
-			if (!obstacles)
+		bool with_obstacles = !s->obstacles_sent || s->obstacle_version_sent != obstacle_version;
+		bool whole = !s->has_area && (keyframe || s->baseline_is_table);
+		const shared_encoding *enc =
+		    whole ? find_shared(shared, shared_count, keyframe, with_obstacles, s->ops->length_prefixed,
+		                        s->baseline_tick)
+		          : NULL;
+		size_t offset, len;
+		if (enc && copy_table(&s->baseline, &srv->table)) {
+			offset = enc->offset;
+			len = enc->len;
+			srv->metrics.snapshots_shared++;
+		} else {
+			uint32_t n = 0;
+			const crowd_agent_q *agents = select_view(srv, s, &n);
+			const crowd_obstacle_set *obstacles = with_obstacles ? current_obstacles(srv) : NULL;
+			if (!agents || (with_obstacles && !obstacles)) {
+				log_error("client %u: out of memory building its snapshot", s->client_id);
 				continue;
-		}
-		crowd_snapshot_header h = {.tick = tick,
-		                           .state_hash = srv->status.state_hash,
-		                           .world_agent_count = srv->status.agents,
-		                           .keyframe = keyframe};
-		srv->snapshot_buf.len = 0;
-		if (!crowd_snapshot_encode(&h, agents, n, &s->baseline, obstacles, s->ops->length_prefixed,
-		                           &srv->snapshot_buf)) {
-			log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, n);
-			s->need_keyframe = true;
-			continue;
+			}
+			crowd_snapshot_header h = {.tick = tick,
+			                           .state_hash = srv->status.state_hash,
+			                           .world_agent_count = srv->status.agents,
+			                           .keyframe = keyframe};
+			offset = srv->snapshot_buf.len;
+			if (!crowd_snapshot_encode(&h, agents, n, &s->baseline, obstacles, s->ops->length_prefixed,
+			                           &srv->snapshot_buf)) {
+				log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, n);
+				s->need_keyframe = true;
+				continue;
+			}
+			len = srv->snapshot_buf.len - offset;
+			if (whole && shared_count < SHARED_ENCODINGS)
+				shared[shared_count++] = (shared_encoding){keyframe, with_obstacles, s->ops->length_prefixed,
+				                                           s->baseline_tick, offset, len};
 		}
 		s->need_keyframe = false;
 		s->snapshots_since_keyframe = keyframe ? 0 : s->snapshots_since_keyframe + 1;
-		if (obstacles) {
+		s->baseline_is_table = !s->has_area;
+		s->baseline_tick = tick;
+		if (with_obstacles) {
 			s->obstacles_sent = true;
 			s->obstacle_version_sent = obstacle_version;
 		}
 		srv->metrics.snapshots_sent++;
 		srv->metrics.keyframes_sent += keyframe;
-		srv->metrics.snapshot_bytes += srv->snapshot_buf.len;
-		session_send_encoded(s, srv->snapshot_buf.data, srv->snapshot_buf.len);
+		srv->metrics.snapshot_bytes += len;
+		session_send_encoded(s, srv->snapshot_buf.data + offset, len);
 	}
 }

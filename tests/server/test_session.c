@@ -443,6 +443,66 @@ static void test_queue_bound(void **state)
 	cfg.max_queued_bytes = 8u << 20;
 }
 
+static void test_shared_encoding(void **state)
+{
+	(void)state;
+	fake_conn *c[3];
+	for (int i = 0; i < 3; i++) {
+		c[i] = open_conn();
+		hello(c[i], "a", 1);
+	}
+	crowd_v1_AgentSpec specs[6];
+	for (int i = 0; i < 6; i++) {
+		specs[i] = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
+		specs[i].has_position = true;
+		specs[i].position = (crowd_v1_Vec2){(float)i * 5, 0};
+		specs[i].has_target = true;
+		specs[i].target = (crowd_v1_Vec2){(float)(30 - i * 5), 10};
+	}
+	crowd_v1_ClientMessage sp = crowd_v1_ClientMessage_init_zero;
+	sp.request_id = 1;
+	sp.which_msg = crowd_v1_ClientMessage_spawn_agents_tag;
+	sp.msg.spawn_agents = (crowd_v1_SpawnAgents){6, specs};
+	deliver(c[0], &sp);
+	server_apply_commands(&srv);
+	crowd_v1_ClientMessage sub = crowd_v1_ClientMessage_init_zero;
+	sub.which_msg = crowd_v1_ClientMessage_subscribe_tag;
+	deliver(c[0], &sub);
+	deliver(c[1], &sub);
+	sub.msg.subscribe.has_area = true; /* the left half */
+	sub.msg.subscribe.area = (crowd_v1_Rect){-100, -100, 12, 100};
+	deliver(c[2], &sub);
+	for (int tick = 1; tick <= 40; tick++) {
+		assert_int_equal(orca_world_step(srv.world, 1.0f / 30.0f), ORCA_OK);
+		srv.status.tick = orca_world_step_count(srv.world);
+		srv.status.state_hash = orca_world_state_hash(srv.world);
+		assert_true(world_table_build(&srv.table, srv.world, (float)cfg.precision));
+		snapshots_send(&srv);
+		/* every whole-world client holds exactly the world */
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(c[i]->view.count, srv.table.count);
+			assert_memory_equal(c[i]->view.agents, srv.table.agents, srv.table.count * sizeof *srv.table.agents);
+			assert_memory_equal(c[i]->s->baseline.agents, srv.table.agents,
+			                    srv.table.count * sizeof *srv.table.agents);
+		}
+		/* the area client holds exactly the agents whose centre is in its area */
+		uint32_t in_area = 0;
+		for (uint32_t k = 0; k < srv.table.count; k++)
+			if (srv.table.agents[k].x <= 12 * (int32_t)cfg.precision)
+				in_area++;
+		assert_int_equal(c[2]->view.count, in_area);
+	}
+	assert_int_equal(c[0]->snapshots, 40);
+	assert_int_equal(c[1]->snapshots, 40);
+	assert_int_equal(c[2]->snapshots, 40);
+	/* the second whole-world subscriber reused the first one's bytes every tick */
+	assert_true(srv.metrics.snapshots_shared >= 40);
+	for (int i = 0; i < 3; i++) {
+		session_on_closed(c[i]->s, DISCONNECT_PEER_CLOSED);
+		free_conn(c[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +515,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_subscribe_and_skip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hello_timeout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_queue_bound, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_shared_encoding, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
