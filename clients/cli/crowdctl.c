@@ -611,7 +611,51 @@ static void usage(FILE *f) {
 	           "exit status: 0 ok, 1 the server answered with an Error, 2 usage, 3 connection failure\n");
 }
 
+/* Global options may follow the command too (`crowdctl watch --json`): move
+ * them, with their values, in front of it. Command options never share their names. */
+static char **hoist_global_options(int argc, char **argv) {
+	static const char *const with_value[] = {"--server", "--token", "--name", "--timeout"};
+	static const char *const flags[] = {"--json", "--no-keep", "--help"};
+	char **out = calloc((size_t)argc + 1, sizeof *out);
+	char **rest = calloc((size_t)argc + 1, sizeof *rest);
+	if (!out || !rest) {
+		free(out);
+		free(rest);
+		return NULL;
+	}
+	int n = 0, r = 0;
+	out[n++] = argv[0];
+	bool done = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool global = false, takes_value = false;
+		if (!done && strcmp(a, "--") == 0) done = true;
+		for (size_t k = 0; !done && k < sizeof with_value / sizeof with_value[0]; k++) {
+			size_t len = strlen(with_value[k]);
+			if (strncmp(a, with_value[k], len) == 0 && (a[len] == '\0' || a[len] == '=')) {
+				global = true;
+				takes_value = a[len] == '\0';
+			}
+		}
+		for (size_t k = 0; !done && k < sizeof flags / sizeof flags[0]; k++) global |= strcmp(a, flags[k]) == 0;
+		if (!global) {
+			rest[r++] = argv[i];
+			continue;
+		}
+		out[n++] = argv[i];
+		if (takes_value && i + 1 < argc) out[n++] = argv[++i];
+	}
+	for (int i = 0; i < r; i++) out[n++] = rest[i];
+	out[n] = NULL;
+	free(rest);
+	return out;
+}
+
 int main(int argc, char **argv) {
+	static char **hoisted; /* static: reachable until exit, whichever return is taken */
+	hoisted = hoist_global_options(argc, argv);
+	if (!hoisted) return EXIT_CONNECTION;
+	argv = hoisted;
 	ctl c = {.timeout_ms = 5000, .server = getenv("CROWDCTL_SERVER")};
 	if (!c.server) c.server = DEFAULT_SERVER;
 	const char *token = getenv("CROWD_TOKEN"), *name = "crowdctl";

@@ -150,6 +150,11 @@ static void test_crowdctl_usage_and_unreachable_server(void **state) {
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(out, "usage: crowdctl"));
 	free(out);
+	/* Global options after the command are taken as global options. */
+	out = crowdctl(&code, (const char *[]){"ping", "--timeout", "3000", "--no-keep", NULL});
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(out, "\"ok\":true"));
+	free(out);
 	out = crowdctl(&code, (const char *[]){"frobnicate", NULL});
 	assert_int_equal(code, 2);
 	free(out);
