@@ -151,6 +151,32 @@ def tick_quantiles(m0, m1, qs):
     return out
 
 
+SNAPSHOT_SYMBOLS = ("snapshots_send", "orca_agent_tree_query_box", "orca_query_rect", "sift_down", "collect",
+                    "world_table_build", "orca_agent_get")
+
+
+def profile_shares(lines):
+    """Self time by part of the server: the ORCA step (engine), snapshots (area
+    query, id sort, quantize, delta-encode, buffers), the kernel, the rest."""
+    parts = {"ORCA step": 0.0, "snapshots": 0.0, "kernel": 0.0, "other": 0.0}
+    for ln in lines:
+        fields = ln.split()
+        try:
+            pct = float(fields[0].rstrip("%"))
+        except (ValueError, IndexError):
+            continue
+        kind, sym = fields[1], fields[2] if len(fields) > 2 else ""
+        if kind == "[k]":
+            parts["kernel"] += pct
+        elif sym.startswith(SNAPSHOT_SYMBOLS) or sym.startswith(("crowd_", "pb_")):
+            parts["snapshots"] += pct
+        elif sym.startswith("orca_") or sym.endswith("_task") or sym.startswith(("split_node", "lp_", "kd_")):
+            parts["ORCA step"] += pct
+        else:
+            parts["other"] += pct
+    return parts
+
+
 def metric_delta(m0, m1, name):
     if not m0 or not m1 or name not in m1:
         return None
@@ -230,12 +256,14 @@ def scenario_crowd(a, work):
             proc.wait()
     finally:
         server.stop()
-    profile = None
+    profile = shares = None
     if perf:
-        rep_out = subprocess.run(["perf", "report", "--stdio", "--no-children", "--percent-limit", "1.5", "-i",
+        rep_out = subprocess.run(["perf", "report", "--stdio", "--no-children", "--percent-limit", "0", "-i",
                                   os.path.join(work, "perf.data"), "--sort", "symbol", "-g", "none"],
                                  capture_output=True, text=True).stdout
-        profile = [ln for ln in rep_out.splitlines() if ln.strip() and not ln.startswith("#")][:25]
+        lines = [ln for ln in rep_out.splitlines() if ln.strip() and not ln.startswith("#")]
+        profile = [ln for ln in lines if float(ln.split("%")[0]) >= 1.5][:25]
+        shares = profile_shares(lines)
     m0 = samples[0][1] if samples else None
     m1 = samples[-1][1] if samples else None
     p50, p99 = tick_quantiles(m0, m1, [0.5, 0.99])
@@ -265,7 +293,8 @@ def scenario_crowd(a, work):
         "rss_mb": rss / 1024.0 if rss else None,
         "rss_per_agent_b": (rss - rss0) * 1024.0 / agents if rss and rss0 and agents else None,
         "server_cpu": cpu_share(3), "load_cpu": cpu_share(4),
-        "table": table, "profile": profile,
+        "cpu_ms_per_tick": cpu_share(3) * span / ticks * 1000.0 if cpu_share(3) is not None and ticks else None,
+        "table": table, "profile": profile, "shares": shares,
     }
 
 
@@ -365,6 +394,7 @@ def main():
                     ("skipped snapshots", fmt(r["skipped"], 0)),
                     ("errors + disconnects", fmt(r["errors"], 0)),
                     ("CPU cores busy: crowd-server / crowd-load", "%s / %s" % (fmt(r["server_cpu"], 2), fmt(r["load_cpu"], 2))),
+                    ("server CPU time per tick (ms, all threads)", fmt(r["cpu_ms_per_tick"])),
                     ("server RSS (MB) / per agent (bytes)", "%s / %s" % (fmt(r["rss_mb"]), fmt(r["rss_per_agent_b"], 0)))]
         elif r["scenario"] == "idle":
             print("\nidle: %d connections (ping every 5 s), tick %d Hz" % (r["clients"], r["tick_hz_set"]))
@@ -380,6 +410,9 @@ def main():
                     ("... raw floats (id + 4 x float32)", fmt(r["raw_bytes_per_agent"], 0))]
         for k, v in rows:
             print("  %-40s %s" % (k, v))
+        if r.get("shares"):
+            print("  server CPU by part (perf self time): " +
+                  ", ".join("%s %.0f%%" % (k, v) for k, v in r["shares"].items()))
         if r.get("profile"):
             print("  server profile (perf, self time):")
             for ln in r["profile"]:
