@@ -94,6 +94,10 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	         "Tick periods dropped from the schedule after overruns (the schedule skips ahead).",
 	         m->tick_periods_skipped);
 	scalar_d(&t, "crowd_step_seconds_total", "counter", "Time spent in the ORCA step.", m->step_seconds_sum);
+	scalar_d(&t, "crowd_table_seconds_total", "counter", "Time spent quantizing the world for snapshots.",
+	         m->table_seconds_sum);
+	scalar_d(&t, "crowd_snapshot_seconds_total", "counter",
+	         "Time spent selecting, encoding and queueing snapshots on the loop thread.", m->snapshot_seconds_sum);
 	if (extra) {
 		scalar_u(&t, "crowd_tick", "gauge", "The world's current tick number.", extra->tick);
 		scalar_u(&t, "crowd_tick_rate_hz", "gauge", "Configured ticks per second.", extra->tick_rate_hz);
@@ -129,6 +133,9 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	scalar_u(&t, "crowd_snapshots_skipped_total", "counter",
 	         "Snapshots skipped because a client's output was above the soft limit.", m->snapshots_skipped);
 	scalar_u(&t, "crowd_snapshot_bytes_total", "counter", "Bytes of snapshots sent.", m->snapshot_bytes);
+	scalar_u(&t, "crowd_snapshots_shared_total", "counter",
+	         "Snapshots sent as bytes already encoded for another subscriber with the same view.",
+	         m->snapshots_shared);
 	scalar_u(&t, "crowd_keyframes_sent_total", "counter", "Keyframe snapshots sent.", m->keyframes_sent);
 
 	/* requests */
