@@ -314,6 +314,31 @@ static void test_requests_as_encoded(void **state) {
 	crowd_frame_splitter_free(&sp);
 }
 
+static void test_close_is_orderly_even_with_unread_input(void **state) {
+	fixture *f = *state;
+	crowd_v1_ServerMessage pong = crowd_v1_ServerMessage_init_zero;
+	pong.which_msg = crowd_v1_ServerMessage_pong_tag;
+	crowd_buf out;
+	crowd_buf_init(&out);
+	assert_true(crowd_encode_server_message(&pong, true, &out));
+	server_write(f, out.data, out.len); /* never polled: unread at close */
+	crowd_buf_free(&out);
+	assert_true(crowd_client_ping(f->client, 0) > 0);
+	crowd_client_close(f->client, 200);
+	f->client = NULL;
+	/* The fake server gets the ping, then an end of stream, not a reset. */
+	crowd_frame_splitter sp;
+	crowd_frame_splitter_init(&sp, 1024);
+	crowd_v1_ClientMessage m;
+	assert_true(read_request(f, &sp, &m));
+	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_ping_tag);
+	crowd_client_message_release(&m);
+	uint8_t byte;
+	assert_int_equal(recv(f->server_fd, &byte, 1, 0), 0);
+	crowd_frame_splitter_free(&sp);
+	assert_int_equal(f->seen.closes, 0); /* closing it ourselves is not news */
+}
+
 static void test_parse_address(void **state) {
 	(void)state;
 	char host[64];
@@ -342,6 +367,7 @@ int main(void) {
 	    cmocka_unit_test_setup_teardown(test_oversized_frame_from_server, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_garbage_from_server, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_requests_as_encoded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_close_is_orderly_even_with_unread_input, setup, teardown),
 	    cmocka_unit_test(test_parse_address),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

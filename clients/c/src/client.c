@@ -436,15 +436,35 @@ int crowd_client_flush(crowd_client *c, int timeout_ms) {
 	}
 }
 
-void crowd_client_close(crowd_client *c, int flush_timeout_ms) {
-	if (!c) return;
-	if (c->fd >= 0) {
-		if (c->state == 0 && c->out.len) (void)crowd_client_flush(c, flush_timeout_ms);
-		if (c->fd >= 0) {
-			shutdown(c->fd, SHUT_RDWR);
-			close(c->fd);
+/* An orderly close: send FIN after what is queued, then discard what the
+ * server still sends until its FIN (closing with unread input would send a
+ * reset instead), all within the deadline. */
+static void close_gracefully(crowd_client *c, int timeout_ms) {
+	if (timeout_ms < 0) timeout_ms = 5000; /* never wait forever for a goodbye */
+	uint64_t deadline = crowd_client_now_us() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000u;
+	if (c->state == 0 && c->out.len) (void)crowd_client_flush(c, timeout_ms);
+	if (c->fd < 0) return;
+	if (timeout_ms != 0 && c->state == 0 && shutdown(c->fd, SHUT_WR) == 0) {
+		uint8_t scratch[16384];
+		for (;;) {
+			int wait = remaining_ms(timeout_ms, deadline);
+			if (wait == 0) break;
+			struct pollfd p = {.fd = c->fd, .events = POLLIN};
+			int r = poll(&p, 1, wait);
+			if (r < 0 && errno == EINTR) continue;
+			if (r <= 0) break;
+			ssize_t n = recv(c->fd, scratch, sizeof scratch, 0);
+			if (n < 0 && errno == EINTR) continue;
+			if (n <= 0) break;
 		}
 	}
+	close(c->fd);
+	c->fd = -1;
+}
+
+void crowd_client_close(crowd_client *c, int flush_timeout_ms) {
+	if (!c) return;
+	if (c->fd >= 0) close_gracefully(c, flush_timeout_ms);
 	crowd_buf_free(&c->out);
 	crowd_frame_splitter_free(&c->in);
 	crowd_view_free(&c->view);

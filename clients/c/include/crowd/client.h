@@ -89,8 +89,9 @@ int crowd_client_connect(const char *host, uint16_t port, const crowd_client_opt
 /** Split "HOST:PORT" (or "[v6]:PORT"); host gets at most host_size-1 chars. */
 int crowd_client_parse_address(const char *address, char *host, size_t host_size, uint16_t *port);
 
-/** Flush queued output for at most flush_timeout_ms, shut the connection down
- * and free everything. NULL is fine. Must not be called from a callback. */
+/** Close cleanly and free everything: write what is queued, send FIN, and
+ * discard input until the server's FIN, all within flush_timeout_ms (negative:
+ * 5 s); 0 closes at once. NULL is fine. Must not be called from a callback. */
 void crowd_client_close(crowd_client *client, int flush_timeout_ms);
 
 /** Wait at most timeout_ms (0: don't wait, -1: forever) for the socket, write
