@@ -150,7 +150,8 @@ int orca_agent_remove(orca_world *world, orca_agent_id id);
 /** ORCA_OK if id names a live agent, else ORCA_ERR_UNKNOWN_ID or ORCA_ERR_STALE_ID. */
 int orca_agent_check(const orca_world *world, orca_agent_id id);
 
-/** Walk toward target (steer mode becomes ORCA_STEER_TARGET, arrived clears). */
+/** Walk toward target (steer mode becomes ORCA_STEER_TARGET unless it is
+ * ORCA_STEER_TARGET_RVO2, which stays; arrived clears). */
 int orca_agent_set_target(orca_world *world, orca_agent_id id, orca_vec2 target);
 
 /** Use this preferred velocity from now on (steer mode becomes ORCA_STEER_VELOCITY). */
