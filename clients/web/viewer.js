@@ -37,6 +37,7 @@
     drawn: new Map(),      // id -> interpolation state in world units
     obstacles: [],
     snapshots: 0,
+    onScreen: 0,           // agents drawn in the last frame
     keyframes: 0,
     decodeErrors: 0,
     needKeyframe: true,
@@ -345,9 +346,11 @@
     // agents, at their true radius
     var v = visibleRect();
     var own = state.clientId;
+    var onScreen = 0;
     state.drawn.forEach(function (d, id) {
       var p = drawnPosition(d, now);
       if (p[0] + d.r < v.minX || p[0] - d.r > v.maxX || p[1] + d.r < v.minY || p[1] - d.r > v.maxY) return;
+      onScreen++;
       var s = toScreen(p[0], p[1]);
       var r = Math.max(1, d.r * camera.scale);
       ctx.beginPath();
@@ -364,6 +367,7 @@
         ctx.stroke();
       }
     });
+    state.onScreen = onScreen;
     drawDrag();
     drawObstacleDraft();
   }
@@ -446,7 +450,8 @@
     }
     status.className = 'status ' + state.status;
     el('hud-tick').textContent = state.tick;
-    el('hud-view').textContent = state.view.size;
+    // On screen, and in the subscribed area (the view plus a margin).
+    el('hud-view').textContent = state.onScreen + ' / ' + state.view.size;
     el('hud-world').textContent = state.worldAgents;
     el('hud-rate').textContent = snapshotTimes.length;
     el('hud-bytes').textContent = fmtRate(bytes);
@@ -485,7 +490,7 @@
     });
     canvas.className = 'tool-' + tool;
     var hints = {
-      view: 'drag to pan, wheel to zoom',
+      view: 'drag to pan, wheel to zoom, F to fit the crowd',
       spawn: 'drag a rectangle to spawn a group there (right-drag pans)',
       select: 'drag to select your agents, then click to send them there',
       obstacle: 'click the corners, double-click or Enter to finish, Esc to cancel',
@@ -609,6 +614,7 @@
     if (ev.target === el('token')) return;
     var tools = { '1': 'view', '2': 'spawn', '3': 'select', '4': 'obstacle' };
     if (tools[ev.key]) setTool(tools[ev.key]);
+    else if (ev.key === 'f') fitCamera();
     else if (ev.key === 'Enter' && tool === 'obstacle') finishObstacle();
     else if (ev.key === 'Escape') { obstacleDraft = []; state.selected.clear(); }
   });

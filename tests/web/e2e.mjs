@@ -228,7 +228,7 @@ test('zooming in narrows the subscription to the view (area of interest)', async
   for (let i = 0; i < 3; i++) await page.mouse.wheel(0, -400);
   await waitFor('fewer agents in view than in the world', () =>
     viewer((w) => crowdViewer.state.view.size < w / 2 && crowdViewer.state.worldAgents === w, world));
-  assert.match(await page.textContent('#hud-view'), /^\d+$/);
+  assert.match(await page.textContent('#hud-view'), /^\d+ \/ \d+$/);
   await shot('8-zoomed-in.png');
 });
 
