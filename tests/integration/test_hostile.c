@@ -1,8 +1,8 @@
 /* test_hostile.c — hostile input against the real server: garbage bytes, an
  * oversized length prefix, truncated frames, NaN and infinite numbers, a
- * 10^6-agent spawn, unknown and stale ids, unknown messages. Each gets the
- * right Error or a clean close, while a watcher connection subscribed to every
- * tick keeps receiving every snapshot (no tick missing) throughout. */
+ * 10^6-agent spawn, unknown and stale ids, unknown messages, a request flood.
+ * Each gets the right Error or a clean close, while a watcher connection
+ * subscribed to every tick keeps receiving every snapshot (no tick missing). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,8 +24,9 @@ static tc *watcher;
 
 static int start_server(void **state) {
 	(void)state;
-	const char *args[] = {"--max-agents", "3000",        "--max-batch", "5000", "--max-frame",
-	                      "1m",           "--log-level", "error",       NULL};
+	const char *args[] = {
+	    "--max-agents",    "3000", "--max-batch", "5000",  "--max-frame", "1m", "--requests-per-second", "50",
+	    "--request-burst", "100",  "--log-level", "error", NULL};
 	if (!server_start(&server, args)) return -1;
 	watcher = tc_connect(server.port, NULL, false);
 	if (!watcher || crowd_client_subscribe(watcher->client, NULL, 1) <= 0) return -1;
@@ -332,6 +333,40 @@ static void test_unknown_messages_and_versions(void **state) {
 	assert_server_serving_everyone();
 }
 
+typedef struct flood {
+	tc *t;
+	uint32_t sent;
+} flood;
+
+static uint32_t rate_limited(const tc *t) {
+	uint32_t n = 0;
+	for (uint64_t i = 0; i < t->answer_count && i < TC_ANSWERS; i++)
+		n += !t->answers[i].ok && t->answers[i].code == crowd_v1_ErrorCode_ERROR_RATE_LIMITED;
+	return n;
+}
+
+static bool flood_answered(void *ctx) {
+	flood *f = ctx;
+	return f->t->pongs + f->t->answer_count >= f->sent || f->t->closed;
+}
+
+static void test_request_flood_is_rate_limited(void **state) {
+	(void)state;
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	/* 200 pings in one burst: the burst allows 100, the rest are refused, and
+	 * every one of them gets exactly one answer (a Pong or an Error). */
+	flood f = {t, 200};
+	for (uint32_t i = 0; i < f.sent; i++) assert_true(crowd_client_ping(t->client, i + 1) > 0);
+	assert_true(tc_pump_until(flood_answered, &f, HARNESS_GUARD_MS));
+	assert_int_equal(t->pongs + t->answer_count, f.sent);
+	assert_true(rate_limited(t) > 0);
+	assert_int_equal(rate_limited(t), t->answer_count);
+	assert_false(t->closed);
+	tc_close(t);
+	assert_server_serving_everyone();
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_garbage_bytes),
@@ -341,6 +376,7 @@ int main(void) {
 	    cmocka_unit_test(test_million_agent_spawn),
 	    cmocka_unit_test(test_unknown_and_stale_ids),
 	    cmocka_unit_test(test_unknown_messages_and_versions),
+	    cmocka_unit_test(test_request_flood_is_rate_limited),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);
 }

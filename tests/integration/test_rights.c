@@ -1,7 +1,8 @@
 /* test_rights.c — roles over the real server started with tokens: a player
  * cannot move, steer, remove or claim another player's agents (NOT_OWNER, and
  * snapshots name the real owner), a viewer cannot spawn (PERMISSION_DENIED),
- * obstacles are admin-only, unknown tokens and commands before Hello are refused. */
+ * obstacles are admin-only; unknown tokens, commands before Hello and silence
+ * past the Hello timeout are refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,11 +18,18 @@ static server_proc server;
 
 static int start_server(void **state) {
 	(void)state;
-	const char *args[] = {"--token",     "adm-secret=admin",
-	                      "--token",     "p1-secret=player",
-	                      "--token",     "p2-secret=player",
-	                      "--token",     "view-secret=viewer",
-	                      "--log-level", "warn",
+	const char *args[] = {"--token",
+	                      "adm-secret=admin",
+	                      "--token",
+	                      "p1-secret=player",
+	                      "--token",
+	                      "p2-secret=player",
+	                      "--token",
+	                      "view-secret=viewer",
+	                      "--hello-timeout",
+	                      "0.5",
+	                      "--log-level",
+	                      "warn",
 	                      NULL};
 	return server_start(&server, args) ? 0 : -1;
 }
@@ -161,6 +169,15 @@ static void test_commands_before_hello_are_refused(void **state) {
 	tc_close(t);
 }
 
+static void test_silent_connection_times_out(void **state) {
+	(void)state;
+	tc *t = tc_open(server.port, 0, true);
+	assert_non_null(t);
+	assert_int_equal(tc_await_unasked_error(t), crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT);
+	assert_true(tc_await_closed(t));
+	tc_close(t);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_player_cannot_touch_another_players_agents),
@@ -168,6 +185,7 @@ int main(void) {
 	    cmocka_unit_test(test_obstacles_are_admin_only),
 	    cmocka_unit_test(test_bad_token_is_refused_and_closed),
 	    cmocka_unit_test(test_commands_before_hello_are_refused),
+	    cmocka_unit_test(test_silent_connection_times_out),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);
 }
