@@ -133,7 +133,7 @@ static void test_crowdctl_json_session(void **state) {
 
 	out = crowdctl(&code, (const char *[]){"obstacle", "add", "50,50", "52,50", "52,52", "50,52", NULL});
 	assert_int_equal(code, 0);
-	uint32_t obstacle;
+	uint32_t obstacle = 0;
 	assert_int_equal(json_ids(out, "ids", &obstacle, 1), 1);
 	free(out);
 	char oid[16];
