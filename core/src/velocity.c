@@ -20,6 +20,27 @@ static inline float avoidance_share(float w_self, float w_other, bool other_avoi
 	return w_self / (w_self + w_other);
 }
 
+/* Two agents exactly on top of each other with equal velocities leave RVO2's
+ * collision formula without a direction (0/0: RVO2's line is NaN and ignored,
+ * so they would never separate). The engine picks one instead: one of 16
+ * fixed directions chosen by the pair, opposite for the two agents (tree
+ * indices order them), identical on every platform. */
+static vec2 separation_direction(uint32_t self, uint32_t other)
+{
+	static const float dir[16][2] = {
+	    {1.0f, 0.0f},         {0.9238795f, 0.38268343f},  {0.70710677f, 0.70710677f},  {0.38268343f, 0.9238795f},
+	    {0.0f, 1.0f},         {-0.38268343f, 0.9238795f}, {-0.70710677f, 0.70710677f}, {-0.9238795f, 0.38268343f},
+	    {-1.0f, 0.0f},        {-0.9238795f, -0.38268343f}, {-0.70710677f, -0.70710677f}, {-0.38268343f, -0.9238795f},
+	    {0.0f, -1.0f},        {0.38268343f, -0.9238795f}, {0.70710677f, -0.70710677f}, {0.9238795f, -0.38268343f},
+	};
+	const uint32_t lo = self < other ? self : other, hi = self < other ? other : self;
+	const uint32_t h = (lo * 0x9E3779B1u) ^ (hi * 0x85EBCA77u);
+	const uint32_t k = (h ^ (h >> 15)) & 15u;
+	/* unit_w points from the cut-off centre to the relative velocity, i.e.
+	 * away from the other agent: opposite for the two of them */
+	return self < other ? v2(dir[k][0], dir[k][1]) : v2(-dir[k][0], -dir[k][1]);
+}
+
 static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_nb, uint32_t obst_count,
                                vec2 position, vec2 velocity, float radius, float time_horizon_obst,
                                orca_line *lines)
@@ -205,7 +226,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 
 #ifndef __SSE2__
 /* One line per agent neighbour, RVO2's loop as written. */
-static uint32_t agent_lines_scalar(const struct orca_world *w, const nb_entry *nb, uint32_t agent_count,
+static uint32_t agent_lines_scalar(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
                                    const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
                                    float dt, orca_line *lines, uint32_t n)
 {
@@ -258,7 +279,7 @@ static uint32_t agent_lines_scalar(const struct orca_world *w, const nb_entry *n
 			const float inv_time_step = 1.0f / dt;
 			const vec2 wv = v2_sub(rel_vel, v2_scale(rel_pos, inv_time_step));
 			const float w_length = v2_abs(wv);
-			const vec2 unit_w = v2_div(wv, w_length);
+			const vec2 unit_w = w_length > 0.0f ? v2_div(wv, w_length) : separation_direction(self, j);
 			line.direction = v2(unit_w.y, -unit_w.x);
 			u = v2_scale(unit_w, combined_radius * inv_time_step - w_length);
 		}
@@ -280,7 +301,7 @@ static inline __m128 blend(__m128 mask, __m128 a, __m128 b)
  * scalar forms), all branches are computed and the right one is selected.
  * The cut-off circle of time tau and the collision case share one formula
  * with a different 1/tau, as in RVO2. */
-static uint32_t agent_lines_sse(const struct orca_world *w, const nb_entry *nb, uint32_t agent_count,
+static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
                                 const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
                                 float inv_time_step, orca_line *lines, uint32_t n)
 {
@@ -337,7 +358,23 @@ static uint32_t agent_lines_sse(const struct orca_world *w, const nb_entry *nb, 
 		/* cut-off circle (or collision) */
 		const __m128 wl = _mm_sqrt_ps(wl_sq);
 		const __m128 inv_wl = _mm_div_ps(one, wl);
-		const __m128 ux = _mm_mul_ps(wx, inv_wl), uy = _mm_mul_ps(wy, inv_wl);
+		__m128 ux = _mm_mul_ps(wx, inv_wl), uy = _mm_mul_ps(wy, inv_wl);
+		const unsigned stuck = (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(wl, zero)) & ~(unsigned)_mm_movemask_ps(apart);
+		if (stuck) {
+			/* coincident agents: no direction in the formula, pick one */
+			float sx[4], sy[4];
+			_mm_storeu_ps(sx, ux);
+			_mm_storeu_ps(sy, uy);
+			for (uint32_t l = 0; l < 4; ++l) {
+				if (stuck & (1u << l)) {
+					const vec2 d = separation_direction(self, nb[b + (l < lanes ? l : 0)].index);
+					sx[l] = d.x;
+					sy[l] = d.y;
+				}
+			}
+			ux = _mm_loadu_ps(sx);
+			uy = _mm_loadu_ps(sy);
+		}
 		const __m128 cs = _mm_sub_ps(_mm_mul_ps(cr, inv), wl);
 		const __m128 c_dx = uy, c_dy = _mm_xor_ps(ux, sign);
 		const __m128 c_ux = _mm_mul_ps(ux, cs), c_uy = _mm_mul_ps(uy, cs);
@@ -422,9 +459,9 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	/* agent ORCA lines */
 	const float inv_time_horizon = 1.0f / p->time_horizon;
 #ifdef __SSE2__
-	n = agent_lines_sse(w, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, 1.0f / dt, lines, n);
+	n = agent_lines_sse(w, self, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, 1.0f / dt, lines, n);
 #else
-	n = agent_lines_scalar(w, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, dt, lines, n);
+	n = agent_lines_scalar(w, self, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, dt, lines, n);
 #endif
 	sc->neighbor_count += agent_count;
 	sc->obstacle_line_count += num_obst_lines;

@@ -380,9 +380,9 @@ static void test_obstacles_runtime(void **state)
 }
 
 /* Degenerate input: thousands of agents on one point (the kd-tree becomes a
- * list 3,000 deep) and on one line. Nothing crashes, everything stays finite
- * and every agent moves (coincident agents have no avoidance direction in
- * RVO2's formulas; those lines are ignored, as RVO2 ignores them). */
+ * list 3,000 deep) and on one line. Nothing crashes, everything stays finite,
+ * and agents spawned on one point separate (the engine picks a direction where
+ * RVO2's formula has none). */
 static void test_degenerate_positions(void **state)
 {
 	(void)state;
@@ -397,16 +397,22 @@ static void test_degenerate_positions(void **state)
 			d.target = (orca_vec2){0, 100};
 			assert_int_equal(orca_agent_add(w, &d, &ids[i]), ORCA_OK);
 		}
-		for (int s = 0; s < 3; ++s)
+		for (int s = 0; s < 20; ++s)
 			assert_int_equal(orca_world_step(w, 0.25f), ORCA_OK);
 		float spread = 0.0f;
+		orca_vec2 first[300];
 		for (int i = 0; i < N; ++i) {
 			orca_agent_state st;
 			assert_int_equal(orca_agent_get(w, ids[i], &st), ORCA_OK);
 			assert_true(isfinite(st.position.x) && isfinite(st.position.y));
 			assert_true(isfinite(st.velocity.x) && isfinite(st.velocity.y));
 			spread = fmaxf(spread, fabsf(st.position.y));
+			if (i < 300)
+				first[i] = st.position;
 		}
+		for (int i = 0; i < 300; ++i)
+			for (int j = i + 1; j < 300; ++j)
+				assert_false(first[i].x == first[j].x && first[i].y == first[j].y);
 		assert_true(spread > 0.0f); /* everyone walked toward y = 100 */
 		assert_true(orca_query_radius(w, (orca_vec2){5, 5}, 1000.0f, NULL, 0) == N);
 		orca_world_destroy(w);
