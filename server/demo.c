@@ -9,9 +9,17 @@
 #include "log.h"
 
 #define DEMO_WAYPOINTS 8
+/* Close enough: crowds cannot all stand on their exact points, so an agent
+ * this near its target picks the next one. */
+#define DEMO_NEAR 4.0f
+/* An agent slower than this for DEMO_STUCK_TICKS (pressed against a block or
+ * in a jam) picks another waypoint, so the demo never freezes. */
+#define DEMO_STUCK_SPEED 0.15f
+#define DEMO_STUCK_TICKS 45
 
 struct demo_crowd {
 	orca_agent_id *ids;
+	uint16_t *slow_ticks;
 	uint32_t count;
 	orca_vec2 waypoints[DEMO_WAYPOINTS];
 	uint64_t rng;
@@ -34,7 +42,7 @@ static orca_vec2 pick_target(demo_crowd *d, uint32_t avoid_waypoint, uint32_t *c
 	if (w >= avoid_waypoint)
 		w++;
 	*chosen = w;
-	float jx = (random_unit(d) - 0.5f) * 12.0f, jy = (random_unit(d) - 0.5f) * 12.0f;
+	float jx = (random_unit(d) - 0.5f) * 16.0f, jy = (random_unit(d) - 0.5f) * 16.0f;
 	return (orca_vec2){d->waypoints[w].x + jx, d->waypoints[w].y + jy};
 }
 
@@ -45,7 +53,10 @@ demo_crowd *demo_create(orca_world *world, const server_config *cfg)
 		return NULL;
 	d->rng = 0x9E3779B97F4A7C15ull;
 	d->ids = calloc(cfg->demo_agents ? cfg->demo_agents : 1, sizeof *d->ids);
-	if (!d->ids) {
+	d->slow_ticks = calloc(cfg->demo_agents ? cfg->demo_agents : 1, sizeof *d->slow_ticks);
+	if (!d->ids || !d->slow_ticks) {
+		free(d->ids);
+		free(d->slow_ticks);
 		free(d);
 		return NULL;
 	}
@@ -107,8 +118,20 @@ void demo_update(demo_crowd *d, orca_world *world)
 			d->ids[i] = ORCA_NULL_ID; /* an admin removed it */
 			continue;
 		}
-		if (st.steer_mode != ORCA_STEER_TARGET || !st.arrived)
+		if (st.steer_mode != ORCA_STEER_TARGET)
 			continue;
+		float tx = st.target.x - st.position.x, ty = st.target.y - st.position.y;
+		bool near = st.arrived || tx * tx + ty * ty < DEMO_NEAR * DEMO_NEAR;
+		float speed2 = st.velocity.x * st.velocity.x + st.velocity.y * st.velocity.y;
+		if (!near) {
+			if (speed2 >= DEMO_STUCK_SPEED * DEMO_STUCK_SPEED) {
+				d->slow_ticks[i] = 0;
+				continue;
+			}
+			if (++d->slow_ticks[i] < DEMO_STUCK_TICKS)
+				continue;
+		}
+		d->slow_ticks[i] = 0;
 		uint32_t nearest = 0;
 		float best = INFINITY;
 		for (uint32_t w = 0; w < DEMO_WAYPOINTS; w++) {
@@ -127,5 +150,6 @@ void demo_destroy(demo_crowd *d)
 	if (!d)
 		return;
 	free(d->ids);
+	free(d->slow_ticks);
 	free(d);
 }
