@@ -431,16 +431,7 @@ void orca_agent_tree_refit(struct orca_world *w)
 	for (uint32_t k = count; k-- > 0;) {
 		agent_node *nd = &w->nodes[list[k]];
 		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE) {
-			const uint32_t s0 = w->order[nd->begin];
-			float min_x = w->px[s0], max_x = min_x, min_y = w->py[s0], max_y = min_y;
-			for (uint32_t i = nd->begin + 1; i < nd->end; ++i) {
-				const uint32_t s = w->order[i];
-				max_x = maxf(max_x, w->px[s]);
-				min_x = minf(min_x, w->px[s]);
-				max_y = maxf(max_y, w->py[s]);
-				min_y = minf(min_y, w->py[s]);
-			}
-			nd->min_x = min_x, nd->max_x = max_x, nd->min_y = min_y, nd->max_y = max_y;
+			set_box(w, nd, nd->begin, nd->end); /* tpx/tpy hold the moved positions */
 		} else {
 			const agent_node *l = &w->nodes[nd->left], *r = &w->nodes[nd->right];
 			nd->min_x = minf(l->min_x, r->min_x);

@@ -317,6 +317,8 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		w->vy[s] = w->tnvy[i];
 		w->px[s] = w->px[s] + w->vx[s] * dt;
 		w->py[s] = w->py[s] + w->vy[s] * dt;
+		w->tpx[i] = w->px[s]; /* tree order too: the refit reads these */
+		w->tpy[i] = w->py[s];
 		agent_params *p = &w->params[s];
 		if (p->steer_mode != ORCA_STEER_VELOCITY) {
 			const vec2 g = v2_sub(p->target, v2(w->px[s], w->py[s]));
