@@ -6,8 +6,7 @@
 
 #include <crowd/wire.h>
 
-void command_queue_push(command_queue *q, command *c)
-{
+void command_queue_push(command_queue *q, command *c) {
 	c->next = NULL;
 	if (q->tail)
 		q->tail->next = c;
@@ -17,25 +16,20 @@ void command_queue_push(command_queue *q, command *c)
 	q->count++;
 }
 
-command *command_queue_take(command_queue *q)
-{
+command *command_queue_take(command_queue *q) {
 	command *all = q->head;
 	q->head = q->tail = NULL;
 	q->count = 0;
 	return all;
 }
 
-void command_free(command *c)
-{
-	if (!c)
-		return;
-	if (c->kind == COMMAND_CLIENT)
-		crowd_client_message_release(&c->msg);
+void command_free(command *c) {
+	if (!c) return;
+	if (c->kind == COMMAND_CLIENT) crowd_client_message_release(&c->msg);
 	free(c);
 }
 
-void command_queue_clear(command_queue *q)
-{
+void command_queue_clear(command_queue *q) {
 	command *c = command_queue_take(q);
 	while (c) {
 		command *next = c->next;
@@ -44,8 +38,7 @@ void command_queue_clear(command_queue *q)
 	}
 }
 
-crowd_v1_ErrorCode command_error_from_orca(int status)
-{
+crowd_v1_ErrorCode command_error_from_orca(int status) {
 	switch (status) {
 	case ORCA_OK:
 		return crowd_v1_ErrorCode_ERROR_NONE;
@@ -64,8 +57,7 @@ crowd_v1_ErrorCode command_error_from_orca(int status)
 	}
 }
 
-orca_agent_def command_agent_def(const server_config *cfg, const crowd_v1_AgentSpec *spec, uint32_t owner)
-{
+orca_agent_def command_agent_def(const server_config *cfg, const crowd_v1_AgentSpec *spec, uint32_t owner) {
 	orca_agent_def def = orca_default_agent_def();
 	def.position.x = (float)((cfg->world_min_x + cfg->world_max_x) * 0.5);
 	def.position.y = (float)((cfg->world_min_y + cfg->world_max_y) * 0.5);
@@ -78,8 +70,7 @@ orca_agent_def command_agent_def(const server_config *cfg, const crowd_v1_AgentS
 	def.time_horizon_obst = (float)cfg->agent_time_horizon_obst;
 	def.weight = (float)cfg->agent_weight;
 	def.user_data = owner;
-	if (spec->has_position)
-		def.position = (orca_vec2){spec->position.x, spec->position.y};
+	if (spec->has_position) def.position = (orca_vec2){spec->position.x, spec->position.y};
 	if (spec->has_target) {
 		def.steer_mode = ORCA_STEER_TARGET;
 		def.target = (orca_vec2){spec->target.x, spec->target.y};
@@ -87,38 +78,26 @@ orca_agent_def command_agent_def(const server_config *cfg, const crowd_v1_AgentS
 		def.steer_mode = ORCA_STEER_VELOCITY;
 		def.pref_velocity = (orca_vec2){spec->pref_velocity.x, spec->pref_velocity.y};
 	}
-	if (spec->has_radius)
-		def.radius = spec->radius;
-	if (spec->has_max_speed)
-		def.max_speed = spec->max_speed;
-	if (spec->has_pref_speed)
-		def.pref_speed = spec->pref_speed;
-	if (spec->has_neighbor_dist)
-		def.neighbor_dist = spec->neighbor_dist;
-	if (spec->has_max_neighbors)
-		def.max_neighbors = spec->max_neighbors;
-	if (spec->has_time_horizon)
-		def.time_horizon = spec->time_horizon;
-	if (spec->has_time_horizon_obst)
-		def.time_horizon_obst = spec->time_horizon_obst;
-	if (spec->has_weight)
-		def.weight = spec->weight;
-	if (spec->has_layer)
-		def.layer = spec->layer;
-	if (spec->has_mask)
-		def.mask = spec->mask;
+	if (spec->has_radius) def.radius = spec->radius;
+	if (spec->has_max_speed) def.max_speed = spec->max_speed;
+	if (spec->has_pref_speed) def.pref_speed = spec->pref_speed;
+	if (spec->has_neighbor_dist) def.neighbor_dist = spec->neighbor_dist;
+	if (spec->has_max_neighbors) def.max_neighbors = spec->max_neighbors;
+	if (spec->has_time_horizon) def.time_horizon = spec->time_horizon;
+	if (spec->has_time_horizon_obst) def.time_horizon_obst = spec->time_horizon_obst;
+	if (spec->has_weight) def.weight = spec->weight;
+	if (spec->has_layer) def.layer = spec->layer;
+	if (spec->has_mask) def.mask = spec->mask;
 	return def;
 }
 
-static void fail(command_result *out, crowd_v1_ErrorCode code, uint32_t index, const char *text)
-{
+static void fail(command_result *out, crowd_v1_ErrorCode code, uint32_t index, const char *text) {
 	request_fail(&out->error, code, index, "%s", text);
 }
 
 /* Every id must be a live agent that this client may command. */
 static bool check_ids(const orca_world *world, const command *cmd, const uint32_t *ids, uint32_t count,
-                      command_result *out)
-{
+                      command_result *out) {
 	for (uint32_t i = 0; i < count; i++) {
 		int rc = orca_agent_check(world, ids[i]);
 		if (rc != ORCA_OK) {
@@ -138,14 +117,14 @@ static bool check_ids(const orca_world *world, const command *cmd, const uint32_
 	return true;
 }
 
-static void apply_spawn(orca_world *world, const server_config *cfg, const command *cmd,
-                        const command_owners *owners, uint32_t *ids, command_result *out)
-{
+static void apply_spawn(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,
+                        uint32_t *ids, command_result *out) {
 	const crowd_v1_SpawnAgents *m = &cmd->msg.msg.spawn_agents;
 	uint32_t n = m->agents_count;
 	if ((uint64_t)orca_world_agent_count(world) + n > cfg->max_agents) {
 		request_fail(&out->error, crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_WORLD, 0,
-		             "the world holds %u agents, its limit is %u", orca_world_agent_count(world), cfg->max_agents);
+		             "the world holds %u agents, its limit is %u", orca_world_agent_count(world),
+		             cfg->max_agents);
 		return;
 	}
 	uint32_t owned = owners->owned(owners->user, cmd->client_id);
@@ -159,57 +138,47 @@ static void apply_spawn(orca_world *world, const server_config *cfg, const comma
 		int rc = orca_agent_add(world, &def, &ids[i]);
 		if (rc != ORCA_OK) {
 			/* All or nothing: take back what this request added. */
-			for (uint32_t j = 0; j < i; j++)
-				orca_agent_remove(world, ids[j]);
+			for (uint32_t j = 0; j < i; j++) orca_agent_remove(world, ids[j]);
 			request_fail(&out->error, command_error_from_orca(rc), i, "agent %u: %s", i, orca_strerror(rc));
 			return;
 		}
 	}
-	if (n > 0)
-		owners->changed(owners->user, cmd->client_id, n);
+	if (n > 0) owners->changed(owners->user, cmd->client_id, n);
 	out->ids = ids;
 	out->id_count = n;
 }
 
-static void apply_targets(orca_world *world, const command *cmd, command_result *out)
-{
+static void apply_targets(orca_world *world, const command *cmd, command_result *out) {
 	const crowd_v1_SetTargets *m = &cmd->msg.msg.set_targets;
-	if (!check_ids(world, cmd, m->ids, m->ids_count, out))
-		return;
+	if (!check_ids(world, cmd, m->ids, m->ids_count, out)) return;
 	for (uint32_t i = 0; i < m->ids_count; i++) {
 		uint32_t k = m->x_count == 1 ? 0 : i;
 		orca_agent_set_target(world, m->ids[i], (orca_vec2){m->x[k], m->y[k]});
 	}
 }
 
-static void apply_velocities(orca_world *world, const command *cmd, command_result *out)
-{
+static void apply_velocities(orca_world *world, const command *cmd, command_result *out) {
 	const crowd_v1_SetVelocities *m = &cmd->msg.msg.set_velocities;
-	if (!check_ids(world, cmd, m->ids, m->ids_count, out))
-		return;
+	if (!check_ids(world, cmd, m->ids, m->ids_count, out)) return;
 	for (uint32_t i = 0; i < m->ids_count; i++) {
 		uint32_t k = m->vx_count == 1 ? 0 : i;
 		orca_agent_set_pref_velocity(world, m->ids[i], (orca_vec2){m->vx[k], m->vy[k]});
 	}
 }
 
-static void apply_remove(orca_world *world, const command *cmd, const command_owners *owners, command_result *out)
-{
+static void apply_remove(orca_world *world, const command *cmd, const command_owners *owners, command_result *out) {
 	const crowd_v1_RemoveAgents *m = &cmd->msg.msg.remove_agents;
-	if (!check_ids(world, cmd, m->ids, m->ids_count, out))
-		return;
+	if (!check_ids(world, cmd, m->ids, m->ids_count, out)) return;
 	for (uint32_t i = 0; i < m->ids_count; i++) {
 		orca_agent_state st;
-		if (orca_agent_get(world, m->ids[i], &st) != ORCA_OK)
-			continue; /* the same id twice in one request */
+		if (orca_agent_get(world, m->ids[i], &st) != ORCA_OK) continue; /* the same id twice in one request */
 		if (orca_agent_remove(world, m->ids[i]) == ORCA_OK && st.user_data != 0)
 			owners->changed(owners->user, st.user_data, -1);
 	}
 }
 
 static void apply_add_obstacle(orca_world *world, const server_config *cfg, const command *cmd, uint32_t *ids,
-                               command_result *out)
-{
+                               command_result *out) {
 	const crowd_v1_AddObstacle *m = &cmd->msg.msg.add_obstacle;
 	if (orca_world_obstacle_count(world) >= cfg->max_obstacles) {
 		request_fail(&out->error, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
@@ -222,8 +191,7 @@ static void apply_add_obstacle(orca_world *world, const server_config *cfg, cons
 		fail(out, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
 		return;
 	}
-	for (uint32_t i = 0; i < m->x_count; i++)
-		v[i] = (orca_vec2){m->x[i], m->y[i]};
+	for (uint32_t i = 0; i < m->x_count; i++) v[i] = (orca_vec2){m->x[i], m->y[i]};
 	int rc = orca_obstacle_add(world, v, m->x_count, &ids[0]);
 	free(v);
 	if (rc != ORCA_OK) {
@@ -234,8 +202,7 @@ static void apply_add_obstacle(orca_world *world, const server_config *cfg, cons
 	out->id_count = 1;
 }
 
-static void apply_remove_obstacle(orca_world *world, const command *cmd, command_result *out)
-{
+static void apply_remove_obstacle(orca_world *world, const command *cmd, command_result *out) {
 	uint32_t id = cmd->msg.msg.remove_obstacle.id;
 	int rc = orca_obstacle_remove(world, id);
 	if (rc != ORCA_OK)
@@ -243,14 +210,11 @@ static void apply_remove_obstacle(orca_world *world, const command *cmd, command
 		             rc == ORCA_ERR_STALE_ID ? "removed" : "unknown");
 }
 
-static void apply_drop_owner(orca_world *world, const command *cmd, const command_owners *owners)
-{
+static void apply_drop_owner(orca_world *world, const command *cmd, const command_owners *owners) {
 	uint32_t n = orca_world_agent_count(world);
-	if (n == 0)
-		return;
+	if (n == 0) return;
 	orca_agent_id *ids = malloc(sizeof *ids * n);
-	if (!ids)
-		return;
+	if (!ids) return;
 	n = orca_world_agent_ids(world, ids, n);
 	int64_t removed = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -260,13 +224,11 @@ static void apply_drop_owner(orca_world *world, const command *cmd, const comman
 			removed++;
 	}
 	free(ids);
-	if (removed)
-		owners->changed(owners->user, cmd->client_id, -removed);
+	if (removed) owners->changed(owners->user, cmd->client_id, -removed);
 }
 
 void command_apply(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,
-                   uint32_t *ids_scratch, command_result *out)
-{
+                   uint32_t *ids_scratch, command_result *out) {
 	memset(out, 0, sizeof *out);
 	if (cmd->kind == COMMAND_DROP_OWNER) {
 		apply_drop_owner(world, cmd, owners);

@@ -50,8 +50,8 @@ typedef struct command_owners {
 } command_owners;
 
 typedef struct command_result {
-	request_error error;   /* code ERROR_NONE: answer Ack */
-	uint32_t *ids;         /* what was created (points into the caller's scratch) */
+	request_error error; /* code ERROR_NONE: answer Ack */
+	uint32_t *ids;       /* what was created (points into the caller's scratch) */
 	uint32_t id_count;
 } command_result;
 

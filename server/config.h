@@ -106,7 +106,7 @@ typedef struct config_option {
 	const char *help;    /* one line */
 	config_setter set;
 	size_t offset;
-	double min, max;     /* numeric range, inclusive (setters that take numbers) */
+	double min, max; /* numeric range, inclusive (setters that take numbers) */
 } config_option;
 
 /* Setters the table uses; extensions may use them too. */

@@ -26,31 +26,28 @@ struct demo_crowd {
 };
 
 /* xorshift64*: small, fast, and the same on every platform. */
-static uint32_t next_random(demo_crowd *d)
-{
+static uint32_t next_random(demo_crowd *d) {
 	d->rng ^= d->rng >> 12;
 	d->rng ^= d->rng << 25;
 	d->rng ^= d->rng >> 27;
 	return (uint32_t)((d->rng * 2685821657736338717ull) >> 32);
 }
 
-static float random_unit(demo_crowd *d) { return (float)(next_random(d) >> 8) / (float)(1u << 24); }
+static float random_unit(demo_crowd *d) {
+	return (float)(next_random(d) >> 8) / (float)(1u << 24);
+}
 
-static orca_vec2 pick_target(demo_crowd *d, uint32_t avoid_waypoint, uint32_t *chosen)
-{
+static orca_vec2 pick_target(demo_crowd *d, uint32_t avoid_waypoint, uint32_t *chosen) {
 	uint32_t w = next_random(d) % (DEMO_WAYPOINTS - 1);
-	if (w >= avoid_waypoint)
-		w++;
+	if (w >= avoid_waypoint) w++;
 	*chosen = w;
 	float jx = (random_unit(d) - 0.5f) * 16.0f, jy = (random_unit(d) - 0.5f) * 16.0f;
 	return (orca_vec2){d->waypoints[w].x + jx, d->waypoints[w].y + jy};
 }
 
-demo_crowd *demo_create(orca_world *world, const server_config *cfg)
-{
+demo_crowd *demo_create(orca_world *world, const server_config *cfg) {
 	demo_crowd *d = calloc(1, sizeof *d);
-	if (!d)
-		return NULL;
+	if (!d) return NULL;
 	d->rng = 0x9E3779B97F4A7C15ull;
 	d->ids = calloc(cfg->demo_agents ? cfg->demo_agents : 1, sizeof *d->ids);
 	d->slow_ticks = calloc(cfg->demo_agents ? cfg->demo_agents : 1, sizeof *d->slow_ticks);
@@ -71,11 +68,11 @@ demo_crowd *demo_create(orca_world *world, const server_config *cfg)
 	const float centres[4][2] = {{off, off}, {-off, off}, {-off, -off}, {off, -off}};
 	for (int b = 0; b < 4; b++) {
 		float cx = centres[b][0], cy = centres[b][1];
-		orca_vec2 v[4] = {{cx - half, cy - half}, {cx + half, cy - half}, {cx + half, cy + half}, {cx - half, cy + half}};
+		orca_vec2 v[4] = {
+		    {cx - half, cy - half}, {cx + half, cy - half}, {cx + half, cy + half}, {cx - half, cy + half}};
 		orca_obstacle_id oid;
 		int rc = orca_obstacle_add(world, v, 4, &oid);
-		if (rc != ORCA_OK)
-			log_warn("demo: obstacle %d: %s", b, orca_strerror(rc));
+		if (rc != ORCA_OK) log_warn("demo: obstacle %d: %s", b, orca_strerror(rc));
 	}
 	orca_agent_def def = orca_default_agent_def();
 	def.radius = (float)cfg->agent_radius;
@@ -100,26 +97,22 @@ demo_crowd *demo_create(orca_world *world, const server_config *cfg)
 		float scale = 1.0f + (float)side * spacing / ring; /* push groups outward so they do not overlap */
 		def.position = (orca_vec2){base.x * scale + gx, base.y * scale + gy};
 		def.target = pick_target(d, home, &chosen);
-		if (orca_agent_add(world, &def, &d->ids[d->count]) == ORCA_OK)
-			d->count++;
+		if (orca_agent_add(world, &def, &d->ids[d->count]) == ORCA_OK) d->count++;
 	}
 	log_info("demo: %u agents, 4 obstacles, %d waypoints on a circle of radius %.0f", d->count, DEMO_WAYPOINTS,
 	         (double)ring);
 	return d;
 }
 
-void demo_update(demo_crowd *d, orca_world *world)
-{
+void demo_update(demo_crowd *d, orca_world *world) {
 	for (uint32_t i = 0; i < d->count; i++) {
 		orca_agent_state st;
-		if (d->ids[i] == ORCA_NULL_ID)
-			continue;
+		if (d->ids[i] == ORCA_NULL_ID) continue;
 		if (orca_agent_get(world, d->ids[i], &st) != ORCA_OK) {
 			d->ids[i] = ORCA_NULL_ID; /* an admin removed it */
 			continue;
 		}
-		if (st.steer_mode != ORCA_STEER_TARGET)
-			continue;
+		if (st.steer_mode != ORCA_STEER_TARGET) continue;
 		float tx = st.target.x - st.position.x, ty = st.target.y - st.position.y;
 		bool near = st.arrived || tx * tx + ty * ty < DEMO_NEAR * DEMO_NEAR;
 		float speed2 = st.velocity.x * st.velocity.x + st.velocity.y * st.velocity.y;
@@ -128,8 +121,7 @@ void demo_update(demo_crowd *d, orca_world *world)
 				d->slow_ticks[i] = 0;
 				continue;
 			}
-			if (++d->slow_ticks[i] < DEMO_STUCK_TICKS)
-				continue;
+			if (++d->slow_ticks[i] < DEMO_STUCK_TICKS) continue;
 		}
 		d->slow_ticks[i] = 0;
 		uint32_t nearest = 0;
@@ -137,18 +129,15 @@ void demo_update(demo_crowd *d, orca_world *world)
 		for (uint32_t w = 0; w < DEMO_WAYPOINTS; w++) {
 			float dx = d->waypoints[w].x - st.position.x, dy = d->waypoints[w].y - st.position.y;
 			float dist = dx * dx + dy * dy;
-			if (dist < best)
-				best = dist, nearest = w;
+			if (dist < best) best = dist, nearest = w;
 		}
 		uint32_t chosen;
 		orca_agent_set_target(world, d->ids[i], pick_target(d, nearest, &chosen));
 	}
 }
 
-void demo_destroy(demo_crowd *d)
-{
-	if (!d)
-		return;
+void demo_destroy(demo_crowd *d) {
+	if (!d) return;
 	free(d->ids);
 	free(d->slow_ticks);
 	free(d);

@@ -2,10 +2,9 @@
 #include "metrics.h"
 
 const double metrics_tick_bucket_bounds[METRICS_TICK_BUCKETS] = {0.001, 0.002, 0.005, 0.010, 0.020, 0.0333,
-                                                                 0.050, 0.100, 0.250, 0.500, 1.0,    2.5};
+                                                                 0.050, 0.100, 0.250, 0.500, 1.0,   2.5};
 
-const char *metrics_transport_name(transport_kind kind)
-{
+const char *metrics_transport_name(transport_kind kind) {
 	switch (kind) {
 	case TRANSPORT_TCP:
 		return "tcp";
@@ -16,38 +15,49 @@ const char *metrics_transport_name(transport_kind kind)
 	}
 }
 
-const char *metrics_role_name(int role_index)
-{
+const char *metrics_role_name(int role_index) {
 	static const char *const names[METRICS_ROLE_COUNT] = {"none", "viewer", "player", "admin"};
 	return (role_index >= 0 && role_index < METRICS_ROLE_COUNT) ? names[role_index] : "unknown";
 }
 
-const char *metrics_disconnect_reason_name(disconnect_reason reason)
-{
+const char *metrics_disconnect_reason_name(disconnect_reason reason) {
 	static const char *const names[DISCONNECT_REASON_COUNT] = {
-	    "peer_closed",    "read_error",         "write_error",     "hello_timeout", "bad_token",
-	    "unsupported_version", "frame_too_large", "malformed",     "slow_consumer", "output_hard_limit",
-	    "server_full",    "shutdown",           "protocol"};
+	    "peer_closed",         "read_error",      "write_error", "hello_timeout", "bad_token",
+	    "unsupported_version", "frame_too_large", "malformed",   "slow_consumer", "output_hard_limit",
+	    "server_full",         "shutdown",        "protocol"};
 	return ((int)reason >= 0 && reason < DISCONNECT_REASON_COUNT) ? names[reason] : "unknown";
 }
 
-const char *metrics_error_code_name(int code)
-{
-	static const char *const names[METRICS_ERROR_CODES] = {
-	    "NONE",          "MALFORMED",          "FRAME_TOO_LARGE", "UNKNOWN_MESSAGE",
-	    "HELLO_REQUIRED", "HELLO_TIMEOUT",     "UNSUPPORTED_VERSION", "BAD_TOKEN",
-	    "PERMISSION_DENIED", "NOT_OWNER",      "INVALID_ARGUMENT", "UNKNOWN_ID",
-	    "STALE_ID",      "LIMIT_AGENTS_WORLD", "LIMIT_AGENTS_CONNECTION", "LIMIT_BATCH",
-	    "RATE_LIMITED",  "BAD_POLYGON",        "ALREADY_HELLO",   "SLOW_CONSUMER",
-	    "SHUTTING_DOWN", "SERVER_FULL",        "INTERNAL"};
+const char *metrics_error_code_name(int code) {
+	static const char *const names[METRICS_ERROR_CODES] = {"NONE",
+	                                                       "MALFORMED",
+	                                                       "FRAME_TOO_LARGE",
+	                                                       "UNKNOWN_MESSAGE",
+	                                                       "HELLO_REQUIRED",
+	                                                       "HELLO_TIMEOUT",
+	                                                       "UNSUPPORTED_VERSION",
+	                                                       "BAD_TOKEN",
+	                                                       "PERMISSION_DENIED",
+	                                                       "NOT_OWNER",
+	                                                       "INVALID_ARGUMENT",
+	                                                       "UNKNOWN_ID",
+	                                                       "STALE_ID",
+	                                                       "LIMIT_AGENTS_WORLD",
+	                                                       "LIMIT_AGENTS_CONNECTION",
+	                                                       "LIMIT_BATCH",
+	                                                       "RATE_LIMITED",
+	                                                       "BAD_POLYGON",
+	                                                       "ALREADY_HELLO",
+	                                                       "SLOW_CONSUMER",
+	                                                       "SHUTTING_DOWN",
+	                                                       "SERVER_FULL",
+	                                                       "INTERNAL"};
 	return (code >= 0 && code < METRICS_ERROR_CODES) ? names[code] : "UNKNOWN";
 }
 
-void metrics_observe_tick(server_metrics *m, double seconds)
-{
+void metrics_observe_tick(server_metrics *m, double seconds) {
 	int i = 0;
-	while (i < METRICS_TICK_BUCKETS && seconds > metrics_tick_bucket_bounds[i])
-		i++;
+	while (i < METRICS_TICK_BUCKETS && seconds > metrics_tick_bucket_bounds[i]) i++;
 	m->tick_duration_buckets[i]++;
 	m->tick_duration_sum_seconds += seconds;
 }

@@ -11,30 +11,26 @@
 #include "crowd.pb.h"
 
 /** How a connection frames messages. */
-typedef enum transport_kind {
-	TRANSPORT_TCP = 0,
-	TRANSPORT_WS = 1,
-	TRANSPORT_COUNT
-} transport_kind;
+typedef enum transport_kind { TRANSPORT_TCP = 0, TRANSPORT_WS = 1, TRANSPORT_COUNT } transport_kind;
 
 /** Role index for metrics: 0 = no Hello yet, then crowd_v1_Role values 1..3. */
 #define METRICS_ROLE_COUNT 4
 
 /** Why a connection ended. */
 typedef enum disconnect_reason {
-	DISCONNECT_PEER_CLOSED = 0,  /* the client closed it */
-	DISCONNECT_READ_ERROR,       /* reset, or another socket error */
+	DISCONNECT_PEER_CLOSED = 0, /* the client closed it */
+	DISCONNECT_READ_ERROR,      /* reset, or another socket error */
 	DISCONNECT_WRITE_ERROR,
 	DISCONNECT_HELLO_TIMEOUT,
 	DISCONNECT_BAD_TOKEN,
 	DISCONNECT_UNSUPPORTED_VERSION,
 	DISCONNECT_FRAME_TOO_LARGE,
-	DISCONNECT_MALFORMED,        /* bytes that cannot be framed */
-	DISCONNECT_SLOW_CONSUMER,    /* above the soft output limit too long */
-	DISCONNECT_OUTPUT_HARD_LIMIT,/* above the hard output limit */
+	DISCONNECT_MALFORMED,         /* bytes that cannot be framed */
+	DISCONNECT_SLOW_CONSUMER,     /* above the soft output limit too long */
+	DISCONNECT_OUTPUT_HARD_LIMIT, /* above the hard output limit */
 	DISCONNECT_SERVER_FULL,
 	DISCONNECT_SHUTDOWN,
-	DISCONNECT_PROTOCOL,         /* transport-level protocol violation (e.g. WebSocket) */
+	DISCONNECT_PROTOCOL, /* transport-level protocol violation (e.g. WebSocket) */
 	DISCONNECT_REASON_COUNT
 } disconnect_reason;
 
@@ -50,12 +46,12 @@ typedef struct server_metrics {
 	 * index METRICS_TICK_BUCKETS counts the rest (+Inf). */
 	uint64_t tick_duration_buckets[METRICS_TICK_BUCKETS + 1];
 	double tick_duration_sum_seconds;
-	uint64_t ticks;                 /* world steps */
-	uint64_t ticks_overrun;         /* ticks that ended after the next one was due */
-	uint64_t tick_periods_skipped;  /* periods dropped from the schedule after overruns */
-	double step_seconds_sum;        /* time in orca_world_step */
-	double table_seconds_sum;       /* quantizing the world for snapshots (on the worker) */
-	double snapshot_seconds_sum;    /* selecting, encoding and queueing snapshots (loop thread) */
+	uint64_t ticks;                /* world steps */
+	uint64_t ticks_overrun;        /* ticks that ended after the next one was due */
+	uint64_t tick_periods_skipped; /* periods dropped from the schedule after overruns */
+	double step_seconds_sum;       /* time in orca_world_step */
+	double table_seconds_sum;      /* quantizing the world for snapshots (on the worker) */
+	double snapshot_seconds_sum;   /* selecting, encoding and queueing snapshots (loop thread) */
 
 	/* world (gauges) */
 	uint64_t agents;
@@ -74,14 +70,14 @@ typedef struct server_metrics {
 
 	/* snapshots */
 	uint64_t snapshots_sent;
-	uint64_t snapshots_skipped;     /* output above the soft limit */
+	uint64_t snapshots_skipped; /* output above the soft limit */
 	uint64_t snapshot_bytes;
 	uint64_t keyframes_sent;
-	uint64_t snapshots_shared;      /* sent as bytes already encoded for another subscriber */
+	uint64_t snapshots_shared; /* sent as bytes already encoded for another subscriber */
 
 	/* requests */
-	uint64_t requests;              /* ClientMessages decoded */
-	uint64_t commands_applied;      /* requests applied at a tick */
+	uint64_t requests;                    /* ClientMessages decoded */
+	uint64_t commands_applied;            /* requests applied at a tick */
 	uint64_t errors[METRICS_ERROR_CODES]; /* Error messages sent, by code */
 	uint64_t acks;
 
@@ -89,10 +85,10 @@ typedef struct server_metrics {
 	crowd_agones_counters agones;
 } server_metrics;
 
-const char *metrics_transport_name(transport_kind kind);     /* "tcp", "ws" */
-const char *metrics_role_name(int role_index);               /* "none", "viewer", "player", "admin" */
+const char *metrics_transport_name(transport_kind kind);              /* "tcp", "ws" */
+const char *metrics_role_name(int role_index);                        /* "none", "viewer", "player", "admin" */
 const char *metrics_disconnect_reason_name(disconnect_reason reason); /* "peer_closed", ... */
-const char *metrics_error_code_name(int code);               /* "MALFORMED", ... ("ERROR_" dropped) */
+const char *metrics_error_code_name(int code);                        /* "MALFORMED", ... ("ERROR_" dropped) */
 
 /** Record one tick's duration. */
 void metrics_observe_tick(server_metrics *m, double seconds);

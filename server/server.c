@@ -15,23 +15,22 @@
 
 #define SHUTDOWN_POLL_MS 50
 
-uint64_t server_now_ns(void) { return uv_hrtime(); }
+uint64_t server_now_ns(void) {
+	return uv_hrtime();
+}
 
 /* ------------------------------------------------------------------ world */
 
-static int create_world(const server_config *cfg, orca_world **out)
-{
+static int create_world(const server_config *cfg, orca_world **out) {
 	orca_world_def def = orca_default_world_def();
 	def.worker_count = (int)cfg->workers;
 	def.max_agents = cfg->max_agents;
 	def.agent_capacity = cfg->max_agents < 1024 ? cfg->max_agents : 1024;
-	if (cfg->demo && cfg->demo_agents > def.agent_capacity)
-		def.agent_capacity = cfg->demo_agents;
+	if (cfg->demo && cfg->demo_agents > def.agent_capacity) def.agent_capacity = cfg->demo_agents;
 	return orca_world_create(&def, out);
 }
 
-int server_init(server *srv, uv_loop_t *loop, const server_config *cfg)
-{
+int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	memset(srv, 0, sizeof *srv);
 	srv->loop = loop;
 	srv->cfg = cfg;
@@ -40,8 +39,7 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg)
 	crowd_buf_init(&srv->snapshot_buf);
 	crowd_obstacle_set_init(&srv->obstacle_set);
 	srv->ids_scratch = malloc(sizeof *srv->ids_scratch * (cfg->max_batch + 1));
-	if (!srv->ids_scratch)
-		return -1;
+	if (!srv->ids_scratch) return -1;
 	int rc = create_world(cfg, &srv->world);
 	if (rc != ORCA_OK) {
 		log_error("cannot create the world: %s", orca_strerror(rc));
@@ -49,8 +47,7 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg)
 	}
 	if (cfg->demo) {
 		srv->demo = demo_create(srv->world, cfg);
-		if (!srv->demo)
-			return -1;
+		if (!srv->demo) return -1;
 	}
 	srv->status.agents = orca_world_agent_count(srv->world);
 	srv->status.obstacles = orca_world_obstacle_count(srv->world);
@@ -58,18 +55,15 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg)
 	return 0;
 }
 
-int server_add_extension(server *srv, const server_extension *ext)
-{
-	if (srv->extension_count >= SERVER_MAX_EXTENSIONS)
-		return -1;
+int server_add_extension(server *srv, const server_extension *ext) {
+	if (srv->extension_count >= SERVER_MAX_EXTENSIONS) return -1;
 	srv->extensions[srv->extension_count++] = *ext;
 	return 0;
 }
 
 /* ------------------------------------------------------------------ sessions */
 
-static uint32_t session_index(const server *srv, uint32_t client_id)
-{
+static uint32_t session_index(const server *srv, uint32_t client_id) {
 	uint32_t lo = 0, hi = srv->session_count;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -81,19 +75,16 @@ static uint32_t session_index(const server *srv, uint32_t client_id)
 	return lo;
 }
 
-session *server_find_session(server *srv, uint32_t client_id)
-{
+session *server_find_session(server *srv, uint32_t client_id) {
 	uint32_t i = session_index(srv, client_id);
 	return (i < srv->session_count && srv->sessions[i]->client_id == client_id) ? srv->sessions[i] : NULL;
 }
 
-bool server_attach_session(server *srv, session *s)
-{
+bool server_attach_session(server *srv, session *s) {
 	if (srv->session_count == srv->session_cap) {
 		uint32_t cap = srv->session_cap ? srv->session_cap * 2 : 16;
 		session **p = realloc(srv->sessions, sizeof *p * cap);
-		if (!p)
-			return false;
+		if (!p) return false;
 		srv->sessions = p;
 		srv->session_cap = cap;
 	}
@@ -102,8 +93,7 @@ bool server_attach_session(server *srv, session *s)
 	return true;
 }
 
-void server_detach_session(server *srv, session *s)
-{
+void server_detach_session(server *srv, session *s) {
 	uint32_t i = session_index(srv, s->client_id);
 	if (i < srv->session_count && srv->sessions[i] == s) {
 		memmove(&srv->sessions[i], &srv->sessions[i + 1], sizeof *srv->sessions * (srv->session_count - i - 1));
@@ -111,27 +101,25 @@ void server_detach_session(server *srv, session *s)
 	}
 }
 
-void server_enqueue(server *srv, command *c) { command_queue_push(&srv->queue, c); }
+void server_enqueue(server *srv, command *c) {
+	command_queue_push(&srv->queue, c);
+}
 
 /* ------------------------------------------------------------------ commands */
 
-static uint32_t owners_owned(void *user, uint32_t client_id)
-{
+static uint32_t owners_owned(void *user, uint32_t client_id) {
 	session *s = server_find_session(user, client_id);
 	return s ? s->agents_owned : 0;
 }
 
-static void owners_changed(void *user, uint32_t client_id, int64_t delta)
-{
+static void owners_changed(void *user, uint32_t client_id, int64_t delta) {
 	session *s = server_find_session(user, client_id);
-	if (!s)
-		return;
+	if (!s) return;
 	int64_t n = (int64_t)s->agents_owned + delta;
 	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
 }
 
-void server_apply_commands(server *srv)
-{
+void server_apply_commands(server *srv) {
 	command_owners owners = {owners_owned, owners_changed, srv};
 	command *c = command_queue_take(&srv->queue);
 	while (c) {
@@ -141,13 +129,13 @@ void server_apply_commands(server *srv)
 		srv->metrics.commands_applied++;
 		if (c->kind == COMMAND_CLIENT) {
 			session *s = server_find_session(srv, c->client_id);
-			if (s)
-				s->queued_bytes = s->queued_bytes > c->cost ? s->queued_bytes - c->cost : 0;
+			if (s) s->queued_bytes = s->queued_bytes > c->cost ? s->queued_bytes - c->cost : 0;
 			if (s && !s->closing) {
 				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
 					session_send_ack(s, c->msg.request_id, r.ids, r.id_count);
 				else
-					session_send_error(s, c->msg.request_id, r.error.code, r.error.index, r.error.message);
+					session_send_error(s, c->msg.request_id, r.error.code, r.error.index,
+					                   r.error.message);
 			}
 		}
 		command_free(c);
@@ -160,43 +148,39 @@ void server_apply_commands(server *srv)
 static void schedule_next_tick(server *srv);
 
 /* Every 10 s, at debug level: where the tick time went. */
-static void log_tick_profile(server *srv)
-{
+static void log_tick_profile(server *srv) {
 	static server_metrics last;
 	static uint64_t last_ns;
 	uint64_t now = uv_hrtime();
-	if (log_get_level() > LOG_DEBUG || now - last_ns < 10000000000ull)
-		return;
+	if (log_get_level() > LOG_DEBUG || now - last_ns < 10000000000ull) return;
 	last_ns = now;
 	const server_metrics *m = &srv->metrics;
 	double n = (double)(m->ticks - last.ticks);
-	if (n <= 0)
-		return;
+	if (n <= 0) return;
 	double total = m->tick_duration_sum_seconds - last.tick_duration_sum_seconds;
 	log_debug("tick profile: %.2f ms per tick (step %.2f, table %.2f, snapshots %.2f), %u agents, %u clients, "
 	          "%" PRIu64 " snapshots sent, %" PRIu64 " skipped, %" PRIu64 " overruns",
 	          total / n * 1e3, (m->step_seconds_sum - last.step_seconds_sum) / n * 1e3,
 	          (m->table_seconds_sum - last.table_seconds_sum) / n * 1e3,
 	          (m->snapshot_seconds_sum - last.snapshot_seconds_sum) / n * 1e3, srv->status.agents,
-	          srv->session_count, m->snapshots_sent - last.snapshots_sent, m->snapshots_skipped - last.snapshots_skipped,
-	          m->ticks_overrun - last.ticks_overrun);
+	          srv->session_count, m->snapshots_sent - last.snapshots_sent,
+	          m->snapshots_skipped - last.snapshots_skipped, m->ticks_overrun - last.ticks_overrun);
 	last = *m;
 }
 
-static void step_work(uv_work_t *req)
-{
+static void step_work(uv_work_t *req) {
 	server *srv = req->data;
 	uint64_t t0 = uv_hrtime();
 	srv->step_status = orca_world_step(srv->world, 1.0f / (float)srv->cfg->tick_rate_hz);
 	srv->step_seconds = (double)(uv_hrtime() - t0) * 1e-9;
 	srv->step_hash = orca_world_state_hash(srv->world);
 	uint64_t t1 = uv_hrtime();
-	srv->table_ok = srv->build_table ? world_table_build(&srv->table, srv->world, (float)srv->cfg->precision) : false;
+	srv->table_ok =
+	    srv->build_table ? world_table_build(&srv->table, srv->world, (float)srv->cfg->precision) : false;
 	srv->table_seconds = (double)(uv_hrtime() - t1) * 1e-9;
 }
 
-static void step_done(uv_work_t *req, int status)
-{
+static void step_done(uv_work_t *req, int status) {
 	server *srv = req->data;
 	srv->step_running = false;
 	if (status != 0 || srv->step_status != ORCA_OK)
@@ -212,29 +196,23 @@ static void step_done(uv_work_t *req, int status)
 	srv->metrics.obstacles = srv->status.obstacles;
 	srv->metrics.table_seconds_sum += srv->table_seconds;
 	uint64_t t0 = uv_hrtime();
-	if (srv->table_ok && !srv->stopping)
-		snapshots_send(srv);
+	if (srv->table_ok && !srv->stopping) snapshots_send(srv);
 	uint64_t t1 = uv_hrtime();
 	srv->metrics.snapshot_seconds_sum += (double)(t1 - t0) * 1e-9;
 	metrics_observe_tick(&srv->metrics, (double)(t1 - srv->tick_started_ns) * 1e-9);
 	log_tick_profile(srv);
-	if (!srv->stopping)
-		schedule_next_tick(srv);
+	if (!srv->stopping) schedule_next_tick(srv);
 }
 
-static void on_tick(uv_timer_t *timer)
-{
+static void on_tick(uv_timer_t *timer) {
 	server *srv = timer->data;
-	if (srv->step_running || srv->stopping)
-		return;
+	if (srv->step_running || srv->stopping) return;
 	uint64_t now = uv_hrtime();
 	srv->tick_started_ns = now;
 	/* Iterate backwards: a check may close a session (it is freed later, in a close callback). */
-	for (uint32_t i = srv->session_count; i-- > 0;)
-		session_check_timers(srv->sessions[i], now);
+	for (uint32_t i = srv->session_count; i-- > 0;) session_check_timers(srv->sessions[i], now);
 	server_apply_commands(srv);
-	if (srv->demo)
-		demo_update(srv->demo, srv->world);
+	if (srv->demo) demo_update(srv->demo, srv->world);
 	srv->build_table = false;
 	for (uint32_t i = 0; i < srv->session_count; i++)
 		if (srv->sessions[i]->subscribed) {
@@ -252,8 +230,7 @@ static void on_tick(uv_timer_t *timer)
 	}
 }
 
-static void schedule_next_tick(server *srv)
-{
+static void schedule_next_tick(server *srv) {
 	srv->next_deadline_ns += srv->period_ns;
 	uint64_t now = uv_hrtime();
 	if (now > srv->next_deadline_ns) {
@@ -273,15 +250,13 @@ static void schedule_next_tick(server *srv)
 
 /* ------------------------------------------------------------------ start / stop */
 
-static void on_signal(uv_signal_t *h, int signum)
-{
+static void on_signal(uv_signal_t *h, int signum) {
 	server *srv = h->data;
 	log_info("signal %d (%s)", signum, signum == SIGINT ? "SIGINT" : signum == SIGTERM ? "SIGTERM" : "?");
 	server_shutdown(srv);
 }
 
-int server_start(server *srv)
-{
+int server_start(server *srv) {
 	const server_config *cfg = srv->cfg;
 	int rc = tcp_listener_start(srv, &cfg->listen, &srv->tcp);
 	if (rc != 0) {
@@ -318,35 +293,27 @@ int server_start(server *srv)
 	return 0;
 }
 
-static void finish_shutdown(server *srv)
-{
-	if (srv->stopping)
-		return;
+static void finish_shutdown(server *srv) {
+	if (srv->stopping) return;
 	srv->stopping = true;
-	for (uint32_t i = srv->session_count; i-- > 0;)
-		session_close(srv->sessions[i], DISCONNECT_SHUTDOWN, false);
+	for (uint32_t i = srv->session_count; i-- > 0;) session_close(srv->sessions[i], DISCONNECT_SHUTDOWN, false);
 	uv_timer_stop(&srv->tick_timer);
 	uv_close((uv_handle_t *)&srv->tick_timer, NULL);
 	uv_close((uv_handle_t *)&srv->shutdown_timer, NULL);
 	uv_close((uv_handle_t *)&srv->sigint, NULL);
 	uv_close((uv_handle_t *)&srv->sigterm, NULL);
 	for (int i = 0; i < srv->extension_count; i++)
-		if (srv->extensions[i].stop)
-			srv->extensions[i].stop(srv, srv->extensions[i].state);
+		if (srv->extensions[i].stop) srv->extensions[i].stop(srv, srv->extensions[i].state);
 	log_info("stopped after %" PRIu64 " ticks", srv->status.tick);
 }
 
-static void on_shutdown_poll(uv_timer_t *t)
-{
+static void on_shutdown_poll(uv_timer_t *t) {
 	server *srv = t->data;
-	if (srv->session_count == 0 || uv_now(srv->loop) >= srv->shutdown_deadline_ms)
-		finish_shutdown(srv);
+	if (srv->session_count == 0 || uv_now(srv->loop) >= srv->shutdown_deadline_ms) finish_shutdown(srv);
 }
 
-void server_shutdown(server *srv)
-{
-	if (!srv->started)
-		return;
+void server_shutdown(server *srv) {
+	if (!srv->started) return;
 	if (srv->status.shutting_down) {
 		log_warn("second stop request: closing every connection now");
 		finish_shutdown(srv);
@@ -358,8 +325,7 @@ void server_shutdown(server *srv)
 	tcp_listener_stop(srv->tcp);
 	srv->tcp = NULL;
 	for (int i = 0; i < srv->extension_count; i++)
-		if (srv->extensions[i].drain)
-			srv->extensions[i].drain(srv, srv->extensions[i].state);
+		if (srv->extensions[i].drain) srv->extensions[i].drain(srv, srv->extensions[i].state);
 	for (uint32_t i = srv->session_count; i-- > 0;) {
 		session *s = srv->sessions[i];
 		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_SHUTTING_DOWN, 0, "the server is shutting down");
@@ -369,8 +335,7 @@ void server_shutdown(server *srv)
 	uv_timer_start(&srv->shutdown_timer, on_shutdown_poll, 0, SHUTDOWN_POLL_MS);
 }
 
-void server_destroy(server *srv)
-{
+void server_destroy(server *srv) {
 	command_queue_clear(&srv->queue);
 	free(srv->sessions);
 	free(srv->ids_scratch);
@@ -387,8 +352,7 @@ void server_destroy(server *srv)
 
 /* ------------------------------------------------------------------ headless */
 
-int server_run_headless(const server_config *cfg)
-{
+int server_run_headless(const server_config *cfg) {
 	orca_world *world;
 	int rc = create_world(cfg, &world);
 	if (rc != ORCA_OK) {
@@ -399,8 +363,7 @@ int server_run_headless(const server_config *cfg)
 	float dt = 1.0f / (float)cfg->tick_rate_hz;
 	uint64_t t0 = uv_hrtime();
 	for (uint64_t i = 0; i < cfg->headless_ticks; i++) {
-		if (demo)
-			demo_update(demo, world);
+		if (demo) demo_update(demo, world);
 		rc = orca_world_step(world, dt);
 		if (rc != ORCA_OK) {
 			log_error("tick %" PRIu64 ": step failed: %s", i, orca_strerror(rc));

@@ -43,12 +43,12 @@ typedef struct server_extension {
 
 /** What anyone on the loop thread may read at any time (healthz, logs). */
 typedef struct server_status {
-	uint64_t tick;            /* ticks completed */
-	uint64_t state_hash;      /* after the last tick */
+	uint64_t tick;       /* ticks completed */
+	uint64_t state_hash; /* after the last tick */
 	uint32_t agents;
 	uint32_t obstacles;
-	uint32_t connections;     /* open sessions, any transport */
-	bool ready;               /* listeners are up */
+	uint32_t connections; /* open sessions, any transport */
+	bool ready;           /* listeners are up */
 	bool shutting_down;
 } server_status;
 
@@ -88,9 +88,9 @@ struct server {
 	uint64_t tick_started_ns;
 	double step_seconds;
 	double table_seconds;
-	uint64_t step_hash;       /* computed on the worker after the step */
+	uint64_t step_hash; /* computed on the worker after the step */
 	bool table_ok;
-	bool build_table;         /* the step also builds `table` (someone subscribed) */
+	bool build_table; /* the step also builds `table` (someone subscribed) */
 
 	/* snapshots */
 	world_table table;
@@ -101,8 +101,8 @@ struct server {
 	crowd_obstacle_set obstacle_set;
 	uint32_t obstacle_set_version;
 	bool obstacle_set_valid;
-	crowd_buf reply_buf;      /* session_send encodes here */
-	crowd_buf snapshot_buf;   /* snapshots_send encodes here */
+	crowd_buf reply_buf;    /* session_send encodes here */
+	crowd_buf snapshot_buf; /* snapshots_send encodes here */
 
 	/* start / stop */
 	struct tcp_listener *tcp;
@@ -110,7 +110,7 @@ struct server {
 	uv_timer_t shutdown_timer;
 	uint64_t shutdown_deadline_ms; /* uv_now() time */
 	bool started;
-	bool stopping;            /* handles are being closed */
+	bool stopping; /* handles are being closed */
 	server_extension extensions[SERVER_MAX_EXTENSIONS];
 	int extension_count;
 

@@ -10,8 +10,7 @@
 #include "server.h"
 #include "validate.h"
 
-static void send_bytes(server *srv, const transport_ops *ops, void *conn, const crowd_buf *buf)
-{
+static void send_bytes(server *srv, const transport_ops *ops, void *conn, const crowd_buf *buf) {
 	if (ops->send(conn, buf->data, buf->len) == 0) {
 		srv->metrics.messages_out[ops->kind]++;
 		srv->metrics.bytes_out[ops->kind] += buf->len;
@@ -19,8 +18,7 @@ static void send_bytes(server *srv, const transport_ops *ops, void *conn, const 
 }
 
 /* An Error to a connection that has no session (refused at accept). */
-static void refuse(server *srv, const transport_ops *ops, void *conn, crowd_v1_ErrorCode code, const char *text)
-{
+static void refuse(server *srv, const transport_ops *ops, void *conn, crowd_v1_ErrorCode code, const char *text) {
 	crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
 	msg.which_msg = crowd_v1_ServerMessage_error_tag;
 	msg.msg.error.code = code;
@@ -32,8 +30,7 @@ static void refuse(server *srv, const transport_ops *ops, void *conn, crowd_v1_E
 	ops->close(conn, true);
 }
 
-session *session_open(server *srv, const transport_ops *ops, void *conn, const char *peer)
-{
+session *session_open(server *srv, const transport_ops *ops, void *conn, const char *peer) {
 	srv->metrics.connections_accepted[ops->kind]++;
 	if (srv->status.shutting_down) {
 		srv->metrics.disconnects[DISCONNECT_SHUTDOWN]++;
@@ -73,42 +70,37 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 	return s;
 }
 
-size_t session_pending_output(const session *s) { return s->ops->pending_bytes(s->conn); }
+size_t session_pending_output(const session *s) {
+	return s->ops->pending_bytes(s->conn);
+}
 
-void session_close(session *s, disconnect_reason reason, bool flush)
-{
+void session_close(session *s, disconnect_reason reason, bool flush) {
 	if (!s->close_reason_set) {
 		s->close_reason = reason;
 		s->close_reason_set = true;
 	}
-	if (s->closing && flush)
-		return;
+	if (s->closing && flush) return;
 	s->closing = true;
 	s->subscribed = false;
 	s->ops->close(s->conn, flush);
 }
 
-void session_send_encoded(session *s, const uint8_t *data, size_t len)
-{
-	if (s->closing)
-		return;
+void session_send_encoded(session *s, const uint8_t *data, size_t len) {
+	if (s->closing) return;
 	server *srv = s->srv;
-	if (s->ops->send(s->conn, data, len) != 0)
-		return;
+	if (s->ops->send(s->conn, data, len) != 0) return;
 	srv->metrics.messages_out[s->ops->kind]++;
 	srv->metrics.bytes_out[s->ops->kind] += len;
 	size_t pending = s->ops->pending_bytes(s->conn);
 	if (pending > srv->cfg->output_hard_limit) {
-		log_warn("client %u: %zu bytes of output queued, over the hard limit %zu: closing", s->client_id, pending,
-		         srv->cfg->output_hard_limit);
+		log_warn("client %u: %zu bytes of output queued, over the hard limit %zu: closing", s->client_id,
+		         pending, srv->cfg->output_hard_limit);
 		session_close(s, DISCONNECT_OUTPUT_HARD_LIMIT, false);
 	}
 }
 
-bool session_send(session *s, const crowd_v1_ServerMessage *msg)
-{
-	if (s->closing)
-		return false;
+bool session_send(session *s, const crowd_v1_ServerMessage *msg) {
+	if (s->closing) return false;
 	crowd_buf *buf = &s->srv->reply_buf;
 	buf->len = 0;
 	if (!crowd_encode_server_message(msg, s->ops->length_prefixed, buf)) {
@@ -119,24 +111,20 @@ bool session_send(session *s, const crowd_v1_ServerMessage *msg)
 	return true;
 }
 
-void session_send_error(session *s, uint32_t request_id, crowd_v1_ErrorCode code, uint32_t index,
-                        const char *message)
-{
+void session_send_error(session *s, uint32_t request_id, crowd_v1_ErrorCode code, uint32_t index, const char *message) {
 	crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
 	msg.which_msg = crowd_v1_ServerMessage_error_tag;
 	msg.msg.error.request_id = request_id;
 	msg.msg.error.code = code;
 	msg.msg.error.index = index;
 	snprintf(msg.msg.error.message, sizeof msg.msg.error.message, "%s", message ? message : "");
-	if ((int)code >= 0 && code < METRICS_ERROR_CODES)
-		s->srv->metrics.errors[code]++;
+	if ((int)code >= 0 && code < METRICS_ERROR_CODES) s->srv->metrics.errors[code]++;
 	log_debug("client %u: request %u: error %s: %s", s->client_id, request_id, metrics_error_code_name(code),
 	          msg.msg.error.message);
 	session_send(s, &msg);
 }
 
-void session_send_ack(session *s, uint32_t request_id, const uint32_t *ids, uint32_t count)
-{
+void session_send_ack(session *s, uint32_t request_id, const uint32_t *ids, uint32_t count) {
 	crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
 	msg.which_msg = crowd_v1_ServerMessage_ack_tag;
 	msg.msg.ack.request_id = request_id;
@@ -146,26 +134,21 @@ void session_send_ack(session *s, uint32_t request_id, const uint32_t *ids, uint
 	session_send(s, &msg);
 }
 
-void session_on_transport_error(session *s, crowd_v1_ErrorCode code, disconnect_reason reason,
-                                const char *message)
-{
-	if (s->closing)
-		return;
+void session_on_transport_error(session *s, crowd_v1_ErrorCode code, disconnect_reason reason, const char *message) {
+	if (s->closing) return;
 	log_info("client %u: %s: closing", s->client_id, message);
 	session_send_error(s, 0, code, 0, message);
 	session_close(s, reason, true);
 }
 
-static void set_role(session *s, crowd_v1_Role role)
-{
+static void set_role(session *s, crowd_v1_Role role) {
 	server_metrics *m = &s->srv->metrics;
 	m->connections[s->ops->kind][s->role]--;
 	s->role = role;
 	m->connections[s->ops->kind][s->role]++;
 }
 
-static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *hello)
-{
+static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *hello) {
 	server *srv = s->srv;
 	const server_config *cfg = srv->cfg;
 	snprintf(s->name, sizeof s->name, "%s", hello->client_name);
@@ -205,14 +188,13 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	w->world_bounds.max_x = (float)cfg->world_max_x;
 	w->world_bounds.max_y = (float)cfg->world_max_y;
 	w->tick = srv->status.tick;
-	log_info("client %u hello: name '%s', role %s, protocol %u.%u, %s agents on disconnect", s->client_id,
-	         s->name, config_role_name(role), hello->protocol_major, hello->protocol_minor,
+	log_info("client %u hello: name '%s', role %s, protocol %u.%u, %s agents on disconnect", s->client_id, s->name,
+	         config_role_name(role), hello->protocol_major, hello->protocol_minor,
 	         s->keep_agents ? "keeps" : "removes");
 	session_send(s, &msg);
 }
 
-static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Subscribe *sub)
-{
+static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Subscribe *sub) {
 	crowd_view_clear(&s->baseline);
 	s->baseline_is_table = false;
 	if (sub->unsubscribe) {
@@ -232,23 +214,19 @@ static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Sub
 	session_send_ack(s, request_id, NULL, 0);
 }
 
-static bool rate_allow(session *s)
-{
+static bool rate_allow(session *s) {
 	const server_config *cfg = s->srv->cfg;
 	uint64_t now = server_now_ns();
 	double refill = (double)(now - s->rate_updated_ns) * 1e-9 * cfg->requests_per_second;
 	s->rate_updated_ns = now;
 	s->rate_tokens = fmin(s->rate_tokens + refill, (double)cfg->request_burst);
-	if (s->rate_tokens < 1.0)
-		return false;
+	if (s->rate_tokens < 1.0) return false;
 	s->rate_tokens -= 1.0;
 	return true;
 }
 
-void session_on_message(session *s, const uint8_t *data, size_t len)
-{
-	if (s->closing)
-		return;
+void session_on_message(session *s, const uint8_t *data, size_t len) {
+	if (s->closing) return;
 	server *srv = s->srv;
 	srv->metrics.messages_in[s->ops->kind]++;
 	srv->metrics.bytes_in[s->ops->kind] += len;
@@ -260,7 +238,8 @@ void session_on_message(session *s, const uint8_t *data, size_t len)
 	}
 	if (!crowd_decode_client_message(data, len, &cmd->msg)) {
 		free(cmd);
-		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_MALFORMED, 0, "the message did not decode as a ClientMessage");
+		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_MALFORMED, 0,
+		                   "the message did not decode as a ClientMessage");
 		return;
 	}
 	srv->metrics.requests++;
@@ -269,7 +248,8 @@ void session_on_message(session *s, const uint8_t *data, size_t len)
 	request_error err;
 
 	if (!rate_allow(s)) {
-		session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0, "over the requests-per-second limit");
+		session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,
+		                   "over the requests-per-second limit");
 		goto drop;
 	}
 	if (!s->hello_done) {
@@ -321,13 +301,12 @@ drop:
 	command_free(cmd);
 }
 
-void session_check_timers(session *s, uint64_t now_ns)
-{
-	if (s->closing)
-		return;
+void session_check_timers(session *s, uint64_t now_ns) {
+	if (s->closing) return;
 	const server_config *cfg = s->srv->cfg;
 	if (!s->hello_done && (double)(now_ns - s->opened_ns) * 1e-9 > cfg->hello_timeout_s) {
-		log_info("client %u from %s: no Hello within %g s: closing", s->client_id, s->peer, cfg->hello_timeout_s);
+		log_info("client %u from %s: no Hello within %g s: closing", s->client_id, s->peer,
+		         cfg->hello_timeout_s);
 		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT, 0, "no Hello in time");
 		session_close(s, DISCONNECT_HELLO_TIMEOUT, true);
 		return;
@@ -340,7 +319,8 @@ void session_check_timers(session *s, uint64_t now_ns)
 		if (s->above_soft_since_ns == 0) {
 			s->above_soft_since_ns = now_ns;
 		} else if ((double)(now_ns - s->above_soft_since_ns) * 1e-9 > cfg->output_soft_seconds) {
-			log_warn("client %u: output above the soft limit (%zu bytes queued) for %g s: slow consumer, closing",
+			log_warn("client %u: output above the soft limit (%zu bytes queued) for %g s: slow consumer, "
+			         "closing",
 			         s->client_id, pending, cfg->output_soft_seconds);
 			session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_SLOW_CONSUMER, 0, "not reading fast enough");
 			session_close(s, DISCONNECT_SLOW_CONSUMER, false);
@@ -350,13 +330,10 @@ void session_check_timers(session *s, uint64_t now_ns)
 	}
 }
 
-void session_on_closed(session *s, disconnect_reason reason)
-{
+void session_on_closed(session *s, disconnect_reason reason) {
 	server *srv = s->srv;
-	if (s->close_reason_set)
-		reason = s->close_reason;
-	if ((int)reason < 0 || reason >= DISCONNECT_REASON_COUNT)
-		reason = DISCONNECT_READ_ERROR;
+	if (s->close_reason_set) reason = s->close_reason;
+	if ((int)reason < 0 || reason >= DISCONNECT_REASON_COUNT) reason = DISCONNECT_READ_ERROR;
 	srv->metrics.disconnects[reason]++;
 	srv->metrics.connections[s->ops->kind][s->role]--;
 	server_detach_session(srv, s);

@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <orca/orca.h>
 #include <crowd/wire.h>
+#include <orca/orca.h>
 
 #include "metrics.h"
 #include "transport.h"
@@ -19,17 +19,17 @@ typedef struct session {
 	server *srv;
 	const transport_ops *ops;
 	void *conn;
-	uint32_t client_id;        /* owner number of its agents; never reused */
+	uint32_t client_id; /* owner number of its agents; never reused */
 	char peer[64];
 	char name[33];
 	uint64_t opened_ns;
 
 	bool hello_done;
-	bool closing;              /* close requested: ignore input, send nothing more */
+	bool closing; /* close requested: ignore input, send nothing more */
 	bool keep_agents;
-	crowd_v1_Role role;        /* ROLE_UNSPECIFIED until Hello */
+	crowd_v1_Role role; /* ROLE_UNSPECIFIED until Hello */
 	uint32_t agents_owned;
-	size_t queued_bytes;       /* cost of its requests waiting for the next tick */
+	size_t queued_bytes; /* cost of its requests waiting for the next tick */
 	disconnect_reason close_reason;
 	bool close_reason_set;
 
@@ -42,11 +42,11 @@ typedef struct session {
 	bool has_area;
 	orca_vec2 area_min, area_max;
 	uint32_t divisor;
-	uint64_t subscribed_tick;   /* snapshots go out when (tick - subscribed_tick) % divisor == 0 */
+	uint64_t subscribed_tick; /* snapshots go out when (tick - subscribed_tick) % divisor == 0 */
 	bool need_keyframe;
 	uint32_t snapshots_since_keyframe;
-	crowd_view baseline;        /* what this client was last sent */
-	bool baseline_is_table;     /* baseline = the whole world table of tick baseline_tick */
+	crowd_view baseline;    /* what this client was last sent */
+	bool baseline_is_table; /* baseline = the whole world table of tick baseline_tick */
 	uint64_t baseline_tick;
 	bool obstacles_sent;
 	uint32_t obstacle_version_sent;
@@ -65,8 +65,7 @@ void session_on_message(session *s, const uint8_t *data, size_t len);
 
 /** The transport found bytes it cannot frame: queue Error{code, message}, count
  * `reason`, and close after flushing. */
-void session_on_transport_error(session *s, crowd_v1_ErrorCode code, disconnect_reason reason,
-                                const char *message);
+void session_on_transport_error(session *s, crowd_v1_ErrorCode code, disconnect_reason reason, const char *message);
 
 /** The connection is gone: count `reason` (unless the session chose one when it
  * asked to close), queue the removal of its agents unless it keeps them, free it. */
@@ -76,8 +75,7 @@ void session_on_closed(session *s, disconnect_reason reason);
 void session_close(session *s, disconnect_reason reason, bool flush);
 
 /** Send an Error (request_id 0 = unasked). Counted by code. */
-void session_send_error(session *s, uint32_t request_id, crowd_v1_ErrorCode code, uint32_t index,
-                        const char *message);
+void session_send_error(session *s, uint32_t request_id, crowd_v1_ErrorCode code, uint32_t index, const char *message);
 /** Send an Ack with the ids created. */
 void session_send_ack(session *s, uint32_t request_id, const uint32_t *ids, uint32_t count);
 /** Encode and send any ServerMessage; false if it could not be encoded. */

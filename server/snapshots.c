@@ -8,29 +8,23 @@
 #include "log.h"
 #include "server.h"
 
-static int compare_agent_id(const void *a, const void *b)
-{
+static int compare_agent_id(const void *a, const void *b) {
 	uint32_t x = ((const crowd_agent_q *)a)->id, y = ((const crowd_agent_q *)b)->id;
 	return (x > y) - (x < y);
 }
 
-static bool grow(void **ptr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap)
-		return true;
+static bool grow(void **ptr, uint32_t *cap, uint32_t need, size_t elem) {
+	if (need <= *cap) return true;
 	uint32_t n = *cap ? *cap : 256;
-	while (n < need)
-		n *= 2;
+	while (n < need) n *= 2;
 	void *p = realloc(*ptr, (size_t)n * elem);
-	if (!p)
-		return false;
+	if (!p) return false;
 	*ptr = p;
 	*cap = n;
 	return true;
 }
 
-bool world_table_build(world_table *t, const orca_world *world, float precision)
-{
+bool world_table_build(world_table *t, const orca_world *world, float precision) {
 	uint32_t n = orca_world_agent_count(world);
 	if (!grow((void **)&t->ids, &t->ids_cap, n + 1, sizeof *t->ids) ||
 	    !grow((void **)&t->agents, &t->cap, n + 1, sizeof *t->agents)) {
@@ -38,14 +32,12 @@ bool world_table_build(world_table *t, const orca_world *world, float precision)
 		return false;
 	}
 	n = orca_world_agent_ids(world, t->ids, t->ids_cap);
-	if (n > t->ids_cap)
-		n = t->ids_cap;
+	if (n > t->ids_cap) n = t->ids_cap;
 	bool sorted = true;
 	uint32_t count = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		orca_agent_state st;
-		if (orca_agent_get(world, t->ids[i], &st) != ORCA_OK)
-			continue;
+		if (orca_agent_get(world, t->ids[i], &st) != ORCA_OK) continue;
 		crowd_agent_q *q = &t->agents[count];
 		q->id = st.id;
 		q->x = crowd_quantize(st.position.x, precision);
@@ -55,26 +47,22 @@ bool world_table_build(world_table *t, const orca_world *world, float precision)
 		int32_t r = crowd_quantize(st.radius, precision);
 		q->radius = r > 0 ? (uint32_t)r : 0;
 		q->owner = st.user_data;
-		if (count > 0 && t->agents[count - 1].id > q->id)
-			sorted = false;
+		if (count > 0 && t->agents[count - 1].id > q->id) sorted = false;
 		count++;
 	}
 	/* Slot order is id order until a slot is reused with a newer generation. */
-	if (!sorted)
-		qsort(t->agents, count, sizeof *t->agents, compare_agent_id);
+	if (!sorted) qsort(t->agents, count, sizeof *t->agents, compare_agent_id);
 	t->count = count;
 	return true;
 }
 
-void world_table_free(world_table *t)
-{
+void world_table_free(world_table *t) {
 	free(t->agents);
 	free(t->ids);
 	memset(t, 0, sizeof *t);
 }
 
-static const crowd_agent_q *table_find(const world_table *t, uint32_t id)
-{
+static const crowd_agent_q *table_find(const world_table *t, uint32_t id) {
 	uint32_t lo = 0, hi = t->count;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -87,16 +75,13 @@ static const crowd_agent_q *table_find(const world_table *t, uint32_t id)
 }
 
 /* The whole obstacle set, rebuilt when the world's obstacle version moves. */
-static const crowd_obstacle_set *current_obstacles(server *srv)
-{
+static const crowd_obstacle_set *current_obstacles(server *srv) {
 	uint32_t version = orca_world_obstacle_version(srv->world);
-	if (srv->obstacle_set_valid && srv->obstacle_set_version == version)
-		return &srv->obstacle_set;
+	if (srv->obstacle_set_valid && srv->obstacle_set_version == version) return &srv->obstacle_set;
 	crowd_obstacle_set_clear(&srv->obstacle_set);
 	uint32_t n = orca_world_obstacle_count(srv->world);
 	orca_obstacle_id *ids = malloc(sizeof *ids * (n + 1));
-	if (!ids)
-		return NULL;
+	if (!ids) return NULL;
 	n = orca_world_obstacle_ids(srv->world, ids, n + 1);
 	orca_vec2 *v = NULL;
 	float *xs = NULL, *ys = NULL;
@@ -104,8 +89,7 @@ static const crowd_obstacle_set *current_obstacles(server *srv)
 	bool ok = true;
 	for (uint32_t i = 0; i < n && ok; i++) {
 		uint32_t count = 0;
-		if (orca_obstacle_get(srv->world, ids[i], v, vcap, &count) != ORCA_OK)
-			continue;
+		if (orca_obstacle_get(srv->world, ids[i], v, vcap, &count) != ORCA_OK) continue;
 		if (count > vcap) {
 			free(v), free(xs), free(ys);
 			vcap = count;
@@ -134,8 +118,7 @@ static const crowd_obstacle_set *current_obstacles(server *srv)
 }
 
 /* The agents in a session's area, from the table (ascending id). */
-static const crowd_agent_q *select_view(server *srv, const session *s, uint32_t *count)
-{
+static const crowd_agent_q *select_view(server *srv, const session *s, uint32_t *count) {
 	const world_table *t = &srv->table;
 	if (!s->has_area) {
 		*count = t->count;
@@ -146,16 +129,13 @@ static const crowd_agent_q *select_view(server *srv, const session *s, uint32_t 
 		if (!grow((void **)&srv->query_scratch, &srv->query_scratch_cap, n, sizeof *srv->query_scratch))
 			return NULL;
 		n = orca_query_rect(srv->world, s->area_min, s->area_max, srv->query_scratch, srv->query_scratch_cap);
-		if (n > srv->query_scratch_cap)
-			n = srv->query_scratch_cap;
+		if (n > srv->query_scratch_cap) n = srv->query_scratch_cap;
 	}
-	if (!grow((void **)&srv->view_scratch, &srv->view_scratch_cap, n + 1, sizeof *srv->view_scratch))
-		return NULL;
+	if (!grow((void **)&srv->view_scratch, &srv->view_scratch_cap, n + 1, sizeof *srv->view_scratch)) return NULL;
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const crowd_agent_q *q = table_find(t, srv->query_scratch[i]);
-		if (q)
-			srv->view_scratch[k++] = *q;
+		if (q) srv->view_scratch[k++] = *q;
 	}
 	*count = k;
 	return srv->view_scratch;
@@ -174,8 +154,7 @@ typedef struct shared_encoding {
 } shared_encoding;
 
 static const shared_encoding *find_shared(const shared_encoding *enc, int n, bool keyframe, bool obstacles,
-                                          bool prefixed, uint64_t baseline_tick)
-{
+                                          bool prefixed, uint64_t baseline_tick) {
 	for (int i = 0; i < n; i++)
 		if (enc[i].keyframe == keyframe && enc[i].obstacles == obstacles && enc[i].prefixed == prefixed &&
 		    (keyframe || enc[i].baseline_tick == baseline_tick))
@@ -184,34 +163,28 @@ static const shared_encoding *find_shared(const shared_encoding *enc, int n, boo
 }
 
 /* baseline := the table (what crowd_snapshot_encode would have left there). */
-static bool copy_table(crowd_view *v, const world_table *t)
-{
+static bool copy_table(crowd_view *v, const world_table *t) {
 	if (t->count > v->cap) {
 		/* crowd_view's array is realloc'd/freed by the wire library too */
 		crowd_agent_q *p = realloc(v->agents, (size_t)t->count * sizeof *p);
-		if (!p)
-			return false;
+		if (!p) return false;
 		v->agents = p;
 		v->cap = t->count;
 	}
-	if (t->count)
-		memcpy(v->agents, t->agents, (size_t)t->count * sizeof *v->agents);
+	if (t->count) memcpy(v->agents, t->agents, (size_t)t->count * sizeof *v->agents);
 	v->count = t->count;
 	return true;
 }
 
-void snapshots_send(server *srv)
-{
+void snapshots_send(server *srv) {
 	uint64_t tick = srv->status.tick;
 	shared_encoding shared[SHARED_ENCODINGS];
 	int shared_count = 0;
 	srv->snapshot_buf.len = 0;
 	for (uint32_t i = 0; i < srv->session_count; i++) {
 		session *s = srv->sessions[i];
-		if (!s->subscribed || s->closing)
-			continue;
-		if ((tick - s->subscribed_tick) % s->divisor != 0)
-			continue;
+		if (!s->subscribed || s->closing) continue;
+		if ((tick - s->subscribed_tick) % s->divisor != 0) continue;
 		if (session_pending_output(s) > srv->cfg->output_soft_limit) {
 			/* The newest wins: drop this one, resend everything next time. */
 			srv->metrics.snapshots_skipped++;
@@ -222,10 +195,9 @@ void snapshots_send(server *srv)
 		uint32_t obstacle_version = orca_world_obstacle_version(srv->world);
 		bool with_obstacles = !s->obstacles_sent || s->obstacle_version_sent != obstacle_version;
 		bool whole = !s->has_area && (keyframe || s->baseline_is_table);
-		const shared_encoding *enc =
-		    whole ? find_shared(shared, shared_count, keyframe, with_obstacles, s->ops->length_prefixed,
-		                        s->baseline_tick)
-		          : NULL;
+		const shared_encoding *enc = whole ? find_shared(shared, shared_count, keyframe, with_obstacles,
+		                                                 s->ops->length_prefixed, s->baseline_tick)
+		                                   : NULL;
 		size_t offset, len;
 		if (enc && copy_table(&s->baseline, &srv->table)) {
 			offset = enc->offset;
@@ -252,8 +224,8 @@ void snapshots_send(server *srv)
 			}
 			len = srv->snapshot_buf.len - offset;
 			if (whole && shared_count < SHARED_ENCODINGS)
-				shared[shared_count++] = (shared_encoding){keyframe, with_obstacles, s->ops->length_prefixed,
-				                                           s->baseline_tick, offset, len};
+				shared[shared_count++] = (shared_encoding){
+				    keyframe, with_obstacles, s->ops->length_prefixed, s->baseline_tick, offset, len};
 		}
 		s->need_keyframe = false;
 		s->snapshots_since_keyframe = keyframe ? 0 : s->snapshots_since_keyframe + 1;

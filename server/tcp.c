@@ -26,7 +26,9 @@ struct tcp_listener {
  * serves every connection. */
 static _Thread_local char read_buffer[TCP_READ_BUFFER];
 
-static void free_listener(uv_handle_t *h) { free(h->data); }
+static void free_listener(uv_handle_t *h) {
+	free(h->data);
+}
 
 typedef struct tcp_conn {
 	uv_tcp_t handle;
@@ -37,8 +39,8 @@ typedef struct tcp_conn {
 	session *session;
 	crowd_frame_splitter splitter;
 	disconnect_reason reason;
-	bool closing;       /* uv_close called */
-	bool flushing;      /* shutdown requested, waiting for writes to drain */
+	bool closing;  /* uv_close called */
+	bool flushing; /* shutdown requested, waiting for writes to drain */
 	int open_handles;
 } tcp_conn;
 
@@ -48,43 +50,35 @@ typedef struct tcp_write {
 	uint8_t data[];
 } tcp_write;
 
-static void conn_handle_closed(uv_handle_t *h)
-{
+static void conn_handle_closed(uv_handle_t *h) {
 	tcp_conn *c = h->data;
-	if (--c->open_handles > 0)
-		return;
-	if (c->session)
-		session_on_closed(c->session, c->reason);
+	if (--c->open_handles > 0) return;
+	if (c->session) session_on_closed(c->session, c->reason);
 	crowd_frame_splitter_free(&c->splitter);
 	free(c);
 }
 
-static void conn_close_now(tcp_conn *c)
-{
-	if (c->closing)
-		return;
+static void conn_close_now(tcp_conn *c) {
+	if (c->closing) return;
 	c->closing = true;
 	uv_read_stop((uv_stream_t *)&c->handle);
 	uv_close((uv_handle_t *)&c->handle, conn_handle_closed);
 	uv_close((uv_handle_t *)&c->flush_timer, conn_handle_closed);
 }
 
-static void on_flush_timeout(uv_timer_t *t)
-{
+static void on_flush_timeout(uv_timer_t *t) {
 	tcp_conn *c = t->data;
 	conn_close_now(c);
 }
 
-static void on_shutdown(uv_shutdown_t *req, int status)
-{
+static void on_shutdown(uv_shutdown_t *req, int status) {
 	(void)status;
 	conn_close_now(req->data);
 }
 
 /* ---- transport ops */
 
-static void on_write(uv_write_t *req, int status)
-{
+static void on_write(uv_write_t *req, int status) {
 	tcp_write *w = (tcp_write *)req;
 	tcp_conn *c = req->data;
 	if (status < 0 && status != UV_ECANCELED && !c->closing) {
@@ -94,11 +88,9 @@ static void on_write(uv_write_t *req, int status)
 	free(w);
 }
 
-static int tcp_send(void *conn, const uint8_t *data, size_t len)
-{
+static int tcp_send(void *conn, const uint8_t *data, size_t len) {
 	tcp_conn *c = conn;
-	if (c->closing || c->flushing)
-		return -1;
+	if (c->closing || c->flushing) return -1;
 	uv_stream_t *stream = (uv_stream_t *)&c->handle;
 	size_t done = 0;
 	if (uv_stream_get_write_queue_size(stream) == 0) {
@@ -112,8 +104,7 @@ static int tcp_send(void *conn, const uint8_t *data, size_t len)
 			return -1;
 		}
 	}
-	if (done == len)
-		return 0;
+	if (done == len) return 0;
 	size_t rest = len - done;
 	tcp_write *w = malloc(sizeof *w + rest);
 	if (!w) {
@@ -135,25 +126,20 @@ static int tcp_send(void *conn, const uint8_t *data, size_t len)
 	return 0;
 }
 
-static size_t tcp_pending(void *conn)
-{
+static size_t tcp_pending(void *conn) {
 	tcp_conn *c = conn;
-	if (c->closing)
-		return 0;
+	if (c->closing) return 0;
 	return uv_stream_get_write_queue_size((uv_stream_t *)&c->handle);
 }
 
-static void tcp_close(void *conn, bool flush)
-{
+static void tcp_close(void *conn, bool flush) {
 	tcp_conn *c = conn;
-	if (c->closing)
-		return;
+	if (c->closing) return;
 	if (!flush) {
 		conn_close_now(c);
 		return;
 	}
-	if (c->flushing)
-		return;
+	if (c->flushing) return;
 	c->flushing = true;
 	uv_read_stop((uv_stream_t *)&c->handle);
 	c->shutdown_req.data = c;
@@ -174,27 +160,23 @@ static const transport_ops tcp_ops = {
 
 /* ---- reading */
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 	(void)suggested;
 	(void)h;
 	buf->base = read_buffer;
 	buf->len = sizeof read_buffer;
 }
 
-static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
-{
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 	tcp_conn *c = stream->data;
 	(void)buf;
-	if (nread == 0 || c->closing)
-		return;
+	if (nread == 0 || c->closing) return;
 	if (nread < 0) {
 		c->reason = nread == UV_EOF ? DISCONNECT_PEER_CLOSED : DISCONNECT_READ_ERROR;
 		conn_close_now(c);
 		return;
 	}
-	if (c->flushing || !c->session)
-		return;
+	if (c->flushing || !c->session) return;
 	if (!crowd_frame_splitter_push(&c->splitter, buf->base, (size_t)nread)) {
 		session_on_transport_error(c->session, crowd_v1_ErrorCode_ERROR_INTERNAL, DISCONNECT_READ_ERROR,
 		                           "out of memory buffering input");
@@ -204,12 +186,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		const uint8_t *frame;
 		size_t len;
 		crowd_frame_result r = crowd_frame_splitter_next(&c->splitter, &frame, &len);
-		if (r == CROWD_FRAME_NEED_MORE)
-			break;
+		if (r == CROWD_FRAME_NEED_MORE) break;
 		if (r == CROWD_FRAME_READY) {
 			session_on_message(c->session, frame, len);
-			if (c->closing || c->flushing)
-				break;
+			if (c->closing || c->flushing) break;
 			continue;
 		}
 		if (r == CROWD_FRAME_TOO_LARGE)
@@ -225,8 +205,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 
 /* ---- accepting */
 
-static void on_connection(uv_stream_t *server_stream, int status)
-{
+static void on_connection(uv_stream_t *server_stream, int status) {
 	tcp_listener *l = server_stream->data;
 	server *srv = l->srv;
 	if (status < 0) {
@@ -234,8 +213,7 @@ static void on_connection(uv_stream_t *server_stream, int status)
 		return;
 	}
 	tcp_conn *c = calloc(1, sizeof *c);
-	if (!c)
-		return;
+	if (!c) return;
 	c->srv = srv;
 	c->listener = l;
 	c->reason = DISCONNECT_PEER_CLOSED;
@@ -264,12 +242,10 @@ static void on_connection(uv_stream_t *server_stream, int status)
 		}
 	}
 	c->session = session_open(srv, &tcp_ops, c, peer);
-	if (c->session)
-		uv_read_start((uv_stream_t *)&c->handle, on_alloc, on_read);
+	if (c->session) uv_read_start((uv_stream_t *)&c->handle, on_alloc, on_read);
 }
 
-int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **out)
-{
+int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **out) {
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof ss);
 	if (uv_ip4_addr(addr->host, addr->port, (struct sockaddr_in *)&ss) != 0 &&
@@ -278,8 +254,7 @@ int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **
 		uv_getaddrinfo_t req;
 		struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 		int rc = uv_getaddrinfo(srv->loop, &req, NULL, addr->host, NULL, &hints);
-		if (rc != 0)
-			return rc;
+		if (rc != 0) return rc;
 		memcpy(&ss, req.addrinfo->ai_addr, req.addrinfo->ai_addrlen);
 		uv_freeaddrinfo(req.addrinfo);
 		if (ss.ss_family == AF_INET6)
@@ -288,14 +263,12 @@ int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **
 			((struct sockaddr_in *)&ss)->sin_port = htons(addr->port);
 	}
 	tcp_listener *l = calloc(1, sizeof *l);
-	if (!l)
-		return UV_ENOMEM;
+	if (!l) return UV_ENOMEM;
 	l->srv = srv;
 	uv_tcp_init(srv->loop, &l->handle);
 	l->handle.data = l;
 	int rc = uv_tcp_bind(&l->handle, (struct sockaddr *)&ss, 0);
-	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)&l->handle, 511, on_connection);
+	if (rc == 0) rc = uv_listen((uv_stream_t *)&l->handle, 511, on_connection);
 	if (rc != 0) {
 		uv_close((uv_handle_t *)&l->handle, free_listener);
 		return rc;
@@ -320,9 +293,7 @@ int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **
 	return 0;
 }
 
-void tcp_listener_stop(tcp_listener *l)
-{
-	if (!l)
-		return;
+void tcp_listener_stop(tcp_listener *l) {
+	if (!l) return;
 	uv_close((uv_handle_t *)&l->handle, free_listener);
 }

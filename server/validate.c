@@ -5,8 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-bool request_fail(request_error *err, crowd_v1_ErrorCode code, uint32_t index, const char *fmt, ...)
-{
+bool request_fail(request_error *err, crowd_v1_ErrorCode code, uint32_t index, const char *fmt, ...) {
 	err->code = code;
 	err->index = index;
 	va_list ap;
@@ -16,25 +15,21 @@ bool request_fail(request_error *err, crowd_v1_ErrorCode code, uint32_t index, c
 	return false;
 }
 
-bool validate_rights(crowd_v1_Role role, pb_size_t which_msg, request_error *err)
-{
+bool validate_rights(crowd_v1_Role role, pb_size_t which_msg, request_error *err) {
 	switch (which_msg) {
 	case crowd_v1_ClientMessage_subscribe_tag:
 	case crowd_v1_ClientMessage_ping_tag:
-		if (role >= crowd_v1_Role_ROLE_VIEWER)
-			return true;
+		if (role >= crowd_v1_Role_ROLE_VIEWER) return true;
 		break;
 	case crowd_v1_ClientMessage_spawn_agents_tag:
 	case crowd_v1_ClientMessage_set_targets_tag:
 	case crowd_v1_ClientMessage_set_velocities_tag:
 	case crowd_v1_ClientMessage_remove_agents_tag:
-		if (role == crowd_v1_Role_ROLE_PLAYER || role == crowd_v1_Role_ROLE_ADMIN)
-			return true;
+		if (role == crowd_v1_Role_ROLE_PLAYER || role == crowd_v1_Role_ROLE_ADMIN) return true;
 		break;
 	case crowd_v1_ClientMessage_add_obstacle_tag:
 	case crowd_v1_ClientMessage_remove_obstacle_tag:
-		if (role == crowd_v1_Role_ROLE_ADMIN)
-			return true;
+		if (role == crowd_v1_Role_ROLE_ADMIN) return true;
 		break;
 	default:
 		return request_fail(err, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE, 0, "unknown message");
@@ -45,24 +40,22 @@ bool validate_rights(crowd_v1_Role role, pb_size_t which_msg, request_error *err
 	                                                        : "none");
 }
 
-static bool in_bounds(const server_config *cfg, float x, float y)
-{
+static bool in_bounds(const server_config *cfg, float x, float y) {
 	return isfinite(x) && isfinite(y) && x >= cfg->world_min_x && x <= cfg->world_max_x && y >= cfg->world_min_y &&
 	       y <= cfg->world_max_y;
 }
 
-static bool in_range(float v, double lo, double hi) { return isfinite(v) && v >= lo && v <= hi; }
+static bool in_range(float v, double lo, double hi) {
+	return isfinite(v) && v >= lo && v <= hi;
+}
 
-static bool speed_ok(const server_config *cfg, float vx, float vy)
-{
-	if (!isfinite(vx) || !isfinite(vy))
-		return false;
+static bool speed_ok(const server_config *cfg, float vx, float vy) {
+	if (!isfinite(vx) || !isfinite(vy)) return false;
 	double len = sqrt((double)vx * vx + (double)vy * vy);
 	return len <= cfg->max_agent_speed;
 }
 
-static bool validate_spec(const server_config *cfg, const crowd_v1_AgentSpec *a, uint32_t i, request_error *err)
-{
+static bool validate_spec(const server_config *cfg, const crowd_v1_AgentSpec *a, uint32_t i, request_error *err) {
 	const crowd_v1_ErrorCode bad = crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT;
 	if (a->has_position && !in_bounds(cfg, a->position.x, a->position.y))
 		return request_fail(err, bad, i, "agent %u: position not finite or outside the world bounds", i);
@@ -80,7 +73,8 @@ static bool validate_spec(const server_config *cfg, const crowd_v1_AgentSpec *a,
 	if (a->has_pref_speed && !in_range(a->pref_speed, 0, cfg->max_agent_speed))
 		return request_fail(err, bad, i, "agent %u: pref_speed must be in [0, %g]", i, cfg->max_agent_speed);
 	if (a->has_neighbor_dist && !in_range(a->neighbor_dist, 0, cfg->max_neighbor_dist))
-		return request_fail(err, bad, i, "agent %u: neighbor_dist must be in [0, %g]", i, cfg->max_neighbor_dist);
+		return request_fail(err, bad, i, "agent %u: neighbor_dist must be in [0, %g]", i,
+		                    cfg->max_neighbor_dist);
 	if (a->has_max_neighbors && a->max_neighbors > cfg->max_neighbors)
 		return request_fail(err, bad, i, "agent %u: max_neighbors must be at most %u", i, cfg->max_neighbors);
 	if (a->has_time_horizon && (!in_range(a->time_horizon, 0, cfg->max_time_horizon) || a->time_horizon <= 0))
@@ -95,11 +89,10 @@ static bool validate_spec(const server_config *cfg, const crowd_v1_AgentSpec *a,
 }
 
 /* Parallel arrays: ids with per-id values, or one value for every id. */
-static bool check_parallel(const server_config *cfg, pb_size_t ids, pb_size_t xs, pb_size_t ys, request_error *err)
-{
+static bool check_parallel(const server_config *cfg, pb_size_t ids, pb_size_t xs, pb_size_t ys, request_error *err) {
 	if (ids > cfg->max_batch)
-		return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u ids, the limit is %u", (unsigned)ids,
-		                    cfg->max_batch);
+		return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u ids, the limit is %u",
+		                    (unsigned)ids, cfg->max_batch);
 	if (xs != ys || (xs != ids && xs != 1) || (ids == 0 && xs != 0 && xs != 1))
 		return request_fail(err, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
 		                    "%u ids need %u values (or 1) in each of two arrays, got %u and %u", (unsigned)ids,
@@ -107,14 +100,12 @@ static bool check_parallel(const server_config *cfg, pb_size_t ids, pb_size_t xs
 	return true;
 }
 
-bool validate_rect(const crowd_v1_Rect *r)
-{
+bool validate_rect(const crowd_v1_Rect *r) {
 	return isfinite(r->min_x) && isfinite(r->min_y) && isfinite(r->max_x) && isfinite(r->max_y) &&
 	       r->min_x <= r->max_x && r->min_y <= r->max_y;
 }
 
-bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err)
-{
+bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
 	const crowd_v1_ErrorCode bad = crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT;
 	switch (msg->which_msg) {
 	case crowd_v1_ClientMessage_spawn_agents_tag: {
@@ -123,14 +114,12 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 			return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u agents, the limit is %u",
 			                    (unsigned)m->agents_count, cfg->max_batch);
 		for (uint32_t i = 0; i < m->agents_count; i++)
-			if (!validate_spec(cfg, &m->agents[i], i, err))
-				return false;
+			if (!validate_spec(cfg, &m->agents[i], i, err)) return false;
 		return true;
 	}
 	case crowd_v1_ClientMessage_set_targets_tag: {
 		const crowd_v1_SetTargets *m = &msg->msg.set_targets;
-		if (!check_parallel(cfg, m->ids_count, m->x_count, m->y_count, err))
-			return false;
+		if (!check_parallel(cfg, m->ids_count, m->x_count, m->y_count, err)) return false;
 		for (uint32_t i = 0; i < m->x_count; i++)
 			if (!in_bounds(cfg, m->x[i], m->y[i]))
 				return request_fail(err, bad, i, "target %u not finite or outside the world bounds", i);
@@ -138,8 +127,7 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 	}
 	case crowd_v1_ClientMessage_set_velocities_tag: {
 		const crowd_v1_SetVelocities *m = &msg->msg.set_velocities;
-		if (!check_parallel(cfg, m->ids_count, m->vx_count, m->vy_count, err))
-			return false;
+		if (!check_parallel(cfg, m->ids_count, m->vx_count, m->vy_count, err)) return false;
 		for (uint32_t i = 0; i < m->vx_count; i++)
 			if (!speed_ok(cfg, m->vx[i], m->vy[i]))
 				return request_fail(err, bad, i, "velocity %u not finite or faster than %g", i,
@@ -162,7 +150,8 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 			                    cfg->max_obstacle_vertices);
 		for (uint32_t i = 0; i < m->x_count; i++)
 			if (!in_bounds(cfg, m->x[i], m->y[i]))
-				return request_fail(err, poly, i, "vertex %u not finite or outside the world bounds", i);
+				return request_fail(err, poly, i, "vertex %u not finite or outside the world bounds",
+				                    i);
 		return true;
 	}
 	case crowd_v1_ClientMessage_remove_obstacle_tag:
@@ -171,8 +160,7 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 		const crowd_v1_Subscribe *m = &msg->msg.subscribe;
 		if (m->has_area && !validate_rect(&m->area))
 			return request_fail(err, bad, 0, "area must be finite with min <= max");
-		if (m->divisor > 100000)
-			return request_fail(err, bad, 0, "divisor must be at most 100000");
+		if (m->divisor > 100000) return request_fail(err, bad, 0, "divisor must be at most 100000");
 		return true;
 	}
 	case crowd_v1_ClientMessage_ping_tag:

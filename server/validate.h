@@ -14,7 +14,7 @@
 /** What went wrong, as sent in Error. */
 typedef struct request_error {
 	crowd_v1_ErrorCode code;
-	uint32_t index;     /* which item of a batch */
+	uint32_t index; /* which item of a batch */
 	char message[128];
 } request_error;
 

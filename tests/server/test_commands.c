@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <stdlib.h>
@@ -19,21 +20,17 @@ static server_config cfg;
 static orca_world *world;
 static uint32_t scratch[64];
 
-static uint32_t owned(void *user, uint32_t id)
-{
+static uint32_t owned(void *user, uint32_t id) {
 	(void)user;
 	return id < CLIENTS ? owned_by[id] : 0;
 }
-static void changed(void *user, uint32_t id, int64_t delta)
-{
+static void changed(void *user, uint32_t id, int64_t delta) {
 	(void)user;
-	if (id < CLIENTS)
-		owned_by[id] = (uint32_t)((int64_t)owned_by[id] + delta);
+	if (id < CLIENTS) owned_by[id] = (uint32_t)((int64_t)owned_by[id] + delta);
 }
 static const command_owners owners = {owned, changed, NULL};
 
-static int setup(void **state)
-{
+static int setup(void **state) {
 	(void)state;
 	config_init(&cfg);
 	cfg.max_batch = 64;
@@ -47,23 +44,20 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
 	(void)state;
 	orca_world_destroy(world);
 	config_free(&cfg);
 	return 0;
 }
 
-static command_result run(command *c)
-{
+static command_result run(command *c) {
 	command_result r;
 	command_apply(world, &cfg, c, &owners, scratch, &r);
 	return r;
 }
 
-static command spawn_cmd(uint32_t client, crowd_v1_Role role, crowd_v1_AgentSpec *specs, pb_size_t n)
-{
+static command spawn_cmd(uint32_t client, crowd_v1_Role role, crowd_v1_AgentSpec *specs, pb_size_t n) {
 	command c = {0};
 	c.kind = COMMAND_CLIENT;
 	c.client_id = client;
@@ -75,8 +69,7 @@ static command spawn_cmd(uint32_t client, crowd_v1_Role role, crowd_v1_AgentSpec
 }
 
 /* Spawn n default agents spread along x for `client`; returns the first id. */
-static uint32_t spawn(uint32_t client, crowd_v1_Role role, pb_size_t n, uint32_t *ids_out)
-{
+static uint32_t spawn(uint32_t client, crowd_v1_Role role, pb_size_t n, uint32_t *ids_out) {
 	crowd_v1_AgentSpec specs[16];
 	for (pb_size_t i = 0; i < n; i++) {
 		specs[i] = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
@@ -87,13 +80,11 @@ static uint32_t spawn(uint32_t client, crowd_v1_Role role, pb_size_t n, uint32_t
 	command_result r = run(&c);
 	assert_int_equal(r.error.code, crowd_v1_ErrorCode_ERROR_NONE);
 	assert_int_equal(r.id_count, n);
-	if (ids_out)
-		memcpy(ids_out, r.ids, n * sizeof *ids_out);
+	if (ids_out) memcpy(ids_out, r.ids, n * sizeof *ids_out);
 	return r.ids[0];
 }
 
-static void test_spawn_defaults_and_owner(void **state)
-{
+static void test_spawn_defaults_and_owner(void **state) {
 	(void)state;
 	crowd_v1_AgentSpec specs[2] = {crowd_v1_AgentSpec_init_zero, crowd_v1_AgentSpec_init_zero};
 	specs[1].has_radius = true;
@@ -117,8 +108,7 @@ static void test_spawn_defaults_and_owner(void **state)
 	assert_float_equal(st.target.x, 10, 1e-6);
 }
 
-static void test_limits(void **state)
-{
+static void test_limits(void **state) {
 	(void)state;
 	uint32_t ids[16];
 	spawn(1, crowd_v1_Role_ROLE_PLAYER, 8, ids);
@@ -138,8 +128,7 @@ static void test_limits(void **state)
 }
 
 static command ids_cmd(pb_size_t tag, uint32_t client, crowd_v1_Role role, uint32_t *ids, pb_size_t n, float *x,
-                       float *y, pb_size_t nv)
-{
+                       float *y, pb_size_t nv) {
 	command c = {0};
 	c.kind = COMMAND_CLIENT;
 	c.client_id = client;
@@ -155,8 +144,7 @@ static command ids_cmd(pb_size_t tag, uint32_t client, crowd_v1_Role role, uint3
 	return c;
 }
 
-static void test_ownership(void **state)
-{
+static void test_ownership(void **state) {
 	(void)state;
 	uint32_t mine[2], theirs[2];
 	spawn(1, crowd_v1_Role_ROLE_PLAYER, 2, mine);
@@ -188,12 +176,12 @@ static void test_ownership(void **state)
 	assert_int_equal(owned_by[2], 1);
 }
 
-static void test_unknown_and_stale(void **state)
-{
+static void test_unknown_and_stale(void **state) {
 	(void)state;
 	uint32_t ids[2];
 	spawn(1, crowd_v1_Role_ROLE_PLAYER, 2, ids);
-	command c = ids_cmd(crowd_v1_ClientMessage_remove_agents_tag, 1, crowd_v1_Role_ROLE_PLAYER, ids, 1, NULL, NULL, 0);
+	command c =
+	    ids_cmd(crowd_v1_ClientMessage_remove_agents_tag, 1, crowd_v1_Role_ROLE_PLAYER, ids, 1, NULL, NULL, 0);
 	assert_int_equal(run(&c).error.code, crowd_v1_ErrorCode_ERROR_NONE);
 	assert_int_equal(owned_by[1], 1);
 	/* the removed id is stale now */
@@ -205,13 +193,13 @@ static void test_unknown_and_stale(void **state)
 	assert_int_equal(r.error.index, 1);
 	uint32_t never[2] = {0, 123456};
 	for (int i = 0; i < 2; i++) {
-		c = ids_cmd(crowd_v1_ClientMessage_set_velocities_tag, 1, crowd_v1_Role_ROLE_ADMIN, &never[i], 1, x, y, 1);
+		c = ids_cmd(crowd_v1_ClientMessage_set_velocities_tag, 1, crowd_v1_Role_ROLE_ADMIN, &never[i], 1, x, y,
+		            1);
 		assert_int_equal(run(&c).error.code, crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
 	}
 }
 
-static void test_drop_owner(void **state)
-{
+static void test_drop_owner(void **state) {
 	(void)state;
 	spawn(1, crowd_v1_Role_ROLE_PLAYER, 3, NULL);
 	spawn(2, crowd_v1_Role_ROLE_PLAYER, 2, NULL);
@@ -224,8 +212,7 @@ static void test_drop_owner(void **state)
 	assert_int_equal(owned_by[2], 2);
 }
 
-static void test_obstacles(void **state)
-{
+static void test_obstacles(void **state) {
 	(void)state;
 	float xs[4] = {0, 1, 1, 0}, ys[4] = {0, 0, 1, 1};
 	command c = {0};
@@ -253,8 +240,7 @@ static void test_obstacles(void **state)
 	assert_int_equal(run(&rm).error.code, crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
 }
 
-static void test_error_mapping(void **state)
-{
+static void test_error_mapping(void **state) {
 	(void)state;
 	assert_int_equal(command_error_from_orca(ORCA_OK), crowd_v1_ErrorCode_ERROR_NONE);
 	assert_int_equal(command_error_from_orca(ORCA_ERR_UNKNOWN_ID), crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
@@ -264,8 +250,7 @@ static void test_error_mapping(void **state)
 	assert_int_equal(command_error_from_orca(ORCA_ERR_NO_MEMORY), crowd_v1_ErrorCode_ERROR_INTERNAL);
 }
 
-static void test_queue_order(void **state)
-{
+static void test_queue_order(void **state) {
 	(void)state;
 	command_queue q = {0};
 	command *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b), *c = calloc(1, sizeof *c);
@@ -290,8 +275,7 @@ static void test_queue_order(void **state)
 	assert_null(q.head);
 }
 
-int main(void)
-{
+int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_spawn_defaults_and_owner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_limits, setup, teardown),

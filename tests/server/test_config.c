@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <stdio.h>
@@ -12,14 +13,12 @@
 
 #include "config.h"
 
-static int parse(server_config *cfg, char *err, size_t errlen, int argc, char **argv)
-{
+static int parse(server_config *cfg, char *err, size_t errlen, int argc, char **argv) {
 	config_init(cfg);
 	return config_parse_args(cfg, argc, argv, err, errlen);
 }
 
-static void test_defaults(void **state)
-{
+static void test_defaults(void **state) {
 	(void)state;
 	server_config cfg;
 	config_init(&cfg);
@@ -48,14 +47,29 @@ static void test_defaults(void **state)
 	config_free(&cfg);
 }
 
-static void test_flags(void **state)
-{
+static void test_flags(void **state) {
 	(void)state;
 	server_config cfg;
 	char err[256];
-	char *argv[] = {"crowd-server", "--listen", "0.0.0.0:0", "--tick-rate=60", "--demo", "--workers", "4",
-	                "--max-frame", "64k", "--output-hard-limit", "2M", "--token", "abc=viewer", "--token",
-	                "root=admin", "--world-bounds", "-10,-20,30,40", "--log-level", "debug"};
+	char *argv[] = {"crowd-server",
+	                "--listen",
+	                "0.0.0.0:0",
+	                "--tick-rate=60",
+	                "--demo",
+	                "--workers",
+	                "4",
+	                "--max-frame",
+	                "64k",
+	                "--output-hard-limit",
+	                "2M",
+	                "--token",
+	                "abc=viewer",
+	                "--token",
+	                "root=admin",
+	                "--world-bounds",
+	                "-10,-20,30,40",
+	                "--log-level",
+	                "debug"};
 	assert_int_equal(parse(&cfg, err, sizeof err, (int)(sizeof argv / sizeof argv[0]), argv), 0);
 	assert_string_equal(cfg.listen.host, "0.0.0.0");
 	assert_int_equal(cfg.listen.port, 0);
@@ -74,8 +88,7 @@ static void test_flags(void **state)
 	config_free(&cfg);
 }
 
-static void test_open_server(void **state)
-{
+static void test_open_server(void **state) {
 	(void)state;
 	server_config cfg;
 	char err[256];
@@ -87,8 +100,7 @@ static void test_open_server(void **state)
 	config_free(&cfg);
 }
 
-static void expect_error(const char *flag, const char *value)
-{
+static void expect_error(const char *flag, const char *value) {
 	server_config cfg;
 	char err[256] = "";
 	char *argv[] = {"crowd-server", (char *)flag, (char *)value};
@@ -98,8 +110,7 @@ static void expect_error(const char *flag, const char *value)
 	config_free(&cfg);
 }
 
-static void test_flag_errors(void **state)
-{
+static void test_flag_errors(void **state) {
 	(void)state;
 	expect_error("--no-such-option", "1");
 	expect_error("--tick-rate", "0");
@@ -128,8 +139,7 @@ static void test_flag_errors(void **state)
 	config_free(&cfg);
 }
 
-static void test_hostport(void **state)
-{
+static void test_hostport(void **state) {
 	(void)state;
 	config_hostport hp;
 	assert_int_equal(config_parse_hostport("[::1]:8080", &hp), 0);
@@ -142,8 +152,7 @@ static void test_hostport(void **state)
 	assert_int_equal(config_parse_hostport("host:-1", &hp), -1);
 }
 
-static char *write_temp(const char *text)
-{
+static char *write_temp(const char *text) {
 	static char path[64];
 	strcpy(path, "/tmp/crowd-test-config-XXXXXX");
 	int fd = mkstemp(path);
@@ -153,8 +162,7 @@ static char *write_temp(const char *text)
 	return path;
 }
 
-static void test_ini_file(void **state)
-{
+static void test_ini_file(void **state) {
 	(void)state;
 	const char *text = "; a comment\n"
 	                   "tick-rate = 20\n"
@@ -178,8 +186,7 @@ static void test_ini_file(void **state)
 	unlink(path);
 }
 
-static void test_ini_errors(void **state)
-{
+static void test_ini_errors(void **state) {
 	(void)state;
 	const char *bad[] = {"[network]\nnot-an-option = 1\n", "[limits]\nmax-agents = lots\n",
 	                     "[network]\ntick-rate = 30\n", /* wrong section */
@@ -201,8 +208,7 @@ static void test_ini_errors(void **state)
 	config_free(&cfg);
 }
 
-static void test_help(void **state)
-{
+static void test_help(void **state) {
 	(void)state;
 	char *buf = NULL;
 	size_t len = 0;
@@ -220,12 +226,11 @@ static void test_help(void **state)
 	free(buf);
 }
 
-int main(void)
-{
+int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),   cmocka_unit_test(test_flags),      cmocka_unit_test(test_open_server),
-	    cmocka_unit_test(test_flag_errors), cmocka_unit_test(test_hostport),  cmocka_unit_test(test_ini_file),
-	    cmocka_unit_test(test_ini_errors), cmocka_unit_test(test_help),
+	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_flags),    cmocka_unit_test(test_open_server),
+	    cmocka_unit_test(test_flag_errors), cmocka_unit_test(test_hostport), cmocka_unit_test(test_ini_file),
+	    cmocka_unit_test(test_ini_errors),  cmocka_unit_test(test_help),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

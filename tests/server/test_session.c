@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <math.h>
@@ -30,13 +31,11 @@ typedef struct fake_conn {
 	session *s;
 } fake_conn;
 
-static int fake_send(void *c_, const uint8_t *data, size_t len)
-{
+static int fake_send(void *c_, const uint8_t *data, size_t len) {
 	fake_conn *c = c_;
 	crowd_v1_ServerMessage m;
 	assert_true(crowd_decode_server_message(data, len, &m, &c->view, &c->obstacles, NULL));
-	if (m.which_msg == crowd_v1_ServerMessage_snapshot_tag)
-		c->snapshots++;
+	if (m.which_msg == crowd_v1_ServerMessage_snapshot_tag) c->snapshots++;
 	if (c->count < MAX_SEEN) {
 		if (m.which_msg == crowd_v1_ServerMessage_ack_tag) {
 			for (pb_size_t i = 0; i < m.msg.ack.ids_count && i < 8; i++)
@@ -50,9 +49,10 @@ static int fake_send(void *c_, const uint8_t *data, size_t len)
 	}
 	return 0;
 }
-static size_t fake_pending(void *c) { return ((fake_conn *)c)->pending; }
-static void fake_close(void *c_, bool flush)
-{
+static size_t fake_pending(void *c) {
+	return ((fake_conn *)c)->pending;
+}
+static void fake_close(void *c_, bool flush) {
 	fake_conn *c = c_;
 	c->closed = true;
 	c->flushed = flush;
@@ -62,8 +62,7 @@ static const transport_ops fake_ops = {TRANSPORT_WS, false, fake_send, fake_pend
 static server_config cfg;
 static server srv;
 
-static int setup(void **state)
-{
+static int setup(void **state) {
 	(void)state;
 	log_set_level(LOG_WARN);
 	config_init(&cfg);
@@ -77,18 +76,15 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
 	(void)state;
-	while (srv.session_count > 0)
-		session_on_closed(srv.sessions[0], DISCONNECT_PEER_CLOSED);
+	while (srv.session_count > 0) session_on_closed(srv.sessions[0], DISCONNECT_PEER_CLOSED);
 	server_destroy(&srv);
 	config_free(&cfg);
 	return 0;
 }
 
-static fake_conn *open_conn(void)
-{
+static fake_conn *open_conn(void) {
 	fake_conn *c = calloc(1, sizeof *c);
 	crowd_view_init(&c->view);
 	crowd_obstacle_set_init(&c->obstacles);
@@ -96,15 +92,13 @@ static fake_conn *open_conn(void)
 	return c;
 }
 
-static void free_conn(fake_conn *c)
-{
+static void free_conn(fake_conn *c) {
 	crowd_view_free(&c->view);
 	crowd_obstacle_set_free(&c->obstacles);
 	free(c);
 }
 
-static void deliver(fake_conn *c, const crowd_v1_ClientMessage *m)
-{
+static void deliver(fake_conn *c, const crowd_v1_ClientMessage *m) {
 	crowd_buf b;
 	crowd_buf_init(&b);
 	assert_true(crowd_encode_client_message(m, false, &b));
@@ -112,8 +106,7 @@ static void deliver(fake_conn *c, const crowd_v1_ClientMessage *m)
 	crowd_buf_free(&b);
 }
 
-static void hello(fake_conn *c, const char *token, uint32_t major)
-{
+static void hello(fake_conn *c, const char *token, uint32_t major) {
 	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
 	m.request_id = 1;
 	m.which_msg = crowd_v1_ClientMessage_hello_tag;
@@ -123,22 +116,19 @@ static void hello(fake_conn *c, const char *token, uint32_t major)
 	deliver(c, &m);
 }
 
-static const crowd_v1_ServerMessage *last(fake_conn *c)
-{
+static const crowd_v1_ServerMessage *last(fake_conn *c) {
 	assert_true(c->count > 0);
 	return &c->seen[c->count - 1];
 }
 
-static void expect_error(fake_conn *c, uint32_t request_id, crowd_v1_ErrorCode code)
-{
+static void expect_error(fake_conn *c, uint32_t request_id, crowd_v1_ErrorCode code) {
 	const crowd_v1_ServerMessage *m = last(c);
 	assert_int_equal(m->which_msg, crowd_v1_ServerMessage_error_tag);
 	assert_int_equal(m->msg.error.request_id, request_id);
 	assert_int_equal(m->msg.error.code, code);
 }
 
-static void test_hello_and_roles(void **state)
-{
+static void test_hello_and_roles(void **state) {
 	(void)state;
 	fake_conn *c = open_conn();
 	assert_non_null(c->s);
@@ -194,8 +184,7 @@ static void test_hello_and_roles(void **state)
 	free_conn(c);
 }
 
-static void test_bad_token_and_version(void **state)
-{
+static void test_bad_token_and_version(void **state) {
 	(void)state;
 	fake_conn *c = open_conn();
 	hello(c, "wrong", 1);
@@ -214,8 +203,7 @@ static void test_bad_token_and_version(void **state)
 	free_conn(c);
 }
 
-static void test_garbage(void **state)
-{
+static void test_garbage(void **state) {
 	(void)state;
 	fake_conn *c = open_conn();
 	hello(c, "a", 1);
@@ -231,7 +219,8 @@ static void test_garbage(void **state)
 	expect_error(c, 5, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
 	assert_false(c->closed);
 	/* transport-level framing error: Error, then a flushing close */
-	session_on_transport_error(c->s, crowd_v1_ErrorCode_ERROR_FRAME_TOO_LARGE, DISCONNECT_FRAME_TOO_LARGE, "too big");
+	session_on_transport_error(c->s, crowd_v1_ErrorCode_ERROR_FRAME_TOO_LARGE, DISCONNECT_FRAME_TOO_LARGE,
+	                           "too big");
 	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_FRAME_TOO_LARGE);
 	assert_true(c->closed && c->flushed);
 	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
@@ -239,8 +228,7 @@ static void test_garbage(void **state)
 	free_conn(c);
 }
 
-static void test_connection_limit(void **state)
-{
+static void test_connection_limit(void **state) {
 	(void)state;
 	fake_conn *c[4];
 	for (int i = 0; i < 3; i++) {
@@ -252,15 +240,12 @@ static void test_connection_limit(void **state)
 	expect_error(c[3], 0, crowd_v1_ErrorCode_ERROR_SERVER_FULL);
 	assert_true(c[3]->closed);
 	assert_int_equal(srv.status.connections, 3);
-	for (int i = 0; i < 3; i++)
-		session_on_closed(c[i]->s, DISCONNECT_PEER_CLOSED);
+	for (int i = 0; i < 3; i++) session_on_closed(c[i]->s, DISCONNECT_PEER_CLOSED);
 	assert_int_equal(srv.status.connections, 0);
-	for (int i = 0; i < 4; i++)
-		free_conn(c[i]);
+	for (int i = 0; i < 4; i++) free_conn(c[i]);
 }
 
-static void test_rate_limit(void **state)
-{
+static void test_rate_limit(void **state) {
 	(void)state;
 	cfg.request_burst = 5;
 	cfg.requests_per_second = 0.001; /* no refill during the test */
@@ -283,8 +268,7 @@ static void test_rate_limit(void **state)
 	cfg.requests_per_second = 2000;
 }
 
-static void test_commands_answered_at_tick(void **state)
-{
+static void test_commands_answered_at_tick(void **state) {
 	(void)state;
 	fake_conn *p1 = open_conn(), *p2 = open_conn();
 	hello(p1, "p", 1);
@@ -329,8 +313,7 @@ static void test_commands_answered_at_tick(void **state)
 	free_conn(p2);
 }
 
-static void test_subscribe_and_skip(void **state)
-{
+static void test_subscribe_and_skip(void **state) {
 	(void)state;
 	fake_conn *c = open_conn(), *slow = open_conn();
 	hello(c, "a", 1);
@@ -389,8 +372,7 @@ static void test_subscribe_and_skip(void **state)
 	free_conn(slow);
 }
 
-static void test_hello_timeout(void **state)
-{
+static void test_hello_timeout(void **state) {
 	(void)state;
 	fake_conn *c = open_conn();
 	session_check_timers(c->s, c->s->opened_ns + 1000);
@@ -403,8 +385,7 @@ static void test_hello_timeout(void **state)
 	free_conn(c);
 }
 
-static void test_queue_bound(void **state)
-{
+static void test_queue_bound(void **state) {
 	(void)state;
 	cfg.max_queued_bytes = 4096;
 	fake_conn *c = open_conn();
@@ -422,8 +403,7 @@ static void test_queue_bound(void **state)
 	for (sent = 1; sent < 50; sent++) {
 		sp.request_id = sent;
 		deliver(c, &sp);
-		if (c->count > 0 && last(c)->which_msg == crowd_v1_ServerMessage_error_tag)
-			break;
+		if (c->count > 0 && last(c)->which_msg == crowd_v1_ServerMessage_error_tag) break;
 	}
 	/* a few fit, then the bound answers RATE_LIMITED */
 	assert_true(sent > 1 && sent < 50);
@@ -443,8 +423,7 @@ static void test_queue_bound(void **state)
 	cfg.max_queued_bytes = 8u << 20;
 }
 
-static void test_shared_encoding(void **state)
-{
+static void test_shared_encoding(void **state) {
 	(void)state;
 	fake_conn *c[3];
 	for (int i = 0; i < 3; i++) {
@@ -481,15 +460,15 @@ static void test_shared_encoding(void **state)
 		/* every whole-world client holds exactly the world */
 		for (int i = 0; i < 2; i++) {
 			assert_int_equal(c[i]->view.count, srv.table.count);
-			assert_memory_equal(c[i]->view.agents, srv.table.agents, srv.table.count * sizeof *srv.table.agents);
+			assert_memory_equal(c[i]->view.agents, srv.table.agents,
+			                    srv.table.count * sizeof *srv.table.agents);
 			assert_memory_equal(c[i]->s->baseline.agents, srv.table.agents,
 			                    srv.table.count * sizeof *srv.table.agents);
 		}
 		/* the area client holds exactly the agents whose centre is in its area */
 		uint32_t in_area = 0;
 		for (uint32_t k = 0; k < srv.table.count; k++)
-			if (srv.table.agents[k].x <= 12 * (int32_t)cfg.precision)
-				in_area++;
+			if (srv.table.agents[k].x <= 12 * (int32_t)cfg.precision) in_area++;
 		assert_int_equal(c[2]->view.count, in_area);
 	}
 	assert_int_equal(c[0]->snapshots, 40);
@@ -503,8 +482,7 @@ static void test_shared_encoding(void **state)
 	}
 }
 
-int main(void)
-{
+int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_hello_and_roles, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_token_and_version, setup, teardown),

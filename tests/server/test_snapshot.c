@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <math.h>
@@ -12,8 +13,7 @@
 
 #include "server.h"
 
-static void test_quantize_table(void **state)
-{
+static void test_quantize_table(void **state) {
 	(void)state;
 	orca_world *world;
 	orca_world_def wdef = orca_default_world_def();
@@ -37,8 +37,7 @@ static void test_quantize_table(void **state)
 	world_table t = {0};
 	assert_true(world_table_build(&t, world, 100.0f));
 	assert_int_equal(t.count, 4);
-	for (uint32_t i = 1; i < t.count; i++)
-		assert_true(t.agents[i - 1].id < t.agents[i].id);
+	for (uint32_t i = 1; i < t.count; i++) assert_true(t.agents[i - 1].id < t.agents[i].id);
 	for (uint32_t i = 0; i < t.count; i++) {
 		orca_agent_state st;
 		assert_int_equal(orca_agent_get(world, t.agents[i].id, &st), ORCA_OK);
@@ -51,8 +50,7 @@ static void test_quantize_table(void **state)
 	assert_true(world_table_build(&t, world, 1000.0f));
 	const crowd_agent_q *q = NULL;
 	for (uint32_t i = 0; i < t.count; i++)
-		if (t.agents[i].id == ids[1])
-			q = &t.agents[i];
+		if (t.agents[i].id == ids[1]) q = &t.agents[i];
 	assert_non_null(q);
 	assert_int_equal(q->x, -7500);
 	assert_int_equal(q->y, 7500);
@@ -60,8 +58,7 @@ static void test_quantize_table(void **state)
 	orca_world_destroy(world);
 }
 
-static void test_round_trip(void **state)
-{
+static void test_round_trip(void **state) {
 	(void)state;
 	orca_world *world;
 	orca_world_def wdef = orca_default_world_def();
@@ -106,8 +103,7 @@ static void test_round_trip(void **state)
 	orca_world_destroy(world);
 }
 
-int main(void)
-{
+int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_quantize_table),
 	    cmocka_unit_test(test_round_trip),

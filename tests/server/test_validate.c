@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <math.h>
@@ -13,8 +14,7 @@
 
 static server_config cfg;
 
-static int setup(void **state)
-{
+static int setup(void **state) {
 	(void)state;
 	config_init(&cfg);
 	cfg.max_batch = 10;
@@ -22,21 +22,21 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
 	(void)state;
 	config_free(&cfg);
 	return 0;
 }
 
-static void test_rights(void **state)
-{
+static void test_rights(void **state) {
 	(void)state;
 	request_error err;
 	const pb_size_t viewer_ok[] = {crowd_v1_ClientMessage_subscribe_tag, crowd_v1_ClientMessage_ping_tag};
 	const pb_size_t player_ok[] = {crowd_v1_ClientMessage_spawn_agents_tag, crowd_v1_ClientMessage_set_targets_tag,
-	                               crowd_v1_ClientMessage_set_velocities_tag, crowd_v1_ClientMessage_remove_agents_tag};
-	const pb_size_t admin_only[] = {crowd_v1_ClientMessage_add_obstacle_tag, crowd_v1_ClientMessage_remove_obstacle_tag};
+	                               crowd_v1_ClientMessage_set_velocities_tag,
+	                               crowd_v1_ClientMessage_remove_agents_tag};
+	const pb_size_t admin_only[] = {crowd_v1_ClientMessage_add_obstacle_tag,
+	                                crowd_v1_ClientMessage_remove_obstacle_tag};
 	for (size_t i = 0; i < 2; i++) {
 		assert_true(validate_rights(crowd_v1_Role_ROLE_VIEWER, viewer_ok[i], &err));
 		assert_true(validate_rights(crowd_v1_Role_ROLE_PLAYER, viewer_ok[i], &err));
@@ -61,8 +61,7 @@ static void test_rights(void **state)
 	assert_int_equal(err.code, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
 }
 
-static crowd_v1_ClientMessage spawn_msg(crowd_v1_AgentSpec *specs, pb_size_t n)
-{
+static crowd_v1_ClientMessage spawn_msg(crowd_v1_AgentSpec *specs, pb_size_t n) {
 	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
 	m.which_msg = crowd_v1_ClientMessage_spawn_agents_tag;
 	m.msg.spawn_agents.agents = specs;
@@ -70,8 +69,7 @@ static crowd_v1_ClientMessage spawn_msg(crowd_v1_AgentSpec *specs, pb_size_t n)
 	return m;
 }
 
-static void expect_spawn_error(crowd_v1_AgentSpec spec, crowd_v1_ErrorCode code)
-{
+static void expect_spawn_error(crowd_v1_AgentSpec spec, crowd_v1_ErrorCode code) {
 	crowd_v1_AgentSpec specs[3] = {crowd_v1_AgentSpec_init_zero, crowd_v1_AgentSpec_init_zero, spec};
 	crowd_v1_ClientMessage m = spawn_msg(specs, 3);
 	request_error err;
@@ -80,13 +78,11 @@ static void expect_spawn_error(crowd_v1_AgentSpec spec, crowd_v1_ErrorCode code)
 	assert_int_equal(err.index, 2); /* the item that failed */
 }
 
-static void test_spawn(void **state)
-{
+static void test_spawn(void **state) {
 	(void)state;
 	request_error err;
 	crowd_v1_AgentSpec specs[11];
-	for (int i = 0; i < 11; i++)
-		specs[i] = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
+	for (int i = 0; i < 11; i++) specs[i] = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
 	crowd_v1_ClientMessage m = spawn_msg(specs, 10);
 	assert_true(validate_message(&cfg, &m, &err)); /* all fields optional */
 	m = spawn_msg(specs, 11);
@@ -146,8 +142,7 @@ static void test_spawn(void **state)
 	expect_spawn_error(s, bad);
 }
 
-static void test_targets_and_velocities(void **state)
-{
+static void test_targets_and_velocities(void **state) {
 	(void)state;
 	request_error err;
 	uint32_t ids[12] = {1, 2, 3};
@@ -201,8 +196,7 @@ static void test_targets_and_velocities(void **state)
 	assert_int_equal(err.code, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
 }
 
-static void test_obstacles(void **state)
-{
+static void test_obstacles(void **state) {
 	(void)state;
 	request_error err;
 	float xs[9] = {0, 1, 1, 0}, ys[9] = {0, 0, 1, 1};
@@ -229,8 +223,7 @@ static void test_obstacles(void **state)
 	assert_int_equal(err.index, 3);
 }
 
-static void test_subscribe_and_misc(void **state)
-{
+static void test_subscribe_and_misc(void **state) {
 	(void)state;
 	request_error err;
 	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
@@ -256,11 +249,12 @@ static void test_subscribe_and_misc(void **state)
 	assert_true(validate_message(&cfg, &m, &err));
 }
 
-int main(void)
-{
+int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rights),    cmocka_unit_test(test_spawn),
-	    cmocka_unit_test(test_targets_and_velocities), cmocka_unit_test(test_obstacles),
+	    cmocka_unit_test(test_rights),
+	    cmocka_unit_test(test_spawn),
+	    cmocka_unit_test(test_targets_and_velocities),
+	    cmocka_unit_test(test_obstacles),
 	    cmocka_unit_test(test_subscribe_and_misc),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
