@@ -604,9 +604,6 @@ int config_validate(const server_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "an --agent-* default lies outside its --max-* limit");
 		return -1;
 	}
-	if (cfg->max_agents_per_connection > cfg->max_agents) {
-		/* Not an error: the world limit applies first. */
-	}
 	return 0;
 }
 
