@@ -1,7 +1,8 @@
 /* test_session.c — the happy path against the real crowd-server over loopback:
  * spawn is answered by an Ack listing the new ids, the agents show up in
- * snapshots as ours, and agents given targets all arrive within a bounded
- * number of ticks (counted from snapshot tick numbers, never wall-clock). */
+ * snapshots as ours, agents given targets all arrive within a bounded number
+ * of ticks (counted from snapshot tick numbers, never wall-clock), and a
+ * client's agents go or stay when it disconnects, as its Hello asked. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,10 +153,63 @@ static void test_targets_every_agent_arrives(void **state) {
 	tc_close(t);
 }
 
+typedef struct presence {
+	tc *watcher;
+	uint32_t id;
+	bool want_present;
+	uint64_t give_up_tick;
+	bool reached;
+} presence;
+
+static bool presence_reached(void *ctx) {
+	presence *p = ctx;
+	const crowd_client_snapshot *s = crowd_client_latest_snapshot(p->watcher->client);
+	if (!s) return p->watcher->closed;
+	p->reached = (find_index(s, p->id) >= 0) == p->want_present;
+	return p->reached || s->tick >= p->give_up_tick || p->watcher->closed;
+}
+
+static void test_agents_stay_or_go_on_disconnect_as_asked(void **state) {
+	(void)state;
+	tc *watcher = tc_connect(server.port, NULL, false);
+	tc *leaver = tc_connect(server.port, NULL, false);
+	tc *keeper = tc_connect(server.port, NULL, true);
+	assert_non_null(watcher);
+	assert_non_null(leaver);
+	assert_non_null(keeper);
+	const tc_answer *a = tc_await(leaver, tc_spawn_grid(leaver, 1, 1, 300.0f, 300.0f, 1.0f, 0));
+	assert_true(a && a->ok && a->ids_count == 1);
+	uint32_t gone = a->ids[0];
+	a = tc_await(keeper, tc_spawn_grid(keeper, 1, 1, 310.0f, 300.0f, 1.0f, 0));
+	assert_true(a && a->ok && a->ids_count == 1);
+	uint32_t kept = a->ids[0];
+	uint32_t keeper_id = keeper->welcome.client_id;
+	assert_true(tc_await(watcher, crowd_client_subscribe(watcher->client, NULL, 1))->ok);
+	assert_true(tc_await_snapshots(watcher, 1));
+	const crowd_client_snapshot *s = crowd_client_latest_snapshot(watcher->client);
+	assert_true(find_index(s, gone) >= 0 && find_index(s, kept) >= 0);
+	assert_int_equal(s->owner[find_index(s, kept)], keeper_id);
+
+	tc_close(leaver);
+	tc_close(keeper);
+	/* Within 60 ticks: the leaver's agent is gone ... */
+	presence p = {watcher, gone, false, watcher->last_tick + 60, false};
+	assert_true(tc_pump_until(presence_reached, &p, HARNESS_GUARD_MS));
+	assert_true(p.reached);
+	/* ... and the keeper's is still there. */
+	assert_true(tc_await_snapshots(watcher, 2));
+	s = crowd_client_latest_snapshot(watcher->client);
+	assert_true(find_index(s, kept) >= 0);
+	assert_true(find_index(s, gone) < 0);
+	assert_true(tc_await(watcher, crowd_client_remove_agents(watcher->client, &kept, 1))->ok);
+	tc_close(watcher);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_spawn_ack_lists_new_ids),
 	    cmocka_unit_test(test_targets_every_agent_arrives),
+	    cmocka_unit_test(test_agents_stay_or_go_on_disconnect_as_asked),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);
 }
