@@ -123,6 +123,7 @@ static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int work
 		const uint32_t s = w->order[i];
 		const agent_params *p = &w->params[s];
 		tree_agent *t = &w->tagent[i];
+		w->tree_index[s] = i;
 		plain = plain && p->mask == UINT32_MAX && p->layer != 0;
 		uniform = uniform && p->weight == weight0;
 		t->x = w->tpx[i];

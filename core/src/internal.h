@@ -155,6 +155,7 @@ struct orca_world {
 	uint32_t *free_next;  /* free-list links */
 	uint32_t free_head, pending_head; /* pending: freed since last compaction */
 	float *px, *py, *vx, *vy, *pvx, *pvy;
+	uint32_t *tree_index; /* slot -> index in the last tree order */
 	agent_params *params;
 	uint32_t max_neighbors_max; /* upper bound of every agent's max_neighbors */
 

@@ -102,6 +102,7 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		bool ok = regrow(w, (void **)&w->gen, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->alive, sizeof(uint8_t), oc, c) &&
 		          regrow(w, (void **)&w->free_next, sizeof(uint32_t), oc, c) &&
+		          regrow(w, (void **)&w->tree_index, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->px, sizeof(float), oc, c) && regrow(w, (void **)&w->py, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->vx, sizeof(float), oc, c) && regrow(w, (void **)&w->vy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->pvx, sizeof(float), oc, c) &&
@@ -212,6 +213,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->gen, sc * sizeof(uint32_t));
 	orca_mem_free(w, w->alive, sc * sizeof(uint8_t));
 	orca_mem_free(w, w->free_next, sc * sizeof(uint32_t));
+	orca_mem_free(w, w->tree_index, sc * sizeof(uint32_t));
 	float **fa[] = {&w->px, &w->py, &w->vx, &w->vy, &w->pvx, &w->pvy};
 	for (size_t i = 0; i < sizeof fa / sizeof fa[0]; ++i)
 		orca_mem_free(w, *fa[i], sc * sizeof(float));
@@ -284,10 +286,9 @@ static void pref_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	struct orca_world *w = ctx;
 	(void)worker;
 	const float dt = w->dt;
-	for (uint32_t i = begin; i < end; ++i) {
-		const uint32_t s = w->order[i];
+	for (uint32_t s = begin; s < end; ++s) { /* slot order: sequential memory */
 		const agent_params *p = &w->params[s];
-		if (p->steer_mode == ORCA_STEER_VELOCITY)
+		if (!w->alive[s] || p->steer_mode == ORCA_STEER_VELOCITY)
 			continue;
 		vec2 g = v2_sub(p->target, v2(w->px[s], w->py[s]));
 		if (p->steer_mode == ORCA_STEER_TARGET_RVO2) {
@@ -311,8 +312,10 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	struct orca_world *w = ctx;
 	const float dt = w->dt;
 	uint32_t arrived = 0;
-	for (uint32_t i = begin; i < end; ++i) {
-		const uint32_t s = w->order[i];
+	for (uint32_t s = begin; s < end; ++s) { /* slot order: sequential memory */
+		if (!w->alive[s])
+			continue;
+		const uint32_t i = w->tree_index[s];
 		w->vx[s] = w->tnvx[i];
 		w->vy[s] = w->tnvy[i];
 		w->px[s] = w->px[s] + w->vx[s] * dt;
@@ -362,7 +365,7 @@ int orca_world_step(orca_world *w, float dt)
 	orca_world_compact_order(w);
 	const uint32_t n = w->order_count;
 
-	orca_pool_run(w->pool, pref_task, w, n, 4096);
+	orca_pool_run(w->pool, pref_task, w, w->slot_count, 4096);
 	const double t1 = now_ms();
 
 	if (w->obst_built_version != w->obst_version) {
@@ -381,7 +384,7 @@ int orca_world_step(orca_world *w, float dt)
 	orca_pool_run(w->pool, orca_compute_velocities, w, n, 64);
 	const double t4 = now_ms();
 
-	orca_pool_run(w->pool, integrate_task, w, n, 4096);
+	orca_pool_run(w->pool, integrate_task, w, w->slot_count, 4096);
 	orca_agent_tree_refit(w);
 	w->steps++;
 	const double t5 = now_ms();
