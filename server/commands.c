@@ -210,28 +210,34 @@ static void apply_remove_obstacle(orca_world *world, const command *cmd, command
 		             rc == ORCA_ERR_STALE_ID ? "removed" : "unknown");
 }
 
-static void apply_drop_owner(orca_world *world, const command *cmd, const command_owners *owners) {
+static int compare_u32(const void *a, const void *b) {
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+void command_drop_owners(orca_world *world, uint32_t *client_ids, uint32_t count, const command_owners *owners) {
 	uint32_t n = orca_world_agent_count(world);
-	if (n == 0) return;
+	if (n == 0 || count == 0) return;
 	orca_agent_id *ids = malloc(sizeof *ids * n);
 	if (!ids) return;
 	n = orca_world_agent_ids(world, ids, n);
-	int64_t removed = 0;
+	/* One pass over the world for every client that left since the last tick. */
+	qsort(client_ids, count, sizeof *client_ids, compare_u32);
 	for (uint32_t i = 0; i < n; i++) {
 		orca_agent_state st;
-		if (orca_agent_get(world, ids[i], &st) == ORCA_OK && st.user_data == cmd->client_id &&
-		    orca_agent_remove(world, ids[i]) == ORCA_OK)
-			removed++;
+		if (orca_agent_get(world, ids[i], &st) != ORCA_OK || st.user_data == 0) continue;
+		if (!bsearch(&st.user_data, client_ids, count, sizeof *client_ids, compare_u32)) continue;
+		if (orca_agent_remove(world, ids[i]) == ORCA_OK) owners->changed(owners->user, st.user_data, -1);
 	}
 	free(ids);
-	if (removed) owners->changed(owners->user, cmd->client_id, -removed);
 }
 
 void command_apply(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,
                    uint32_t *ids_scratch, command_result *out) {
 	memset(out, 0, sizeof *out);
 	if (cmd->kind == COMMAND_DROP_OWNER) {
-		apply_drop_owner(world, cmd, owners);
+		uint32_t id = cmd->client_id;
+		command_drop_owners(world, &id, 1, owners);
 		return;
 	}
 	switch (cmd->msg.which_msg) {

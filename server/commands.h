@@ -61,6 +61,10 @@ crowd_v1_ErrorCode command_error_from_orca(int status);
 /** The agent definition a spawn makes from a spec and the configured defaults. */
 orca_agent_def command_agent_def(const server_config *cfg, const crowd_v1_AgentSpec *spec, uint32_t owner);
 
+/** Remove every agent owned by any of these clients (they left), in one pass
+ * over the world. Sorts client_ids. */
+void command_drop_owners(orca_world *world, uint32_t *client_ids, uint32_t count, const command_owners *owners);
+
 /** Apply one command. ids_scratch must hold cfg->max_batch entries (and at least 1).
  * The message was already checked by validate_rights and validate_message. */
 void command_apply(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,

@@ -124,6 +124,20 @@ void server_apply_commands(server *srv) {
 	command *c = command_queue_take(&srv->queue);
 	while (c) {
 		command *next = c->next;
+		if (c->kind == COMMAND_DROP_OWNER) {
+			/* Clients that left one after another: drop all their agents in one pass. */
+			uint32_t ids[256];
+			uint32_t n = 0;
+			while (c && c->kind == COMMAND_DROP_OWNER && n < 256) {
+				next = c->next;
+				ids[n++] = c->client_id;
+				command_free(c);
+				c = next;
+			}
+			command_drop_owners(srv->world, ids, n, &owners);
+			srv->metrics.commands_applied += n;
+			continue;
+		}
 		command_result r;
 		command_apply(srv->world, srv->cfg, c, &owners, srv->ids_scratch, &r);
 		srv->metrics.commands_applied++;

@@ -212,6 +212,19 @@ static void test_drop_owner(void **state) {
 	assert_int_equal(owned_by[2], 2);
 }
 
+static void test_drop_many_owners(void **state) {
+	(void)state;
+	spawn(1, crowd_v1_Role_ROLE_PLAYER, 3, NULL);
+	spawn(2, crowd_v1_Role_ROLE_PLAYER, 2, NULL);
+	spawn(3, crowd_v1_Role_ROLE_PLAYER, 4, NULL);
+	uint32_t gone[2] = {3, 1};
+	command_drop_owners(world, gone, 2, &owners);
+	assert_int_equal(orca_world_agent_count(world), 2);
+	assert_int_equal(owned_by[1], 0);
+	assert_int_equal(owned_by[2], 2);
+	assert_int_equal(owned_by[3], 0);
+}
+
 static void test_obstacles(void **state) {
 	(void)state;
 	float xs[4] = {0, 1, 1, 0}, ys[4] = {0, 0, 1, 1};
@@ -282,6 +295,7 @@ int main(void) {
 	    cmocka_unit_test_setup_teardown(test_ownership, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknown_and_stale, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_drop_owner, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_drop_many_owners, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_obstacles, setup, teardown),
 	    cmocka_unit_test(test_error_mapping),
 	    cmocka_unit_test(test_queue_order),
