@@ -157,7 +157,8 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 	if (!def || !out)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	*out = NULL;
-	if (def->worker_count < 1 || def->worker_count > 256 || def->max_agents > ORCA_MAX_AGENTS)
+	if (def->worker_count < 1 || def->worker_count > 256 || def->max_agents > ORCA_MAX_AGENTS ||
+	    def->agent_capacity > ORCA_MAX_AGENTS || def->obstacle_vertex_capacity > (1u << 24))
 		return ORCA_ERR_INVALID_ARGUMENT;
 	if ((def->allocator.alloc == NULL) != (def->allocator.free == NULL))
 		return ORCA_ERR_INVALID_ARGUMENT;

@@ -88,6 +88,12 @@ static void test_generation_retire(void **state)
 	orca_world_destroy(w);
 }
 
+static void *count_alloc_stub(size_t size, void *user)
+{
+	(void)user;
+	return malloc(size);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -158,6 +164,12 @@ static void test_errors(void **state)
 	orca_world_def wd = orca_default_world_def();
 	orca_world *w2;
 	wd.worker_count = 0;
+	assert_int_equal(orca_world_create(&wd, &w2), ORCA_ERR_INVALID_ARGUMENT);
+	wd = orca_default_world_def();
+	wd.agent_capacity = ORCA_MAX_AGENTS + 1u;
+	assert_int_equal(orca_world_create(&wd, &w2), ORCA_ERR_INVALID_ARGUMENT);
+	wd = orca_default_world_def();
+	wd.allocator.alloc = count_alloc_stub; /* alloc without free */
 	assert_int_equal(orca_world_create(&wd, &w2), ORCA_ERR_INVALID_ARGUMENT);
 	wd = orca_default_world_def();
 	wd.max_agents = 2;
