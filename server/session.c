@@ -231,6 +231,18 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	srv->metrics.messages_in[s->ops->kind]++;
 	srv->metrics.bytes_in[s->ops->kind] += len;
 
+	/* nanopb grows decoded lists an item at a time: refuse an oversized batch
+	 * before decoding, with its request_id, instead of paying for it. */
+	uint32_t peek_rid, longest_list;
+	if (crowd_client_message_peek(data, len, &peek_rid, &longest_list) && longest_list > srv->cfg->max_batch) {
+		char text[96];
+		snprintf(text, sizeof text, "a list of %u items, the limit is %u", (unsigned)longest_list,
+		         (unsigned)srv->cfg->max_batch);
+		srv->metrics.requests++;
+		session_send_error(s, peek_rid, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, text);
+		return;
+	}
+
 	command *cmd = calloc(1, sizeof *cmd);
 	if (!cmd) {
 		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");

@@ -155,6 +155,51 @@ static void test_client_message_round_trip(void **state) {
 	crowd_buf_free(&out);
 }
 
+/* The peek counts list items by field type: packed floats 4 bytes each,
+ * packed varints by their last bytes, submessages one each. */
+static void test_peek_counts_lists_without_decoding(void **state) {
+	(void)state;
+	enum { TARGETS = 2000, SPAWNS = 70000 };
+	static uint32_t ids[TARGETS];
+	static float xs[TARGETS], ys[TARGETS];
+	for (uint32_t i = 0; i < TARGETS; i++) ids[i] = 1000000 + i, xs[i] = (float)i, ys[i] = -(float)i;
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.request_id = 4242;
+	m.which_msg = crowd_v1_ClientMessage_set_targets_tag;
+	m.msg.set_targets.ids_count = TARGETS;
+	m.msg.set_targets.ids = ids;
+	m.msg.set_targets.x_count = TARGETS;
+	m.msg.set_targets.x = xs;
+	m.msg.set_targets.y_count = TARGETS;
+	m.msg.set_targets.y = ys;
+	crowd_buf out = {0};
+	assert_true(crowd_encode_client_message(&m, false, &out));
+	uint32_t rid, longest;
+	assert_true(crowd_client_message_peek(out.data, out.len, &rid, &longest));
+	assert_int_equal(rid, 4242);
+	assert_int_equal(longest, TARGETS);
+
+	/* 70,000 empty AgentSpecs: more than a 16-bit nanopb count can decode. */
+	out.len = 0;
+	uint8_t head[] = {0x08, 0x07}; /* request_id 7 */
+	crowd_buf_append(&out, head, sizeof head);
+	crowd_buf body = {0};
+	for (uint32_t i = 0; i < SPAWNS; i++) {
+		uint8_t spec[] = {0x0a, 0x00}; /* SpawnAgents.agents, empty */
+		crowd_buf_append(&body, spec, sizeof spec);
+	}
+	uint8_t tag = 0x1a, prefix[CROWD_VARINT_MAX]; /* ClientMessage.spawn_agents */
+	crowd_buf_append(&out, &tag, 1);
+	crowd_buf_append(&out, prefix, crowd_varint_put(prefix, body.len));
+	crowd_buf_append(&out, body.data, body.len);
+	assert_true(crowd_client_message_peek(out.data, out.len, &rid, &longest));
+	assert_int_equal(rid, 7);
+	assert_int_equal(longest, SPAWNS);
+	assert_false(crowd_client_message_peek(out.data, out.len - 1, &rid, &longest)); /* truncated */
+	crowd_buf_free(&body);
+	crowd_buf_free(&out);
+}
+
 static void test_random_garbage_never_crashes(void **state) {
 	(void)state;
 	srand(7);
@@ -164,6 +209,8 @@ static void test_random_garbage_never_crashes(void **state) {
 		size_t n = (size_t)(rand() % (int)sizeof bytes);
 		for (size_t i = 0; i < n; i++) bytes[i] = (uint8_t)rand();
 		crowd_v1_ClientMessage m;
+		uint32_t rid, longest;
+		(void)crowd_client_message_peek(bytes, n, &rid, &longest);
 		if (crowd_decode_client_message(bytes, n, &m)) {
 			decoded++;
 			crowd_client_message_release(&m);
@@ -183,8 +230,11 @@ static void test_random_garbage_never_crashes(void **state) {
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_every_two_way_split),          cmocka_unit_test(test_byte_at_a_time),
-	    cmocka_unit_test(test_too_large_and_bad_prefix),     cmocka_unit_test(test_client_message_round_trip),
+	    cmocka_unit_test(test_every_two_way_split),
+	    cmocka_unit_test(test_byte_at_a_time),
+	    cmocka_unit_test(test_too_large_and_bad_prefix),
+	    cmocka_unit_test(test_client_message_round_trip),
+	    cmocka_unit_test(test_peek_counts_lists_without_decoding),
 	    cmocka_unit_test(test_random_garbage_never_crashes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

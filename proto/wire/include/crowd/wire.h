@@ -78,6 +78,12 @@ bool crowd_encode_server_message(const crowd_v1_ServerMessage *msg, bool delimit
 bool crowd_decode_client_message(const uint8_t *data, size_t len, crowd_v1_ClientMessage *out);
 void crowd_client_message_release(crowd_v1_ClientMessage *msg);
 
+/** Read a bare ClientMessage's request_id and the length of its longest list
+ * (repeated field, packed or not) without decoding it, so a receiver can refuse
+ * an oversized batch before nanopb allocates it item by item. False if the
+ * message is not well-formed protobuf at the tag level. */
+bool crowd_client_message_peek(const uint8_t *data, size_t len, uint32_t *request_id, uint32_t *longest_list);
+
 /* ------------------------------------------------------------------ snapshots */
 
 /** One agent as a snapshot carries it: fixed point, round(value * precision). */
