@@ -14,6 +14,7 @@
 #define ORCA_MAX_LEAF_SIZE 10u
 #define ORCA_GEN_LIMIT 4096u /* 12 generation bits; a slot reaching it is retired */
 #define ORCA_NONE UINT32_MAX
+#define ORCA_HINT_MAX 16u /* neighbour lists up to this long are remembered for the next step */
 
 /* ------------------------------------------------------------ allocation */
 
@@ -156,6 +157,8 @@ struct orca_world {
 	uint32_t free_head, pending_head; /* pending: freed since last compaction */
 	float *px, *py, *vx, *vy, *pvx, *pvy;
 	uint32_t *tree_index; /* slot -> index in the last tree order */
+	uint32_t *hint;       /* per slot: last step's neighbour slots (ORCA_HINT_MAX each) */
+	uint8_t *hint_count;
 	agent_params *params;
 	uint32_t max_neighbors_max; /* upper bound of every agent's max_neighbors */
 

@@ -103,6 +103,8 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		          regrow(w, (void **)&w->alive, sizeof(uint8_t), oc, c) &&
 		          regrow(w, (void **)&w->free_next, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->tree_index, sizeof(uint32_t), oc, c) &&
+		          regrow(w, (void **)&w->hint, ORCA_HINT_MAX * sizeof(uint32_t), oc, c) &&
+		          regrow(w, (void **)&w->hint_count, sizeof(uint8_t), oc, c) &&
 		          regrow(w, (void **)&w->px, sizeof(float), oc, c) && regrow(w, (void **)&w->py, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->vx, sizeof(float), oc, c) && regrow(w, (void **)&w->vy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->pvx, sizeof(float), oc, c) &&
@@ -215,6 +217,8 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->alive, sc * sizeof(uint8_t));
 	orca_mem_free(w, w->free_next, sc * sizeof(uint32_t));
 	orca_mem_free(w, w->tree_index, sc * sizeof(uint32_t));
+	orca_mem_free(w, w->hint, sc * ORCA_HINT_MAX * sizeof(uint32_t));
+	orca_mem_free(w, w->hint_count, sc * sizeof(uint8_t));
 	float **fa[] = {&w->px, &w->py, &w->vx, &w->vy, &w->pvx, &w->pvy};
 	for (size_t i = 0; i < sizeof fa / sizeof fa[0]; ++i)
 		orca_mem_free(w, *fa[i], sc * sizeof(float));
