@@ -255,13 +255,15 @@ static void test_million_agent_spawn(void **state) {
 	assert_true(tc_await_closed(t));
 	tc_close(t);
 
-	/* 6,000 fit in a frame: refused by the batch limit, the connection stays.
-	 * (Kept small: nanopb grows decoded arrays one item at a time, which is
-	 * quadratic under ASan's realloc.) */
+	/* 6,000 and 400,000 fit in a frame: refused by the batch limit with their
+	 * request_id before they are decoded (400,000 is past nanopb's 16-bit
+	 * counts), and the connection stays. */
 	t = tc_connect(server.port, NULL, false);
 	assert_non_null(t);
 	send_huge_spawn(t, 78, MAX_BATCH + 1000);
 	assert_error(tc_await(t, 78), crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
+	send_huge_spawn(t, 79, 400000);
+	assert_error(tc_await(t, 79), crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
 	assert_int_equal(world_agents(), before);
 
 	/* Under the batch limit but over the world's agent limit. */
