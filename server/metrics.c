@@ -1,5 +1,6 @@
 /* metrics.c — label names and the tick histogram of server_metrics. */
 #include "metrics.h"
+#include "crowd/wire.h"
 
 const double metrics_tick_bucket_bounds[METRICS_TICK_BUCKETS] = {0.001, 0.002, 0.005, 0.010, 0.020, 0.0333,
                                                                  0.050, 0.100, 0.250, 0.500, 1.0,   2.5};
@@ -29,30 +30,7 @@ const char *metrics_disconnect_reason_name(disconnect_reason reason) {
 }
 
 const char *metrics_error_code_name(int code) {
-	static const char *const names[METRICS_ERROR_CODES] = {"NONE",
-	                                                       "MALFORMED",
-	                                                       "FRAME_TOO_LARGE",
-	                                                       "UNKNOWN_MESSAGE",
-	                                                       "HELLO_REQUIRED",
-	                                                       "HELLO_TIMEOUT",
-	                                                       "UNSUPPORTED_VERSION",
-	                                                       "BAD_TOKEN",
-	                                                       "PERMISSION_DENIED",
-	                                                       "NOT_OWNER",
-	                                                       "INVALID_ARGUMENT",
-	                                                       "UNKNOWN_ID",
-	                                                       "STALE_ID",
-	                                                       "LIMIT_AGENTS_WORLD",
-	                                                       "LIMIT_AGENTS_CONNECTION",
-	                                                       "LIMIT_BATCH",
-	                                                       "RATE_LIMITED",
-	                                                       "BAD_POLYGON",
-	                                                       "ALREADY_HELLO",
-	                                                       "SLOW_CONSUMER",
-	                                                       "SHUTTING_DOWN",
-	                                                       "SERVER_FULL",
-	                                                       "INTERNAL"};
-	return (code >= 0 && code < METRICS_ERROR_CODES) ? names[code] : "UNKNOWN";
+	return code >= 0 ? crowd_error_code_name((uint32_t)code) : "UNKNOWN";
 }
 
 void metrics_observe_tick(server_metrics *m, double seconds) {

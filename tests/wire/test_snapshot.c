@@ -269,6 +269,13 @@ static void test_quantize(void **state) {
 	assert_int_equal(crowd_quantize(-1e30f, 100), -(1 << 30));
 }
 
+static void test_error_code_names(void **state) {
+	(void)state;
+	assert_string_equal(crowd_error_code_name(crowd_v1_ErrorCode_ERROR_NOT_OWNER), "NOT_OWNER");
+	assert_string_equal(crowd_error_code_name(crowd_v1_ErrorCode_ERROR_INTERNAL), "INTERNAL");
+	assert_string_equal(crowd_error_code_name(9999), "UNKNOWN");
+}
+
 static void test_ack_round_trip(void **state) {
 	(void)state;
 	uint32_t ids[2] = {3, 4};
@@ -294,6 +301,7 @@ int main(void) {
 	    cmocka_unit_test(test_random_change_stream),
 	    cmocka_unit_test(test_inconsistent_input_leaves_view_unchanged),
 	    cmocka_unit_test(test_quantize),
+	    cmocka_unit_test(test_error_code_names),
 	    cmocka_unit_test(test_ack_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
 #include "crowd/client.h"
 
 #include <stddef.h>
+#include <string.h>
 
 const char *crowd_client_strerror(int status) {
 	switch (status) {
@@ -37,34 +38,7 @@ const char *crowd_client_strerror(int status) {
 	}
 }
 
-static const char *const error_names[] = {
-    [crowd_v1_ErrorCode_ERROR_NONE] = "ERROR_NONE",
-    [crowd_v1_ErrorCode_ERROR_MALFORMED] = "ERROR_MALFORMED",
-    [crowd_v1_ErrorCode_ERROR_FRAME_TOO_LARGE] = "ERROR_FRAME_TOO_LARGE",
-    [crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE] = "ERROR_UNKNOWN_MESSAGE",
-    [crowd_v1_ErrorCode_ERROR_HELLO_REQUIRED] = "ERROR_HELLO_REQUIRED",
-    [crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT] = "ERROR_HELLO_TIMEOUT",
-    [crowd_v1_ErrorCode_ERROR_UNSUPPORTED_VERSION] = "ERROR_UNSUPPORTED_VERSION",
-    [crowd_v1_ErrorCode_ERROR_BAD_TOKEN] = "ERROR_BAD_TOKEN",
-    [crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED] = "ERROR_PERMISSION_DENIED",
-    [crowd_v1_ErrorCode_ERROR_NOT_OWNER] = "ERROR_NOT_OWNER",
-    [crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT] = "ERROR_INVALID_ARGUMENT",
-    [crowd_v1_ErrorCode_ERROR_UNKNOWN_ID] = "ERROR_UNKNOWN_ID",
-    [crowd_v1_ErrorCode_ERROR_STALE_ID] = "ERROR_STALE_ID",
-    [crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_WORLD] = "ERROR_LIMIT_AGENTS_WORLD",
-    [crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_CONNECTION] = "ERROR_LIMIT_AGENTS_CONNECTION",
-    [crowd_v1_ErrorCode_ERROR_LIMIT_BATCH] = "ERROR_LIMIT_BATCH",
-    [crowd_v1_ErrorCode_ERROR_RATE_LIMITED] = "ERROR_RATE_LIMITED",
-    [crowd_v1_ErrorCode_ERROR_BAD_POLYGON] = "ERROR_BAD_POLYGON",
-    [crowd_v1_ErrorCode_ERROR_ALREADY_HELLO] = "ERROR_ALREADY_HELLO",
-    [crowd_v1_ErrorCode_ERROR_SLOW_CONSUMER] = "ERROR_SLOW_CONSUMER",
-    [crowd_v1_ErrorCode_ERROR_SHUTTING_DOWN] = "ERROR_SHUTTING_DOWN",
-    [crowd_v1_ErrorCode_ERROR_SERVER_FULL] = "ERROR_SERVER_FULL",
-    [crowd_v1_ErrorCode_ERROR_INTERNAL] = "ERROR_INTERNAL",
-};
-
 const char *crowd_client_error_name(int code) {
-	if (code < 0 || (size_t)code >= sizeof error_names / sizeof error_names[0] || !error_names[code])
-		return "ERROR_UNKNOWN_CODE";
-	return error_names[code];
+	const char *name = code >= 0 ? crowd_v1_ErrorCode_name((crowd_v1_ErrorCode)code) : "";
+	return strncmp(name, "ERROR_", 6) == 0 ? name : "ERROR_UNKNOWN_CODE";
 }

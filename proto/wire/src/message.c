@@ -4,6 +4,7 @@
 #include <pb_common.h>
 #include <pb_decode.h>
 #include <pb_encode.h>
+#include <string.h>
 
 #include "crowd/wire.h"
 
@@ -27,6 +28,12 @@ static bool encode_into(const pb_msgdesc_t *fields, const void *msg, bool delimi
 		return false;
 	}
 	return true;
+}
+
+const char *crowd_error_code_name(uint32_t code) {
+	const char *name = crowd_v1_ErrorCode_name((crowd_v1_ErrorCode)code);
+	if (strncmp(name, "ERROR_", 6) != 0) return "UNKNOWN";
+	return name + 6;
 }
 
 bool crowd_encode_client_message(const crowd_v1_ClientMessage *msg, bool delimited, crowd_buf *out) {

@@ -19,6 +19,10 @@ extern "C" {
 #define CROWD_PROTOCOL_MINOR 0u
 #define CROWD_VARINT_MAX 10u
 
+/** The wire name of an ErrorCode without its "ERROR_" prefix ("MALFORMED",
+ * "NOT_OWNER", ...), generated from crowd.proto; "UNKNOWN" for other values. */
+const char *crowd_error_code_name(uint32_t code);
+
 /* ------------------------------------------------------------------ buffers */
 
 /** A growable byte buffer. Zero-initialise, or crowd_buf_init. */
