@@ -63,15 +63,8 @@ void world_table_free(world_table *t) {
 }
 
 static const crowd_agent_q *table_find(const world_table *t, uint32_t id) {
-	uint32_t lo = 0, hi = t->count;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (t->agents[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (lo < t->count && t->agents[lo].id == id) ? &t->agents[lo] : NULL;
+	const crowd_view sorted = {t->agents, t->count, t->cap};
+	return crowd_view_find(&sorted, id);
 }
 
 /* The whole obstacle set, rebuilt when the world's obstacle version moves. */
@@ -164,16 +157,7 @@ static const shared_encoding *find_shared(const shared_encoding *enc, int n, boo
 
 /* baseline := the table (what crowd_snapshot_encode would have left there). */
 static bool copy_table(crowd_view *v, const world_table *t) {
-	if (t->count > v->cap) {
-		/* crowd_view's array is realloc'd/freed by the wire library too */
-		crowd_agent_q *p = realloc(v->agents, (size_t)t->count * sizeof *p);
-		if (!p) return false;
-		v->agents = p;
-		v->cap = t->count;
-	}
-	if (t->count) memcpy(v->agents, t->agents, (size_t)t->count * sizeof *v->agents);
-	v->count = t->count;
-	return true;
+	return crowd_view_assign(v, t->agents, t->count);
 }
 
 void snapshots_send(server *srv) {

@@ -57,7 +57,7 @@ static bool view_reserve(crowd_view *v, uint32_t n) {
 	return true;
 }
 
-static bool view_assign(crowd_view *v, const crowd_agent_q *agents, uint32_t n) {
+bool crowd_view_assign(crowd_view *v, const crowd_agent_q *agents, uint32_t n) {
 	if (!view_reserve(v, n)) return false;
 	if (n) memcpy(v->agents, agents, (size_t)n * sizeof *agents);
 	v->count = n;
@@ -242,7 +242,7 @@ bool crowd_snapshot_encode(const crowd_snapshot_header *header, const crowd_agen
 		}
 		size_t mark = out->len;
 		ok = crowd_encode_server_message(&msg, delimited, out);
-		if (ok && !view_assign(baseline, next, n)) {
+		if (ok && !crowd_view_assign(baseline, next, n)) {
 			out->len = mark;
 			ok = false;
 		}

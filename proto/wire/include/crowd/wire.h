@@ -108,6 +108,8 @@ typedef struct crowd_view {
 void crowd_view_init(crowd_view *v);
 void crowd_view_free(crowd_view *v);
 void crowd_view_clear(crowd_view *v);
+/** Make v a copy of n agents (ascending id); false on allocation failure. */
+bool crowd_view_assign(crowd_view *v, const crowd_agent_q *agents, uint32_t n);
 /** Binary search by id; NULL if absent. */
 const crowd_agent_q *crowd_view_find(const crowd_view *v, uint32_t id);
 
