@@ -34,6 +34,27 @@ static orca_agent_id add_at(orca_world *w, float x, float y)
 	return id;
 }
 
+/* The defaults are RVO2's example defaults (Circle.cpp: setAgentDefaults(15.0f,
+ * 10, 10.0f, 10.0f, 1.5f, 2.0f)), with ORCA's reciprocal half and every layer seen. */
+static void test_defaults_are_rvo2s(void **state)
+{
+	(void)state;
+	const orca_agent_def d = orca_default_agent_def();
+	assert_true(d.neighbor_dist == 15.0f);
+	assert_int_equal(d.max_neighbors, 10);
+	assert_true(d.time_horizon == 10.0f);
+	assert_true(d.time_horizon_obst == 10.0f);
+	assert_true(d.radius == 1.5f);
+	assert_true(d.max_speed == 2.0f);
+	assert_true(d.velocity.x == 0.0f && d.velocity.y == 0.0f);
+	assert_true(d.weight == 0.5f);
+	assert_int_equal(d.mask, UINT32_MAX);
+	assert_int_not_equal(d.layer & d.mask, 0);
+	assert_int_equal(d.steer_mode, ORCA_STEER_VELOCITY);
+	const orca_world_def w = orca_default_world_def();
+	assert_int_equal(w.worker_count, 1);
+}
+
 static void test_ids(void **state)
 {
 	(void)state;
@@ -434,6 +455,7 @@ static void test_degenerate_positions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults_are_rvo2s),
 	    cmocka_unit_test(test_ids),
 	    cmocka_unit_test(test_generation_retire),
 	    cmocka_unit_test(test_errors),
