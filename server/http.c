@@ -437,7 +437,10 @@ static crowd_http_ws *conn_of(http_parser *p) {
 	return p->data;
 }
 
-/* Counts request-line and header bytes; past the limit the request is refused with 431. */
+/* Counts request-line and header bytes; past the limit the request is refused with 431.
+ * http-parser hands over names and values only, so each header line's ": " and CRLF
+ * are added when its value starts (thousands of tiny headers count in full). */
+#define HTTP_HEADER_LINE_OVERHEAD 4
 static int count_header_bytes(crowd_http_ws *c, size_t len) {
 	c->header_bytes += len;
 	if (c->header_bytes > c->server->cfg.max_header_bytes) {
@@ -480,7 +483,7 @@ static int on_header_field(http_parser *p, const char *at, size_t len) {
 
 static int on_header_value(http_parser *p, const char *at, size_t len) {
 	crowd_http_ws *c = conn_of(p);
-	if (count_header_bytes(c, len)) return -1;
+	if (count_header_bytes(c, len + (c->last_was_value ? 0 : HTTP_HEADER_LINE_OVERHEAD))) return -1;
 	if (!c->last_was_value) {
 		c->last_was_value = true;
 		c->current = -1;

@@ -356,6 +356,13 @@ static void test_http_error_statuses(void **state) {
 	n += snprintf(big + n, sizeof big - (size_t)n, "\r\n\r\n");
 	char r[8192];
 	assert_int_equal(request_status(big, (size_t)n, r, sizeof r), 431);
+
+	/* Many tiny headers: 1,000 lines of "X: y" are 6,000 bytes on the wire (2,000 of
+	 * names and values), over the limit too. */
+	n = snprintf(big, sizeof big, "GET / HTTP/1.1\r\n");
+	for (int i = 0; i < 1000; i++) n += snprintf(big + n, sizeof big - (size_t)n, "X: y\r\n");
+	n += snprintf(big + n, sizeof big - (size_t)n, "\r\n");
+	assert_int_equal(request_status(big, (size_t)n, r, sizeof r), 431);
 }
 
 static void test_http_413_while_the_body_keeps_coming(void **state) {
