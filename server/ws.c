@@ -24,6 +24,7 @@ struct crowd_ws {
 	/* A close the owner asks for waits until the messages queued before it are
 	 * written: wslay itself would send the control frame ahead of them. */
 	bool close_requested, close_queued;
+	bool read_failed; /* wslay failed on input; our own 1002 was written, wslay is done with */
 	/* Frames wslay produced in one flush, handed to the owner as one write. */
 	uint8_t *out;
 	size_t out_len, out_cap;
@@ -166,6 +167,7 @@ void crowd_ws_free(crowd_ws *ws) {
 }
 
 bool crowd_ws_feed(crowd_ws *ws, const uint8_t *data, size_t len) {
+	if (ws->read_failed) return true; /* closing: discard */
 	ws->in = data;
 	ws->in_len = len;
 	ws->in_feed = true;
@@ -173,7 +175,22 @@ bool crowd_ws_feed(crowd_ws *ws, const uint8_t *data, size_t len) {
 	ws->in_feed = false;
 	ws->in = NULL;
 	ws->in_len = 0;
-	if (r != 0) return false;
+	if (r != 0) {
+		/* wslay fails some malformed frames (a control frame over 125 bytes) with
+		 * no close frame, or an empty one, queued: write our own 1002 directly and
+		 * report the connection as finishing, so the owner closes it once the frame
+		 * is out (what wslay left queued is dropped with the connection). */
+		if (ws->close_requested || wslay_event_get_close_sent(ws->ctx) || ws->write_failed) return false;
+		static const uint8_t close_1002[] = {0x88, 0x02, CROWD_WS_CLOSE_PROTOCOL_ERROR >> 8,
+		                                     CROWD_WS_CLOSE_PROTOCOL_ERROR & 0xff};
+		if (!ws->cb.write(ws->cb.user, close_1002, sizeof close_1002)) {
+			ws->write_failed = true;
+			return false;
+		}
+		ws->close_sent = CROWD_WS_CLOSE_PROTOCOL_ERROR;
+		ws->close_requested = ws->read_failed = true; /* no more frames through wslay */
+		return true;
+	}
 	return ws_flush(ws);
 }
 

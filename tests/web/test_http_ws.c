@@ -447,6 +447,20 @@ static void test_ws_unmasked_client_frame_closes_1002(void **state) {
 	close(fd);
 }
 
+static void test_ws_oversized_control_frame_closes_1002(void **state) {
+	(void)state;
+	int fd = ws_connect();
+	uint8_t payload[200], frame[256];
+	memset(payload, 'p', sizeof payload);
+	size_t n = make_frame(frame, true, 0x9, true, payload, sizeof payload); /* ping: at most 125 bytes */
+	send_all(fd, frame, n);
+	server_frame f;
+	assert_true(recv_frame(fd, &f));
+	assert_int_equal(close_code(&f), CROWD_WS_CLOSE_PROTOCOL_ERROR);
+	expect_eof(fd);
+	close(fd);
+}
+
 static void test_ws_text_frame_closes_1003(void **state) {
 	(void)state;
 	int fd = ws_connect();
@@ -574,6 +588,7 @@ int main(void) {
 	    cmocka_unit_test(test_ws_masked_binary_echo),
 	    cmocka_unit_test(test_ws_fragmented_with_ping),
 	    cmocka_unit_test(test_ws_unmasked_client_frame_closes_1002),
+	    cmocka_unit_test(test_ws_oversized_control_frame_closes_1002),
 	    cmocka_unit_test(test_ws_text_frame_closes_1003),
 	    cmocka_unit_test(test_ws_oversize_closes_1009),
 	    cmocka_unit_test(test_ws_oversize_by_fragments_closes_1009),
