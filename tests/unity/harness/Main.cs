@@ -6,6 +6,7 @@
 //   samples <crowd-server>      drive the CrowdView sample (stubbed UnityEngine) against a real server
 //   cdecode <fixture-generator> decode snapshot frames written by proto/wire's C encoder
 //   layout <package dir>        package.json and a .meta for everything Unity imports
+//   readme <snippet.dll> <crowd-server>  run the package README's ten lines against a real server
 // Exit code 0 only when every check passed; the last line is "N passed, N failed".
 using System;
 using System.Collections.Generic;
@@ -58,6 +59,7 @@ namespace Crowd.Harness
                     case "samples": SamplesScenario.Run(args[1]); break;
                     case "cdecode": CDecodeCheck.Run(args[1]); break;
                     case "layout": LayoutCheck.Run(args[1]); break;
+                    case "readme": ReadmeScenario.Run(args[1], args[2]); break;
                     default:
                         Console.Error.WriteLine("unknown mode " + args[0]);
                         return 2;
