@@ -357,7 +357,8 @@ void server_destroy(server *srv) {
 	orca_world_destroy(srv->world);
 	world_table_free(&srv->table);
 	free(srv->view_scratch);
-	free(srv->query_scratch);
+	free(srv->aoi_hits);
+	free(srv->aoi_marks);
 	crowd_obstacle_set_free(&srv->obstacle_set);
 	crowd_buf_free(&srv->reply_buf);
 	crowd_buf_free(&srv->snapshot_buf);

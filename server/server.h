@@ -17,6 +17,7 @@
 #include <crowd/wire.h>
 #include <orca/orca.h>
 
+#include "aoi_grid.h"
 #include "commands.h"
 #include "config.h"
 #include "metrics.h"
@@ -56,8 +57,13 @@ typedef struct server_status {
 typedef struct world_table {
 	crowd_agent_q *agents;
 	uint32_t count, cap;
+	float *x, *y;  /* the agents' exact positions (areas select on these), same order */
+	uint32_t x_cap, y_cap;
+	aoi_grid grid; /* over x, y: which table entries lie in an area */
 	orca_agent_id *ids; /* scratch */
 	uint32_t ids_cap;
+	struct world_table_entry *sort_scratch;
+	uint32_t sort_scratch_cap;
 } world_table;
 
 struct tcp_listener;
@@ -96,8 +102,10 @@ struct server {
 	world_table table;
 	crowd_agent_q *view_scratch;
 	uint32_t view_scratch_cap;
-	orca_agent_id *query_scratch;
-	uint32_t query_scratch_cap;
+	uint32_t *aoi_hits; /* table indices of the agents in an area */
+	uint32_t aoi_hits_cap;
+	uint64_t *aoi_marks; /* aoi_grid_query's bitmap, all zero between queries */
+	uint32_t aoi_marks_cap;
 	crowd_obstacle_set obstacle_set;
 	uint32_t obstacle_set_version;
 	bool obstacle_set_valid;

@@ -1,15 +1,22 @@
 /* snapshots.c — after each tick, every subscriber that is due gets the agents
  * in its area, quantized and delta-coded against what it was sent last; a
  * subscriber whose output is above the soft limit skips (its next snapshot is
- * a keyframe). The world's agents are quantized once per tick (world_table). */
+ * a keyframe). The world's agents are quantized once per tick (world_table),
+ * and an area-of-interest grid over their positions answers the areas. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "server.h"
 
-static int compare_agent_id(const void *a, const void *b) {
-	uint32_t x = ((const crowd_agent_q *)a)->id, y = ((const crowd_agent_q *)b)->id;
+/* A table row with its exact position, for the rare re-sort by id. */
+struct world_table_entry {
+	crowd_agent_q q;
+	float x, y;
+};
+
+static int compare_entry_id(const void *a, const void *b) {
+	uint32_t x = ((const struct world_table_entry *)a)->q.id, y = ((const struct world_table_entry *)b)->q.id;
 	return (x > y) - (x < y);
 }
 
@@ -24,10 +31,26 @@ static bool grow(void **ptr, uint32_t *cap, uint32_t need, size_t elem) {
 	return true;
 }
 
+/* Sort the rows (and their positions) by id: slot order is id order until a
+ * slot is reused with a newer generation. */
+static bool sort_by_id(world_table *t) {
+	if (!grow((void **)&t->sort_scratch, &t->sort_scratch_cap, t->count, sizeof *t->sort_scratch)) return false;
+	struct world_table_entry *e = t->sort_scratch;
+	for (uint32_t i = 0; i < t->count; i++) e[i] = (struct world_table_entry){t->agents[i], t->x[i], t->y[i]};
+	qsort(e, t->count, sizeof *e, compare_entry_id);
+	for (uint32_t i = 0; i < t->count; i++) {
+		t->agents[i] = e[i].q;
+		t->x[i] = e[i].x;
+		t->y[i] = e[i].y;
+	}
+	return true;
+}
+
 bool world_table_build(world_table *t, const orca_world *world, float precision) {
 	uint32_t n = orca_world_agent_count(world);
 	if (!grow((void **)&t->ids, &t->ids_cap, n + 1, sizeof *t->ids) ||
-	    !grow((void **)&t->agents, &t->cap, n + 1, sizeof *t->agents)) {
+	    !grow((void **)&t->agents, &t->cap, n + 1, sizeof *t->agents) ||
+	    !grow((void **)&t->x, &t->x_cap, n + 1, sizeof *t->x) || !grow((void **)&t->y, &t->y_cap, n + 1, sizeof *t->y)) {
 		t->count = 0;
 		return false;
 	}
@@ -47,24 +70,27 @@ bool world_table_build(world_table *t, const orca_world *world, float precision)
 		int32_t r = crowd_quantize(st.radius, precision);
 		q->radius = r > 0 ? (uint32_t)r : 0;
 		q->owner = st.user_data;
+		t->x[count] = st.position.x;
+		t->y[count] = st.position.y;
 		if (count > 0 && t->agents[count - 1].id > q->id) sorted = false;
 		count++;
 	}
-	/* Slot order is id order until a slot is reused with a newer generation. */
-	if (!sorted) qsort(t->agents, count, sizeof *t->agents, compare_agent_id);
 	t->count = count;
+	if ((!sorted && !sort_by_id(t)) || !aoi_grid_build(&t->grid, t->x, t->y, count)) {
+		t->count = 0;
+		return false;
+	}
 	return true;
 }
 
 void world_table_free(world_table *t) {
 	free(t->agents);
+	free(t->x);
+	free(t->y);
+	aoi_grid_free(&t->grid);
 	free(t->ids);
+	free(t->sort_scratch);
 	memset(t, 0, sizeof *t);
-}
-
-static const crowd_agent_q *table_find(const world_table *t, uint32_t id) {
-	const crowd_view sorted = {t->agents, t->count, t->cap};
-	return crowd_view_find(&sorted, id);
 }
 
 /* The whole obstacle set, rebuilt when the world's obstacle version moves. */
@@ -117,20 +143,19 @@ static const crowd_agent_q *select_view(server *srv, const session *s, uint32_t 
 		*count = t->count;
 		return t->agents;
 	}
-	uint32_t n = orca_query_rect(srv->world, s->area_min, s->area_max, srv->query_scratch, srv->query_scratch_cap);
-	if (n > srv->query_scratch_cap) {
-		if (!grow((void **)&srv->query_scratch, &srv->query_scratch_cap, n, sizeof *srv->query_scratch))
-			return NULL;
-		n = orca_query_rect(srv->world, s->area_min, s->area_max, srv->query_scratch, srv->query_scratch_cap);
-		if (n > srv->query_scratch_cap) n = srv->query_scratch_cap;
+	uint32_t words = aoi_grid_mark_words(&t->grid);
+	if (words > srv->aoi_marks_cap) {
+		uint32_t old = srv->aoi_marks_cap;
+		if (!grow((void **)&srv->aoi_marks, &srv->aoi_marks_cap, words, sizeof *srv->aoi_marks)) return NULL;
+		memset(srv->aoi_marks + old, 0, (size_t)(srv->aoi_marks_cap - old) * sizeof *srv->aoi_marks);
 	}
-	if (!grow((void **)&srv->view_scratch, &srv->view_scratch_cap, n + 1, sizeof *srv->view_scratch)) return NULL;
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const crowd_agent_q *q = table_find(t, srv->query_scratch[i]);
-		if (q) srv->view_scratch[k++] = *q;
-	}
-	*count = k;
+	if (!grow((void **)&srv->aoi_hits, &srv->aoi_hits_cap, t->count + 1, sizeof *srv->aoi_hits) ||
+	    !grow((void **)&srv->view_scratch, &srv->view_scratch_cap, t->count + 1, sizeof *srv->view_scratch))
+		return NULL;
+	uint32_t n = aoi_grid_query(&t->grid, s->area_min.x, s->area_min.y, s->area_max.x, s->area_max.y,
+	                            srv->aoi_marks, srv->aoi_hits);
+	for (uint32_t i = 0; i < n; i++) srv->view_scratch[i] = t->agents[srv->aoi_hits[i]];
+	*count = n;
 	return srv->view_scratch;
 }
 
