@@ -523,12 +523,14 @@ static int on_headers_complete(http_parser *p) {
 		c->status = 413;
 		return -1;
 	}
-	uv_timer_stop(&c->timer);
 	return 0;
 }
 
 static int on_message_complete(http_parser *p) {
 	crowd_http_ws *c = conn_of(p);
+	/* The request timer runs until the whole request is in: a small body that never
+	 * arrives must not hold the connection open either. */
+	uv_timer_stop(&c->timer);
 	c->message_complete = true;
 	http_parser_pause(p, 1); /* one request per connection: leave the rest unread */
 	return 0;

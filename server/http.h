@@ -21,7 +21,7 @@ typedef struct crowd_http_config {
 	const char *proto_path;     /* served as /crowd.proto */
 	size_t max_header_bytes;    /* request line + headers; over it: 431 (default 8192) */
 	size_t max_body_bytes;      /* Content-Length over it: 413 (default 1024) */
-	uint32_t header_timeout_ms; /* unfinished request header: 408 and close (default 10000) */
+	uint32_t header_timeout_ms; /* request (header, or its small body) unfinished: 408 and close (default 10000) */
 	uint32_t max_connections;   /* open HTTP + WebSocket connections; over it: 503 (default 1024) */
 	size_t ws_max_message;      /* bigger WebSocket message: close 1009 (default 1 MiB) */
 } crowd_http_config;

@@ -390,6 +390,14 @@ static void test_http_header_timeout(void **state) {
 	assert_true(recv_until_eof(fd, r, sizeof r) > 0); /* the server answers, then closes */
 	close(fd);
 	assert_int_equal(status_of(r), 408);
+
+	/* Headers complete, but the small body they announce never comes. */
+	fd = connect_server();
+	const char no_body[] = "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
+	send_all(fd, no_body, sizeof no_body - 1);
+	assert_true(recv_until_eof(fd, r, sizeof r) > 0);
+	close(fd);
+	assert_int_equal(status_of(r), 408);
 }
 
 /* ------------------------------------------------------------------ tests: WebSocket */
