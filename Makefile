@@ -24,7 +24,7 @@ build-asan: deps
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 
 run: build
-	./$(BUILD)/server/crowd-server --demo
+	$(BUILD)/server/crowd-server --demo
 
 # Every test in the Release build, then again under ASan+UBSan.
 test: test-release test-asan
