@@ -356,9 +356,7 @@ void server_destroy(server *srv) {
 	demo_destroy(srv->demo);
 	orca_world_destroy(srv->world);
 	world_table_free(&srv->table);
-	free(srv->view_scratch);
-	free(srv->aoi_hits);
-	free(srv->aoi_marks);
+	snapshots_free(srv);
 	crowd_obstacle_set_free(&srv->obstacle_set);
 	crowd_buf_free(&srv->reply_buf);
 	crowd_buf_free(&srv->snapshot_buf);

@@ -5,7 +5,9 @@
  *
  * Threading: everything here belongs to the loop thread. While a step runs on
  * the thread pool (srv->step_running) the world must not be touched; read the
- * `status` fields instead, which the loop thread updates after every tick. */
+ * `status` fields instead, which the loop thread updates after every tick.
+ * snapshots_send lends area subscribers' encoding (their baselines) to a helper
+ * thread and waits for it before sending. */
 #ifndef CROWD_SERVER_SERVER_H
 #define CROWD_SERVER_SERVER_H
 
@@ -100,12 +102,7 @@ struct server {
 
 	/* snapshots */
 	world_table table;
-	crowd_agent_q *view_scratch;
-	uint32_t view_scratch_cap;
-	uint32_t *aoi_hits; /* table indices of the agents in an area */
-	uint32_t aoi_hits_cap;
-	uint64_t *aoi_marks; /* aoi_grid_query's bitmap, all zero between queries */
-	uint32_t aoi_marks_cap;
+	struct snapshot_workers *snapshot_workers; /* area snapshots' encoders and helper thread */
 	crowd_obstacle_set obstacle_set;
 	uint32_t obstacle_set_version;
 	bool obstacle_set_valid;
@@ -166,5 +163,7 @@ bool world_table_build(world_table *t, const orca_world *world, float precision)
 void world_table_free(world_table *t);
 /** Send every due snapshot after a tick. */
 void snapshots_send(server *srv);
+/** Stop the snapshot helper thread and free the encoders (server_destroy). */
+void snapshots_free(server *srv);
 
 #endif

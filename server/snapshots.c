@@ -2,7 +2,9 @@
  * in its area, quantized and delta-coded against what it was sent last; a
  * subscriber whose output is above the soft limit skips (its next snapshot is
  * a keyframe). The world's agents are quantized once per tick (world_table),
- * and an area-of-interest grid over their positions answers the areas. */
+ * and an area-of-interest grid over their positions answers the areas; area
+ * snapshots are encoded on two threads, then sent by the loop thread. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,27 +138,181 @@ static const crowd_obstacle_set *current_obstacles(server *srv) {
 	return &srv->obstacle_set;
 }
 
-/* The agents in a session's area, from the table (ascending id). */
-static const crowd_agent_q *select_view(server *srv, const session *s, uint32_t *count) {
-	const world_table *t = &srv->table;
-	if (!s->has_area) {
-		*count = t->count;
-		return t->agents;
-	}
+/* What one encoding thread needs of its own: the area query's scratch, the
+ * view it selects, and the buffer it encodes into. */
+typedef struct snapshot_encoder {
+	crowd_buf out;
+	crowd_agent_q *view;
+	uint32_t view_cap;
+	uint32_t *hits; /* table indices of the agents in an area */
+	uint32_t hits_cap;
+	uint64_t *marks; /* aoi_grid_query's bitmap, all zero between queries */
+	uint32_t marks_cap;
+} snapshot_encoder;
+
+/* The agents in an area, from the table (ascending id). */
+static const crowd_agent_q *select_area(snapshot_encoder *e, const world_table *t, const session *s,
+                                        uint32_t *count) {
 	uint32_t words = aoi_grid_mark_words(&t->grid);
-	if (words > srv->aoi_marks_cap) {
-		uint32_t old = srv->aoi_marks_cap;
-		if (!grow((void **)&srv->aoi_marks, &srv->aoi_marks_cap, words, sizeof *srv->aoi_marks)) return NULL;
-		memset(srv->aoi_marks + old, 0, (size_t)(srv->aoi_marks_cap - old) * sizeof *srv->aoi_marks);
+	if (words > e->marks_cap) {
+		uint32_t old = e->marks_cap;
+		if (!grow((void **)&e->marks, &e->marks_cap, words, sizeof *e->marks)) return NULL;
+		memset(e->marks + old, 0, (size_t)(e->marks_cap - old) * sizeof *e->marks);
 	}
-	if (!grow((void **)&srv->aoi_hits, &srv->aoi_hits_cap, t->count + 1, sizeof *srv->aoi_hits) ||
-	    !grow((void **)&srv->view_scratch, &srv->view_scratch_cap, t->count + 1, sizeof *srv->view_scratch))
+	if (!grow((void **)&e->hits, &e->hits_cap, t->count + 1, sizeof *e->hits) ||
+	    !grow((void **)&e->view, &e->view_cap, t->count + 1, sizeof *e->view))
 		return NULL;
-	uint32_t n = aoi_grid_query(&t->grid, s->area_min.x, s->area_min.y, s->area_max.x, s->area_max.y,
-	                            srv->aoi_marks, srv->aoi_hits);
-	for (uint32_t i = 0; i < n; i++) srv->view_scratch[i] = t->agents[srv->aoi_hits[i]];
+	uint32_t n =
+	    aoi_grid_query(&t->grid, s->area_min.x, s->area_min.y, s->area_max.x, s->area_max.y, e->marks, e->hits);
+	for (uint32_t i = 0; i < n; i++) e->view[i] = t->agents[e->hits[i]];
 	*count = n;
-	return srv->view_scratch;
+	return e->view;
+}
+
+static void encoder_free(snapshot_encoder *e) {
+	crowd_buf_free(&e->out);
+	free(e->view);
+	free(e->hits);
+	free(e->marks);
+}
+
+/* One area subscriber's snapshot this tick. Encoded by either thread (it only
+ * touches its session's baseline and its encoder's buffer), sent by the loop. */
+typedef struct snapshot_job {
+	session *s;
+	bool keyframe, with_obstacles;
+	bool selected, encoded;
+	uint32_t agents;
+	int encoder;
+	size_t offset, len;
+} snapshot_job;
+
+enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
+
+/* The area subscribers' snapshots are encoded by the loop thread and one
+ * helper thread together, taking jobs from a shared counter; the loop thread
+ * waits for the helper, then alone sends (sockets and sessions stay its own). */
+struct snapshot_workers {
+	snapshot_encoder encoders[2]; /* [0]: loop thread, [1]: helper */
+	snapshot_job *jobs;
+	uint32_t job_count, job_cap;
+	atomic_uint next_job;
+	const world_table *table;
+	const crowd_obstacle_set *obstacles;
+	crowd_snapshot_header header;
+
+	bool helper_started;
+	uv_thread_t helper;
+	uv_mutex_t lock;
+	uv_cond_t wake, done;
+	enum helper_state state;
+	bool quit;
+};
+
+static void encode_jobs(struct snapshot_workers *w, int encoder) {
+	snapshot_encoder *e = &w->encoders[encoder];
+	for (;;) {
+		uint32_t i = atomic_fetch_add(&w->next_job, 1);
+		if (i >= w->job_count) return;
+		snapshot_job *j = &w->jobs[i];
+		j->encoder = encoder;
+		const crowd_agent_q *agents = select_area(e, w->table, j->s, &j->agents);
+		j->selected = agents != NULL;
+		if (!agents) continue;
+		crowd_snapshot_header h = w->header;
+		h.keyframe = j->keyframe;
+		j->offset = e->out.len;
+		j->encoded = crowd_snapshot_encode(&h, agents, j->agents, &j->s->baseline,
+		                                   j->with_obstacles ? w->obstacles : NULL, j->s->ops->length_prefixed,
+		                                   &e->out);
+		j->len = e->out.len - j->offset;
+	}
+}
+
+static void helper_main(void *arg) {
+	struct snapshot_workers *w = arg;
+	uv_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->quit && w->state != HELPER_POSTED) uv_cond_wait(&w->wake, &w->lock);
+		if (w->quit) break;
+		w->state = HELPER_RUNNING;
+		uv_mutex_unlock(&w->lock);
+		encode_jobs(w, 1);
+		uv_mutex_lock(&w->lock);
+		w->state = HELPER_IDLE;
+		uv_cond_signal(&w->done);
+	}
+	uv_mutex_unlock(&w->lock);
+}
+
+static struct snapshot_workers *workers_get(server *srv) {
+	if (srv->snapshot_workers) return srv->snapshot_workers;
+	struct snapshot_workers *w = calloc(1, sizeof *w);
+	if (!w) return NULL;
+	for (int i = 0; i < 2; i++) crowd_buf_init(&w->encoders[i].out);
+	atomic_init(&w->next_job, 0);
+	if (uv_mutex_init(&w->lock) != 0) {
+		free(w);
+		return NULL;
+	}
+	if (uv_cond_init(&w->wake) != 0 || uv_cond_init(&w->done) != 0) {
+		log_error("snapshots: cannot create condition variables");
+		abort();
+	}
+	srv->snapshot_workers = w;
+	return w;
+}
+
+/* The helper is started the first time there is work to share. */
+static bool helper_available(server *srv, struct snapshot_workers *w) {
+	if (srv->cfg->workers < 2) return false;
+	if (w->helper_started) return true;
+	int rc = uv_thread_create(&w->helper, helper_main, w);
+	if (rc != 0) {
+		log_warn("snapshots: no helper thread (%s); encoding on the loop thread", uv_strerror(rc));
+		return false;
+	}
+	w->helper_started = true;
+	return true;
+}
+
+/* Encode every job: with the helper when there are two or more. */
+static void encode_all(server *srv, struct snapshot_workers *w) {
+	atomic_store(&w->next_job, 0);
+	for (int i = 0; i < 2; i++) w->encoders[i].out.len = 0;
+	bool shared = w->job_count >= 2 && helper_available(srv, w);
+	if (shared) {
+		uv_mutex_lock(&w->lock);
+		w->state = HELPER_POSTED;
+		uv_cond_signal(&w->wake);
+		uv_mutex_unlock(&w->lock);
+	}
+	encode_jobs(w, 0);
+	if (shared) {
+		uv_mutex_lock(&w->lock);
+		if (w->state == HELPER_POSTED) w->state = HELPER_IDLE; /* it never woke: every job is done */
+		while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
+		uv_mutex_unlock(&w->lock);
+	}
+}
+
+void snapshots_free(server *srv) {
+	struct snapshot_workers *w = srv->snapshot_workers;
+	if (!w) return;
+	if (w->helper_started) {
+		uv_mutex_lock(&w->lock);
+		w->quit = true;
+		uv_cond_signal(&w->wake);
+		uv_mutex_unlock(&w->lock);
+		uv_thread_join(&w->helper);
+	}
+	uv_cond_destroy(&w->wake);
+	uv_cond_destroy(&w->done);
+	uv_mutex_destroy(&w->lock);
+	for (int i = 0; i < 2; i++) encoder_free(&w->encoders[i]);
+	free(w->jobs);
+	free(w);
+	srv->snapshot_workers = NULL;
 }
 
 /* Whole-world subscribers whose baselines are the same world table (their last
@@ -185,11 +341,37 @@ static bool copy_table(crowd_view *v, const world_table *t) {
 	return crowd_view_assign(v, t->agents, t->count);
 }
 
+/* The bookkeeping of a snapshot that goes out, and the send. */
+static void sent(server *srv, session *s, bool keyframe, bool with_obstacles, const uint8_t *data, size_t len) {
+	s->need_keyframe = false;
+	s->snapshots_since_keyframe = keyframe ? 0 : s->snapshots_since_keyframe + 1;
+	s->baseline_is_table = !s->has_area;
+	s->baseline_tick = srv->status.tick;
+	if (with_obstacles) {
+		s->obstacles_sent = true;
+		s->obstacle_version_sent = orca_world_obstacle_version(srv->world);
+	}
+	srv->metrics.snapshots_sent++;
+	srv->metrics.keyframes_sent += keyframe;
+	srv->metrics.snapshot_bytes += len;
+	session_send_encoded(s, data, len);
+}
+
 void snapshots_send(server *srv) {
 	uint64_t tick = srv->status.tick;
 	shared_encoding shared[SHARED_ENCODINGS];
 	int shared_count = 0;
 	srv->snapshot_buf.len = 0;
+	struct snapshot_workers *w = workers_get(srv);
+	if (!w) {
+		log_error("snapshots: out of memory");
+		return;
+	}
+	w->job_count = 0;
+	crowd_snapshot_header header = {
+	    .tick = tick, .state_hash = srv->status.state_hash, .world_agent_count = srv->status.agents};
+	uint32_t obstacle_version = orca_world_obstacle_version(srv->world);
+	bool obstacles_needed = false;
 	for (uint32_t i = 0; i < srv->session_count; i++) {
 		session *s = srv->sessions[i];
 		if (!s->subscribed || s->closing) continue;
@@ -201,9 +383,22 @@ void snapshots_send(server *srv) {
 			continue;
 		}
 		bool keyframe = s->need_keyframe || s->snapshots_since_keyframe + 1 >= srv->cfg->keyframe_interval;
-		uint32_t obstacle_version = orca_world_obstacle_version(srv->world);
 		bool with_obstacles = !s->obstacles_sent || s->obstacle_version_sent != obstacle_version;
-		bool whole = !s->has_area && (keyframe || s->baseline_is_table);
+		const crowd_obstacle_set *obstacles = with_obstacles ? current_obstacles(srv) : NULL;
+		if (with_obstacles && !obstacles) {
+			log_error("client %u: out of memory building its snapshot", s->client_id);
+			continue;
+		}
+		if (s->has_area) { /* encoded below, on two threads */
+			if (!grow((void **)&w->jobs, &w->job_cap, w->job_count + 1, sizeof *w->jobs)) {
+				log_error("client %u: out of memory building its snapshot", s->client_id);
+				continue;
+			}
+			w->jobs[w->job_count++] = (snapshot_job){.s = s, .keyframe = keyframe, .with_obstacles = with_obstacles};
+			obstacles_needed |= with_obstacles;
+			continue;
+		}
+		bool whole = keyframe || s->baseline_is_table;
 		const shared_encoding *enc = whole ? find_shared(shared, shared_count, keyframe, with_obstacles,
 		                                                 s->ops->length_prefixed, s->baseline_tick)
 		                                   : NULL;
@@ -213,21 +408,12 @@ void snapshots_send(server *srv) {
 			len = enc->len;
 			srv->metrics.snapshots_shared++;
 		} else {
-			uint32_t n = 0;
-			const crowd_agent_q *agents = select_view(srv, s, &n);
-			const crowd_obstacle_set *obstacles = with_obstacles ? current_obstacles(srv) : NULL;
-			if (!agents || (with_obstacles && !obstacles)) {
-				log_error("client %u: out of memory building its snapshot", s->client_id);
-				continue;
-			}
-			crowd_snapshot_header h = {.tick = tick,
-			                           .state_hash = srv->status.state_hash,
-			                           .world_agent_count = srv->status.agents,
-			                           .keyframe = keyframe};
+			crowd_snapshot_header h = header;
+			h.keyframe = keyframe;
 			offset = srv->snapshot_buf.len;
-			if (!crowd_snapshot_encode(&h, agents, n, &s->baseline, obstacles, s->ops->length_prefixed,
-			                           &srv->snapshot_buf)) {
-				log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, n);
+			if (!crowd_snapshot_encode(&h, srv->table.agents, srv->table.count, &s->baseline, obstacles,
+			                           s->ops->length_prefixed, &srv->snapshot_buf)) {
+				log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, srv->table.count);
 				s->need_keyframe = true;
 				continue;
 			}
@@ -236,17 +422,24 @@ void snapshots_send(server *srv) {
 				shared[shared_count++] = (shared_encoding){
 				    keyframe, with_obstacles, s->ops->length_prefixed, s->baseline_tick, offset, len};
 		}
-		s->need_keyframe = false;
-		s->snapshots_since_keyframe = keyframe ? 0 : s->snapshots_since_keyframe + 1;
-		s->baseline_is_table = !s->has_area;
-		s->baseline_tick = tick;
-		if (with_obstacles) {
-			s->obstacles_sent = true;
-			s->obstacle_version_sent = obstacle_version;
+		sent(srv, s, keyframe, with_obstacles, srv->snapshot_buf.data + offset, len);
+	}
+	if (w->job_count == 0) return;
+	w->table = &srv->table;
+	w->obstacles = obstacles_needed ? current_obstacles(srv) : NULL;
+	w->header = header;
+	encode_all(srv, w);
+	for (uint32_t i = 0; i < w->job_count; i++) {
+		const snapshot_job *j = &w->jobs[i];
+		if (!j->selected) {
+			log_error("client %u: out of memory building its snapshot", j->s->client_id);
+			continue;
 		}
-		srv->metrics.snapshots_sent++;
-		srv->metrics.keyframes_sent += keyframe;
-		srv->metrics.snapshot_bytes += len;
-		session_send_encoded(s, srv->snapshot_buf.data + offset, len);
+		if (!j->encoded) {
+			log_error("client %u: snapshot encoding failed (%u agents)", j->s->client_id, j->agents);
+			j->s->need_keyframe = true;
+			continue;
+		}
+		sent(srv, j->s, j->keyframe, j->with_obstacles, w->encoders[j->encoder].out.data + j->offset, j->len);
 	}
 }

@@ -152,7 +152,8 @@ def tick_quantiles(m0, m1, qs):
 
 
 SNAPSHOT_SYMBOLS = ("snapshots_send", "orca_agent_tree_query_box", "orca_query_rect", "sift_down", "collect",
-                    "world_table_build", "orca_agent_get", "aoi_grid_query", "aoi_grid_build", "select_view")
+                    "world_table_build", "orca_agent_get", "aoi_grid_query", "aoi_grid_build", "select_area",
+                    "encode_jobs", "helper_main")
 
 
 def profile_shares(lines):
