@@ -186,11 +186,13 @@ static void step_work(uv_work_t *req) {
 	server *srv = req->data;
 	uint64_t t0 = uv_hrtime();
 	srv->step_status = orca_world_step(srv->world, 1.0f / (float)srv->cfg->tick_rate_hz);
-	srv->step_seconds = (double)(uv_hrtime() - t0) * 1e-9;
-	srv->step_hash = orca_world_state_hash(srv->world);
 	uint64_t t1 = uv_hrtime();
-	srv->table_ok =
-	    srv->build_table ? world_table_build(&srv->table, srv->world, (float)srv->cfg->precision) : false;
+	srv->step_seconds = (double)(t1 - t0) * 1e-9;
+	srv->table_ok = false;
+	if (srv->build_table)
+		srv->table_ok = snapshots_build_table(srv, &srv->step_hash); /* table_seconds: with the hash */
+	else
+		srv->step_hash = orca_world_state_hash(srv->world);
 	srv->table_seconds = (double)(uv_hrtime() - t1) * 1e-9;
 }
 

@@ -163,6 +163,9 @@ bool world_table_build(world_table *t, const orca_world *world, float precision)
 void world_table_free(world_table *t);
 /** Send every due snapshot after a tick. */
 void snapshots_send(server *srv);
+/** After a step, on the step's thread: build srv->table and compute the state
+ * hash (on the snapshot helper thread meanwhile, when workers >= 2). */
+bool snapshots_build_table(server *srv, uint64_t *state_hash);
 /** Stop the snapshot helper thread and free the encoders (server_destroy). */
 void snapshots_free(server *srv);
 

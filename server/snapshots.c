@@ -188,6 +188,7 @@ typedef struct snapshot_job {
 } snapshot_job;
 
 enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
+enum helper_task { TASK_ENCODE, TASK_HASH };
 
 /* The area subscribers' snapshots are encoded by the loop thread and one
  * helper thread together, taking jobs from a shared counter; the loop thread
@@ -206,7 +207,10 @@ struct snapshot_workers {
 	uv_mutex_t lock;
 	uv_cond_t wake, done;
 	enum helper_state state;
+	enum helper_task task;
 	bool quit;
+	const orca_world *hash_world; /* TASK_HASH: hash this world into `hash` */
+	uint64_t hash;
 };
 
 static void encode_jobs(struct snapshot_workers *w, int encoder) {
@@ -237,7 +241,10 @@ static void helper_main(void *arg) {
 		if (w->quit) break;
 		w->state = HELPER_RUNNING;
 		uv_mutex_unlock(&w->lock);
-		encode_jobs(w, 1);
+		if (w->task == TASK_HASH)
+			w->hash = orca_world_state_hash(w->hash_world);
+		else
+			encode_jobs(w, 1);
 		uv_mutex_lock(&w->lock);
 		w->state = HELPER_IDLE;
 		uv_cond_signal(&w->done);
@@ -283,6 +290,7 @@ static void encode_all(server *srv, struct snapshot_workers *w) {
 	bool shared = w->job_count >= 2 && helper_available(srv, w);
 	if (shared) {
 		uv_mutex_lock(&w->lock);
+		w->task = TASK_ENCODE;
 		w->state = HELPER_POSTED;
 		uv_cond_signal(&w->wake);
 		uv_mutex_unlock(&w->lock);
@@ -294,6 +302,31 @@ static void encode_all(server *srv, struct snapshot_workers *w) {
 		while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
 		uv_mutex_unlock(&w->lock);
 	}
+}
+
+bool snapshots_build_table(server *srv, uint64_t *state_hash) {
+	struct snapshot_workers *w = workers_get(srv);
+	bool helper = w && helper_available(srv, w);
+	if (helper) {
+		uv_mutex_lock(&w->lock);
+		w->task = TASK_HASH;
+		w->hash_world = srv->world;
+		w->state = HELPER_POSTED;
+		uv_cond_signal(&w->wake);
+		uv_mutex_unlock(&w->lock);
+	} else {
+		*state_hash = orca_world_state_hash(srv->world);
+	}
+	bool ok = world_table_build(&srv->table, srv->world, (float)srv->cfg->precision);
+	if (helper) {
+		uv_mutex_lock(&w->lock);
+		bool started = w->state != HELPER_POSTED;
+		if (!started) w->state = HELPER_IDLE; /* it never woke: hash here */
+		while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
+		uv_mutex_unlock(&w->lock);
+		*state_hash = started ? w->hash : orca_world_state_hash(srv->world);
+	}
+	return ok;
 }
 
 void snapshots_free(server *srv) {
