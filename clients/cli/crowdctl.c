@@ -148,7 +148,9 @@ static void on_closed(void *user, int status) {
 
 /* ------------------------------------------------------------------ session */
 
-/* Poll until *flag is set, the connection ends or the timeout passes. */
+/* Poll until *flag is set, the connection ends or the timeout passes. An Error
+ * answering the awaited request while waiting for something else (a Hello
+ * refused with BAD_TOKEN before the close) is reported as that Error. */
 static int poll_until(ctl *c, const bool *flag) {
 	uint64_t deadline = crowd_client_now_us() + (uint64_t)c->timeout_ms * 1000u;
 	while (!*flag) {
@@ -158,6 +160,7 @@ static int poll_until(ctl *c, const bool *flag) {
 		int r = crowd_client_poll(c->client, (int)((deadline - now) / 1000u) + 1);
 		if (*flag) break;
 		if (c->unasked_error) return report_failure(c, &c->unasked, 0);
+		if (flag != &c->answered && c->answered && !c->answer_ok) return report_failure(c, &c->error, 0);
 		if (r < 0) return report_failure(c, NULL, r);
 	}
 	return EXIT_OK;
@@ -196,6 +199,7 @@ static int open_session(ctl *c, const char *token, const char *name, bool keep_a
 	int64_t id = crowd_client_hello(c->client, token, name, keep_agents);
 	if (id < 0) return report_failure(c, NULL, (int)id);
 	c->awaited = (uint32_t)id;
+	c->answered = false;
 	return poll_until(c, &c->welcomed);
 }
 

@@ -1,6 +1,6 @@
 /* test_crowdctl.c — crowdctl smoke test against the real server: --json ping,
  * spawn, target, remove, obstacle add|remove and watch print parseable results
- * and exit 0; a refused request exits 1 with the Error's code name. */
+ * and exit 0; a refused request or token exits 1 with the Error's code name. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,10 +167,34 @@ static void test_crowdctl_usage_and_unreachable_server(void **state) {
 	free(out);
 }
 
+/* A server with tokens refuses an unknown one with Error BAD_TOKEN before it
+ * closes: crowdctl reports that Error (exit 1), not a lost connection (exit 3). */
+static void test_crowdctl_refused_token(void **state) {
+	(void)state;
+	server_proc guarded;
+	const char *args[] = {"--token", "s3cret=admin", "--log-level", "error", NULL};
+	assert_true(server_start(&guarded, args));
+	char open_address[sizeof address];
+	memcpy(open_address, address, sizeof address);
+	snprintf(address, sizeof address, "127.0.0.1:%u", (unsigned)guarded.port);
+	int code;
+	char *out = crowdctl(&code, (const char *[]){"--token", "wrong", "ping", NULL});
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(out, "\"code\":\"ERROR_BAD_TOKEN\""));
+	free(out);
+	out = crowdctl(&code, (const char *[]){"--token", "s3cret", "spawn", "--count", "2", NULL});
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(out, "\"ok\":true"));
+	free(out);
+	memcpy(address, open_address, sizeof address);
+	server_stop(&guarded);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_crowdctl_json_session),
 	    cmocka_unit_test(test_crowdctl_usage_and_unreachable_server),
+	    cmocka_unit_test(test_crowdctl_refused_token),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);
 }
