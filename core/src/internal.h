@@ -157,6 +157,7 @@ struct orca_world {
 	uint32_t free_head, pending_head; /* pending: freed since last compaction */
 	float *px, *py, *vx, *vy, *pvx, *pvy;
 	uint32_t *tree_index; /* slot -> index in the last tree order */
+	uint32_t *hash_order; /* state-hash scratch: live slots in ascending id order */
 	uint32_t *hint;       /* per slot: last step's neighbour slots (ORCA_HINT_MAX each) */
 	uint8_t *hint_count;
 	agent_params *params;

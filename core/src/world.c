@@ -103,6 +103,7 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		          regrow(w, (void **)&w->alive, sizeof(uint8_t), oc, c) &&
 		          regrow(w, (void **)&w->free_next, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->tree_index, sizeof(uint32_t), oc, c) &&
+		          regrow(w, (void **)&w->hash_order, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->hint, ORCA_HINT_MAX * sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->hint_count, sizeof(uint8_t), oc, c) &&
 		          regrow(w, (void **)&w->px, sizeof(float), oc, c) && regrow(w, (void **)&w->py, sizeof(float), oc, c) &&
@@ -217,6 +218,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->alive, sc * sizeof(uint8_t));
 	orca_mem_free(w, w->free_next, sc * sizeof(uint32_t));
 	orca_mem_free(w, w->tree_index, sc * sizeof(uint32_t));
+	orca_mem_free(w, w->hash_order, sc * sizeof(uint32_t));
 	orca_mem_free(w, w->hint, sc * ORCA_HINT_MAX * sizeof(uint32_t));
 	orca_mem_free(w, w->hint_count, sc * sizeof(uint8_t));
 	float **fa[] = {&w->px, &w->py, &w->vx, &w->vy, &w->pvx, &w->pvy};
@@ -440,19 +442,42 @@ static inline uint32_t float_bits(float f)
 	return u;
 }
 
+static uint64_t hash_slot(uint64_t h, const orca_world *w, uint32_t s)
+{
+	h = fnv_u32(h, (s + 1u) | (w->gen[s] << ORCA_ID_INDEX_BITS));
+	h = fnv_u32(h, float_bits(w->px[s]));
+	h = fnv_u32(h, float_bits(w->py[s]));
+	h = fnv_u32(h, float_bits(w->vx[s]));
+	h = fnv_u32(h, float_bits(w->vy[s]));
+	return h;
+}
+
 uint64_t orca_world_state_hash(const orca_world *w)
 {
 	uint64_t h = 14695981039346656037ull; /* FNV-1a, little-endian words */
 	if (!w)
 		return h;
-	for (uint32_t s = 0; s < w->slot_count; ++s) {
-		if (!w->alive[s])
-			continue;
-		h = fnv_u32(h, (s + 1u) | (w->gen[s] << ORCA_ID_INDEX_BITS));
-		h = fnv_u32(h, float_bits(w->px[s]));
-		h = fnv_u32(h, float_bits(w->py[s]));
-		h = fnv_u32(h, float_bits(w->vx[s]));
-		h = fnv_u32(h, float_bits(w->vy[s]));
+	/* Ascending id = by generation (the high bits), then slot: a counting sort
+	 * by generation keeps slot order within each. Until a slot is reused every
+	 * generation is 0 and slot order is id order. */
+	_Static_assert(ORCA_GEN_LIMIT <= 4096u, "generation histogram size");
+	uint32_t first[4097] = {0};
+	for (uint32_t s = 0; s < w->slot_count; ++s)
+		if (w->alive[s])
+			first[w->gen[s] + 1u]++;
+	if (first[1] == w->live_count) {
+		for (uint32_t s = 0; s < w->slot_count; ++s)
+			if (w->alive[s])
+				h = hash_slot(h, w, s);
+		return h;
 	}
+	for (uint32_t g = 1; g <= 4096u; ++g)
+		first[g] += first[g - 1];
+	uint32_t *order = w->hash_order; /* scratch only this function touches */
+	for (uint32_t s = 0; s < w->slot_count; ++s)
+		if (w->alive[s])
+			order[first[w->gen[s]]++] = s;
+	for (uint32_t i = 0; i < w->live_count; ++i)
+		h = hash_slot(h, w, order[i]);
 	return h;
 }

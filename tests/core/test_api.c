@@ -452,11 +452,77 @@ static void test_degenerate_positions(void **state)
 	}
 }
 
+/* The state hash walks agents in ascending id order, also once removed slots
+ * are reused (a reused slot's id carries a higher generation). */
+static uint64_t fnv_word(uint64_t h, uint32_t v)
+{
+	for (int i = 0; i < 4; ++i) {
+		h ^= (v >> (8 * i)) & 0xffu;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static uint32_t bits_of(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void test_state_hash_in_id_order(void **state)
+{
+	(void)state;
+	orca_world_def wd = orca_default_world_def();
+	orca_world *w = NULL;
+	assert_int_equal(orca_world_create(&wd, &w), ORCA_OK);
+	orca_agent_def ad = orca_default_agent_def();
+	orca_agent_id ids[40];
+	for (int i = 0; i < 40; ++i) {
+		ad.position = (orca_vec2){(float)(i % 8) * 5.0f, (float)(i / 8) * 5.0f};
+		assert_int_equal(orca_agent_add(w, &ad, &ids[i]), ORCA_OK);
+	}
+	for (int round = 0; round < 3; ++round) { /* churn: generations 1..3 in reused slots */
+		for (int i = round; i < 40; i += 3)
+			assert_int_equal(orca_agent_remove(w, ids[i]), ORCA_OK);
+		assert_int_equal(orca_world_step(w, 0.25f), ORCA_OK);
+		for (int i = round; i < 40; i += 3) {
+			ad.position = (orca_vec2){(float)i * 3.0f, -7.0f - (float)round};
+			assert_int_equal(orca_agent_add(w, &ad, &ids[i]), ORCA_OK);
+		}
+		assert_int_equal(orca_world_step(w, 0.25f), ORCA_OK);
+	}
+	orca_agent_id live[64];
+	uint32_t n = orca_world_agent_ids(w, live, 64);
+	assert_int_equal(n, 40);
+	qsort(live, n, sizeof live[0], compare_ids);
+	assert_true(live[n - 1] >> ORCA_ID_INDEX_BITS > 0); /* slots were reused */
+	uint64_t h = 14695981039346656037ull;
+	for (uint32_t i = 0; i < n; ++i) {
+		orca_agent_state st;
+		assert_int_equal(orca_agent_get(w, live[i], &st), ORCA_OK);
+		h = fnv_word(h, st.id);
+		h = fnv_word(h, bits_of(st.position.x));
+		h = fnv_word(h, bits_of(st.position.y));
+		h = fnv_word(h, bits_of(st.velocity.x));
+		h = fnv_word(h, bits_of(st.velocity.y));
+	}
+	assert_int_equal(orca_world_state_hash(w), h);
+	orca_world_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults_are_rvo2s),
 	    cmocka_unit_test(test_ids),
+	    cmocka_unit_test(test_state_hash_in_id_order),
 	    cmocka_unit_test(test_generation_retire),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_no_allocation_in_step),

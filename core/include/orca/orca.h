@@ -93,8 +93,8 @@ uint32_t orca_world_agent_count(const orca_world *world);
 /** Steps taken since creation. */
 uint64_t orca_world_step_count(const orca_world *world);
 
-/** A 64-bit hash of every live agent's id, position and velocity bits, in id
- * slot order. Equal worlds hash equal on every platform. */
+/** A 64-bit FNV-1a hash of every live agent's id, position and velocity bits,
+ * in ascending id order. Equal worlds hash equal on every platform. */
 uint64_t orca_world_state_hash(const orca_world *world);
 
 /** Fill `ids` with up to `capacity` live agent ids in slot order; returns the
