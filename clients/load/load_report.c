@@ -2,39 +2,15 @@
  * final table, and the same figures as JSON for machines (--json). */
 #include "load.h"
 
+#include "crowd/wire.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const error_names[LOAD_ERROR_CODES] = {
-    "NONE",
-    "MALFORMED",
-    "FRAME_TOO_LARGE",
-    "UNKNOWN_MESSAGE",
-    "HELLO_REQUIRED",
-    "HELLO_TIMEOUT",
-    "UNSUPPORTED_VERSION",
-    "BAD_TOKEN",
-    "PERMISSION_DENIED",
-    "NOT_OWNER",
-    "INVALID_ARGUMENT",
-    "UNKNOWN_ID",
-    "STALE_ID",
-    "LIMIT_AGENTS_WORLD",
-    "LIMIT_AGENTS_CONNECTION",
-    "LIMIT_BATCH",
-    "RATE_LIMITED",
-    "BAD_POLYGON",
-    "ALREADY_HELLO",
-    "SLOW_CONSUMER",
-    "SHUTTING_DOWN",
-    "SERVER_FULL",
-    "INTERNAL",
-    "OTHER",
-};
-
+/* The last slot counts codes this build does not know. */
 const char *load_error_name(uint32_t code) {
-	return code < LOAD_ERROR_CODES ? error_names[code] : "OTHER";
+	return code < LOAD_ERROR_CODES - 1 ? crowd_error_code_name(code) : "OTHER";
 }
 
 static double ms(uint64_t us) {
