@@ -232,9 +232,11 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	srv->metrics.bytes_in[s->ops->kind] += len;
 
 	/* nanopb grows decoded lists an item at a time: refuse an oversized batch
-	 * before decoding, with its request_id, instead of paying for it. */
+	 * before decoding, with its request_id, instead of paying for it. Every
+	 * item takes at least a byte, so only frames longer than the limit can. */
 	uint32_t peek_rid, longest_list;
-	if (crowd_client_message_peek(data, len, &peek_rid, &longest_list) && longest_list > srv->cfg->max_batch) {
+	if (len > srv->cfg->max_batch && crowd_client_message_peek(data, len, &peek_rid, &longest_list) &&
+	    longest_list > srv->cfg->max_batch) {
 		char text[96];
 		snprintf(text, sizeof text, "a list of %u items, the limit is %u", (unsigned)longest_list,
 		         (unsigned)srv->cfg->max_batch);
