@@ -135,7 +135,7 @@ static command ids_cmd(pb_size_t tag, uint32_t client, crowd_v1_Role role, uint3
 	c.role = role;
 	c.msg.which_msg = tag;
 	if (tag == crowd_v1_ClientMessage_set_targets_tag) {
-		c.msg.msg.set_targets = (crowd_v1_SetTargets){n, ids, nv, x, nv, y};
+		c.msg.msg.set_targets = (crowd_v1_SetTargets){.ids_count = n, .ids = ids, .x_count = nv, .x = x, .y_count = nv, .y = y};
 	} else if (tag == crowd_v1_ClientMessage_set_velocities_tag) {
 		c.msg.msg.set_velocities = (crowd_v1_SetVelocities){n, ids, nv, x, nv, y};
 	} else {

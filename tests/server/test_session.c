@@ -298,7 +298,7 @@ static void test_commands_answered_at_tick(void **state) {
 	crowd_v1_ClientMessage st = crowd_v1_ClientMessage_init_zero;
 	st.request_id = 43;
 	st.which_msg = crowd_v1_ClientMessage_set_targets_tag;
-	st.msg.set_targets = (crowd_v1_SetTargets){1, ids, 1, x, 1, y};
+	st.msg.set_targets = (crowd_v1_SetTargets){.ids_count = 1, .ids = ids, .x_count = 1, .x = x, .y_count = 1, .y = y};
 	deliver(p2, &st);
 	server_apply_commands(&srv);
 	expect_error(p2, 43, crowd_v1_ErrorCode_ERROR_NOT_OWNER);
