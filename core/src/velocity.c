@@ -5,21 +5,6 @@
  * slot, so any split over workers gives identical bits. */
 #include "internal.h"
 
-/* Share of the avoidance `self` takes on against `other` (see orca.h):
- * w_self / (w_self + w_other); both 0 counts as both 0.5; an agent that the
- * other ignores (its mask lacks our layer) is left with all of it, unless we
- * never yield ourselves. 0.5/(0.5+0.5) is exactly 0.5, RVO2's factor. */
-static inline float avoidance_share(float w_self, float w_other, bool other_avoids_us)
-{
-	if (w_self == 0.0f)
-		return (w_other == 0.0f && other_avoids_us) ? 0.5f : 0.0f;
-	if (!other_avoids_us)
-		return 1.0f;
-	if (w_self == w_other)
-		return 0.5f; /* x / (x + x), exactly, without the division */
-	return w_self / (w_self + w_other);
-}
-
 /* Two agents exactly on top of each other with equal velocities leave RVO2's
  * collision formula without a direction (0/0: RVO2's line is NaN and ignored,
  * so they would never separate). The engine picks one instead: one of 16
@@ -505,14 +490,18 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	sc->neighbor_count += agent_count;
 	sc->obstacle_line_count += num_obst_lines;
 
+	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
+	const vec2 aim = quality ? orca_quality_aim(w, self, slot, pref) : pref;
 	vec2 new_velocity;
-	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, pref, false, &new_velocity);
+	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
 	if (line_fail < n) {
 		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, sc->proj);
 		sc->lp3_fallbacks++;
 	}
 	w->tnvx[self] = new_velocity.x;
 	w->tnvy[self] = new_velocity.y;
+	if (quality)
+		orca_quality_after(w, self, slot, pref, new_velocity, sc->agent_nb, agent_count, dt);
 }
 
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker)
