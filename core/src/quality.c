@@ -28,9 +28,12 @@
 #define Q_BIAS 0.35f
 #define Q_STUCK_GAIN 0.25f
 #define Q_TURN_MAX 2.5f
-/* Progress below this share of the preferred speed counts as stuck. */
+/* A speed below this share of the preferred speed counts as stuck (moving
+ * sideways round a jam does not: that is the way out). */
 #define Q_PROGRESS_MIN 0.3f
 #define Q_STUCK_MAX 8.0f
+/* Within 1 + Q_NEAR radii of its target an agent turns less, not at all at 1 radius. */
+#define Q_NEAR 3.0f
 /* Jitter of tan(angle): +-Q_JITTER/2. */
 #define Q_JITTER 0.02f
 /* Overlap pass: iterations, share of the overlap removed per iteration, and
@@ -89,6 +92,16 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
 	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * w->q_stuck[slot];
 	turn = turn > Q_TURN_MAX ? Q_TURN_MAX : turn;
+	/* Close to its target an agent goes straight: the others there have
+	 * arrived and make way (reciprocally) as in ORCA, while turning away
+	 * would only stir them up. Fades in from 1 to 4 radii out. */
+	const agent_params *ap = &w->params[slot];
+	if (ap->steer_mode != ORCA_STEER_VELOCITY) {
+		const float r = ap->radius;
+		const float d = v2_abs(v2_sub(ap->target, v2(w->tpx[self], w->tpy[self])));
+		const float f = (d - r) / (Q_NEAR * r);
+		turn *= f < 0.0f ? 0.0f : (f > 1.0f ? 1.0f : f);
+	}
 	const uint32_t id = (slot + 1u) | (w->gen[slot] << ORCA_ID_INDEX_BITS);
 	const uint32_t h = hash_u32(id, (uint32_t)w->steps);
 	turn += Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
@@ -107,7 +120,7 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 	float stuck = w->q_stuck[slot];
 	if (!(pref_sq > 1e-8f)) {
 		stuck = 0.0f;
-	} else if (v2_dot(new_velocity, pref) < Q_PROGRESS_MIN * pref_sq) {
+	} else if (v2_abs_sq(new_velocity) < Q_PROGRESS_MIN * Q_PROGRESS_MIN * pref_sq) {
 		/* stuck too long: the widest turn did not help either, try again
 		 * from straight ahead */
 		stuck = stuck + dt;
