@@ -15,7 +15,8 @@
 #define ORCA_GEN_LIMIT 4096u /* 12 generation bits; a slot reaching it is retired */
 #define ORCA_NONE UINT32_MAX
 #define ORCA_HINT_MAX 16u /* neighbour lists up to this long are remembered for the next step */
-#define ORCA_Q_CONTACTS 8u /* quality mode: close neighbours remembered for the overlap pass */
+#define ORCA_Q_CONTACTS 8u
+#define ORCA_Q_SHORT_HORIZON 0.0f /* quality mode: time horizon (s) tried when the full one is infeasible */ /* quality mode: close neighbours remembered for the overlap pass */
 
 /* ------------------------------------------------------------ allocation */
 
@@ -252,6 +253,21 @@ static inline float avoidance_share(float w_self, float w_other, bool other_avoi
 	if (w_self == w_other)
 		return 0.5f; /* x / (x + x), exactly, without the division */
 	return w_self / (w_self + w_other);
+}
+
+/* Quality mode: between equals (share 0.5), an idle agent (wanting less than
+ * ORCA_Q_IDLE speed: arrived, or waiting) makes way for a walking one. */
+#define ORCA_Q_IDLE 0.1f
+static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
+{
+	if (share != 0.5f)
+		return share;
+	const self_params *a = &w->tself[self], *b = &w->tself[other];
+	const bool idle_self = a->pvx * a->pvx + a->pvy * a->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
+	const bool idle_other = b->pvx * b->pvx + b->pvy * b->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
+	if (idle_self == idle_other)
+		return share;
+	return idle_self ? 1.0f : 0.0f;
 }
 
 /* quality.c: the quality avoidance mode's hooks */

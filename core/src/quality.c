@@ -33,15 +33,18 @@
 #define Q_PROGRESS_MIN 0.3f
 #define Q_STUCK_MAX 8.0f
 /* Within 1 + Q_NEAR radii of its target an agent turns less, not at all at 1 radius. */
-#define Q_NEAR 3.0f
+#define Q_NEAR 5.0f
 /* Jitter of tan(angle): +-Q_JITTER/2. */
 #define Q_JITTER 0.02f
 /* Overlap pass: iterations, share of the overlap removed per iteration, and
  * the largest push per iteration (a share of the radius: small enough that no
  * push carries a centre across an obstacle edge it touched). */
-#define Q_ITERATIONS 2u
+#define Q_ITERATIONS 4u
 #define Q_RELAX 1.0f
-#define Q_PUSH_MAX 0.25f
+/* Pushed this far past contact, so that the next step's small approach does
+ * not overlap again (and ORCA sees them apart, not colliding). */
+#define Q_SLOP 0.2f
+#define Q_PUSH_MAX 0.5f
 
 static inline uint32_t hash_u32(uint32_t a, uint32_t b)
 {
@@ -172,10 +175,13 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			const tree_agent *o = &w->tagent[j];
 			const float rx = tx[i] - tx[j], ry = ty[i] - ty[j];
 			const float d_sq = rx * rx + ry * ry;
-			const float rsum = p->radius + o->radius;
+			const float rsum = p->radius + o->radius + Q_SLOP;
 			if (!(d_sq < rsum * rsum))
 				continue;
-			const float share = avoidance_share(p->weight, o->weight, (o->mask & p->layer) != 0);
+			float share = avoidance_share(p->weight, o->weight, (o->mask & p->layer) != 0);
+			if (share == 0.0f)
+				continue;
+			share = quality_share(w, i, j, share);
 			if (share == 0.0f)
 				continue;
 			const float d = sqrtf(d_sq);
