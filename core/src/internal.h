@@ -137,6 +137,7 @@ typedef struct worker_scratch {
 	uint32_t max_depth, not_plain, not_uniform;
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
+	uint32_t q_pushed;        /* quality overlap pass: agents this worker pushed */
 	char pad[64];
 } worker_scratch;
 
@@ -207,6 +208,7 @@ struct orca_world {
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
+	uint8_t *q_moved;     /* per tree index: pushed in the last overlap iteration */
 	uint32_t q_cap;       /* tree indices the q_ arrays above hold */
 
 	worker_scratch *scratch;

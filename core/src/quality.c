@@ -39,7 +39,7 @@
 /* Overlap pass: iterations, share of the overlap removed per iteration, and
  * the largest push per iteration (a share of the radius: small enough that no
  * push carries a centre across an obstacle edge it touched). */
-#define Q_ITERATIONS 4u
+#define Q_ITERATIONS 8u
 #define Q_RELAX 1.0f
 /* Pushed this far past contact, so that the next step's small approach does
  * not overlap again (and ORCA sees them apart, not colliding). */
@@ -55,28 +55,32 @@ static inline uint32_t hash_u32(uint32_t a, uint32_t b)
 	return h;
 }
 
+static void free_tree_arrays(struct orca_world *w, uint32_t c)
+{
+	orca_mem_free(w, w->q_contact, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
+	orca_mem_free(w, w->q_contact_count, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_dx, c * sizeof(float));
+	orca_mem_free(w, w->q_dy, c * sizeof(float));
+	orca_mem_free(w, w->q_moved, c * sizeof(uint8_t));
+	w->q_contact = NULL;
+	w->q_contact_count = w->q_moved = NULL;
+	w->q_dx = w->q_dy = NULL;
+}
+
 bool orca_quality_reserve(struct orca_world *w)
 {
 	if (w->q_cap >= w->tree_cap && w->q_contact)
 		return true;
-	const uint32_t oc = w->q_cap, c = w->tree_cap;
-	orca_mem_free(w, w->q_contact, (size_t)oc * ORCA_Q_CONTACTS * sizeof(uint32_t));
-	orca_mem_free(w, w->q_contact_count, oc * sizeof(uint8_t));
-	orca_mem_free(w, w->q_dx, oc * sizeof(float));
-	orca_mem_free(w, w->q_dy, oc * sizeof(float));
+	free_tree_arrays(w, w->q_cap);
+	const uint32_t c = w->tree_cap;
 	w->q_cap = 0;
 	w->q_contact = orca_mem_alloc(w, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
 	w->q_contact_count = orca_mem_alloc(w, c * sizeof(uint8_t));
 	w->q_dx = orca_mem_alloc(w, c * sizeof(float));
 	w->q_dy = orca_mem_alloc(w, c * sizeof(float));
-	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy) {
-		orca_mem_free(w, w->q_contact, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
-		orca_mem_free(w, w->q_contact_count, c * sizeof(uint8_t));
-		orca_mem_free(w, w->q_dx, c * sizeof(float));
-		orca_mem_free(w, w->q_dy, c * sizeof(float));
-		w->q_contact = NULL;
-		w->q_contact_count = NULL;
-		w->q_dx = w->q_dy = NULL;
+	w->q_moved = orca_mem_alloc(w, c * sizeof(uint8_t));
+	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved) {
+		free_tree_arrays(w, c);
 		return false;
 	}
 	memset(w->q_contact_count, 0, c);
@@ -160,9 +164,15 @@ static vec2 apart_direction(uint32_t self, uint32_t other)
 	return self < other ? v2(dir[k][0], dir[k][1]) : v2(-dir[k][0], -dir[k][1]);
 }
 
+typedef struct pass_ctx {
+	struct orca_world *w;
+	bool first; /* the first iteration looks at every agent */
+} pass_ctx;
+
 static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
-	struct orca_world *w = ctx;
+	struct orca_world *w = ((pass_ctx *)ctx)->w;
+	const bool first = ((pass_ctx *)ctx)->first;
 	(void)worker;
 	const float *tx = w->tpx, *ty = w->tpy;
 	for (uint32_t i = begin; i < end; ++i) {
@@ -170,6 +180,16 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		const uint32_t count = w->q_contact_count[i];
 		const uint32_t *c = &w->q_contact[(size_t)i * ORCA_Q_CONTACTS];
 		float dx = 0.0f, dy = 0.0f;
+		if (!first) {
+			/* not pushed last time and no contact moved: still no overlap */
+			bool changed = w->q_moved[i] != 0;
+			for (uint32_t k = 0; k < count && !changed; ++k)
+				changed = w->q_moved[c[k]] != 0;
+			if (!changed) {
+				w->q_dx[i] = w->q_dy[i] = 0.0f;
+				continue;
+			}
+		}
 		for (uint32_t k = 0; k < count; ++k) {
 			const uint32_t j = c[k];
 			const tree_agent *o = &w->tagent[j];
@@ -232,7 +252,13 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	struct orca_world *w = ctx;
 	nb_entry *obst_nb = w->scratch[worker].obst_nb;
 	const bool obstacles = w->obst_root != ORCA_NONE;
+	uint32_t pushed = 0;
 	for (uint32_t i = begin; i < end; ++i) {
+		const bool moved = w->q_dx[i] != 0.0f || w->q_dy[i] != 0.0f;
+		w->q_moved[i] = moved;
+		if (!moved)
+			continue; /* ORCA's obstacle lines kept it out; nothing to do */
+		pushed++;
 		vec2 pos = v2(w->tpx[i] + w->q_dx[i], w->tpy[i] + w->q_dy[i]);
 		if (obstacles)
 			pos = out_of_obstacles(w, obst_nb, pos, w->tself[i].radius);
@@ -242,13 +268,22 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		w->px[s] = pos.x;
 		w->py[s] = pos.y;
 	}
+	w->scratch[worker].q_pushed += pushed;
 }
 
 void orca_quality_resolve(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
 	for (uint32_t it = 0; it < Q_ITERATIONS; ++it) {
-		orca_pool_run(w->pool, push_task, w, n, 256);
+		pass_ctx ctx = {w, it == 0};
+		orca_pool_run(w->pool, push_task, &ctx, n, 256);
+		for (int k = 0; k < w->worker_count; ++k)
+			w->scratch[k].q_pushed = 0;
 		orca_pool_run(w->pool, apply_task, w, n, 256);
+		uint32_t pushed = 0;
+		for (int k = 0; k < w->worker_count; ++k)
+			pushed += w->scratch[k].q_pushed;
+		if (pushed == 0)
+			break; /* every overlap resolved */
 	}
 }
