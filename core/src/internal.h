@@ -138,6 +138,7 @@ typedef struct worker_scratch {
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
 	uint32_t q_pushed;        /* quality overlap pass: agents this worker pushed */
+	uint32_t q_idle;          /* quality: idle agents this worker saw */
 	char pad[64];
 } worker_scratch;
 
@@ -209,6 +210,8 @@ struct orca_world {
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
 	uint8_t *q_moved;     /* per tree index: pushed in the last overlap iteration */
+	uint8_t *q_idle;      /* per tree index: wants less than ORCA_Q_IDLE speed this step */
+	bool q_any_idle;      /* some agent is idle this step (else every share stays uniform) */
 	uint32_t q_cap;       /* tree indices the q_ arrays above hold */
 
 	worker_scratch *scratch;
@@ -262,18 +265,15 @@ static inline float avoidance_share(float w_self, float w_other, bool other_avoi
 #define ORCA_Q_IDLE 0.1f
 static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
 {
-	if (share != 0.5f)
+	if (share != 0.5f || w->q_idle[self] == w->q_idle[other])
 		return share;
-	const self_params *a = &w->tself[self], *b = &w->tself[other];
-	const bool idle_self = a->pvx * a->pvx + a->pvy * a->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
-	const bool idle_other = b->pvx * b->pvx + b->pvy * b->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
-	if (idle_self == idle_other)
-		return share;
-	return idle_self ? 1.0f : 0.0f;
+	return w->q_idle[self] ? 1.0f : 0.0f;
 }
 
 /* quality.c: the quality avoidance mode's hooks */
 bool orca_quality_reserve(struct orca_world *w);
+/* After the tree build, before the velocities: mark idle agents. */
+void orca_quality_prepare(struct orca_world *w);
 /* The preferred velocity ORCA aims for: pref turned right while blocked. */
 vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref);
 /* After the linear program: update the stuck timer, remember close neighbours. */

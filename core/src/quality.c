@@ -62,8 +62,9 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 	orca_mem_free(w, w->q_dx, c * sizeof(float));
 	orca_mem_free(w, w->q_dy, c * sizeof(float));
 	orca_mem_free(w, w->q_moved, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_idle, c * sizeof(uint8_t));
 	w->q_contact = NULL;
-	w->q_contact_count = w->q_moved = NULL;
+	w->q_contact_count = w->q_moved = w->q_idle = NULL;
 	w->q_dx = w->q_dy = NULL;
 }
 
@@ -79,13 +80,39 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_dx = orca_mem_alloc(w, c * sizeof(float));
 	w->q_dy = orca_mem_alloc(w, c * sizeof(float));
 	w->q_moved = orca_mem_alloc(w, c * sizeof(uint8_t));
-	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved) {
+	w->q_idle = orca_mem_alloc(w, c * sizeof(uint8_t));
+	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved || !w->q_idle) {
 		free_tree_arrays(w, c);
 		return false;
 	}
 	memset(w->q_contact_count, 0, c);
 	w->q_cap = c;
 	return true;
+}
+
+static void idle_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	uint32_t idle = 0;
+	for (uint32_t i = begin; i < end; ++i) {
+		const self_params *p = &w->tself[i];
+		const bool is_idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
+		w->q_idle[i] = is_idle;
+		idle += is_idle;
+	}
+	w->scratch[worker].q_idle += idle;
+}
+
+void orca_quality_prepare(struct orca_world *w)
+{
+	for (int k = 0; k < w->worker_count; ++k)
+		w->scratch[k].q_idle = 0;
+	orca_pool_run(w->pool, idle_task, w, w->order_count, 4096);
+	uint32_t idle = 0;
+	for (int k = 0; k < w->worker_count; ++k)
+		idle += w->scratch[k].q_idle;
+	/* all idle is as good as none: every share stays 0.5 */
+	w->q_any_idle = idle > 0 && idle < w->order_count;
 }
 
 vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
@@ -138,9 +165,10 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 	}
 	w->q_stuck[slot] = stuck;
 
-	/* neighbours this step can bring into contact: both closing at top speed */
+	/* neighbours this step can bring into contact (or within the slop):
+	 * this agent at its new speed, the other at most at our top speed */
 	const self_params *p = &w->tself[self];
-	const float reach = 2.0f * p->max_speed * dt;
+	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP;
 	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < nb_count && k < ORCA_Q_CONTACTS; ++i) {
@@ -201,7 +229,8 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			float share = avoidance_share(p->weight, o->weight, (o->mask & p->layer) != 0);
 			if (share == 0.0f)
 				continue;
-			share = quality_share(w, i, j, share);
+			if (w->q_any_idle)
+				share = quality_share(w, i, j, share);
 			if (share == 0.0f)
 				continue;
 			const float d = sqrtf(d_sq);

@@ -235,6 +235,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->q_dx, w->q_cap * sizeof(float));
 	orca_mem_free(w, w->q_dy, w->q_cap * sizeof(float));
 	orca_mem_free(w, w->q_moved, w->q_cap * sizeof(uint8_t));
+	orca_mem_free(w, w->q_idle, w->q_cap * sizeof(uint8_t));
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
 	orca_mem_free(w, w->tpy, (tc + ORCA_TREE_PAD) * sizeof(float));
@@ -396,6 +397,8 @@ int orca_world_step(orca_world *w, float dt)
 	if (!reserve_scratch(w) || (w->avoidance == ORCA_AVOIDANCE_QUALITY && !orca_quality_reserve(w)))
 		return ORCA_ERR_NO_MEMORY;
 	orca_agent_tree_build(w);
+	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
+		orca_quality_prepare(w);
 	const double t3 = now_ms();
 
 	orca_pool_run(w->pool, orca_compute_velocities, w, n, 64);
