@@ -206,6 +206,7 @@ struct orca_world {
 	/* quality avoidance (quality.c) */
 	orca_avoidance avoidance;
 	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); saved with the world */
+	uint8_t *q_crowd;     /* per slot: neighbours within touching range last step; saved with the world */
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
@@ -263,11 +264,12 @@ static inline float avoidance_share(float w_self, float w_other, bool other_avoi
 /* Quality mode: between equals (share 0.5), an idle agent (wanting less than
  * ORCA_Q_IDLE speed: arrived, or waiting) makes way for a walking one. */
 #define ORCA_Q_IDLE 0.1f
+#define ORCA_Q_IDLE_SHARE 1.0f /* the idle one's share of the avoidance */
 static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
 {
 	if (share != 0.5f || w->q_idle[self] == w->q_idle[other])
 		return share;
-	return w->q_idle[self] ? 1.0f : 0.0f;
+	return w->q_idle[self] ? ORCA_Q_IDLE_SHARE : 1.0f - ORCA_Q_IDLE_SHARE;
 }
 
 /* quality.c: the quality avoidance mode's hooks */

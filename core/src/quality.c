@@ -36,6 +36,10 @@
 #define Q_NEAR 5.0f
 /* Jitter of tan(angle): +-Q_JITTER/2. */
 #define Q_JITTER 0.02f
+/* Neighbours closer than Q_CROWD_GAP past touching press on an agent; with
+ * more than Q_CROWD_FREE of them it aims slower (Q_CROWD_FREE / count). */
+#define Q_CROWD_GAP 0.5f
+#define Q_CROWD_FREE 3u
 /* Overlap pass: iterations, share of the overlap removed per iteration, and
  * the largest push per iteration (a share of the radius: small enough that no
  * push carries a centre across an obstacle edge it touched). */
@@ -44,6 +48,8 @@
 /* Pushed this far past contact, so that the next step's small approach does
  * not overlap again (and ORCA sees them apart, not colliding). */
 #define Q_SLOP 0.2f
+/* 1: an agent's velocity includes the pushes it got (what it really did). */
+#define Q_VELOCITY_SYNC 1
 #define Q_PUSH_MAX 0.5f
 
 static inline uint32_t hash_u32(uint32_t a, uint32_t b)
@@ -144,7 +150,10 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	 * back out of it (continuous in turn, no trigonometry) */
 	const float c = turn <= 1.0f ? 1.0f : 2.0f - turn, s = turn <= 1.0f ? turn : 1.0f;
 	const vec2 aim = v2(c * pref.x + s * pref.y, c * pref.y - s * pref.x);
-	return v2_scale(aim, sqrtf(pref_sq / v2_abs_sq(aim)));
+	/* pressed on by more than Q_CROWD_FREE others: walk slower, push less */
+	const uint32_t crowd = w->q_crowd[slot];
+	const float slow = crowd > Q_CROWD_FREE ? (float)Q_CROWD_FREE / (float)crowd : 1.0f;
+	return v2_scale(aim, slow * sqrtf(pref_sq / v2_abs_sq(aim)));
 }
 
 void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 new_velocity,
@@ -168,16 +177,19 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 	/* neighbours this step can bring into contact (or within the slop):
 	 * this agent at its new speed, the other at most at our top speed */
 	const self_params *p = &w->tself[self];
-	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP;
+	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP + 2.0f;
 	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < nb_count && k < ORCA_Q_CONTACTS; ++i) {
+	uint32_t k = 0, crowd = 0;
+	for (uint32_t i = 0; i < nb_count; ++i) {
 		const uint32_t j = nb[i].index;
-		const float limit = p->radius + w->tagent[j].radius + reach;
-		if (nb[i].dist_sq < limit * limit)
+		const float rsum = p->radius + w->tagent[j].radius;
+		const float limit = rsum + reach;
+		if (nb[i].dist_sq < limit * limit && k < ORCA_Q_CONTACTS)
 			out[k++] = j;
+		crowd += nb[i].dist_sq < (rsum + Q_CROWD_GAP) * (rsum + Q_CROWD_GAP);
 	}
 	w->q_contact_count[self] = (uint8_t)k;
+	w->q_crowd[slot] = (uint8_t)crowd;
 }
 
 /* One of 8 fixed directions for two coincident agents, opposite for the two. */
@@ -281,6 +293,7 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	struct orca_world *w = ctx;
 	nb_entry *obst_nb = w->scratch[worker].obst_nb;
 	const bool obstacles = w->obst_root != ORCA_NONE;
+	const float inv_dt = 1.0f / w->dt;
 	uint32_t pushed = 0;
 	for (uint32_t i = begin; i < end; ++i) {
 		const bool moved = w->q_dx[i] != 0.0f || w->q_dy[i] != 0.0f;
@@ -291,9 +304,22 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		vec2 pos = v2(w->tpx[i] + w->q_dx[i], w->tpy[i] + w->q_dy[i]);
 		if (obstacles)
 			pos = out_of_obstacles(w, obst_nb, pos, w->tself[i].radius);
+		const uint32_t s = w->order[i];
+		if (Q_VELOCITY_SYNC) {
+			/* the velocity becomes what the agent really did this step, so
+			 * that the next step's ORCA sees the crowd as it moves */
+			float vx = w->vx[s] + (pos.x - w->tpx[i]) * inv_dt, vy = w->vy[s] + (pos.y - w->tpy[i]) * inv_dt;
+			const float v_sq = vx * vx + vy * vy, max = w->tself[i].max_speed;
+			if (v_sq > max * max) {
+				const float k = max / sqrtf(v_sq);
+				vx *= k;
+				vy *= k;
+			}
+			w->vx[s] = vx;
+			w->vy[s] = vy;
+		}
 		w->tpx[i] = pos.x;
 		w->tpy[i] = pos.y;
-		const uint32_t s = w->order[i];
 		w->px[s] = pos.x;
 		w->py[s] = pos.y;
 	}
@@ -303,6 +329,7 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 void orca_quality_resolve(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
+
 	for (uint32_t it = 0; it < Q_ITERATIONS; ++it) {
 		pass_ctx ctx = {w, it == 0};
 		orca_pool_run(w->pool, push_task, &ctx, n, 256);
@@ -315,4 +342,5 @@ void orca_quality_resolve(struct orca_world *w)
 		if (pushed == 0)
 			break; /* every overlap resolved */
 	}
+
 }
