@@ -167,7 +167,7 @@ int orca_agent_set_target(orca_world *w, orca_agent_id id, orca_vec2 target)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	agent_params *p = &w->params[s];
 	p->target = target;
-	w->q_stuck[s] = 0.0f; /* quality mode: a new goal starts unblocked */
+	w->q_stuck[s] = -ORCA_Q_FRESH; /* quality mode: a new target has right of way for a while */
 	if (p->steer_mode == ORCA_STEER_VELOCITY)
 		p->steer_mode = ORCA_STEER_TARGET;
 	p->arrived = 0;

@@ -68,9 +68,9 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 	orca_mem_free(w, w->q_dx, c * sizeof(float));
 	orca_mem_free(w, w->q_dy, c * sizeof(float));
 	orca_mem_free(w, w->q_moved, c * sizeof(uint8_t));
-	orca_mem_free(w, w->q_idle, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_rank, c * sizeof(uint8_t));
 	w->q_contact = NULL;
-	w->q_contact_count = w->q_moved = w->q_idle = NULL;
+	w->q_contact_count = w->q_moved = w->q_rank = NULL;
 	w->q_dx = w->q_dy = NULL;
 }
 
@@ -86,8 +86,8 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_dx = orca_mem_alloc(w, c * sizeof(float));
 	w->q_dy = orca_mem_alloc(w, c * sizeof(float));
 	w->q_moved = orca_mem_alloc(w, c * sizeof(uint8_t));
-	w->q_idle = orca_mem_alloc(w, c * sizeof(uint8_t));
-	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved || !w->q_idle) {
+	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
+	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved || !w->q_rank) {
 		free_tree_arrays(w, c);
 		return false;
 	}
@@ -96,29 +96,32 @@ bool orca_quality_reserve(struct orca_world *w)
 	return true;
 }
 
-static void idle_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
-	uint32_t idle = 0;
+	uint32_t count[3] = {0, 0, 0};
 	for (uint32_t i = begin; i < end; ++i) {
 		const self_params *p = &w->tself[i];
-		const bool is_idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
-		w->q_idle[i] = is_idle;
-		idle += is_idle;
+		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
+		const uint8_t rank = idle ? 0 : (w->q_stuck[w->order[i]] < 0.0f ? 2 : 1);
+		w->q_rank[i] = rank;
+		count[rank]++;
 	}
-	w->scratch[worker].q_idle += idle;
+	for (int r = 0; r < 3; ++r)
+		w->scratch[worker].q_rank_count[r] += count[r];
 }
 
 void orca_quality_prepare(struct orca_world *w)
 {
 	for (int k = 0; k < w->worker_count; ++k)
-		w->scratch[k].q_idle = 0;
-	orca_pool_run(w->pool, idle_task, w, w->order_count, 4096);
-	uint32_t idle = 0;
+		memset(w->scratch[k].q_rank_count, 0, sizeof w->scratch[k].q_rank_count);
+	orca_pool_run(w->pool, rank_task, w, w->order_count, 4096);
+	uint32_t count[3] = {0, 0, 0};
 	for (int k = 0; k < w->worker_count; ++k)
-		idle += w->scratch[k].q_idle;
-	/* all idle is as good as none: every share stays 0.5 */
-	w->q_any_idle = idle > 0 && idle < w->order_count;
+		for (int r = 0; r < 3; ++r)
+			count[r] += w->scratch[k].q_rank_count[r];
+	/* one rank for all is as good as none: every share stays 0.5 */
+	w->q_any_rank = count[0] < w->order_count && count[1] < w->order_count && count[2] < w->order_count;
 }
 
 vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
@@ -130,7 +133,8 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	const vec2 velocity = v2(w->tagent[self].vx, w->tagent[self].vy);
 	float blocked = 1.0f - v2_dot(velocity, pref) / pref_sq;
 	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
-	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * w->q_stuck[slot];
+	const float stuck = w->q_stuck[slot] > 0.0f ? w->q_stuck[slot] : 0.0f;
+	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * stuck;
 	turn = turn > Q_TURN_MAX ? Q_TURN_MAX : turn;
 	/* Close to its target an agent goes straight: the others there have
 	 * arrived and make way (reciprocally) as in ORCA, while turning away
@@ -161,7 +165,11 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 {
 	const float pref_sq = v2_abs_sq(pref);
 	float stuck = w->q_stuck[slot];
-	if (!(pref_sq > 1e-8f)) {
+	if (stuck < 0.0f) {
+		/* a new target's right of way runs out */
+		stuck = stuck + dt;
+		stuck = stuck > 0.0f ? 0.0f : stuck;
+	} else if (!(pref_sq > 1e-8f)) {
 		stuck = 0.0f;
 	} else if (v2_abs_sq(new_velocity) < Q_PROGRESS_MIN * Q_PROGRESS_MIN * pref_sq) {
 		/* stuck too long: the widest turn did not help either, try again
@@ -241,7 +249,7 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			float share = avoidance_share(p->weight, o->weight, (o->mask & p->layer) != 0);
 			if (share == 0.0f)
 				continue;
-			if (w->q_any_idle)
+			if (w->q_any_rank)
 				share = quality_share(w, i, j, share);
 			if (share == 0.0f)
 				continue;

@@ -221,7 +221,7 @@ static uint32_t agent_lines_scalar(const struct orca_world *w, uint32_t self, co
 		const uint32_t j = nb[i].index;
 		const tree_agent *other = &ta[j];
 		float share = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
-		if (w->avoidance == ORCA_AVOIDANCE_QUALITY && w->q_any_idle)
+		if (w->avoidance == ORCA_AVOIDANCE_QUALITY && w->q_any_rank)
 			share = quality_share(w, self, j, share);
 		if (share == 0.0f)
 			continue; /* this agent never yields to that one */
@@ -300,7 +300,7 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 	const __m128 inv_th = _mm_set1_ps(inv_time_horizon), inv_dt = _mm_set1_ps(inv_time_step);
 
 	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
-	const bool uniform = w->uniform_share && !(quality && w->q_any_idle);
+	const bool uniform = w->uniform_share && !(quality && w->q_any_rank);
 	for (uint32_t b = 0; b < agent_count; b += 4) {
 		const uint32_t lanes = agent_count - b < 4 ? agent_count - b : 4;
 		/* each neighbour's (x, y, vx, vy) and (radius, weight, ...) rows,

@@ -237,7 +237,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->q_dx, w->q_cap * sizeof(float));
 	orca_mem_free(w, w->q_dy, w->q_cap * sizeof(float));
 	orca_mem_free(w, w->q_moved, w->q_cap * sizeof(uint8_t));
-	orca_mem_free(w, w->q_idle, w->q_cap * sizeof(uint8_t));
+	orca_mem_free(w, w->q_rank, w->q_cap * sizeof(uint8_t));
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
 	orca_mem_free(w, w->tpy, (tc + ORCA_TREE_PAD) * sizeof(float));
