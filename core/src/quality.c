@@ -43,7 +43,7 @@
 /* Overlap pass: iterations, share of the overlap removed per iteration, and
  * the largest push per iteration (a share of the radius: small enough that no
  * push carries a centre across an obstacle edge it touched). */
-#define Q_ITERATIONS 8u
+#define Q_ITERATIONS 4u
 #define Q_RELAX 1.0f
 /* Pushed this far past contact, so that the next step's small approach does
  * not overlap again (and ORCA sees them apart, not colliding). */
