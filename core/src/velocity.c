@@ -505,14 +505,7 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
 	const vec2 aim = quality ? orca_quality_aim(w, self, slot, pref) : pref;
 	vec2 new_velocity;
-	uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
-	if (quality && line_fail < n && p->time_horizon > ORCA_Q_SHORT_HORIZON) {
-		/* quality: a crowd too dense for this horizon gets a shorter one
-		 * (smaller velocity obstacles) before LP3 trades overlaps */
-		n = agent_lines(w, self, sc->agent_nb, agent_count, p, position, velocity, 1.0f / ORCA_Q_SHORT_HORIZON,
-		                dt, lines, num_obst_lines);
-		line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
-	}
+	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
 	if (line_fail < n) {
 		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, sc->proj);
 		sc->lp3_fallbacks++;
