@@ -319,7 +319,19 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 			_MM_TRANSPOSE4_PS(s0, s1, s2, s3);
 		}
 		float share[4] = {0.5f, 0.5f, 0.5f, 0.5f};
-		if (!uniform) {
+		bool store_all = uniform; /* no share is 0: every lane's line is written */
+		if (!uniform && w->uniform_share) {
+			/* quality mode, equal weights: only the right of way differs */
+			store_all = true;
+			const uint8_t rank_self = w->q_rank[self];
+			for (uint32_t l = 0; l < 4; ++l) {
+				const uint8_t rank_other = w->q_rank[nb[b + (l < lanes ? l : 0)].index];
+				if (rank_self != rank_other) {
+					share[l] = rank_self < rank_other ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+					store_all = store_all && share[l] != 0.0f;
+				}
+			}
+		} else if (!uniform) {
 			for (uint32_t l = 0; l < 4; ++l) {
 				const tree_agent *other = &ta[nb[b + (l < lanes ? l : 0)].index];
 				share[l] = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
@@ -388,9 +400,9 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 		__m128 opx = _mm_add_ps(vx, _mm_mul_ps(blend(circle, c_ux, l_ux), sh));
 		__m128 opy = _mm_add_ps(vy, _mm_mul_ps(blend(circle, c_uy, l_uy), sh));
 		__m128 odx = blend(circle, c_dx, l_dx), ody = blend(circle, c_dy, l_dy);
-		if (uniform) {
-			/* every share is 0.5: write the lines straight out (the
-			 * buffer has room for 4 past the last) */
+		if (store_all) {
+			/* no share is 0: write the lines straight out (the buffer
+			 * has room for 4 past the last) */
 			_MM_TRANSPOSE4_PS(opx, opy, odx, ody);
 			float *out = &lines[n].point.x;
 			_mm_storeu_ps(out, opx);
