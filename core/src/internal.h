@@ -15,7 +15,7 @@
 #define ORCA_GEN_LIMIT 4096u /* 12 generation bits; a slot reaching it is retired */
 #define ORCA_NONE UINT32_MAX
 #define ORCA_HINT_MAX 16u /* neighbour lists up to this long are remembered for the next step */
-#define ORCA_Q_CONTACTS 8u /* quality mode: close neighbours remembered for the overlap pass */
+#define ORCA_Q_CONTACTS 6u /* quality mode: close neighbours remembered for the overlap pass */
 
 /* ------------------------------------------------------------ allocation */
 

@@ -48,6 +48,7 @@
 /* Pushed this far past contact, so that the next step's small approach does
  * not overlap again (and ORCA sees them apart, not colliding). */
 #define Q_SLOP 0.2f
+#define Q_MOVED 0.01f
 /* 1: an agent's velocity includes the pushes it got (what it really did). */
 #define Q_VELOCITY_SYNC 1
 #define Q_PUSH_MAX 0.5f
@@ -304,11 +305,14 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const float inv_dt = 1.0f / w->dt;
 	uint32_t pushed = 0;
 	for (uint32_t i = begin; i < end; ++i) {
-		const bool moved = w->q_dx[i] != 0.0f || w->q_dy[i] != 0.0f;
+		const float push_sq = w->q_dx[i] * w->q_dx[i] + w->q_dy[i] * w->q_dy[i];
+		/* a push too small to make a deep overlap does not make the
+		 * neighbours look again */
+		const bool moved = push_sq > Q_MOVED * Q_MOVED;
 		w->q_moved[i] = moved;
-		if (!moved)
+		pushed += moved;
+		if (!(push_sq > 0.0f))
 			continue; /* ORCA's obstacle lines kept it out; nothing to do */
-		pushed++;
 		vec2 pos = v2(w->tpx[i] + w->q_dx[i], w->tpy[i] + w->q_dy[i]);
 		if (obstacles)
 			pos = out_of_obstacles(w, obst_nb, pos, w->tself[i].radius);
