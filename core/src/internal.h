@@ -206,7 +206,6 @@ struct orca_world {
 	orca_avoidance avoidance;
 	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); below 0:
 	                       * seconds left of a new target's right of way; saved with the world */
-	uint8_t *q_crowd;     /* per slot: neighbours within touching range last step; saved with the world */
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */

@@ -1,21 +1,27 @@
 /* quality.c — the quality avoidance mode (ORCA_AVOIDANCE_QUALITY): RVO2's ORCA
- * plus what keeps a crowd from freezing and overlapping. Three techniques,
- * each kept because a figure of tests/bench/quality_bench says it helps (see
- * the README's quality table):
+ * lines and linear programs, plus what keeps a crowd from freezing and from
+ * overlapping. Each technique stays because a figure of
+ * tests/bench/quality_bench says it helps (README, "Avoidance modes"):
  *
- *  1. keep right while blocked: an agent whose velocity makes less progress
- *     along its preferred velocity than asked aims to the right of it, by an
- *     angle that grows with how blocked it is and with how long it has been
- *     stuck (a per-agent timer). All agents turning the same way is a traffic
- *     rule: symmetric jams (antipodal circles, crossing groups) turn into a
- *     roundabout instead of a standstill.
- *  2. a tiny hash-seeded jitter of that aim (a hash of the agent id and the
- *     step count — the same on every platform and for every worker count)
- *     so that exactly symmetric agents do not stay symmetric.
- *  3. an overlap pass after each move: agents closer than their radii are
- *     pushed apart (Jacobi iterations: every push is computed from the same
- *     positions, then applied), each taking its avoidance share (weights and
- *     masks keep their meaning), then pushed out of obstacle edges.
+ *  1. Keep right while blocked: an agent slower than its preferred velocity
+ *     aims to the right of it, more the more it is blocked and the longer it
+ *     has been stuck (a per-agent timer, q_stuck), up to 135 degrees (past
+ *     sideways: out of a ring pressed together, only backwards is free). All
+ *     agents turning the same way is a traffic rule: symmetric jams
+ *     (antipodal circles, crossing groups) become a roundabout. The timer
+ *     restarts from straight ahead after Q_STUCK_MAX; near its target an
+ *     agent goes straight.
+ *  2. A tiny jitter of that aim, a hash of the agent id and the step count
+ *     (the same on every platform and for every worker count), so exactly
+ *     symmetric agents do not stay symmetric.
+ *  3. Right of way between equals (equal weights, see internal.h's
+ *     quality_share): idle < walking < newly retargeted; the lower rank takes
+ *     the whole avoidance, in ORCA and in the overlap pass.
+ *  4. An overlap pass after each move: agents closer than their radii plus
+ *     Q_SLOP are pushed apart (Jacobi iterations: every push is computed from
+ *     the same positions, then applied), each taking its share, then pushed
+ *     out of obstacle edges; the velocity becomes what the agent really did,
+ *     pushes included, so the next step's ORCA sees the crowd as it moves.
  *
  * Float operations only (+ - * / sqrtf), -ffp-contract=off, nothing
  * allocated in the step, each agent written by one task only. */
@@ -23,34 +29,29 @@
 
 #include "internal.h"
 
-/* How far right a blocked agent aims: tan(angle) = BIAS * blocked + STUCK_GAIN
- * * stuck seconds, at most TURN_MAX (tan 60 degrees ~ 1.73). */
+/* How far right a blocked agent aims, as a turn t: 0..1 is tan(angle) (up to
+ * 45 degrees), 1..3 goes on to 135. t = BIAS * blocked (0..1) + STUCK_GAIN *
+ * stuck seconds, at most TURN_MAX (about 117 degrees). */
 #define Q_BIAS 0.35f
 #define Q_STUCK_GAIN 0.25f
 #define Q_TURN_MAX 2.5f
 /* A speed below this share of the preferred speed counts as stuck (moving
  * sideways round a jam does not: that is the way out). */
 #define Q_PROGRESS_MIN 0.3f
+/* Stuck this long (s), the widest turn did not help: start again from straight. */
 #define Q_STUCK_MAX 8.0f
-/* Within 1 + Q_NEAR radii of its target an agent turns less, not at all at 1 radius. */
+/* The turn fades from 1 + Q_NEAR radii from the target down to 1 radius. */
 #define Q_NEAR 5.0f
-/* Jitter of tan(angle): +-Q_JITTER/2. */
+/* Jitter of t: +-Q_JITTER/2. */
 #define Q_JITTER 0.02f
-/* Neighbours closer than Q_CROWD_GAP past touching press on an agent; with
- * more than Q_CROWD_FREE of them it aims slower (Q_CROWD_FREE / count). */
-#define Q_CROWD_GAP 0.5f
-#define Q_CROWD_FREE 3u
-/* Overlap pass: iterations, share of the overlap removed per iteration, and
- * the largest push per iteration (a share of the radius: small enough that no
- * push carries a centre across an obstacle edge it touched). */
+/* Overlap pass: at most Q_ITERATIONS; pushed Q_SLOP past contact (so that the
+ * next step's small approach does not overlap again); a push deeper than
+ * Q_MOVED makes the neighbours look again; at most Q_PUSH_MAX radii per
+ * iteration (so no push carries a centre across an obstacle edge it touched:
+ * the obstacle push after each iteration puts it back). */
 #define Q_ITERATIONS 4u
-#define Q_RELAX 1.0f
-/* Pushed this far past contact, so that the next step's small approach does
- * not overlap again (and ORCA sees them apart, not colliding). */
 #define Q_SLOP 0.2f
 #define Q_MOVED 0.01f
-/* 1: an agent's velocity includes the pushes it got (what it really did). */
-#define Q_VELOCITY_SYNC 1
 #define Q_PUSH_MAX 0.5f
 
 static inline uint32_t hash_u32(uint32_t a, uint32_t b)
@@ -155,10 +156,7 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	 * back out of it (continuous in turn, no trigonometry) */
 	const float c = turn <= 1.0f ? 1.0f : 2.0f - turn, s = turn <= 1.0f ? turn : 1.0f;
 	const vec2 aim = v2(c * pref.x + s * pref.y, c * pref.y - s * pref.x);
-	/* pressed on by more than Q_CROWD_FREE others: walk slower, push less */
-	const uint32_t crowd = w->q_crowd[slot];
-	const float slow = crowd > Q_CROWD_FREE ? (float)Q_CROWD_FREE / (float)crowd : 1.0f;
-	return v2_scale(aim, slow * sqrtf(pref_sq / v2_abs_sq(aim)));
+	return v2_scale(aim, sqrtf(pref_sq / v2_abs_sq(aim)));
 }
 
 void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 new_velocity,
@@ -188,17 +186,14 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 	const self_params *p = &w->tself[self];
 	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP + 2.0f;
 	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
-	uint32_t k = 0, crowd = 0;
-	for (uint32_t i = 0; i < nb_count; ++i) {
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < nb_count && k < ORCA_Q_CONTACTS; ++i) {
 		const uint32_t j = nb[i].index;
-		const float rsum = p->radius + w->tagent[j].radius;
-		const float limit = rsum + reach;
-		if (nb[i].dist_sq < limit * limit && k < ORCA_Q_CONTACTS)
+		const float limit = p->radius + w->tagent[j].radius + reach;
+		if (nb[i].dist_sq < limit * limit)
 			out[k++] = j;
-		crowd += nb[i].dist_sq < (rsum + Q_CROWD_GAP) * (rsum + Q_CROWD_GAP);
 	}
 	w->q_contact_count[self] = (uint8_t)k;
-	w->q_crowd[slot] = (uint8_t)crowd;
 }
 
 /* One of 8 fixed directions for two coincident agents, opposite for the two. */
@@ -256,7 +251,7 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 				continue;
 			const float d = sqrtf(d_sq);
 			const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
-			const float push = (rsum - d) * share * Q_RELAX;
+			const float push = (rsum - d) * share;
 			dx += n.x * push;
 			dy += n.y * push;
 		}
@@ -317,19 +312,16 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		if (obstacles)
 			pos = out_of_obstacles(w, obst_nb, pos, w->tself[i].radius);
 		const uint32_t s = w->order[i];
-		if (Q_VELOCITY_SYNC) {
-			/* the velocity becomes what the agent really did this step, so
-			 * that the next step's ORCA sees the crowd as it moves */
-			float vx = w->vx[s] + (pos.x - w->tpx[i]) * inv_dt, vy = w->vy[s] + (pos.y - w->tpy[i]) * inv_dt;
-			const float v_sq = vx * vx + vy * vy, max = w->tself[i].max_speed;
-			if (v_sq > max * max) {
-				const float k = max / sqrtf(v_sq);
-				vx *= k;
-				vy *= k;
-			}
-			w->vx[s] = vx;
-			w->vy[s] = vy;
+		/* the velocity becomes what the agent really did this step */
+		float vx = w->vx[s] + (pos.x - w->tpx[i]) * inv_dt, vy = w->vy[s] + (pos.y - w->tpy[i]) * inv_dt;
+		const float v_sq = vx * vx + vy * vy, max = w->tself[i].max_speed;
+		if (v_sq > max * max) {
+			const float k = max / sqrtf(v_sq);
+			vx *= k;
+			vy *= k;
 		}
+		w->vx[s] = vx;
+		w->vy[s] = vy;
 		w->tpx[i] = pos.x;
 		w->tpy[i] = pos.y;
 		w->px[s] = pos.x;
