@@ -611,8 +611,11 @@ crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token)
 {
 	if (cfg->token_count == 0)
 		return cfg->open_role;
+	/* Whole tokens only: the length first (the session refuses tokens holding a
+	 * NUL, so strlen is the length the client sent), then every byte. */
+	size_t len = strlen(token);
 	for (size_t i = 0; i < cfg->token_count; i++)
-		if (strcmp(cfg->tokens[i].token, token) == 0)
+		if (strlen(cfg->tokens[i].token) == len && memcmp(cfg->tokens[i].token, token, len) == 0)
 			return cfg->tokens[i].role;
 	return crowd_v1_Role_ROLE_UNSPECIFIED;
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outq.h"
 #include "ws.h"
 
 #define HTTP_URL_MAX 2048
@@ -60,7 +61,7 @@ struct crowd_http_ws {
 	bool reason_set;
 	crowd_http_close_reason reason;
 	bool write_failed;
-	size_t write_pending;
+	outq out; /* what is written and not yet in the kernel */
 	char peer[64];
 };
 
@@ -82,13 +83,6 @@ struct crowd_http {
 	int port;
 	crowd_http_stats stats;
 };
-
-typedef struct write_req {
-	uv_write_t req;
-	crowd_http_ws *conn;
-	size_t len;
-	char data[];
-} write_req;
 
 static void conn_close(crowd_http_ws *c);
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
@@ -115,42 +109,27 @@ static void count_status(crowd_http *h, int status) {
 		if (crowd_http_statuses[i] == status) h->stats.responses[i]++;
 }
 
-static void on_written(uv_write_t *req, int status) {
-	write_req *w = (write_req *)req;
-	crowd_http_ws *c = w->conn;
-	c->write_pending -= w->len;
-	free(w);
+static void on_written(void *owner, int status, size_t len) {
+	crowd_http_ws *c = owner;
+	(void)len;
 	if (status < 0) {
 		c->write_failed = true;
 		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
 		conn_close(c);
 		return;
 	}
-	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && c->write_pending == 0) conn_close(c);
+	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0) conn_close(c);
 }
 
 /* Queue bytes on the socket; on failure the connection is closed soon. */
 static bool conn_write(crowd_http_ws *c, const void *data, size_t len) {
 	if (c->mode == MODE_CLOSED || c->write_failed) return false;
-	write_req *w = malloc(sizeof *w + len);
-	if (!w) {
+	if (outq_write(&c->out, data, len) != 0) {
 		c->write_failed = true;
 		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
 		conn_close_soon(c);
 		return false;
 	}
-	w->conn = c;
-	w->len = len;
-	memcpy(w->data, data, len);
-	uv_buf_t buf = uv_buf_init(w->data, (unsigned)len);
-	if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_written) != 0) {
-		free(w);
-		c->write_failed = true;
-		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
-		conn_close_soon(c);
-		return false;
-	}
-	c->write_pending += len;
 	c->server->stats.bytes_out += len;
 	return true;
 }
@@ -176,7 +155,7 @@ static void conn_linger(crowd_http_ws *c) {
 		return;
 	}
 	uv_shutdown_t *req = malloc(sizeof *req);
-	if (!req || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+	if (!req || outq_submit_all(&c->out) != 0 || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
 		free(req);
 		conn_close(c);
 		return;
@@ -403,7 +382,7 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 	if (leftover_len && !crowd_ws_feed(c->ws, (const uint8_t *)leftover, leftover_len)) {
 		conn_set_reason(c, CROWD_HTTP_CLOSE_PROTOCOL);
 		conn_close_soon(c);
-	} else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+	} else if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 		conn_close_soon(c);
 }
 
@@ -592,7 +571,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 				conn_set_reason(c, c->write_failed ? CROWD_HTTP_CLOSE_WRITE_ERROR
 				                                   : CROWD_HTTP_CLOSE_PROTOCOL);
 				conn_close(c);
-			} else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+			} else if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 				conn_close(c);
 			break;
 		default: /* lingering: discard */
@@ -616,6 +595,7 @@ static void on_handle_closed(uv_handle_t *handle) {
 		if (h->hooks.ws_closed) h->hooks.ws_closed(c->session, c->reason);
 	}
 	crowd_ws_free(c->ws);
+	outq_free(&c->out);
 	free(c);
 	h->conn_allocated--;
 	http_maybe_done(h);
@@ -698,6 +678,7 @@ static void on_connection(uv_stream_t *listener, int status) {
 	c->tcp.data = c;
 	c->timer.data = c;
 	c->handles_open = 2;
+	outq_init(&c->out, (uv_stream_t *)&c->tcp, on_written, c);
 	c->next = h->conns;
 	if (h->conns) h->conns->prev = c;
 	h->conns = c;
@@ -802,7 +783,7 @@ void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg) {
 		if (c->mode == MODE_WS && c->ws && !crowd_ws_finished(c->ws)) {
 			/* Tell the client, let the close frame drain, but never wait long. */
 			crowd_ws_close(c->ws, CROWD_WS_CLOSE_GOING_AWAY, "server shutting down");
-			if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+			if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 				conn_close(c);
 			else
 				uv_timer_start(&c->timer, on_linger_timeout, HTTP_LINGER_MS, 0);
@@ -824,7 +805,7 @@ void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason) {
 	if (c->mode != MODE_WS || !c->ws) return;
 	conn_set_reason(c, CROWD_HTTP_CLOSE_LOCAL);
 	crowd_ws_close(c->ws, code, reason);
-	if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+	if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 		conn_close_soon(c);
 	else
 		uv_timer_start(&c->timer, on_close_soon, WS_FLUSH_MS, 0); /* a client that does not read */
@@ -840,5 +821,9 @@ void *crowd_http_ws_session(const crowd_http_ws *c) {
 }
 
 size_t crowd_http_ws_pending(const crowd_http_ws *c) {
-	return c->write_pending;
+	return outq_pending(&c->out);
+}
+
+void crowd_http_ws_discard_pending(crowd_http_ws *c) {
+	outq_discard(&c->out);
 }

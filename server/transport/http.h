@@ -97,5 +97,7 @@ void crowd_http_ws_abort(crowd_http_ws *conn);
 void *crowd_http_ws_session(const crowd_http_ws *conn);
 /** Bytes written but not yet taken by the kernel (for output-buffer limits). */
 size_t crowd_http_ws_pending(const crowd_http_ws *conn);
+/** Drop the whole messages queued for a WebSocket and not yet handed to the kernel. */
+void crowd_http_ws_discard_pending(crowd_http_ws *c);
 
 #endif /* CROWD_HTTP_H */

@@ -73,12 +73,17 @@ static void ws_op_close(void *conn, bool flush) {
 	                    s && s->close_reason_set ? metrics_disconnect_reason_name(s->close_reason) : NULL);
 }
 
+static void ws_op_discard(void *conn) {
+	crowd_http_ws_discard_pending(conn);
+}
+
 static const transport_ops ws_ops = {
     .kind = TRANSPORT_WS,
     .length_prefixed = false,
     .send = ws_op_send,
     .pending_bytes = ws_op_pending,
     .close = ws_op_close,
+    .discard_pending = ws_op_discard,
 };
 
 static void *hook_ws_open(void *user, crowd_http_ws *conn, const char *peer) {
