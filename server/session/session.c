@@ -30,6 +30,19 @@ static void refuse(server *srv, const transport_ops *ops, void *conn, crowd_v1_E
 	ops->close(conn, true);
 }
 
+/* "1.2.3.4:5678", "[::1]:5678" or "::1:5678" without its port. */
+static void peer_ip_of(const char *peer, char *out, size_t cap) {
+	const char *start = peer, *end = strrchr(peer, ':');
+	if (peer[0] == '[') {
+		start = peer + 1;
+		end = strchr(start, ']');
+	}
+	size_t n = end ? (size_t)(end - start) : strlen(start);
+	if (n >= cap) n = cap - 1;
+	memcpy(out, start, n);
+	out[n] = '\0';
+}
+
 session *session_open(server *srv, const transport_ops *ops, void *conn, const char *peer) {
 	srv->metrics.connections_accepted[ops->kind]++;
 	if (srv->status.shutting_down) {
@@ -37,7 +50,38 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SHUTTING_DOWN, "the server is shutting down");
 		return NULL;
 	}
-	if (srv->session_count >= srv->cfg->max_connections) {
+	char ip[sizeof ((session *)0)->peer_ip];
+	peer_ip_of(peer ? peer : "?", ip, sizeof ip);
+	/* Connections that never say Hello must not hold the slots players need: one
+	 * address may hold only so many of them, and at the limit the oldest of them
+	 * makes room for the newcomer. */
+	uint32_t active = 0, pending_here = 0;
+	session *oldest_pending = NULL;
+	for (uint32_t i = 0; i < srv->session_count; i++) {
+		session *o = srv->sessions[i];
+		if (o->closing) continue;
+		active++;
+		if (o->hello_done) continue;
+		if (strcmp(o->peer_ip, ip) == 0) pending_here++;
+		if (!oldest_pending || o->opened_ns < oldest_pending->opened_ns) oldest_pending = o;
+	}
+	if (pending_here >= srv->cfg->max_pending_per_peer) {
+		srv->metrics.disconnects[DISCONNECT_SERVER_FULL]++;
+		log_warn("refused %s: %u connections from %s are waiting for Hello, the limit per address", peer,
+		         pending_here, ip);
+		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SERVER_FULL,
+		       "too many connections from this address without Hello");
+		return NULL;
+	}
+	if (active >= srv->cfg->max_connections && oldest_pending) {
+		log_info("client %u from %s: no Hello yet, closed to make room for %s", oldest_pending->client_id,
+		         oldest_pending->peer, peer);
+		session_send_error(oldest_pending, 0, crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT, 0,
+		                   "no Hello yet and the server is full: closed to make room");
+		session_close(oldest_pending, DISCONNECT_HELLO_TIMEOUT, true);
+		active--;
+	}
+	if (active >= srv->cfg->max_connections) {
 		srv->metrics.disconnects[DISCONNECT_SERVER_FULL]++;
 		log_warn("refused %s: %u connections is the limit", peer, srv->cfg->max_connections);
 		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SERVER_FULL, "connection limit reached");
@@ -53,6 +97,7 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 	s->conn = conn;
 	s->client_id = srv->next_client_id++;
 	snprintf(s->peer, sizeof s->peer, "%s", peer ? peer : "?");
+	snprintf(s->peer_ip, sizeof s->peer_ip, "%s", ip);
 	s->opened_ns = server_now_ns();
 	s->role = crowd_v1_Role_ROLE_UNSPECIFIED;
 	s->rate_tokens = srv->cfg->request_burst;
@@ -408,9 +453,12 @@ void session_check_timers(session *s, uint64_t now_ns) {
 		session_close(s, DISCONNECT_PEER_CLOSED, true);
 		return;
 	}
-	if (!s->hello_done && (double)(now_ns - s->opened_ns) * 1e-9 > cfg->hello_timeout_s) {
-		log_info("client %u from %s: no Hello within %g s: closing", s->client_id, s->peer,
-		         cfg->hello_timeout_s);
+	/* Under pressure (more than half the slots taken) Hello must come sooner. */
+	double hello_timeout = s->srv->session_count * 2 > cfg->max_connections
+	                           ? fmin(cfg->hello_timeout_s, cfg->hello_timeout_busy_s)
+	                           : cfg->hello_timeout_s;
+	if (!s->hello_done && (double)(now_ns - s->opened_ns) * 1e-9 > hello_timeout) {
+		log_info("client %u from %s: no Hello within %g s: closing", s->client_id, s->peer, hello_timeout);
 		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT, 0, "no Hello in time");
 		session_close(s, DISCONNECT_HELLO_TIMEOUT, true);
 		return;

@@ -24,6 +24,7 @@ typedef struct session {
 	void *conn;
 	uint32_t client_id; /* owner number of its agents; never reused */
 	char peer[64];
+	char peer_ip[48]; /* the address without its port: per-peer limits */
 	char name[CROWD_CLIENT_NAME_MAX + 1]; /* Hello.client_name, cut to a whole UTF-8 character */
 	uint64_t opened_ns;
 

@@ -22,7 +22,6 @@
 #define HTTP_HEADER_VALUE_MAX 256
 #define HTTP_FIELD_MAX 32
 #define HTTP_LINGER_MS 1000 /* after a response: drain the client's leftovers, then close */
-#define WS_FLUSH_MS 2000    /* a closing WebSocket gets this long to drain its output */
 #define HTTP_FILE_MAX (16u << 20)
 
 const int crowd_http_statuses[CROWD_HTTP_NSTATUS] = {101, 200, 400, 404, 405, 408, 413, 426, 431, 500, 503};
@@ -63,6 +62,7 @@ struct crowd_http_ws {
 	bool write_failed;
 	outq out; /* what is written and not yet in the kernel */
 	char peer[64];
+	char ip[48]; /* peer without the port: per-peer limits */
 };
 
 struct crowd_http {
@@ -100,6 +100,9 @@ void crowd_http_default_config(crowd_http_config *cfg) {
 	cfg->header_timeout_ms = 10000;
 	cfg->max_connections = 1024;
 	cfg->ws_max_message = 1u << 20;
+	cfg->flush_timeout_ms = 10000;
+	cfg->max_pending_per_peer = 64;
+	cfg->header_timeout_busy_ms = 1000;
 }
 
 /* ------------------------------------------------------------------ writing */
@@ -699,14 +702,37 @@ static void on_connection(uv_stream_t *listener, int status) {
 		         ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 		                                        : ((struct sockaddr_in *)&ss)->sin_port));
 	}
+	snprintf(c->ip, sizeof c->ip, "%s", addr);
 	uv_tcp_nodelay(&c->tcp, 1);
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
+	/* Idle sockets (request not complete) are what exhausts a server: one
+	 * address may hold only so many, and at the limit the oldest one goes. */
+	uint32_t pending_here = 0;
+	crowd_http_ws *oldest = NULL;
+	for (crowd_http_ws *o = h->conns; o; o = o->next) {
+		if (o == c || o->mode != MODE_HTTP || o->message_complete) continue;
+		if (strcmp(o->ip, c->ip) == 0) pending_here++;
+		oldest = o; /* the list is newest first */
+	}
+	if (pending_here >= h->cfg.max_pending_per_peer) {
+		respond_error(c, 503);
+		return;
+	}
+	if (h->conn_count > h->cfg.max_connections && oldest) {
+		h->stats.evicted++;
+		conn_set_reason(oldest, CROWD_HTTP_CLOSE_LOCAL);
+		conn_close(oldest);
+	}
 	if (h->conn_count > h->cfg.max_connections) {
 		respond_error(c, 503);
 		return;
 	}
-	uv_timer_start(&c->timer, on_header_timeout, h->cfg.header_timeout_ms, 0);
+	bool busy = h->conn_count * 2 > h->cfg.max_connections;
+	uv_timer_start(&c->timer, on_header_timeout, busy && h->cfg.header_timeout_busy_ms < h->cfg.header_timeout_ms
+	                                                 ? h->cfg.header_timeout_busy_ms
+	                                                 : h->cfg.header_timeout_ms,
+	               0);
 	uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
@@ -808,7 +834,7 @@ void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason) {
 	if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 		conn_close_soon(c);
 	else
-		uv_timer_start(&c->timer, on_close_soon, WS_FLUSH_MS, 0); /* a client that does not read */
+		uv_timer_start(&c->timer, on_close_soon, c->server->cfg.flush_timeout_ms, 0); /* a client that does not read */
 }
 
 void crowd_http_ws_abort(crowd_http_ws *c) {

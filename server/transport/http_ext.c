@@ -150,6 +150,9 @@ static int ext_start(server *srv, void *state) {
 	cfg.proto_path = x->proto_path;
 	cfg.ws_max_message = srv->cfg->max_frame_bytes;
 	cfg.max_connections = srv->cfg->max_connections + 64; /* room for scrapes and refusals */
+	cfg.flush_timeout_ms = (uint32_t)(srv->cfg->flush_timeout_s * 1000.0);
+	cfg.max_pending_per_peer = srv->cfg->max_pending_per_peer;
+	cfg.header_timeout_busy_ms = (uint32_t)(srv->cfg->hello_timeout_busy_s * 1000.0);
 	crowd_http_hooks hooks = {
 	    .user = x,
 	    .health = hook_health,

@@ -14,8 +14,6 @@
 #include "server.h"
 #include "session.h"
 
-/* A flushing close gives up after this long and drops what is still queued. */
-#define TCP_FLUSH_TIMEOUT_MS 2000
 #define TCP_READ_BUFFER 65536
 
 struct tcp_listener {
@@ -122,7 +120,8 @@ static void tcp_close(void *conn, bool flush) {
 		conn_close_now(c);
 		return;
 	}
-	uv_timer_start(&c->flush_timer, on_flush_timeout, TCP_FLUSH_TIMEOUT_MS, 0);
+	/* A flushing close gives up after --flush-timeout and drops what is still queued. */
+	uv_timer_start(&c->flush_timer, on_flush_timeout, (uint64_t)(c->srv->cfg->flush_timeout_s * 1000.0), 0);
 }
 
 static const transport_ops tcp_ops = {
