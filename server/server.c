@@ -143,7 +143,7 @@ void server_apply_commands(server *srv) {
 		srv->metrics.commands_applied++;
 		if (c->kind == COMMAND_CLIENT) {
 			session *s = server_find_session(srv, c->client_id);
-			if (s) s->queued_bytes = s->queued_bytes > c->cost ? s->queued_bytes - c->cost : 0;
+			if (s) session_command_done(s, c);
 			if (s && !s->closing) {
 				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
 					session_send_ack(s, c->msg.request_id, r.ids, r.id_count);

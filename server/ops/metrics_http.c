@@ -145,7 +145,9 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	scalar_u(&t, "crowd_acks_total", "counter", "Ack messages sent.", m->acks);
 	family(&t, "crowd_errors_total", "counter", "Error messages sent, by code.");
 	for (int c = 1; c < METRICS_ERROR_CODES; c++)
-		put(&t, "crowd_errors_total{code=\"%s\"} %" PRIu64 "\n", metrics_error_code_name(c), m->errors[c]);
+		if (strcmp(metrics_error_code_name(c), "UNKNOWN") != 0) /* numbers reserved, not assigned yet */
+			put(&t, "crowd_errors_total{code=\"%s\"} %" PRIu64 "\n", metrics_error_code_name(c),
+			    m->errors[c]);
 
 	/* HTTP side */
 	if (http) {

@@ -321,6 +321,39 @@ static bool rate_allow(session *s) {
 	return true;
 }
 
+/* The step's cost grows with agents x neighbours considered: one connection
+ * gets a budget of it, so that one player cannot slow the tick for everyone.
+ * Counted against the largest max_neighbors the connection ever asked for
+ * (simple, and never under-counts), over its agents owned and being spawned. */
+static bool within_neighbor_budget(session *s, const crowd_v1_SpawnAgents *m, uint32_t request_id) {
+	const server_config *cfg = s->srv->cfg;
+	uint32_t neighbors = s->max_neighbors_asked;
+	for (pb_size_t i = 0; i < m->agents_count; i++) {
+		uint32_t k = m->agents[i].has_max_neighbors ? m->agents[i].max_neighbors : cfg->agent_max_neighbors;
+		if (k > neighbors) neighbors = k;
+	}
+	uint64_t agents = (uint64_t)s->agents_owned + s->agents_queued + m->agents_count;
+	uint64_t cost = agents * (neighbors ? neighbors : 1);
+	if (cost > cfg->neighbor_budget) {
+		char text[128];
+		snprintf(text, sizeof text, "%llu agents x %u neighbours passes this connection's budget of %u",
+		         (unsigned long long)agents, (unsigned)(neighbors ? neighbors : 1), (unsigned)cfg->neighbor_budget);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_LIMIT_COST, 0, text);
+		return false;
+	}
+	s->max_neighbors_asked = neighbors;
+	s->agents_queued += m->agents_count;
+	return true;
+}
+
+void session_command_done(session *s, const command *c) {
+	s->queued_bytes = s->queued_bytes > c->cost ? s->queued_bytes - c->cost : 0;
+	if (c->msg.which_msg == crowd_v1_ClientMessage_spawn_agents_tag) {
+		uint32_t n = c->msg.msg.spawn_agents.agents_count;
+		s->agents_queued = s->agents_queued > n ? s->agents_queued - n : 0;
+	}
+}
+
 /* Refuse a frame with one Error and no decoding. */
 static void refuse_frame(session *s, uint32_t request_id, crowd_v1_ErrorCode code, const char *text) {
 	s->srv->metrics.requests++;
@@ -430,6 +463,9 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 			                   "too many requests waiting for the next tick");
 			goto drop;
 		}
+		if (msg->which_msg == crowd_v1_ClientMessage_spawn_agents_tag &&
+		    !within_neighbor_budget(s, &msg->msg.spawn_agents, rid))
+			goto drop;
 		s->queued_bytes += cmd->cost;
 		cmd->kind = COMMAND_CLIENT;
 		cmd->client_id = s->client_id;

@@ -36,6 +36,8 @@ typedef struct session {
 	crowd_v1_Role role; /* ROLE_UNSPECIFIED until Hello */
 	uint32_t agents_owned;
 	size_t queued_bytes; /* cost of its requests waiting for the next tick */
+	uint32_t agents_queued;       /* agents in its spawns waiting for the next tick */
+	uint32_t max_neighbors_asked; /* the largest max_neighbors of its spawns so far (cost budget) */
 	disconnect_reason close_reason;
 	bool close_reason_set;
 
@@ -92,6 +94,10 @@ void session_send_encoded(session *s, const uint8_t *data, size_t len);
 /** The peer half-closed its side (EOF) and may still read: its requests
  * still queued are answered (next tick), then the connection closes. */
 void session_on_peer_eof(session *s);
+
+struct command;
+/** One of its queued commands was applied (answered): release what it held. */
+void session_command_done(session *s, const struct command *c);
 
 /** Housekeeping each tick: Hello timeout and output limits. */
 void session_check_timers(session *s, uint64_t now_ns);

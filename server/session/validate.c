@@ -77,12 +77,13 @@ static bool validate_spec(const server_config *cfg, const crowd_v1_AgentSpec *a,
 		                    cfg->max_neighbor_dist);
 	if (a->has_max_neighbors && a->max_neighbors > cfg->max_neighbors)
 		return request_fail(err, bad, i, "agent %u: max_neighbors must be at most %u", i, cfg->max_neighbors);
-	if (a->has_time_horizon && (!in_range(a->time_horizon, 0, cfg->max_time_horizon) || a->time_horizon <= 0))
-		return request_fail(err, bad, i, "agent %u: time_horizon must be in (0, %g]", i, cfg->max_time_horizon);
-	if (a->has_time_horizon_obst &&
-	    (!in_range(a->time_horizon_obst, 0, cfg->max_time_horizon) || a->time_horizon_obst <= 0))
-		return request_fail(err, bad, i, "agent %u: time_horizon_obst must be in (0, %g]", i,
+	/* A horizon far below a tick makes ORCA's constraints meaningless: agents overlap and drift. */
+	if (a->has_time_horizon && !in_range(a->time_horizon, cfg->min_time_horizon, cfg->max_time_horizon))
+		return request_fail(err, bad, i, "agent %u: time_horizon must be in [%g, %g]", i, cfg->min_time_horizon,
 		                    cfg->max_time_horizon);
+	if (a->has_time_horizon_obst && !in_range(a->time_horizon_obst, cfg->min_time_horizon, cfg->max_time_horizon))
+		return request_fail(err, bad, i, "agent %u: time_horizon_obst must be in [%g, %g]", i,
+		                    cfg->min_time_horizon, cfg->max_time_horizon);
 	if (a->has_weight && !in_range(a->weight, 0, 1))
 		return request_fail(err, bad, i, "agent %u: weight must be in [0, 1]", i);
 	return true;
