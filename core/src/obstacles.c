@@ -27,15 +27,9 @@ int orca_obstacle_add(orca_world *w, const orca_vec2 *vertices, uint32_t count, 
 {
 	if (!w || (!vertices && count > 0))
 		return ORCA_ERR_INVALID_ARGUMENT;
-	if (count < 2 || count > (1u << 24))
+	orca_polygon_issue issue;
+	if (count > (1u << 24) || orca_polygon_check(vertices, count, &issue) != ORCA_OK || issue.clockwise)
 		return ORCA_ERR_BAD_POLYGON;
-	for (uint32_t i = 0; i < count; ++i) {
-		const vec2 a = vertices[i], b = vertices[(i + 1) % count];
-		if (!isfinite(a.x) || !isfinite(a.y) || fabsf(a.x) > 1e9f || fabsf(a.y) > 1e9f)
-			return ORCA_ERR_BAD_POLYGON;
-		if (a.x == b.x && a.y == b.y)
-			return ORCA_ERR_BAD_POLYGON; /* a zero-length edge has no direction */
-	}
 	uint32_t s;
 	if (w->obst_free_head != ORCA_NONE) {
 		s = w->obst_free_head;

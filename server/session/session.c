@@ -440,6 +440,8 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 		session_send_error(s, rid, err.code, err.index, err.message);
 		goto drop;
 	}
+	if (msg->which_msg == crowd_v1_ClientMessage_add_obstacle_tag)
+		validate_obstacle_make_ccw(&cmd->msg.msg.add_obstacle);
 	switch (msg->which_msg) {
 	case crowd_v1_ClientMessage_ping_tag: {
 		crowd_v1_ServerMessage out = crowd_v1_ServerMessage_init_zero;

@@ -4,6 +4,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include <orca/orca.h>
 
 bool request_fail(request_error *err, crowd_v1_ErrorCode code, uint32_t index, const char *fmt, ...) {
 	err->code = code;
@@ -101,6 +104,23 @@ static bool check_parallel(const server_config *cfg, pb_size_t ids, pb_size_t xs
 	return true;
 }
 
+void validate_obstacle_make_ccw(crowd_v1_AddObstacle *m) {
+	double area2 = 0.0;
+	for (uint32_t i = 0; i < m->x_count; i++) {
+		uint32_t j = (i + 1) % m->x_count;
+		area2 += (double)m->x[i] * m->y[j] - (double)m->x[j] * m->y[i];
+	}
+	if (area2 >= 0.0) return;
+	for (uint32_t i = 0, j = m->x_count - 1; i < j; i++, j--) {
+		float t = m->x[i];
+		m->x[i] = m->x[j];
+		m->x[j] = t;
+		t = m->y[i];
+		m->y[i] = m->y[j];
+		m->y[j] = t;
+	}
+}
+
 bool validate_rect(const crowd_v1_Rect *r) {
 	return isfinite(r->min_x) && isfinite(r->min_y) && isfinite(r->max_x) && isfinite(r->max_y) &&
 	       r->min_x <= r->max_x && r->min_y <= r->max_y;
@@ -153,6 +173,14 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 			if (!in_bounds(cfg, m->x[i], m->y[i]))
 				return request_fail(err, poly, i, "vertex %u not finite or outside the world bounds",
 				                    i);
+		/* The engine's own definition of a valid obstacle (orca_polygon_check). */
+		orca_vec2 *v = malloc(m->x_count * sizeof *v);
+		if (!v) return request_fail(err, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
+		for (uint32_t i = 0; i < m->x_count; i++) v[i] = (orca_vec2){m->x[i], m->y[i]};
+		orca_polygon_issue issue;
+		int rc = orca_polygon_check(v, m->x_count, &issue);
+		free(v);
+		if (rc != ORCA_OK) return request_fail(err, poly, issue.index, "vertex %u: %s", issue.index, issue.reason);
 		return true;
 	}
 	case crowd_v1_ClientMessage_remove_obstacle_tag:

@@ -31,7 +31,7 @@ typedef enum orca_status {
 	ORCA_ERR_STALE_ID = -3,         /* issued, then removed */
 	ORCA_ERR_CAPACITY = -4,         /* a hard limit of the world (max agents/obstacles) */
 	ORCA_ERR_NO_MEMORY = -5,        /* the allocator said no */
-	ORCA_ERR_BAD_POLYGON = -6,      /* fewer than 2 vertices or non-finite vertices */
+	ORCA_ERR_BAD_POLYGON = -6,      /* not a valid obstacle: see orca_polygon_check */
 } orca_status;
 
 /** A human-readable name for a status code. Never NULL. */
@@ -197,9 +197,32 @@ uint32_t orca_query_radius(const orca_world *world, orca_vec2 center, float radi
 
 /* ------------------------------------------------------------------ obstacles */
 
+/** The smallest feature of a valid obstacle (world units): edge length, the
+ * distance of a vertex to an edge it is not on; and the smallest area. */
+#define ORCA_POLYGON_MIN_FEATURE 0.01f
+
+/** Why a polygon is not a valid obstacle. */
+typedef struct orca_polygon_issue {
+	const char *reason; /* static text, NULL when valid */
+	uint32_t index;     /* the vertex (or the first vertex of the edge) at fault */
+	bool clockwise;     /* valid but clockwise: reverse it before orca_obstacle_add */
+} orca_polygon_issue;
+
+/** Is this a valid obstacle? 2 vertices: a segment at least
+ * ORCA_POLYGON_MIN_FEATURE long. 3 or more: a simple polygon (no two edges
+ * cross or touch but neighbours at their shared vertex), every edge at least
+ * ORCA_POLYGON_MIN_FEATURE long, no vertex collinear with its neighbours (no
+ * back-and-forth spike), no vertex closer than ORCA_POLYGON_MIN_FEATURE to an
+ * edge it is not on (no sliver), area at least ORCA_POLYGON_MIN_FEATURE.
+ * Every coordinate finite and within +-1e9. Returns ORCA_OK (issue->clockwise
+ * tells the orientation) or ORCA_ERR_BAD_POLYGON with issue->reason. O(n^2)
+ * in the vertex count: callers bound it. `issue` may be NULL. */
+int orca_polygon_check(const orca_vec2 *vertices, uint32_t count, orca_polygon_issue *issue);
+
 /** Add a polygon obstacle: vertices counter-clockwise as in RVO2 (2 vertices =
- * a line segment). Takes effect at the next step (the obstacle kd-tree is
- * rebuilt then). */
+ * a line segment); it must pass orca_polygon_check and be counter-clockwise,
+ * else ORCA_ERR_BAD_POLYGON. Takes effect at the next step (the obstacle kd-tree
+ * is rebuilt then). */
 int orca_obstacle_add(orca_world *world, const orca_vec2 *vertices, uint32_t count, orca_obstacle_id *out);
 
 int orca_obstacle_remove(orca_world *world, orca_obstacle_id id);
