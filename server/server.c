@@ -27,6 +27,9 @@ static int create_world(const server_config *cfg, orca_world **out) {
 	def.max_agents = cfg->max_agents;
 	def.agent_capacity = cfg->max_agents < 1024 ? cfg->max_agents : 1024;
 	if (cfg->demo && cfg->demo_agents > def.agent_capacity) def.agent_capacity = cfg->demo_agents;
+	def.has_bounds = true; /* --world-bounds holds for every agent, however it is steered */
+	def.bounds_min = (orca_vec2){(float)cfg->world_min_x, (float)cfg->world_min_y};
+	def.bounds_max = (orca_vec2){(float)cfg->world_max_x, (float)cfg->world_max_y};
 	return orca_world_create(&def, out);
 }
 

@@ -144,6 +144,8 @@ struct orca_world {
 	orca_allocator allocator;
 	int worker_count;
 	uint32_t max_agents;
+	bool has_bounds; /* positions clamped to [bounds_min, bounds_max] after each step */
+	float bounds_min_x, bounds_min_y, bounds_max_x, bounds_max_y;
 	uint64_t alloc_calls; /* every allocator call ever made */
 	orca_pool *pool;
 	uint64_t steps;

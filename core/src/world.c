@@ -165,6 +165,11 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	if ((def->allocator.alloc == NULL) != (def->allocator.free == NULL))
 		return ORCA_ERR_INVALID_ARGUMENT;
+	if (def->has_bounds &&
+	    !(isfinite(def->bounds_min.x) && isfinite(def->bounds_min.y) && isfinite(def->bounds_max.x) &&
+	      isfinite(def->bounds_max.y) && def->bounds_min.x <= def->bounds_max.x &&
+	      def->bounds_min.y <= def->bounds_max.y))
+		return ORCA_ERR_INVALID_ARGUMENT;
 	orca_allocator a = def->allocator;
 	if (!a.alloc) {
 		a.alloc = default_alloc;
@@ -179,6 +184,11 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 	w->alloc_calls = 1;
 	w->worker_count = def->worker_count;
 	w->max_agents = def->max_agents ? def->max_agents : ORCA_MAX_AGENTS;
+	w->has_bounds = def->has_bounds;
+	w->bounds_min_x = def->bounds_min.x;
+	w->bounds_min_y = def->bounds_min.y;
+	w->bounds_max_x = def->bounds_max.x;
+	w->bounds_max_y = def->bounds_max.y;
 	w->free_head = ORCA_NONE;
 	w->pending_head = ORCA_NONE;
 	w->obst_free_head = ORCA_NONE;
@@ -327,6 +337,16 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		w->vy[s] = w->tnvy[i];
 		w->px[s] = w->px[s] + w->vx[s] * dt;
 		w->py[s] = w->py[s] + w->vy[s] * dt;
+		if (w->has_bounds) { /* a wall at the bounds: stop there, keep the other axis */
+			if (w->px[s] < w->bounds_min_x || w->px[s] > w->bounds_max_x) {
+				w->px[s] = w->px[s] < w->bounds_min_x ? w->bounds_min_x : w->bounds_max_x;
+				w->vx[s] = 0.0f;
+			}
+			if (w->py[s] < w->bounds_min_y || w->py[s] > w->bounds_max_y) {
+				w->py[s] = w->py[s] < w->bounds_min_y ? w->bounds_min_y : w->bounds_max_y;
+				w->vy[s] = 0.0f;
+			}
+		}
 		w->tpx[i] = w->px[s]; /* tree order too: the refit reads these */
 		w->tpy[i] = w->py[s];
 		agent_params *p = &w->params[s];

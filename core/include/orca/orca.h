@@ -70,6 +70,11 @@ typedef struct orca_world_def {
 	uint32_t obstacle_vertex_capacity;
 	/** Hard limit on live agents (<= ORCA_MAX_AGENTS). */
 	uint32_t max_agents;
+	/** Optional world bounds: with has_bounds, every agent's position is kept
+	 * inside [bounds_min, bounds_max] after each step (a velocity component that
+	 * pushed it out is zeroed), whatever steers it. min <= max, finite. */
+	bool has_bounds;
+	orca_vec2 bounds_min, bounds_max;
 	orca_allocator allocator;
 } orca_world_def;
 
