@@ -156,6 +156,9 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		for (int i = 0; i < CROWD_HTTP_NSTATUS; i++)
 			put(&t, "crowd_http_responses_total{code=\"%d\"} %" PRIu64 "\n", crowd_http_statuses[i],
 			    http->responses[i]);
+		scalar_u(&t, "crowd_http_idle_evicted_total", "counter",
+		         "Idle HTTP connections (request incomplete) closed to make room at the connection limit.",
+		         http->evicted);
 		scalar_u(&t, "crowd_http_bytes_in_total", "counter",
 		         "Bytes read on HTTP and WebSocket sockets (with framing).", http->bytes_in);
 		scalar_u(&t, "crowd_http_bytes_out_total", "counter",
