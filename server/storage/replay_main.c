@@ -92,6 +92,16 @@ static int load_checkpoint(const options *opt, replay_world *rw) {
 		free(file);
 		if (rc != 0) fprintf(stderr, "crowd-replay: %s: %s\n", path, err);
 	}
+	/* nothing at or before --from-tick: the oldest, replayed up to it */
+	for (uint32_t i = 0; i < n && rc != 0 && opt->from; i++) {
+		char path[1200], err[200];
+		snprintf(path, sizeof path, "%s/checkpoint-%020" PRIu64 ".ckpt", opt->dir, cks[i]);
+		size_t len = 0;
+		uint8_t *file = file_read_all(path, &len);
+		if (!file) continue;
+		rc = replay_load_checkpoint(rw, file, len, opt->workers, err, sizeof err);
+		free(file);
+	}
 	free(cks);
 	return rc;
 }

@@ -865,9 +865,10 @@ static int write_checkpoint_now(storage *st) {
 	return rc;
 }
 
-static void ext_stop(server *srv, void *state) {
-	(void)srv;
-	storage *st = state;
+static void free_storage(storage *st);
+
+/* Stop the writer after it wrote and fsynced everything, and answer what became durable. */
+static void stop_writer(storage *st) {
 	if (!st->thread_started) return;
 	pthread_mutex_lock(&st->mu);
 	st->quit = true;
@@ -875,12 +876,20 @@ static void ext_stop(server *srv, void *state) {
 	pthread_mutex_unlock(&st->mu);
 	pthread_join(st->thread, NULL);
 	st->thread_started = false;
-	on_progress(&st->async); /* answers that became durable on the way out */
+	on_progress(&st->async);
+}
+
+static void ext_stop(server *srv, void *state) {
+	(void)srv;
+	storage *st = state;
+	stop_writer(st);
 	if (st->async_open) {
 		uv_close((uv_handle_t *)&st->async, NULL);
 		st->async_open = false;
 	}
 }
+
+static void on_async_closed(uv_handle_t *h) { free_storage(h->data); }
 
 static int recover(storage *st, int64_t stop_at) {
 	server *srv = st->srv;
@@ -1014,7 +1023,17 @@ int storage_open(server *srv, storage **out) {
 
 void storage_close(storage *st) {
 	if (!st) return;
-	ext_stop(st->srv, st);
+	stop_writer(st);
+	if (st->async_open) {
+		/* the loop never stopped us (start-up failed): freed once the loop closes the handle */
+		st->async_open = false;
+		uv_close((uv_handle_t *)&st->async, on_async_closed);
+		return;
+	}
+	free_storage(st);
+}
+
+static void free_storage(storage *st) {
 	for (uint32_t i = 0; i < st->reply_count; i++) free(st->replies[i].ids);
 	free(st->replies);
 	free(st->clients);
