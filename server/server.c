@@ -158,7 +158,8 @@ void server_apply_commands(server *srv) {
 		if (c->kind == COMMAND_CLIENT) {
 			session *s = server_find_session(srv, c->client_id);
 			if (s) s->queued_bytes = s->queued_bytes > c->cost ? s->queued_bytes - c->cost : 0;
-			if (srv->storage && storage_defers_replies(srv->storage)) {
+			if (srv->storage && storage_defers_replies(srv->storage) &&
+			    r.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
 				/* persistence hook (--fsync always): answered once this tick's records are durable */
 				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
 					storage_defer_ack(srv->storage, c->client_id, c->msg.request_id, r.ids, r.id_count);
