@@ -96,6 +96,15 @@ bool server_attach_session(server *srv, session *s) {
 	return true;
 }
 
+void server_rekey_session(server *srv, session *s, uint32_t client_id) {
+	server_detach_session(srv, s);
+	s->client_id = client_id;
+	uint32_t i = session_index(srv, client_id); /* detached: room for one more */
+	memmove(&srv->sessions[i + 1], &srv->sessions[i], sizeof *srv->sessions * (srv->session_count - i));
+	srv->sessions[i] = s;
+	srv->session_count++;
+}
+
 void server_detach_session(server *srv, session *s) {
 	uint32_t i = session_index(srv, s->client_id);
 	if (i < srv->session_count && srv->sessions[i] == s) {
@@ -111,13 +120,28 @@ void server_enqueue(server *srv, command *c) {
 /* ------------------------------------------------------------------ commands */
 
 static uint32_t owners_owned(void *user, uint32_t client_id) {
-	session *s = server_find_session(user, client_id);
+	server *srv = user;
+	session *s = server_find_session(srv, client_id);
+	if (s && s->owned_unknown) { /* resumed: its agents are in the world already (the world is idle here) */
+		uint32_t n = orca_world_agent_count(srv->world), owned = 0;
+		orca_agent_id *ids = malloc(sizeof *ids * (n ? n : 1));
+		if (ids) {
+			n = orca_world_agent_ids(srv->world, ids, n);
+			for (uint32_t i = 0; i < n; i++) {
+				orca_agent_state st;
+				if (orca_agent_get(srv->world, ids[i], &st) == ORCA_OK && st.user_data == client_id) owned++;
+			}
+			free(ids);
+			s->agents_owned = owned;
+			s->owned_unknown = false;
+		}
+	}
 	return s ? s->agents_owned : 0;
 }
 
 static void owners_changed(void *user, uint32_t client_id, int64_t delta) {
 	session *s = server_find_session(user, client_id);
-	if (!s) return;
+	if (!s || s->owned_unknown) return; /* unknown: counted from the world, which has the change */
 	int64_t n = (int64_t)s->agents_owned + delta;
 	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
 }

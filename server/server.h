@@ -155,6 +155,8 @@ session *server_find_session(server *srv, uint32_t client_id);
 /** Add / remove a session (session.c calls these). */
 bool server_attach_session(server *srv, session *s);
 void server_detach_session(server *srv, session *s);
+/** Give an attached session another client id (a resumed identity), keeping the order. */
+void server_rekey_session(server *srv, session *s, uint32_t client_id);
 /** Queue a command for the next tick (takes ownership). */
 void server_enqueue(server *srv, command *c);
 /** Apply every queued command and answer each (the tick does this first; tests call it). */

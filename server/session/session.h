@@ -29,6 +29,7 @@ typedef struct session {
 	bool keep_agents;
 	crowd_v1_Role role; /* ROLE_UNSPECIFIED until Hello */
 	uint32_t agents_owned;
+	bool owned_unknown; /* resumed (persistence): agents_owned is counted from the world at the next tick */
 	size_t queued_bytes; /* cost of its requests waiting for the next tick */
 	disconnect_reason close_reason;
 	bool close_reason_set;
