@@ -246,6 +246,22 @@ int orca_obstacle_get(const orca_world *world, orca_obstacle_id id, orca_vec2 *v
 /** Bumped whenever an obstacle is added or removed (for "did it change?" checks). */
 uint32_t orca_world_obstacle_version(const orca_world *world);
 
+/* ------------------------------------------------------------------ save / load */
+
+/** Write the whole world (agents with every parameter, ids with generations
+ * and retired slots, the persistent agent order, obstacles with their ids and
+ * add order, the step count) to buf as portable little-endian bytes. *size
+ * gets the bytes needed; returns ORCA_ERR_CAPACITY (writing nothing) when
+ * capacity is smaller, so a caller may ask with (NULL, 0) first. A world
+ * loaded from these bytes steps bit-identically to this one. Each engine
+ * module writes its own section (core/src/world_io.c). */
+int orca_world_save(const orca_world *world, void *buf, size_t capacity, size_t *size);
+
+/** Load bytes written by orca_world_save into a freshly created world (its
+ * definition's workers and allocator stay). Every byte is checked: anything
+ * malformed gives ORCA_ERR_INVALID_ARGUMENT and leaves the world empty. */
+int orca_world_load(orca_world *world, const void *buf, size_t size);
+
 /* ------------------------------------------------------------------ profile */
 
 /** What the last step did and how long each stage took (milliseconds). */
