@@ -30,6 +30,7 @@ typedef struct nav_agent {
 	orca_vec2 progress_pos;  /* where it last made progress */
 	orca_vec2 stuck_pos;     /* where STUCK was last said */
 	float stall_time;        /* seconds since */
+	float plan_off;          /* its distance from the corridor when the path was planned */
 	navmesh_corridor *corridor;
 } nav_agent;
 
@@ -70,6 +71,7 @@ struct orca_nav {
 	uint32_t event_count, event_cap;
 
 	uint64_t paths_planned, tiles_built;
+	uint64_t replans[ORCA_NAV_REPLAN_REASONS];
 };
 
 static uint32_t slot_of(orca_agent_id id)
@@ -378,7 +380,7 @@ int orca_nav_stop(orca_nav *nav, orca_agent_id id)
 }
 
 /* Choose the point to steer at from the corridor; re-plan when pushed off it. */
-static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt, bool optimize)
+static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt, bool optimize, bool fresh)
 {
 	orca_vec2 corners[NAV_MAX_CORNERS];
 	bool end_is_last;
@@ -386,11 +388,16 @@ static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, flo
 	const int n = navmesh_corridor_corners(nav->mesh, a->corridor, st->position, optimize, corners, NAV_MAX_CORNERS,
 	                                       &end_is_last, &off);
 	if (n < 0) {
+		nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED] += !a->queued;
 		enqueue(nav, a);
 		return;
 	}
-	if (off > nav->def.agent_radius)
+	if (fresh)
+		a->plan_off = off; /* off the mesh where the plan started (pressed into a wall's margin, or outside the world) */
+	else if (off > a->plan_off + nav->def.agent_radius) {
+		nav->replans[ORCA_NAV_REPLAN_OFF_CORRIDOR] += !a->queued;
 		enqueue(nav, a); /* pushed off the corridor: keep the old corners until the new path */
+	}
 	if (n == 0) {
 		a->final_leg = true;
 		if (!same_point(a->steer, a->goal))
@@ -436,13 +443,14 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 		steer_to(nav, a, goal);
 		return;
 	}
-	refresh(nav, a, &st, dt, false);
+	refresh(nav, a, &st, dt, false, true);
 }
 
 static void step_agent(orca_nav *nav, uint32_t index, float dt, bool mesh_changed)
 {
 	nav_agent *a = &nav->agents[index];
 	if (mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
+		nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED]++;
 		enqueue(nav, a); /* a rebuilt tile touched its corridor */
 		if (a->phase == ORCA_NAV_DONE)
 			a->phase = ORCA_NAV_MOVING;
@@ -467,6 +475,7 @@ static void step_agent(orca_nav *nav, uint32_t index, float dt, bool mesh_change
 		if (nav->def.stuck_time > 0.0f) {
 			if (a->stall_time >= 0.5f * nav->def.stuck_time && !a->replanned_for_stall) {
 				a->replanned_for_stall = true;
+				nav->replans[ORCA_NAV_REPLAN_NO_PROGRESS] += !a->queued;
 				enqueue(nav, a);
 			}
 			if (a->stall_time >= nav->def.stuck_time && !a->stuck_sent) {
@@ -480,6 +489,7 @@ static void step_agent(orca_nav *nav, uint32_t index, float dt, bool mesh_change
 	const float arrive = nav->def.arrival_distance;
 	if (a->final_leg && !a->queued && (st.arrived || dist(st.position, a->goal) <= arrive)) {
 		if (a->far) {
+			nav->replans[ORCA_NAV_REPLAN_NEXT_PART]++;
 			enqueue(nav, a); /* the end of a part: the next part */
 			return;
 		}
@@ -491,7 +501,7 @@ static void step_agent(orca_nav *nav, uint32_t index, float dt, bool mesh_change
 	const bool due = (nav->updates + a->id) % interval == 0;
 	const bool near = !a->final_leg && (st.arrived || dist(st.position, a->steer) < nav->def.agent_radius);
 	if (!a->queued && (due || near))
-		refresh(nav, a, &st, dt, due && ((nav->updates / interval + a->id) & 1u));
+		refresh(nav, a, &st, dt, due && ((nav->updates / interval + a->id) & 1u), false);
 }
 
 static void answer_paths(orca_nav *nav, float dt)
@@ -594,6 +604,7 @@ void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
 	out->paths_pending = nav->queue_len;
 	out->paths_planned = nav->paths_planned;
 	out->tiles_built = nav->tiles_built;
+	memcpy(out->replans, nav->replans, sizeof out->replans);
 	size_t bytes = sizeof *nav + navmesh_memory(nav->mesh);
 	bytes += (size_t)nav->agent_cap * sizeof *nav->agents + (size_t)nav->slot_cap * sizeof *nav->index_of_slot;
 	bytes += (size_t)nav->queue_cap * sizeof *nav->queue;

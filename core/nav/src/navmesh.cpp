@@ -390,18 +390,41 @@ extern "C" size_t navmesh_memory(const navmesh *m)
 	return bytes;
 }
 
-// Nearest polygon to p, searching a box that grows until it finds one.
+// Nearest polygon to p by 2-D distance, searching a box that grows until the
+// best point found lies within it. (Detour's findNearestPoly answers the best
+// polygon whose bounds touch its box, which can be farther than one outside.)
 static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt)
 {
 	float c[3];
 	to3(p, c);
 	const float world = (m->p.bounds_max.x - m->p.bounds_min.x) + (m->p.bounds_max.y - m->p.bounds_min.y);
+	enum { kMaxPolys = 512 };
+	dtPolyRef polys[kMaxPolys];
 	for (float r = 2.0f * m->p.radius + m->p.cell_size;; r *= 4.0f) {
 		const float ext[3] = {r, 2.0f * kGroundHalfHeight, r};
-		dtPolyRef ref = 0;
-		m->query->findNearestPoly(c, ext, &m->filter, &ref, pt);
-		if (ref || r > world)
-			return ref;
+		int n = 0;
+		m->query->queryPolygons(c, ext, &m->filter, polys, &n, kMaxPolys);
+		dtPolyRef best = 0;
+		float best_d = 0.0f;
+		for (int i = 0; i < n; ++i) {
+			float q[3];
+			bool over = false;
+			if (dtStatusFailed(m->query->closestPointOnPoly(polys[i], c, q, &over)))
+				continue;
+			const float dx = q[0] - c[0], dz = q[2] - c[2];
+			const float d = over ? 0.0f : dx * dx + dz * dz;
+				if (!best || d < best_d) {
+				best = polys[i];
+				best_d = d;
+				dtVcopy(pt, q);
+				if (over)
+					pt[1] = 0.0f;
+			}
+		}
+		// a polygon's bounds may reach into the box while its nearest point
+		// is outside it: only a point within r is surely the nearest
+		if ((best && best_d <= r * r) || r > world)
+			return best;
 	}
 }
 

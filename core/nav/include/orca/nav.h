@@ -131,6 +131,15 @@ uint32_t orca_nav_corridor_polygon(const orca_nav *nav, orca_agent_id id, uint32
 /** The nearest walkable point to p (false when the mesh is empty). */
 bool orca_nav_nearest_point(const orca_nav *nav, orca_vec2 p, orca_vec2 *out);
 
+/** Why a path was planned again. */
+typedef enum orca_nav_replan_reason {
+	ORCA_NAV_REPLAN_MESH_CHANGED = 0, /* a rebuilt tile touched the corridor */
+	ORCA_NAV_REPLAN_OFF_CORRIDOR = 1, /* the crowd pushed the agent off it */
+	ORCA_NAV_REPLAN_NO_PROGRESS = 2,  /* no progress for stuck_time / 2 */
+	ORCA_NAV_REPLAN_NEXT_PART = 3,    /* the end of a path longer than max_path */
+	ORCA_NAV_REPLAN_REASONS = 4,
+} orca_nav_replan_reason;
+
 /** Counters. */
 typedef struct orca_nav_stats {
 	uint32_t tiles_x, tiles_y;
@@ -140,6 +149,7 @@ typedef struct orca_nav_stats {
 	uint32_t paths_pending;     /* path queries waiting */
 	uint64_t paths_planned;     /* path queries answered since creation */
 	uint64_t tiles_built;       /* tiles built since creation */
+	uint64_t replans[ORCA_NAV_REPLAN_REASONS]; /* re-plans since creation, by reason */
 	size_t memory_bytes;        /* mesh, query, corridors, agent state */
 } orca_nav_stats;
 
