@@ -122,6 +122,10 @@ bool crowd_client_message_peek(const uint8_t *data, size_t len, uint32_t *reques
 			if (pb_field_iter_begin(&field, crowd_v1_ClientMessage_fields, &scratch) &&
 			    pb_field_iter_find(&field, tag))
 				desc = field.submsg_desc;
+			if (!desc) { /* unknown field or not a message: opaque bytes, as decoding skips them */
+				if (!pb_skip_field(&stream, wire_type)) return false;
+				continue;
+			}
 			pb_istream_t sub;
 			if (!pb_make_string_substream(&stream, &sub)) return false;
 			bool ok = longest_list_in(&sub, desc, longest_list);
