@@ -161,7 +161,8 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	*out = NULL;
 	if (def->worker_count < 1 || def->worker_count > 256 || def->max_agents > ORCA_MAX_AGENTS ||
-	    def->agent_capacity > ORCA_MAX_AGENTS || def->obstacle_vertex_capacity > (1u << 24))
+	    def->agent_capacity > ORCA_MAX_AGENTS || def->obstacle_vertex_capacity > (1u << 24) ||
+	    (unsigned)def->obstacle_index > ORCA_OBSTACLE_INDEX_RVO2)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	if ((def->allocator.alloc == NULL) != (def->allocator.free == NULL))
 		return ORCA_ERR_INVALID_ARGUMENT;
@@ -193,6 +194,9 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 	w->pending_head = ORCA_NONE;
 	w->obst_free_head = ORCA_NONE;
 	w->obst_root = ORCA_NONE;
+	w->obst_index = def->obstacle_index;
+	w->obst_grid = def->obstacle_index == ORCA_OBSTACLE_INDEX_GRID;
+	w->obst_vert_free = ORCA_NONE;
 
 	int rc = ORCA_ERR_NO_MEMORY;
 	w->scratch = orca_mem_alloc(w, sizeof(worker_scratch) * (size_t)w->worker_count);
@@ -254,6 +258,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->verts, w->vert_cap * sizeof(obst_vertex));
 	orca_mem_free(w, w->onodes, w->onode_cap * sizeof(obst_node));
 	orca_mem_free(w, w->obst_scratch, w->obst_scratch_cap * sizeof(uint32_t));
+	orca_obstacle_grid_free(w);
 	if (w->scratch) {
 		for (int i = 0; i < w->worker_count; ++i) {
 			worker_scratch *s = &w->scratch[i];

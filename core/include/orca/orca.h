@@ -59,6 +59,25 @@ typedef struct orca_allocator {
 
 typedef struct orca_world orca_world;
 
+/** How obstacles are indexed for the neighbour search. */
+typedef enum orca_obstacle_index {
+	/** RVO2's obstacle kd-tree when every obstacle was added before the first
+	 * step and they have at most ORCA_RVO2_TREE_MAX_VERTICES vertices in all
+	 * (RVO2's results bit for bit, edge splits and neighbour order included);
+	 * from the first change after that, or for more vertices, the edge grid. */
+	ORCA_OBSTACLE_INDEX_AUTO = 0,
+	/** Always the edge grid: a uniform grid over the edges, updated in place by
+	 * each add and remove (cost proportional to the polygon), never rebuilt.
+	 * Obstacle neighbours come in (distance, edge) order; no edge is split. */
+	ORCA_OBSTACLE_INDEX_GRID = 1,
+	/** Always RVO2's kd-tree, rebuilt at the next step after any change: exact
+	 * RVO2 behaviour at any size, but O(n^2) in the vertex count per rebuild
+	 * (seconds at tens of thousands of vertices). */
+	ORCA_OBSTACLE_INDEX_RVO2 = 2,
+} orca_obstacle_index;
+
+#define ORCA_RVO2_TREE_MAX_VERTICES 1024u
+
 /** World definition. Get one from orca_default_world_def(). */
 typedef struct orca_world_def {
 	/** Threads used by orca_world_step (1 = the caller's thread only). Results
@@ -76,6 +95,8 @@ typedef struct orca_world_def {
 	bool has_bounds;
 	orca_vec2 bounds_min, bounds_max;
 	orca_allocator allocator;
+	/** Obstacle index (default ORCA_OBSTACLE_INDEX_AUTO). */
+	orca_obstacle_index obstacle_index;
 } orca_world_def;
 
 /** Defaults: 1 worker, capacity 1024 agents / 1024 vertices, max ORCA_MAX_AGENTS. */
@@ -226,8 +247,8 @@ int orca_polygon_check(const orca_vec2 *vertices, uint32_t count, orca_polygon_i
 
 /** Add a polygon obstacle: vertices counter-clockwise as in RVO2 (2 vertices =
  * a line segment); it must pass orca_polygon_check and be counter-clockwise,
- * else ORCA_ERR_BAD_POLYGON. Takes effect at the next step (the obstacle kd-tree
- * is rebuilt then). */
+ * else ORCA_ERR_BAD_POLYGON. Takes effect at the next step. With the edge grid
+ * (see orca_obstacle_index) the cost is paid here, in proportion to the polygon. */
 int orca_obstacle_add(orca_world *world, const orca_vec2 *vertices, uint32_t count, orca_obstacle_id *out);
 
 int orca_obstacle_remove(orca_world *world, orca_obstacle_id id);
