@@ -21,17 +21,18 @@
 #endif
 
 #define GRID_MIN_AGENTS 256u
+#define GUESS_MARGIN 0.75f
 #define GRID_MAX_SCAN_CELLS 144u /* a bigger square goes to the kd-tree */
 
-static inline uint32_t cell_of(float v, float origin, float inv, uint32_t cells)
+static inline uint32_t cell_of(float v, float origin, float inv, float last)
 {
 	/* truncation is monotone, so a point never lands left of a bound that is
 	 * left of it: the query's cell range always covers its square */
 	const float c = (v - origin) * inv;
 	if (!(c > 0.0f))
 		return 0;
-	if (c >= (float)(cells - 1))
-		return cells - 1;
+	if (c >= last)
+		return (uint32_t)last;
 	return (uint32_t)c;
 }
 
@@ -70,12 +71,14 @@ void orca_agent_grid_build(struct orca_world *w)
 	w->grid_ox = ox;
 	w->grid_oy = oy;
 	w->grid_inv = inv;
+	w->grid_last_x = (float)(w->grid_w - 1);
+	w->grid_last_y = (float)(w->grid_h - 1);
 
 	uint32_t *start = w->grid_start, *cell_ix = w->grid_cell;
 	memset(start, 0, (cells + 1) * sizeof *start);
 	const float *tx = w->tpx, *ty = w->tpy;
 	for (uint32_t i = 0; i < n; ++i) {
-		const uint32_t c = cell_of(ty[i], oy, inv, w->grid_h) * w->grid_w + cell_of(tx[i], ox, inv, w->grid_w);
+		const uint32_t c = cell_of(ty[i], oy, inv, w->grid_last_y) * w->grid_w + cell_of(tx[i], ox, inv, w->grid_last_x);
 		cell_ix[i] = c;
 		start[c + 1]++;
 	}
@@ -101,47 +104,68 @@ void orca_agent_grid_build(struct orca_world *w)
 	w->grid_on = true;
 }
 
-/* The k + 1 nearest closer than sqrt(range_sq) by scanning the grid; returns
- * how many, sorted, or ORCA_NONE when the square is too big for the grid. */
+#define SCAN_BUFFER 32u /* candidates held before ranking; more go to the kd-tree */
+
+/* The cap nearest closer than sqrt(range_sq) by scanning the grid; returns
+ * how many, sorted by distance, or ORCA_NONE when the grid cannot answer (the
+ * square is too big, or there are too many candidates). The order of equal
+ * distances is not RVO2's here: the caller rejects lists that have any. */
 static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, float y, float range_sq,
                           uint32_t cap, nb_entry *out)
 {
 	/* the square must hold every point whose rounded distance is below the
 	 * range: a little slack for the rounding of the distance and the bound */
 	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
-	const float inv = w->grid_inv;
-	const uint32_t cx0 = cell_of(x - r, w->grid_ox, inv, w->grid_w), cx1 = cell_of(x + r, w->grid_ox, inv, w->grid_w);
-	const uint32_t cy0 = cell_of(y - r, w->grid_oy, inv, w->grid_h), cy1 = cell_of(y + r, w->grid_oy, inv, w->grid_h);
+	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
+	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
+	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
 	if ((cx1 - cx0 + 1) * (cy1 - cy0 + 1) > GRID_MAX_SCAN_CELLS)
 		return ORCA_NONE;
 	const float *gx = w->grid_x, *gy = w->grid_y;
 	const uint32_t *gi = w->grid_index, *start = w->grid_start;
-	uint32_t count = 0;
+	const float cell = 1.0f / inv, slack = cell * 1e-3f + 1e-6f * (fabsf(y) + fabsf(oy));
 #ifdef __SSE2__
-	const __m128 px = _mm_set1_ps(x), py = _mm_set1_ps(y);
+	const __m128 px = _mm_set1_ps(x), py = _mm_set1_ps(y), range = _mm_set1_ps(range_sq);
+	float bd[SCAN_BUFFER + 4];
+	uint32_t bi[SCAN_BUFFER + 4];
+	uint32_t n = 0;
+#else
+	uint32_t count = 0;
 #endif
 	for (uint32_t cy = cy0; cy <= cy1; ++cy) {
+		/* the disc is narrower than the square away from its centre row:
+		 * scan only the cells its widest point in this row reaches (the gap
+		 * less a little: the band's float edges may sit off the cells') */
+		uint32_t ax0 = cx0, ax1 = cx1;
+		const float row_lo = oy + (float)cy * cell, row_hi = row_lo + cell;
+		const float gap = (y < row_lo ? row_lo - y : (y > row_hi ? y - row_hi : 0.0f)) - slack;
+		if (gap > 0.0f && cy != 0 && cy != w->grid_h - 1) {
+			const float half = sqrtf(maxf(r * r - gap * gap, 0.0f)) * 1.0001f + 1e-6f * fabsf(x) + 1e-6f;
+			ax0 = cell_of(x - half, ox, inv, w->grid_last_x);
+			ax1 = cell_of(x + half, ox, inv, w->grid_last_x);
+		}
 		const uint32_t row = cy * w->grid_w;
-		const uint32_t begin = start[row + cx0], end = start[row + cx1 + 1];
+		const uint32_t begin = start[row + ax0], end = start[row + ax1 + 1];
 #ifdef __SSE2__
 		for (uint32_t j0 = begin; j0 < end; j0 += 4) {
 			const __m128 dx = _mm_sub_ps(px, _mm_loadu_ps(gx + j0));
 			const __m128 dy = _mm_sub_ps(py, _mm_loadu_ps(gy + j0));
 			const __m128 d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
-			unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(d, _mm_set1_ps(range_sq)));
+			unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(d, range));
 			if (end - j0 < 4)
 				bits &= (1u << (end - j0)) - 1u;
 			if (!bits)
 				continue;
+			if (n + 4 > SCAN_BUFFER)
+				return ORCA_NONE;
 			float dist[4];
 			_mm_storeu_ps(dist, d);
 			while (bits) {
 				const unsigned k = (unsigned)__builtin_ctz(bits);
 				bits &= bits - 1;
-				const uint32_t j = gi[j0 + k];
-				if (j == self || dist[k] >= range_sq)
-					continue;
-				nb_offer(out, &count, cap, &range_sq, dist[k], j);
+				bd[n] = dist[k];
+				bi[n] = gi[j0 + k];
+				n += bi[n] != self;
 			}
 		}
 #else
@@ -153,9 +177,37 @@ static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, fl
 		}
 #endif
 	}
+#ifdef __SSE2__
+	/* Rank each candidate by how many are nearer, four at a time and without
+	 * a branch on the data; place the first cap by rank. Equal distances get
+	 * one rank and leave a later slot unwritten (NaN): a tie among the first
+	 * cap shows as NaN or as two equal neighbours, which the caller rejects. */
+	for (uint32_t k = n; k < n + 4; ++k)
+		bd[k] = INFINITY;
+	const uint32_t placed = n < cap ? n : cap;
+	for (uint32_t k = 0; k < placed; ++k)
+		out[k].dist_sq = NAN;
+	for (uint32_t i0 = 0; i0 < n; i0 += 4) {
+		const __m128 di = _mm_loadu_ps(bd + i0);
+		__m128i rank = _mm_setzero_si128();
+		for (uint32_t j = 0; j < n; ++j)
+			rank = _mm_sub_epi32(rank, _mm_castps_si128(_mm_cmplt_ps(_mm_load1_ps(bd + j), di)));
+		uint32_t rk[4];
+		_mm_storeu_si128((__m128i *)rk, rank);
+		const uint32_t lanes = n - i0 < 4 ? n - i0 : 4;
+		for (uint32_t l = 0; l < lanes; ++l) {
+			if (rk[l] < placed) {
+				out[rk[l]].dist_sq = bd[i0 + l];
+				out[rk[l]].index = bi[i0 + l];
+			}
+		}
+	}
+	return placed;
+#else
 	if (count < cap)
 		nb_sort(out, count);
 	return count;
+#endif
 }
 
 /* The grid's answer, or ORCA_NONE when only the kd-tree can give RVO2's. */
@@ -169,7 +221,7 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32
 		/* the k old neighbours moved at most max_speed * dt each, and so did
 		 * this agent (a guess for the others' speed: a miss only costs a
 		 * second scan) */
-		const float r = guess + 2.0f * p->max_speed * w->dt;
+		const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
 		range_sq = r * r < full ? r * r : full;
 	}
 	uint32_t count = grid_scan(w, self, position.x, position.y, range_sq, k + 1, out);
@@ -184,7 +236,7 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32
 	/* with no equal distances among the k + 1 nearest the order is the
 	 * distance order and the k-th is not tied with the next one */
 	for (uint32_t i = 1; i < count; ++i)
-		if (out[i].dist_sq == out[i - 1].dist_sq)
+		if (!(out[i].dist_sq > out[i - 1].dist_sq))
 			return ORCA_NONE;
 	return count < k ? count : k;
 }

@@ -190,7 +190,7 @@ struct orca_world {
 	uint32_t *grid_start;     /* per cell its first entry; cells + 1 */
 	uint32_t grid_x_cap, grid_y_cap, grid_index_cap, grid_cell_cap, grid_start_cap;
 	uint32_t grid_w, grid_h;
-	float grid_ox, grid_oy, grid_inv;
+	float grid_ox, grid_oy, grid_inv, grid_last_x, grid_last_y;
 	bool grid_on;
 	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
 
