@@ -117,13 +117,16 @@ extra_for() { # NAME -> orca_bench extra args (all= first, then NAME=)
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ms_of() { sed -n 's/^median ms\/step \([0-9.]*\).*/\1/p'; }
+cpu_of() { sed -n 's/^median CPU ms\/step (all threads) \([0-9.]*\).*/\1/p'; }
 
 echo "# vs_rvo2: $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# RVO2: $RVO2_FLAGS (static, LTO), 2 threads = -fopenmp with OMP_NUM_THREADS=2; orca_bench: $ORCA_BENCH"
-echo "# each side: median of $PAIRS runs' median ms/step, runs alternating RVO2, ours"
+echo "# each side: median of $PAIRS runs' median ms/step, runs alternating RVO2, ours; wall clock (steady"
+echo "# clock around each step) and process CPU time (all threads; what a step costs when other jobs"
+echo "# take the cores away: on a busy machine compare these)"
 echo
-echo "| scenario | steps | RVO2 ms/step (runs) | ours ms/step (runs) | ratio | orca_bench args |"
-echo "|---|---|---|---|---|---|"
+echo "| scenario | steps | RVO2 ms/step (runs) | ours ms/step (runs) | ratio | RVO2 CPU ms/step | ours CPU ms/step | CPU ratio | orca_bench args |"
+echo "|---|---|---|---|---|---|---|---|---|"
 
 run_scenario() { # NAME LABEL THREADS STEPS RVO2_ARGS ORCA_ARGS
 	name=$1 label=$2 threads=$3 n=$(steps "$4")
@@ -132,21 +135,26 @@ run_scenario() { # NAME LABEL THREADS STEPS RVO2_ARGS ORCA_ARGS
 	fi
 	extra=$(extra_for "$name")
 	if [ "$threads" = 1 ]; then drv="$BUILD_DIR/st/rvo2_driver"; else drv="$BUILD_DIR/omp/rvo2_driver"; fi
-	rv="" us=""
+	rv="" us="" rc="" uc=""
 	i=0
 	while [ $i -lt "$PAIRS" ]; do
 		# shellcheck disable=SC2086
-		r=$(OMP_NUM_THREADS=$threads "$drv" $5 --steps "$n" | ms_of)
+		rout=$(OMP_NUM_THREADS=$threads "$drv" $5 --steps "$n")
 		# shellcheck disable=SC2086
-		o=$("$ORCA_BENCH" $6 --steps "$n" --workers "$threads" $extra | ms_of)
-		[ -n "$r" ] && [ -n "$o" ] || { echo "vs_rvo2: $name: a run printed no median" >&2; exit 1; }
-		rv="$rv $r" us="$us $o"
-		echo "  $name pair $((i + 1)): RVO2 $r ms, ours $o ms (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+		oout=$("$ORCA_BENCH" $6 --steps "$n" --workers "$threads" $extra)
+		r=$(echo "$rout" | ms_of) o=$(echo "$oout" | ms_of)
+		r_cpu=$(echo "$rout" | cpu_of) o_cpu=$(echo "$oout" | cpu_of)
+		[ -n "$r" ] && [ -n "$o" ] && [ -n "$r_cpu" ] && [ -n "$o_cpu" ] ||
+			{ echo "vs_rvo2: $name: a run printed no median" >&2; exit 1; }
+		rv="$rv $r" us="$us $o" rc="$rc $r_cpu" uc="$uc $o_cpu"
+		echo "  $name pair $((i + 1)): RVO2 $r ms (CPU $r_cpu), ours $o ms (CPU $o_cpu) (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 		i=$((i + 1))
 	done
 	rm=$(printf '%s\n' $rv | median) om=$(printf '%s\n' $us | median)
+	rcm=$(printf '%s\n' $rc | median) ocm=$(printf '%s\n' $uc | median)
 	ratio=$(awk -v a="$rm" -v b="$om" 'BEGIN { printf "%.2f", a / b }')
-	echo "| $label | $n | $rm ($(echo $rv | tr ' ' '/')) | $om ($(echo $us | tr ' ' '/')) | ${ratio}× |$extra |"
+	cratio=$(awk -v a="$rcm" -v b="$ocm" 'BEGIN { printf "%.2f", a / b }')
+	echo "| $label | $n | $rm ($(echo $rv | tr ' ' '/')) | $om ($(echo $us | tr ' ' '/')) | ${ratio}× | $rcm | $ocm | ${cratio}× |$extra |"
 }
 
 run_scenario r10k-1t "random 10,000, 1 thread" 1 200 "setup $REF/random10000_setup.csv" "setup $REF/random10000_setup.csv"
