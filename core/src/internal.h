@@ -206,6 +206,17 @@ struct orca_world {
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
 	bool query_tree_valid; /* node boxes match current positions */
 
+	/* uniform grid over the tree-order positions (agent_neighbors.c) */
+	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
+	uint32_t *grid_index;     /* their tree indices */
+	uint32_t *grid_cell;      /* build scratch: each tree index's cell */
+	uint32_t *grid_start;     /* per cell its first entry; cells + 1 */
+	uint32_t grid_x_cap, grid_y_cap, grid_index_cap, grid_cell_cap, grid_start_cap;
+	uint32_t grid_w, grid_h;
+	float grid_ox, grid_oy, grid_inv, grid_last_x, grid_last_y;
+	bool grid_on;
+	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
+
 	/* obstacles */
 	obstacle_slot *obst;
 	uint32_t obst_slot_count, obst_slot_cap, obst_live;
@@ -261,6 +272,14 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
                                          tree_visit *stack);
 typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
+
+/* agent_neighbors.c */
+void orca_agent_grid_build(struct orca_world *w);
+/* Agent `self`'s (tree index; `slot` its slot) neighbours into sc->agent_nb,
+ * exactly RVO2's list: the max_nb nearest closer than neighbor_dist, sorted,
+ * ties in RVO2's discovery order. */
+uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t self, uint32_t slot,
+                              const self_params *p, uint32_t max_nb, vec2 position);
 
 /* obstacle_tree.c */
 int orca_obstacles_process(struct orca_world *w);

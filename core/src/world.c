@@ -106,6 +106,7 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		          regrow(w, (void **)&w->hash_order, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->hint, ORCA_HINT_MAX * sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->hint_count, sizeof(uint8_t), oc, c) &&
+		          regrow(w, (void **)&w->nb_guess, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->px, sizeof(float), oc, c) && regrow(w, (void **)&w->py, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->vx, sizeof(float), oc, c) && regrow(w, (void **)&w->vy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->pvx, sizeof(float), oc, c) &&
@@ -240,6 +241,12 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->hash_order, sc * sizeof(uint32_t));
 	orca_mem_free(w, w->hint, sc * ORCA_HINT_MAX * sizeof(uint32_t));
 	orca_mem_free(w, w->hint_count, sc * sizeof(uint8_t));
+	orca_mem_free(w, w->nb_guess, sc * sizeof(float));
+	orca_mem_free(w, w->grid_x, w->grid_x_cap * sizeof(float));
+	orca_mem_free(w, w->grid_y, w->grid_y_cap * sizeof(float));
+	orca_mem_free(w, w->grid_index, w->grid_index_cap * sizeof(uint32_t));
+	orca_mem_free(w, w->grid_cell, w->grid_cell_cap * sizeof(uint32_t));
+	orca_mem_free(w, w->grid_start, w->grid_start_cap * sizeof(uint32_t));
 	float **fa[] = {&w->px, &w->py, &w->vx, &w->vy, &w->pvx, &w->pvy};
 	for (size_t i = 0; i < sizeof fa / sizeof fa[0]; ++i)
 		orca_mem_free(w, *fa[i], sc * sizeof(float));
@@ -424,6 +431,7 @@ int orca_world_step(orca_world *w, float dt)
 	if (!reserve_scratch(w) || (w->avoidance == ORCA_AVOIDANCE_QUALITY && !orca_quality_reserve(w)))
 		return ORCA_ERR_NO_MEMORY;
 	orca_agent_tree_build(w);
+	orca_agent_grid_build(w);
 	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
 		orca_quality_prepare(w);
 	const double t3 = now_ms();
