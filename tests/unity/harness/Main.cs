@@ -3,6 +3,7 @@
 //   schema <crowd.desc>         compare the C# codec with protoc's descriptor set
 //   server <crowd-server>       a real server: hello, spawn, targets, snapshots until arrival
 //   client                      CrowdClient against a hostile fake server (garbage, reconnect)
+//   minor1                      CrowdClient's minor-1 side against a scripted fake server (resume, events, paths)
 //   samples <crowd-server>      drive the CrowdView sample (stubbed UnityEngine) against a real server
 //   cdecode <fixture-generator> decode snapshot frames written by proto/wire's C encoder
 //   layout <package dir>        package.json and a .meta for everything Unity imports
@@ -45,7 +46,7 @@ namespace Crowd.Harness
         {
             if (args.Length < 1)
             {
-                Console.Error.WriteLine("usage: crowd-unity-harness.exe unit|schema|server|client|samples|cdecode ...");
+                Console.Error.WriteLine("usage: crowd-unity-harness.exe unit|schema|server|client|minor1|samples|cdecode ...");
                 return 2;
             }
             try
@@ -56,6 +57,7 @@ namespace Crowd.Harness
                     case "schema": SchemaCheck.Run(args[1]); break;
                     case "server": ServerScenario.Run(args[1]); break;
                     case "client": FakeServerScenario.Run(); break;
+                    case "minor1": MinorOneScenario.Run(); break;
                     case "samples": SamplesScenario.Run(args[1]); break;
                     case "cdecode": CDecodeCheck.Run(args[1]); break;
                     case "layout": LayoutCheck.Run(args[1]); break;
