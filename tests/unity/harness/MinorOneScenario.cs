@@ -1,7 +1,7 @@
 // MinorOneScenario.cs — CrowdClient's protocol-minor-1 side against a scripted fake
 // server on loopback: the resume key (from the options, then from each Welcome)
-// presented in the next Hello and forgotten when a Hello that presented it is
-// refused, the events subscription sent again after a reconnect, SteerMode on
+// presented in the next Hello, kept when a Hello that presented it is refused for
+// a passing reason (STORAGE_UNAVAILABLE) and forgotten for any other, the events subscription sent again after a reconnect, SteerMode on
 // spawn and targets, agent events raised per kind, GetPaths answered by Paths
 // (or an Error, or lost with the connection).
 using System;
@@ -141,7 +141,7 @@ namespace Crowd.Harness
                     p.Socket.Shutdown(SocketShutdown.Both);
                 }
 
-                // ---- connection 3: the Hello that presented k2 is refused
+                // ---- connection 3: the Hello that presented k2 is refused for a passing reason
                 using (var p = new FakeServerScenario.Peer(listener.AcceptSocket()))
                 {
                     var hello = p.Read();
@@ -150,11 +150,20 @@ namespace Crowd.Harness
                     p.Socket.Shutdown(SocketShutdown.Both);
                 }
 
-                // ---- connection 4: so the next Hello starts afresh
+                // ---- connection 4: so the key is kept; now it is refused for another reason
                 using (var p = new FakeServerScenario.Peer(listener.AcceptSocket()))
                 {
                     var hello = p.Read();
-                    Check.That(hello != null && hello.Hello != null && hello.Hello.ResumeKey == "", "after a refused Hello the key is forgotten: a fresh identity");
+                    Check.That(hello != null && hello.Hello != null && hello.Hello.ResumeKey == "k2", "after STORAGE_UNAVAILABLE the key is presented again");
+                    p.Send(new ServerMessage { Error = new Error { RequestId = hello.RequestId, Code = (ErrorCode)24 } }); // a code from a newer server
+                    p.Socket.Shutdown(SocketShutdown.Both);
+                }
+
+                // ---- connection 5: so the next Hello starts afresh
+                using (var p = new FakeServerScenario.Peer(listener.AcceptSocket()))
+                {
+                    var hello = p.Read();
+                    Check.That(hello != null && hello.Hello != null && hello.Hello.ResumeKey == "", "after a Hello refused for another reason the key is forgotten: a fresh identity");
                     Check.That(p.Read().SubscribeEvents != null, "SubscribeEvents again");
                     client.UnsubscribeEvents();
                     var un = p.ReadUntil(ClientMessage.MsgOneofCase.SubscribeEvents);
@@ -162,7 +171,7 @@ namespace Crowd.Harness
                     client.Disconnect();
                 }
                 client.Poll();
-                Check.That(client.Connections == 4, "four connections (" + client.Connections + ")");
+                Check.That(client.Connections == 5, "five connections (" + client.Connections + ")");
                 Check.That(!unhandled, "no unhandled exception on any thread");
             }
             finally

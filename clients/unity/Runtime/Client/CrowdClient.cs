@@ -658,6 +658,24 @@ namespace Crowd.Client
             return "disconnected by the client";
         }
 
+        // Refusals that say nothing about the key: the same Hello may succeed later.
+        static bool Passing(ErrorCode c)
+        {
+            switch (c)
+            {
+                case ErrorCode.ShuttingDown:
+                case ErrorCode.ServerFull:
+                case ErrorCode.RateLimited:
+                case ErrorCode.SlowConsumer:
+                case ErrorCode.Internal:
+                case ErrorCode.StorageUnavailable:
+                case ErrorCode.HelloTimeout:
+                    return true;
+                default:
+                    return false;
+            }
+        }
+
         void SendLocked(Socket s, ClientMessage m)
         {
             byte[] bytes = FrameSplitter.Delimit(m);
@@ -748,9 +766,10 @@ namespace Crowd.Client
                 {
                     var err = m.Error;
                     if (err.Code == ErrorCode.BadToken || err.Code == ErrorCode.UnsupportedVersion) fatal = true;
-                    // The Hello was refused while it presented a key: the key may be why, so the
-                    // next attempt starts a fresh identity rather than being refused forever.
-                    if (err.RequestId == helloRequestId && presentedKey.Length > 0 && resumeKey == presentedKey) resumeKey = "";
+                    // The Hello that presented a key was refused for a reason that is not passing:
+                    // the key may be why, so the next attempt starts a fresh identity rather than
+                    // being refused forever.
+                    if (err.RequestId == helloRequestId && presentedKey.Length > 0 && resumeKey == presentedKey && !Passing(err.Code)) resumeKey = "";
                     Enqueue(() => DispatchError(err), false);
                     return null;
                 }
