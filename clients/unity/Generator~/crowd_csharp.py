@@ -80,14 +80,42 @@ def enum_value_names(e):
 
 
 class Comments:
-    """Leading/trailing comments from source_code_info, by descriptor path."""
+    """The .proto's comments by descriptor path, for doc comments.
+
+    crowd.proto documents a field or enum value either with a block of // lines
+    above it (leading) or at the end of its line (trailing), and a long trailing
+    comment goes on in // lines under it. protoc reports those continuation lines
+    as the *next* element's leading comment; they are told apart by the next
+    element having its own trailing comment too, and moved back where they belong.
+    """
 
     def __init__(self, file):
-        self.by_path = {}
+        leading, trailing = {}, {}
         for loc in file.source_code_info.location:
-            text = (loc.leading_comments or loc.trailing_comments or "").strip()
-            if text:
-                self.by_path[tuple(loc.path)] = text
+            path = tuple(loc.path)
+            if loc.leading_comments.strip():
+                leading[path] = loc.leading_comments.strip()
+            if loc.trailing_comments.strip():
+                trailing[path] = loc.trailing_comments.strip()
+
+        def sibling(path, step):
+            return path[:-1] + (path[-1] + step,) if path else path
+
+        def continues(path):
+            """The leading comment of `path` continues the trailing comment of the element before it."""
+            return path in leading and path in trailing and path[-1] > 0 and sibling(path, -1) in trailing
+
+        self.by_path = {}
+        for path in set(leading) | set(trailing):
+            parts = []
+            if path in leading and not continues(path):
+                parts.append(leading[path])
+            if path in trailing:
+                parts.append(trailing[path])
+                if continues(sibling(path, 1)):
+                    parts.append(leading[sibling(path, 1)])
+            if parts:
+                self.by_path[path] = "\n".join(parts)
 
     def doc(self, path, indent):
         text = self.by_path.get(tuple(path))
