@@ -131,8 +131,6 @@ namespace Crowd.V1
             return (uint)v;
         }
 
-        public ulong ReadUInt64() { Expect(WireType.Varint); return ReadVarint(); }
-
         public bool ReadBool() { Expect(WireType.Varint); return ReadVarint() != 0; }
 
         /// <summary>An enum value; unknown numbers are kept (proto3 open enums).</summary>
@@ -145,10 +143,6 @@ namespace Crowd.V1
             if (v < int.MinValue || v > int.MaxValue) throw new ProtoException("int32 out of range");
             return (int)v;
         }
-
-        public int ReadSInt32() { Expect(WireType.Varint); return DecodeSInt32(ReadVarint()); }
-
-        public float ReadFloat() { Expect(WireType.Fixed32); return BitsToFloat(ReadFixed32()); }
 
         public string ReadString()
         {
