@@ -236,6 +236,7 @@ export declare function agentPathFrom(decoded: object): AgentPath;
 
 export declare const ClientMessage: import('protobufjs').Type;
 export declare const ServerMessage: import('protobufjs').Type;
+export declare const protoRoot: import('protobufjs').Root;
 export declare function encodeClientMessage(body: object): Uint8Array;
 export declare function decodeServerMessage(bytes: Uint8Array): any;
 export declare function frame(payload: Uint8Array): Uint8Array;

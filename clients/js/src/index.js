@@ -5,5 +5,5 @@ export { CrowdError, RequestTimeoutError, ConnectionClosedError, errorCodeName }
 export { applySnapshot, SnapshotError, FIELD_X, FIELD_Y, FIELD_VX, FIELD_VY, FIELD_NEW } from './snapshot.js';
 export {
   PROTOCOL_MAJOR, PROTOCOL_MINOR, ErrorCode, Role, SteerMode, AgentEventKind,
-  ClientMessage, ServerMessage, encodeClientMessage, decodeServerMessage, frame, FrameReader, FrameError,
+  ClientMessage, ServerMessage, protoRoot, encodeClientMessage, decodeServerMessage, frame, FrameReader, FrameError,
 } from './codec.js';
