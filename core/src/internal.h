@@ -106,8 +106,25 @@ typedef struct obstacle_slot {
 	vec2 *vertices;
 	uint32_t count;
 	uint32_t gen;
+	uint32_t first_vert; /* grid index: its first vertex in verts (edges follow .next) */
 	bool alive;
 } obstacle_slot;
+
+/* An edge as the grid stores it: its end points inline, so a query streams
+ * through a cell without visiting the vertex table. */
+typedef struct obst_grid_edge {
+	vec2 a, b;
+	uint32_t vertex; /* the edge is vertex -> its next */
+} obst_grid_edge;
+
+/* One cell of the obstacle edge grid (obstacle_grid.c): the edges that pass
+ * through it, in no particular order. */
+typedef struct obst_cell {
+	int32_t cx, cy;
+	uint32_t used; /* 0: empty slot of the hash table */
+	uint32_t count, cap;
+	obst_grid_edge *edges;
+} obst_cell;
 
 /* ------------------------------------------------------------ scratch */
 
@@ -147,6 +164,8 @@ struct orca_world {
 	orca_allocator allocator;
 	int worker_count;
 	uint32_t max_agents;
+	bool has_bounds; /* positions clamped to [bounds_min, bounds_max] after each step */
+	float bounds_min_x, bounds_min_y, bounds_max_x, bounds_max_y;
 	uint64_t alloc_calls; /* every allocator call ever made */
 	orca_pool *pool;
 	uint64_t steps;
@@ -186,6 +205,17 @@ struct orca_world {
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
 	bool query_tree_valid; /* node boxes match current positions */
 
+	/* uniform grid over the tree-order positions (agent_neighbors.c) */
+	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
+	uint32_t *grid_index;     /* their tree indices */
+	uint32_t *grid_cell;      /* build scratch: each tree index's cell */
+	uint32_t *grid_start;     /* per cell its first entry; cells + 1 */
+	uint32_t grid_x_cap, grid_y_cap, grid_index_cap, grid_cell_cap, grid_start_cap;
+	uint32_t grid_w, grid_h;
+	float grid_ox, grid_oy, grid_inv, grid_last_x, grid_last_y;
+	bool grid_on;
+	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
+
 	/* obstacles */
 	obstacle_slot *obst;
 	uint32_t obst_slot_count, obst_slot_cap, obst_live;
@@ -198,9 +228,19 @@ struct orca_world {
 	uint32_t vert_count, vert_cap;
 	obst_node *onodes;
 	uint32_t onode_count, onode_cap;
-	uint32_t obst_root;
+	uint32_t obst_root; /* ORCA_NONE: no obstacle edge; else the kd-tree root (0 with the grid) */
 	uint32_t *obst_scratch;
 	uint32_t obst_scratch_cap;
+	/* The obstacle index: RVO2's kd-tree (built once, at the first step, when
+	 * it is small), or the edge grid, updated in place by every add/remove. */
+	int obst_index;  /* orca_obstacle_index of the world def */
+	bool obst_grid;  /* the grid is in use (for good: a world never goes back) */
+	uint32_t obst_vert_free; /* grid: free vertex slots, linked through .next */
+	uint32_t obst_edges;     /* grid: live edges */
+	obst_cell *ocells;       /* grid: open-addressing hash table of cells */
+	uint32_t ocell_cap, ocell_used;
+	obst_grid_edge *obig;    /* grid: edges spanning too many cells, checked by every query */
+	uint32_t obig_count, obig_cap;
 
 	/* quality avoidance (quality.c) */
 	orca_avoidance avoidance;
@@ -232,9 +272,24 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
 
+/* agent_neighbors.c */
+void orca_agent_grid_build(struct orca_world *w);
+/* Agent `self`'s (tree index; `slot` its slot) neighbours into sc->agent_nb,
+ * exactly RVO2's list: the max_nb nearest closer than neighbor_dist, sorted,
+ * ties in RVO2's discovery order. */
+uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t self, uint32_t slot,
+                              const self_params *p, uint32_t max_nb, vec2 position);
+
 /* obstacle_tree.c */
 int orca_obstacles_process(struct orca_world *w);
 uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
+
+/* obstacle_grid.c */
+int orca_obstacle_grid_insert(struct orca_world *w, uint32_t slot, const vec2 *v, uint32_t n, uint32_t *first);
+void orca_obstacle_grid_remove(struct orca_world *w, uint32_t first, uint32_t n);
+int orca_obstacle_grid_rebuild(struct orca_world *w);
+uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
+void orca_obstacle_grid_free(struct orca_world *w);
 
 /* linear_program.c */
 uint32_t orca_linear_program2(const orca_line *lines, uint32_t count, float radius, vec2 opt_velocity,

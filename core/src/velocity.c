@@ -430,37 +430,6 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 #endif
 
 
-/* The range the neighbour search starts with. RVO2 starts at neighbor_dist^2
- * and shrinks it to the k-th distance once k candidates are in. Any k valid
- * candidates bound the k-th distance from above, and last step's neighbours
- * are usually almost the nearest: start at the largest of their distances
- * (the next float up, so that a candidate at exactly that distance still gets
- * in). The search visits candidates in the same order and keeps the same k
- * smallest (distance, discovery) keys, so the result is identical; it only
- * prunes earlier. */
-static float start_range(const struct orca_world *w, uint32_t self, uint32_t slot, const self_params *p,
-                         uint32_t max_nb, vec2 position)
-{
-	const float full = sqrf(p->neighbor_dist);
-	const uint32_t hc = w->hint_count[slot];
-	if (hc != max_nb || hc == 0)
-		return full;
-	const uint32_t *h = &w->hint[(size_t)slot * ORCA_HINT_MAX];
-	const bool check_mask = !(w->plain_masks && p->mask == UINT32_MAX);
-	float bound = 0.0f;
-	(void)self;
-	for (uint32_t k = 0; k < hc; ++k) {
-		const uint32_t s = h[k];
-		/* px/py by slot are the positions the tree was built from */
-		if (s == slot || !w->alive[s] || (check_mask && !(p->mask & w->params[s].layer)))
-			return full;
-		const float dx = position.x - w->px[s], dy = position.y - w->py[s];
-		const float d = dx * dx + dy * dy;
-		bound = d > bound ? d : bound;
-	}
-	return bound < full ? nextafterf(bound, INFINITY) : full;
-}
-
 static inline uint32_t agent_lines(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
                                    const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
                                    float dt, orca_line *lines, uint32_t n)
@@ -490,15 +459,7 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	const uint32_t slot = w->order[self];
 	if (p->max_neighbors > 0 && w->order_count > 1) {
 		const uint32_t max_nb = p->max_neighbors < w->order_count ? p->max_neighbors : w->order_count;
-		const float range_sq = start_range(w, self, slot, p, max_nb, position);
-		agent_count = orca_agent_tree_query_neighbors(w, self, range_sq, max_nb, p->mask, sc->agent_nb, sc->stack);
-		/* remember them for the next step */
-		if (agent_count <= ORCA_HINT_MAX) {
-			uint32_t *h = &w->hint[(size_t)slot * ORCA_HINT_MAX];
-			for (uint32_t k = 0; k < agent_count; ++k)
-				h[k] = w->order[sc->agent_nb[k].index];
-		}
-		w->hint_count[slot] = (uint8_t)(agent_count <= ORCA_HINT_MAX ? agent_count : 0);
+		agent_count = orca_agent_neighbors(w, sc, self, slot, p, max_nb, position);
 	}
 
 	orca_line *lines = sc->lines;
