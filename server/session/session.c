@@ -373,6 +373,12 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	crowd_client_message_info info;
 	bool well_formed = crowd_client_message_inspect(data, len, &info);
 	bool allowed = rate_allow(s);
+	if (!allowed && well_formed && info.longest_list <= cfg->max_batch) {
+		/* Over the limit, a frame must still decode to earn its RATE_LIMITED answer. */
+		crowd_v1_ClientMessage probe;
+		well_formed = crowd_decode_client_message_checked(data, len, &probe, &info);
+		if (well_formed) crowd_client_message_release(&probe);
+	}
 	if (!allowed && !well_formed) {
 		log_info("client %u from %s: undecodable frames over the rate limit: closing", s->client_id, s->peer);
 		session_send_error(s, info.request_id, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,

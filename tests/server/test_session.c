@@ -652,6 +652,21 @@ static void test_malformed_frames_rate_limited(void **state) {
 	assert_int_equal(srv.metrics.errors[crowd_v1_ErrorCode_ERROR_MALFORMED], 4);
 	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
 	free_conn(c);
+
+	/* Frames that are protobuf at the tag level but not a ClientMessage
+	 * (request_id sent as a string) close it too once over the limit. */
+	c = open_conn();
+	hello(c, "a", 1);
+	const uint8_t wrong_type[] = {0x0a, 0x00};
+	frames = 0;
+	while (!c->closed && frames < 5000) {
+		session_on_message(c->s, wrong_type, sizeof wrong_type);
+		frames++;
+	}
+	assert_int_equal(frames, 5);
+	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_RATE_LIMITED);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
 	cfg.request_burst = 1000;
 	cfg.requests_per_second = 2000;
 }
