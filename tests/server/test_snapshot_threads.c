@@ -45,7 +45,7 @@ static void recording_close(void *c, bool flush) {
 	(void)flush;
 }
 static const transport_ops recording_ops = {TRANSPORT_WS, false, recording_send, recording_pending,
-                                            recording_close};
+                                            recording_close, NULL};
 
 static uint64_t rng_state;
 static float uniform(float lo, float hi) {
