@@ -1,6 +1,7 @@
 /* obstacles.c — polygon obstacles through the public API: validated vertex
  * lists kept as given, slot + generation ids, and a version that tells the
- * next step to rebuild the obstacle kd-tree. */
+ * next step that obstacles changed. Once the world uses the edge grid, each
+ * add and remove updates it here, in proportion to the polygon. */
 #include <string.h>
 
 #include "internal.h"
@@ -52,6 +53,14 @@ int orca_obstacle_add(orca_world *w, const orca_vec2 *vertices, uint32_t count, 
 	if (!copy)
 		return ORCA_ERR_NO_MEMORY;
 	memcpy(copy, vertices, sizeof(vec2) * count);
+	uint32_t first = ORCA_NONE;
+	if (w->obst_grid) {
+		const int rc = orca_obstacle_grid_insert(w, s, copy, count, &first);
+		if (rc != ORCA_OK) {
+			orca_mem_free(w, copy, sizeof(vec2) * count);
+			return rc;
+		}
+	}
 	if (s == w->obst_free_head) {
 		w->obst_free_head = w->obst_free_next[s];
 	} else {
@@ -60,6 +69,7 @@ int orca_obstacle_add(orca_world *w, const orca_vec2 *vertices, uint32_t count, 
 	}
 	w->obst[s].vertices = copy;
 	w->obst[s].count = count;
+	w->obst[s].first_vert = first;
 	w->obst[s].alive = true;
 	w->obst_order[w->obst_live++] = s; /* RVO2 keeps obstacles in the order added */
 	w->obst_version++;
@@ -75,6 +85,8 @@ int orca_obstacle_remove(orca_world *w, orca_obstacle_id id)
 	if (rc != ORCA_OK)
 		return rc;
 	obstacle_slot *o = &w->obst[s];
+	if (w->obst_grid)
+		orca_obstacle_grid_remove(w, o->first_vert, o->count);
 	orca_mem_free(w, o->vertices, sizeof(vec2) * o->count);
 	o->vertices = NULL;
 	o->count = 0;

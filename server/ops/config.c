@@ -20,6 +20,9 @@ static int set_token(server_config *, const config_option *, const char *, char 
 static int set_role(server_config *, const config_option *, const char *, char *, size_t);
 static int set_bounds(server_config *, const config_option *, const char *, char *, size_t);
 static int set_config_path(server_config *, const config_option *, const char *, char *, size_t);
+static int set_path(server_config *, const config_option *, const char *, char *, size_t);
+static int set_fsync(server_config *, const config_option *, const char *, char *, size_t);
+static int set_i64(server_config *, const config_option *, const char *, char *, size_t);
 
 #define OFF(field) offsetof(server_config, field)
 #define NOOFF 0
@@ -146,6 +149,23 @@ static const config_option option_table[] = {
      OFF(flush_timeout_s), 0, 600},
     {"shutdown-timeout", "limits", "S", "5", "seconds to flush clients on SIGINT/SIGTERM before exiting",
      config_set_double, OFF(shutdown_timeout_s), 0, 600},
+
+    /* ---- persistence (server/storage) */
+    {"data-dir", "persistence", "DIR", NULL,
+     "journal and checkpoints here; on start, recover the world found there (empty: nothing persisted)", set_path,
+     OFF(data_dir), 0, 0},
+    {"fsync", "persistence", "MODE", "always",
+     "always (Ack once durable, one group commit per tick), everysec, or no", set_fsync, OFF(fsync_mode), 0, 0},
+    {"checkpoint-every", "persistence", "TICKS", "3000", "ticks between checkpoints of the whole world",
+     config_set_u32, OFF(checkpoint_every), 1, 1e9},
+    {"keep-checkpoints", "persistence", "N", "2", "checkpoints kept (older ones and their journal are deleted)",
+     config_set_u32, OFF(keep_checkpoints), 1, 1000},
+    {"start-at-tick", "persistence", "T", "-1",
+     "serve the recorded world as it was after tick T, without recording (for debugging); -1: the end",
+     set_i64, OFF(start_at_tick), -1, 1e15},
+    {"storage-fail-file", "persistence", "FILE", NULL,
+     "tests only: while FILE exists every journal write fails as if the disk did", set_path,
+     OFF(storage_fail_file), 0, 0},
 
     /* ---- agones */
     {"agones", "agones", NULL, "false",
@@ -439,6 +459,45 @@ static int set_config_path(server_config *cfg, const config_option *opt, const c
 		return -1;
 	}
 	strcpy(cfg->config_path, value);
+	return 0;
+}
+
+/* A path option: a char[1024] field. */
+static int set_path(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	char *out = field(cfg, opt);
+	if (strlen(value) >= 1024) {
+		snprintf(err, errlen, "--%s: path too long", opt->name);
+		return -1;
+	}
+	strcpy(out, value);
+	return 0;
+}
+
+static int set_fsync(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	int *out = field(cfg, opt);
+	if (!strcasecmp(value, "always"))
+		*out = CONFIG_FSYNC_ALWAYS;
+	else if (!strcasecmp(value, "everysec"))
+		*out = CONFIG_FSYNC_EVERYSEC;
+	else if (!strcasecmp(value, "no"))
+		*out = CONFIG_FSYNC_NO;
+	else {
+		snprintf(err, errlen, "--%s: '%s' is not always, everysec or no", opt->name, value);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_i64(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	double v;
+	if (parse_number(opt, value, &v, err, errlen) != 0)
+		return -1;
+	if (v != floor(v))
+		return range_error(opt, value, err, errlen);
+	*(int64_t *)field(cfg, opt) = (int64_t)v;
 	return 0;
 }
 

@@ -26,6 +26,13 @@ typedef struct config_token {
 	crowd_v1_Role role;
 } config_token;
 
+/** --fsync: when the journal reaches the disk (Redis's appendfsync). */
+typedef enum config_fsync_mode {
+	CONFIG_FSYNC_ALWAYS = 0,   /* every tick's records before their Acks (group commit) */
+	CONFIG_FSYNC_EVERYSEC = 1, /* at most a second of acknowledged commands can be lost */
+	CONFIG_FSYNC_NO = 2,       /* the kernel decides */
+} config_fsync_mode;
+
 typedef struct server_config {
 	/* network */
 	config_hostport listen;
@@ -88,6 +95,14 @@ typedef struct server_config {
 	bool demo;
 	uint32_t demo_agents;
 	uint64_t headless_ticks;
+
+	/* persistence (server/storage): journal, checkpoints, recovery */
+	char data_dir[1024];         /* empty: nothing is persisted */
+	int fsync_mode;              /* config_fsync_mode */
+	uint32_t checkpoint_every;   /* ticks */
+	uint32_t keep_checkpoints;
+	int64_t start_at_tick;       /* -1: serve from the end of the journal */
+	char storage_fail_file[1024]; /* tests: while this file exists, journal writes fail (EIO) */
 
 	/* Agones (agones_server.c): the SDK sidecar's REST API on localhost */
 	bool agones;

@@ -2,6 +2,7 @@
  * named crowd_*, each family with HELP and TYPE, counters ending in _total, the
  * tick duration as a cumulative histogram in seconds. */
 #include "metrics_http.h"
+#include "storage.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -103,6 +104,30 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		scalar_u(&t, "crowd_tick_rate_hz", "gauge", "Configured ticks per second.", extra->tick_rate_hz);
 		scalar_d(&t, "crowd_uptime_seconds", "gauge", "Seconds since the server started.",
 		         extra->uptime_seconds);
+	}
+
+	/* persistence (--data-dir) */
+	if (extra && extra->storage) {
+		const storage_stats *st = extra->storage;
+		scalar_u(&t, "crowd_storage_available", "gauge",
+		         "1 while the journal can be written; 0: world changes get STORAGE_UNAVAILABLE.", st->available);
+		scalar_u(&t, "crowd_storage_journal_bytes_total", "counter", "Bytes written to journal segments.",
+		         st->journal_bytes);
+		scalar_u(&t, "crowd_storage_journal_batches_total", "counter", "Journal batches (one a tick) written.",
+		         st->journal_records);
+		scalar_u(&t, "crowd_storage_fsyncs_total", "counter", "fsync calls on the journal.", st->fsyncs);
+		scalar_u(&t, "crowd_storage_write_errors_total", "counter", "Journal or checkpoint writes that failed.",
+		         st->write_errors);
+		scalar_u(&t, "crowd_storage_refused_total", "counter",
+		         "World changes refused with STORAGE_UNAVAILABLE.", st->refused);
+		scalar_u(&t, "crowd_storage_checkpoints_total", "counter", "Checkpoints written.", st->checkpoints);
+		scalar_u(&t, "crowd_storage_checkpoint_bytes", "gauge", "Size of the last checkpoint.",
+		         st->checkpoint_bytes);
+		scalar_d(&t, "crowd_storage_checkpoint_seconds", "gauge",
+		         "Encoding and writing the last checkpoint (writer thread).", st->checkpoint_seconds);
+		scalar_d(&t, "crowd_storage_checkpoint_copy_seconds", "gauge",
+		         "Copying the world for the last checkpoint (loop thread, at a tick boundary).",
+		         st->checkpoint_copy_seconds);
 	}
 
 	/* world */

@@ -1,5 +1,6 @@
 /* session.c — a client connection above its transport (see session.h). */
 #include "session.h"
+#include "storage.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -267,6 +268,20 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	s->hello_done = true;
 	s->keep_agents = hello->keep_agents_on_disconnect;
 	set_role(s, role);
+	/* persistence: a resume key of an earlier Welcome gives that client id (and its agents) back */
+	bool resumed = false;
+	if (srv->storage && hello->resume_key[0]) {
+		uint32_t old_id, old_role;
+		if (storage_find_identity(srv->storage, hello->resume_key, &old_id, &old_role) && old_id != s->client_id &&
+		    !server_find_session(srv, old_id)) {
+			log_info("client %u resumes client %u", s->client_id, old_id);
+			server_rekey_session(srv, s, old_id);
+			s->owned_unknown = true; /* counted from the world at the next tick */
+			resumed = true;
+		} else {
+			log_info("client %u: resume key unknown or in use: a new identity", s->client_id);
+		}
+	}
 	crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
 	msg.which_msg = crowd_v1_ServerMessage_welcome_tag;
 	crowd_v1_Welcome *w = &msg.msg.welcome;
@@ -284,6 +299,13 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	w->world_bounds.max_x = (float)cfg->world_max_x;
 	w->world_bounds.max_y = (float)cfg->world_max_y;
 	w->tick = srv->status.tick;
+	if (srv->storage) { /* persistence: the key to present after a reconnect or a restart */
+		if (resumed)
+			snprintf(w->resume_key, sizeof w->resume_key, "%s", hello->resume_key);
+		else if (!storage_new_identity(srv->storage, s->client_id, (uint32_t)role, w->resume_key))
+			w->resume_key[0] = '\0';
+		w->resumed = resumed;
+	}
 	log_info("client %u hello: name '%s', role %s, protocol %u.%u, %s agents on disconnect", s->client_id, s->name,
 	         config_role_name(role), hello->protocol_major, hello->protocol_minor,
 	         s->keep_agents ? "keeps" : "removes");

@@ -35,6 +35,7 @@ typedef struct session {
 	bool cutting;   /* sending the Error that cuts a slow consumer */
 	crowd_v1_Role role; /* ROLE_UNSPECIFIED until Hello */
 	uint32_t agents_owned;
+	bool owned_unknown; /* resumed (persistence): agents_owned is counted from the world at the next tick */
 	size_t queued_bytes; /* cost of its requests waiting for the next tick */
 	uint32_t agents_queued;       /* agents in its spawns waiting for the next tick */
 	uint32_t max_neighbors_asked; /* the largest max_neighbors of its spawns so far (cost budget) */

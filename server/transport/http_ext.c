@@ -2,6 +2,7 @@
  * /healthz from server_status, /metrics from server_metrics, and each WebSocket
  * connection as a session (transport TRANSPORT_WS, bare messages). */
 #include "http_ext.h"
+#include "storage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,11 @@ static char *hook_metrics(void *user, size_t *len) {
 	    .uptime_seconds = (double)(server_now_ns() - x->started_ns) / 1e9,
 	    .tick_rate_hz = srv->cfg->tick_rate_hz,
 	};
+	storage_stats storage;
+	if (srv->storage) { /* persistence */
+		storage_get_stats(srv->storage, &storage);
+		extra.storage = &storage;
+	}
 	return metrics_render_prometheus(&srv->metrics, x->http ? crowd_http_get_stats(x->http) : NULL, &extra, len);
 }
 

@@ -163,6 +163,10 @@ bool crowd_client_message_inspect(const uint8_t *data, size_t len, crowd_client_
 			if (pb_field_iter_begin(&field, crowd_v1_ClientMessage_fields, &scratch) &&
 			    pb_field_iter_find(&field, tag))
 				desc = field.submsg_desc;
+			if (!desc) { /* unknown field or not a message: opaque bytes, as decoding skips them */
+				if (!pb_skip_field(&stream, wire_type)) return false;
+				continue;
+			}
 			if (info->which_msg != tag) info->longest_list = 0; /* another case replaces the first */
 			info->which_msg = tag;
 			pb_istream_t sub;
