@@ -30,7 +30,7 @@ static void fake_close(void *c_, bool flush)
 	(void)flush;
 	((fake_conn *)c_)->closed = true;
 }
-static const transport_ops fake_ops = {TRANSPORT_TCP, true, fake_send, fake_pending, fake_close};
+static const transport_ops fake_ops = {TRANSPORT_TCP, true, fake_send, fake_pending, fake_close, NULL};
 
 static server_config cfg;
 static server srv;
