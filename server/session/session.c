@@ -241,7 +241,10 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	}
 	/* The name is for logs only: a long one is cut, not refused. */
 	size_t name_len = utf8_cut(info->client_name.data, info->client_name.len, CROWD_CLIENT_NAME_MAX);
-	if (name_len) memcpy(s->name, info->client_name.data, name_len);
+	for (size_t i = 0; i < name_len; i++) { /* one log line per event: no control characters */
+		uint8_t ch = info->client_name.data[i];
+		s->name[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+	}
 	s->name[name_len] = '\0';
 	if (name_len < info->client_name.len)
 		log_info("client %u from %s: client_name of %u bytes cut to %zu", s->client_id, s->peer,

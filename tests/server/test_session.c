@@ -558,8 +558,9 @@ static void test_hello_string_lengths(void **state) {
 	raw_hello(c, "v", 1, "a\0b", 3);
 	expect_error(c, 1, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 	assert_false(c->closed);
-	raw_hello(c, "v", 1, "ab", 2);
+	raw_hello(c, "v", 1, "a\nb", 3);
 	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_welcome_tag);
+	assert_string_equal(c->s->name, "a?b"); /* no forged log lines */
 	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
 	free_conn(c);
 }
