@@ -424,12 +424,14 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 			seen[s] = 1;
 		w->obst_order[i] = s;
 	}
-	for (uint32_t s = free_head, steps = 0; s != ORCA_NONE && rc == ORCA_OK; s = w->obst_free_next[s]) {
+	for (uint32_t s = free_head, steps = 0; s != ORCA_NONE && rc == ORCA_OK;) {
 		if (s >= slot_count || w->obst[s].alive || w->obst[s].gen >= ORCA_GEN_LIMIT || seen[s] ||
-		    ++steps > slot_count)
+		    ++steps > slot_count) {
 			rc = ORCA_ERR_INVALID_ARGUMENT;
-		else
-			seen[s] = 2;
+			break;
+		}
+		seen[s] = 2;
+		s = w->obst_free_next[s];
 	}
 	orca_mem_free(w, seen, slot_count ? slot_count : 1);
 	if (rc != ORCA_OK)
