@@ -85,6 +85,7 @@ def main():
     p.add_argument("--work", default=None)
     a = p.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="crowd-storage-bench-")
+    os.makedirs(work, exist_ok=True)
     data = os.path.join(work, "data")
     shutil.rmtree(data, ignore_errors=True)
     load0 = os.getloadavg()
