@@ -28,6 +28,9 @@ int server_create_world(const server_config *cfg, orca_world **out) {
 	def.max_agents = cfg->max_agents;
 	def.agent_capacity = cfg->max_agents < 1024 ? cfg->max_agents : 1024;
 	if (cfg->demo && cfg->demo_agents > def.agent_capacity) def.agent_capacity = cfg->demo_agents;
+	def.has_bounds = true; /* --world-bounds holds for every agent, however it is steered */
+	def.bounds_min = (orca_vec2){(float)cfg->world_min_x, (float)cfg->world_min_y};
+	def.bounds_max = (orca_vec2){(float)cfg->world_max_x, (float)cfg->world_max_y};
 	return orca_world_create(&def, out);
 }
 
@@ -181,7 +184,7 @@ void server_apply_commands(server *srv) {
 		}
 		if (c->kind == COMMAND_CLIENT) {
 			session *s = server_find_session(srv, c->client_id);
-			if (s) s->queued_bytes = s->queued_bytes > c->cost ? s->queued_bytes - c->cost : 0;
+			if (s) session_command_done(s, c);
 			if (srv->storage && storage_defers_replies(srv->storage) &&
 			    r.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
 				/* persistence hook (--fsync always): answered once this tick's records are durable */

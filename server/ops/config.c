@@ -91,6 +91,9 @@ static const config_option option_table[] = {
      OFF(max_neighbors), 0, 10000},
     {"max-time-horizon", "agent", "T", "60", "largest time horizon a client may give (s)", config_set_double,
      OFF(max_time_horizon), 1e-6, 1e6},
+    {"min-time-horizon", "agent", "T", "0.1",
+     "smallest time horizon (agents and obstacles) a client may give (s); shorter ones let agents overlap",
+     config_set_double, OFF(min_time_horizon), 1e-6, 1e6},
 
     /* ---- access */
     {"token", "access", "TOKEN=ROLE", NULL,
@@ -131,6 +134,19 @@ static const config_option option_table[] = {
      config_set_size, OFF(output_hard_limit), 1024, 1ull << 40},
     {"hello-timeout", "limits", "S", "5", "seconds a new connection has to send Hello", config_set_double,
      OFF(hello_timeout_s), 0.01, 3600},
+    {"hello-timeout-busy", "limits", "S", "1",
+     "seconds to send Hello while more than half the connection slots are taken", config_set_double,
+     OFF(hello_timeout_busy_s), 0.01, 3600},
+    {"max-pending-per-peer", "limits", "N", "64",
+     "connections (TCP, WebSocket, HTTP requests) from one IP address not past Hello or their request yet; "
+     "more are refused",
+     config_set_u32, OFF(max_pending_per_peer), 1, 1000000},
+    {"neighbor-budget", "limits", "N", "200000",
+     "agents x max_neighbors one connection may own (the step's cost); a spawn past it gets LIMIT_COST",
+     config_set_u32, OFF(neighbor_budget), 1, 4000000000.0},
+    {"flush-timeout", "limits", "S", "10",
+     "seconds a closing connection gets to write its last messages (the Error saying why)", config_set_double,
+     OFF(flush_timeout_s), 0, 600},
     {"shutdown-timeout", "limits", "S", "5", "seconds to flush clients on SIGINT/SIGTERM before exiting",
      config_set_double, OFF(shutdown_timeout_s), 0, 600},
 
@@ -663,6 +679,24 @@ int config_validate(const server_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "an --agent-* default lies outside its --max-* limit");
 		return -1;
 	}
+	if (cfg->agent_time_horizon < cfg->min_time_horizon || cfg->agent_time_horizon_obst < cfg->min_time_horizon ||
+	    cfg->min_time_horizon > cfg->max_time_horizon) {
+		snprintf(err, errlen, "--agent-time-horizon(-obst) and --max-time-horizon must be at least --min-time-horizon");
+		return -1;
+	}
+	/* Snapshots carry round(value * precision) as sint32, saturating at 2^30 so
+	 * that differences fit: every position (inside the bounds, which the world
+	 * enforces), speed and radius must stay under that. */
+	double extent = fmax(fmax(fabs(cfg->world_min_x), fabs(cfg->world_max_x)),
+	                     fmax(fabs(cfg->world_min_y), fabs(cfg->world_max_y)));
+	extent = fmax(extent, fmax(cfg->max_agent_speed, cfg->max_agent_radius));
+	if (extent * (double)cfg->precision > (double)(1u << 30)) {
+		snprintf(err, errlen,
+		         "--precision %u overflows snapshots: %g world units (bounds, speed or radius) times the "
+		         "precision pass 2^30; lower the precision to at most %.0f",
+		         cfg->precision, extent, floor((double)(1u << 30) / extent));
+		return -1;
+	}
 	return 0;
 }
 
@@ -670,8 +704,11 @@ crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token)
 {
 	if (cfg->token_count == 0)
 		return cfg->open_role;
+	/* Whole tokens only: the length first (the session refuses tokens holding a
+	 * NUL, so strlen is the length the client sent), then every byte. */
+	size_t len = strlen(token);
 	for (size_t i = 0; i < cfg->token_count; i++)
-		if (strcmp(cfg->tokens[i].token, token) == 0)
+		if (strlen(cfg->tokens[i].token) == len && memcmp(cfg->tokens[i].token, token, len) == 0)
 			return cfg->tokens[i].role;
 	return crowd_v1_Role_ROLE_UNSPECIFIED;
 }

@@ -62,6 +62,7 @@ typedef struct server_config {
 	double max_neighbor_dist;
 	uint32_t max_neighbors;
 	double max_time_horizon;
+	double min_time_horizon;
 
 	/* access */
 	config_token *tokens;
@@ -83,6 +84,10 @@ typedef struct server_config {
 	size_t output_hard_limit;
 	double output_soft_seconds;
 	double hello_timeout_s;
+	double hello_timeout_busy_s; /* while more than half the connection slots are taken */
+	uint32_t max_pending_per_peer; /* connections of one IP not past Hello (or their HTTP request) */
+	uint32_t neighbor_budget;      /* agents x max_neighbors per connection */
+	double flush_timeout_s;        /* a closing connection's last writes */
 	double shutdown_timeout_s;
 
 	/* operation */

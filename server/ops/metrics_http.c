@@ -170,7 +170,9 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	scalar_u(&t, "crowd_acks_total", "counter", "Ack messages sent.", m->acks);
 	family(&t, "crowd_errors_total", "counter", "Error messages sent, by code.");
 	for (int c = 1; c < METRICS_ERROR_CODES; c++)
-		put(&t, "crowd_errors_total{code=\"%s\"} %" PRIu64 "\n", metrics_error_code_name(c), m->errors[c]);
+		if (strcmp(metrics_error_code_name(c), "UNKNOWN") != 0) /* numbers reserved, not assigned yet */
+			put(&t, "crowd_errors_total{code=\"%s\"} %" PRIu64 "\n", metrics_error_code_name(c),
+			    m->errors[c]);
 
 	/* HTTP side */
 	if (http) {
@@ -179,6 +181,9 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		for (int i = 0; i < CROWD_HTTP_NSTATUS; i++)
 			put(&t, "crowd_http_responses_total{code=\"%d\"} %" PRIu64 "\n", crowd_http_statuses[i],
 			    http->responses[i]);
+		scalar_u(&t, "crowd_http_idle_evicted_total", "counter",
+		         "Idle HTTP connections (request incomplete) closed to make room at the connection limit.",
+		         http->evicted);
 		scalar_u(&t, "crowd_http_bytes_in_total", "counter",
 		         "Bytes read on HTTP and WebSocket sockets (with framing).", http->bytes_in);
 		scalar_u(&t, "crowd_http_bytes_out_total", "counter",

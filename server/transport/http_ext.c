@@ -74,12 +74,17 @@ static void ws_op_close(void *conn, bool flush) {
 	                    s && s->close_reason_set ? metrics_disconnect_reason_name(s->close_reason) : NULL);
 }
 
+static void ws_op_discard(void *conn) {
+	crowd_http_ws_discard_pending(conn);
+}
+
 static const transport_ops ws_ops = {
     .kind = TRANSPORT_WS,
     .length_prefixed = false,
     .send = ws_op_send,
     .pending_bytes = ws_op_pending,
     .close = ws_op_close,
+    .discard_pending = ws_op_discard,
 };
 
 static void *hook_ws_open(void *user, crowd_http_ws *conn, const char *peer) {
@@ -151,6 +156,9 @@ static int ext_start(server *srv, void *state) {
 	cfg.proto_path = x->proto_path;
 	cfg.ws_max_message = srv->cfg->max_frame_bytes;
 	cfg.max_connections = srv->cfg->max_connections + 64; /* room for scrapes and refusals */
+	cfg.flush_timeout_ms = (uint32_t)(srv->cfg->flush_timeout_s * 1000.0);
+	cfg.max_pending_per_peer = srv->cfg->max_pending_per_peer;
+	cfg.header_timeout_busy_ms = (uint32_t)(srv->cfg->hello_timeout_busy_s * 1000.0);
 	crowd_http_hooks hooks = {
 	    .user = x,
 	    .health = hook_health,
