@@ -66,6 +66,16 @@ struct navmesh {
 	std::vector<dtPolyRef> stack;
 	std::vector<dtPolyRef> path; // findPath's output, reused (no allocation per query)
 	size_t tile_bytes = 0;
+	// A tile with no obstacle in reach and the world's edge out of reach is
+	// all open ground: Recast builds it the same wherever it lies (its
+	// vertices are in voxels from the tile's corner). The first one built is
+	// kept and every other such tile reuses it, skipping the voxel pipeline.
+	bool has_plain = false;
+	std::vector<unsigned short> plain_verts, plain_polys, plain_flags;
+	std::vector<unsigned char> plain_areas;
+	int plain_nverts = 0, plain_npolys = 0, plain_nvp = 0;
+	float plain_ymin = 0, plain_ymax = 0;
+	uint64_t plain_reused = 0;
 };
 
 struct navmesh_corridor {
@@ -185,6 +195,47 @@ static void mark_edges(navmesh *m, const navmesh_obstacle *o, rcCompactHeightfie
 	}
 }
 
+// Add an open-ground tile from the kept one, with this tile's corner: the
+// bounds Recast itself would give it (the heightfield's minus the border).
+static int add_plain_tile(navmesh *m, int tx, int ty, const rcConfig &cfg)
+{
+	const float pad = (float)cfg.borderSize * cfg.cs;
+	dtNavMeshCreateParams cp;
+	memset(&cp, 0, sizeof cp);
+	cp.verts = m->plain_verts.data();
+	cp.vertCount = m->plain_nverts;
+	cp.polys = m->plain_polys.data();
+	cp.polyAreas = m->plain_areas.data();
+	cp.polyFlags = m->plain_flags.data();
+	cp.polyCount = m->plain_npolys;
+	cp.nvp = m->plain_nvp;
+	cp.walkableHeight = (float)cfg.walkableHeight * cfg.ch;
+	cp.walkableRadius = m->p.radius;
+	cp.walkableClimb = (float)cfg.walkableClimb * cfg.ch;
+	cp.tileX = tx;
+	cp.tileY = ty;
+	cp.bmin[0] = cfg.bmin[0] + pad;
+	cp.bmin[1] = m->plain_ymin;
+	cp.bmin[2] = cfg.bmin[2] + pad;
+	cp.bmax[0] = cfg.bmax[0] - pad;
+	cp.bmax[1] = m->plain_ymax;
+	cp.bmax[2] = cfg.bmax[2] - pad;
+	cp.cs = cfg.cs;
+	cp.ch = cfg.ch;
+	cp.buildBvTree = true;
+	unsigned char *data = nullptr;
+	int size = 0;
+	if (!dtCreateNavMeshData(&cp, &data, &size))
+		return ORCA_ERR_NO_MEMORY;
+	if (dtStatusFailed(m->mesh->addTile(data, size, DT_TILE_FREE_DATA, 0, nullptr))) {
+		dtFree(data);
+		return ORCA_ERR_NO_MEMORY;
+	}
+	m->tile_bytes += (size_t)size;
+	m->plain_reused++;
+	return ORCA_OK;
+}
+
 extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obstacle *obstacles, uint32_t count)
 {
 	const float cs = m->p.cell_size;
@@ -222,6 +273,11 @@ extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obst
 			m->tile_bytes -= (size_t)t->dataSize;
 		m->mesh->removeTile(old, nullptr, nullptr);
 	}
+
+	const bool plain = count == 0 && lo.x >= m->p.bounds_min.x && lo.y >= m->p.bounds_min.y &&
+	                   hi.x <= m->p.bounds_max.x && hi.y <= m->p.bounds_max.y;
+	if (plain && m->has_plain)
+		return add_plain_tile(m, tx, ty, cfg);
 
 	int rc = ORCA_ERR_NO_MEMORY;
 	rcHeightfield *hf = rcAllocHeightfield();
@@ -275,6 +331,18 @@ extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obst
 		goto done; // nothing walkable here: no tile
 	for (int i = 0; i < pm->npolys; ++i)
 		pm->flags[i] = kWalkFlag;
+	if (plain) {
+		m->plain_nverts = pm->nverts;
+		m->plain_npolys = pm->npolys;
+		m->plain_nvp = pm->nvp;
+		m->plain_verts.assign(pm->verts, pm->verts + (size_t)pm->nverts * 3);
+		m->plain_polys.assign(pm->polys, pm->polys + (size_t)pm->npolys * 2 * (size_t)pm->nvp);
+		m->plain_flags.assign(pm->flags, pm->flags + pm->npolys);
+		m->plain_areas.assign(pm->areas, pm->areas + pm->npolys);
+		m->plain_ymin = pm->bmin[1];
+		m->plain_ymax = pm->bmax[1];
+		m->has_plain = true;
+	}
 	{
 		dtNavMeshCreateParams cp;
 		memset(&cp, 0, sizeof cp);
