@@ -15,6 +15,14 @@
 
 typedef struct server server;
 
+/** AgentEvents a session receives: none, its own agents' (the default from
+ * protocol minor 1), or every agent's (admins, by SubscribeEvents{all_agents}). */
+typedef enum session_events {
+	SESSION_EVENTS_NONE = 0,
+	SESSION_EVENTS_OWN = 1,
+	SESSION_EVENTS_ALL = 2,
+} session_events;
+
 typedef struct session {
 	server *srv;
 	const transport_ops *ops;
@@ -25,6 +33,8 @@ typedef struct session {
 	uint64_t opened_ns;
 
 	bool hello_done;
+	uint32_t protocol_minor; /* from Hello: minor >= 1 may receive minor-1 messages */
+	session_events events;   /* which AgentEvents it receives (navigation.c sends them) */
 	bool closing; /* close requested: ignore input, send nothing more */
 	bool keep_agents;
 	crowd_v1_Role role; /* ROLE_UNSPECIFIED until Hello */
