@@ -64,10 +64,10 @@ static void enclosed_target_is_unreachable(void **state)
 {
 	(void)state;
 	orca_world *w = make_world();
-	add_rect(w, 40, -10, 60, -8);
-	add_rect(w, 40, 8, 60, 10);
-	add_rect(w, 40, -8, 42, 8);
-	add_rect(w, 58, -8, 60, 8);
+	add_rect(w, 40, -20, 60, -18);
+	add_rect(w, 40, 18, 60, 20);
+	add_rect(w, 40, -18, 42, 18);
+	add_rect(w, 58, -18, 60, 18);
 	const orca_agent_id id = add_agent(w, -50, 0);
 	orca_nav_def d = small_def(100);
 	orca_nav *nav;

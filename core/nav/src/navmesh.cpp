@@ -461,7 +461,10 @@ extern "C" size_t navmesh_memory(const navmesh *m)
 // Nearest polygon to p by 2-D distance, searching a box that grows until the
 // best point found lies within it. (Detour's findNearestPoly answers the best
 // polygon whose bounds touch its box, which can be farther than one outside.)
-static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt)
+static uint32_t component_of(const navmesh *m, dtPolyRef ref);
+
+// component 0: any polygon; else only polygons of that component.
+static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t component = 0)
 {
 	float c[3];
 	to3(p, c);
@@ -477,6 +480,8 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt)
 		for (int i = 0; i < n; ++i) {
 			float q[3];
 			bool over = false;
+			if (component && component_of(m, polys[i]) != component)
+				continue;
 			if (dtStatusFailed(m->query->closestPointOnPoly(polys[i], c, q, &over)))
 				continue;
 			const float dx = q[0] - c[0], dz = q[2] - c[2];
@@ -547,12 +552,28 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 	float gpt[3];
 	if (path[(size_t)n - 1] == end) {
 		dtVcopy(gpt, ept);
+	} else if (component_of(m, start) != component_of(m, end)) {
+		// no way there: the nearest point of the start's component, and a path to it
+		result = NAVMESH_PLAN_UNREACHABLE;
+		float npt[3];
+		const dtPolyRef near = nearest_poly(m, target, npt, component_of(m, start));
+		if (near && dtStatusSucceed(m->query->findPath(start, near, spt, npt, &m->filter, path.data(), &n,
+		                                               c->max_path)) &&
+		    n > 0 && path[(size_t)n - 1] == near) {
+			dtVcopy(gpt, npt);
+		} else {
+			if (n == 0) {
+				c->corridor.reset(start, spt);
+				*goal = to2(spt);
+				return NAVMESH_PLAN_UNREACHABLE;
+			}
+			m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
+		}
 	} else {
+		// the same component but a limit was hit (nodes or corridor length):
+		// walk the part found and plan again from its end
 		m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
-		const bool other_component = component_of(m, start) != component_of(m, end);
-		result = other_component || !dtStatusDetail(st, DT_OUT_OF_NODES | DT_BUFFER_TOO_SMALL)
-		                 ? NAVMESH_PLAN_UNREACHABLE
-		                 : NAVMESH_PLAN_FAR;
+		result = NAVMESH_PLAN_FAR;
 	}
 	c->corridor.reset(start, spt);
 	c->corridor.setCorridor(gpt, path.data(), n);
