@@ -542,7 +542,9 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 		m->path.resize((size_t)c->max_path);
 	std::vector<dtPolyRef> &path = m->path;
 	int n = 0;
-	const dtStatus st = m->query->findPath(start, end, spt, ept, &m->filter, path.data(), &n, c->max_path);
+	// dtPathCorridor::setCorridor asserts npath < its capacity: one less
+	const int limit = c->max_path - 1;
+	const dtStatus st = m->query->findPath(start, end, spt, ept, &m->filter, path.data(), &n, limit);
 	if (dtStatusFailed(st) || n == 0) {
 		c->corridor.reset(start, spt);
 		*goal = to2(spt);
@@ -558,7 +560,7 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 		float npt[3];
 		const dtPolyRef near = nearest_poly(m, target, npt, component_of(m, start));
 		if (near && dtStatusSucceed(m->query->findPath(start, near, spt, npt, &m->filter, path.data(), &n,
-		                                               c->max_path)) &&
+		                                               limit)) &&
 		    n > 0 && path[(size_t)n - 1] == near) {
 			dtVcopy(gpt, npt);
 		} else {
