@@ -62,11 +62,11 @@ static void usage(void)
 
 /* maze N (navigation, orca/nav.h): N agents in the left chamber of a
  * 200-wide corridor crossed by 8 walls with 60-wide gaps alternating top and bottom,
- * goals mirrored in the right chamber. Each step is orca_nav_update then
+ * goals the same grid in the right chamber (the first to arrive go deepest). Each step is orca_nav_update then
  * orca_world_step; prints the median of both and how many agents got home. */
 static int bench_maze(uint32_t n, int steps, int workers)
 {
-	const float half_h = 100.0f, chamber = 10.0f + (float)(n * 9u / 200u);
+	const float half_h = 100.0f, chamber = 10.0f + (float)(n * 16u / 200u);
 	const float half_w = chamber + 8.0f * 25.0f / 2.0f + 10.0f;
 	orca_world_def wd = orca_default_world_def();
 	wd.worker_count = workers;
@@ -95,14 +95,14 @@ static int bench_maze(uint32_t n, int steps, int workers)
 	const double build_ms = now_ms() - b0;
 	orca_agent_id *ids = calloc(n, sizeof *ids);
 	orca_vec2 *goals = calloc(n, sizeof *goals);
-	const uint32_t rows = (uint32_t)((2.0f * half_h - 6.0f) / 3.0f);
+	const uint32_t rows = (uint32_t)((2.0f * half_h - 6.0f) / 4.0f);
 	for (uint32_t i = 0; i < n; ++i) {
 		orca_agent_def a = orca_default_agent_def();
-		a.position = (orca_vec2){-half_w + 3.0f + 3.0f * (float)(i / rows), -half_h + 3.0f + 3.0f * (float)(i % rows)};
+		a.position = (orca_vec2){-half_w + 3.0f + 4.0f * (float)(i / rows), -half_h + 3.0f + 4.0f * (float)(i % rows)};
 		a.max_speed = 2.5f;
 		a.pref_speed = 2.0f;
 		a.time_horizon = a.time_horizon_obst = 5.0f;
-		goals[i] = (orca_vec2){-a.position.x, a.position.y};
+		goals[i] = (orca_vec2){a.position.x + 2.0f * half_w - chamber, a.position.y}; /* first out, deepest in */
 		orca_agent_add(w, &a, &ids[i]);
 		orca_nav_set_target(nav, ids[i], goals[i]);
 	}

@@ -584,7 +584,8 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 }
 
 extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize,
-                                        orca_vec2 *corners, int max, bool *end_is_last, float *off)
+                                        orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                                        orca_vec2 *on_mesh)
 {
 	dtPathCorridor &pc = c->corridor;
 	*end_is_last = false;
@@ -596,6 +597,7 @@ extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_ve
 	if (!pc.movePosition(p3, m->query, &m->filter))
 		return -1;
 	const float *cp = pc.getPos();
+	*on_mesh = to2(cp);
 	const float dx = cp[0] - pos.x, dy = cp[2] - pos.y;
 	*off = sqrtf(dx * dx + dy * dy);
 	enum { kMax = 8 };
