@@ -23,7 +23,8 @@
 enum io_section {
 	IO_SECTION_AGENTS = 1,    /* slots, parameters, free lists, order */
 	IO_SECTION_OBSTACLES = 2, /* obstacle slots, vertices, add order */
-	/* reserved for modules being added: 3 quality avoidance state, 4 obstacle index */
+	/* reserved for modules being added: 3 quality avoidance state */
+	IO_SECTION_OBSTACLE_INDEX = 4, /* which obstacle index the world had chosen (obstacle_tree.c) */
 };
 
 #define AGENT_HEADER_BYTES (8 + 4 * 7 + 1)
@@ -145,7 +146,7 @@ int orca_world_save(const orca_world *w, void *buf, size_t capacity, size_t *siz
 	const size_t a = agents_bytes(w), ob = obstacles_bytes(w);
 	if (a > UINT32_MAX || ob > UINT32_MAX)
 		return ORCA_ERR_CAPACITY;
-	const size_t total = 8 + 8 + a + 8 + ob;
+	const size_t total = 8 + 8 + a + 8 + ob + 8 + 4;
 	*size = total;
 	if (capacity < total)
 		return ORCA_ERR_CAPACITY;
@@ -158,6 +159,9 @@ int orca_world_save(const orca_world *w, void *buf, size_t capacity, size_t *siz
 	put_u32(&o, IO_SECTION_OBSTACLES);
 	put_u32(&o, (uint32_t)ob);
 	write_obstacles(w, &o);
+	put_u32(&o, IO_SECTION_OBSTACLE_INDEX);
+	put_u32(&o, 4);
+	put_u32(&o, orca_obstacle_index_state(w));
 	return ORCA_OK;
 }
 
@@ -232,6 +236,7 @@ static void reset_world(struct orca_world *w)
 	w->obst_slot_count = w->obst_live = 0;
 	w->obst_free_head = ORCA_NONE;
 	w->obst_version++;
+	orca_obstacle_index_restore(w, 0); /* no index chosen, as in a fresh world */
 	w->query_tree_valid = false;
 }
 
@@ -450,7 +455,7 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 	io_in in = {buf, size, false};
 	if (get_u32(&in) != IO_MAGIC || get_u32(&in) != IO_VERSION)
 		return ORCA_ERR_INVALID_ARGUMENT;
-	bool got_agents = false, got_obstacles = false;
+	bool got_agents = false, got_obstacles = false, got_index = false;
 	int rc = ORCA_OK;
 	while (rc == ORCA_OK && in.left > 0) {
 		const uint32_t tag = get_u32(&in), len = get_u32(&in);
@@ -467,13 +472,17 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 		} else if (tag == IO_SECTION_OBSTACLES && !got_obstacles) {
 			got_obstacles = true;
 			rc = read_obstacles(w, &sec);
+		} else if (tag == IO_SECTION_OBSTACLE_INDEX && !got_index && got_obstacles) {
+			got_index = true;
+			if (!orca_obstacle_index_restore(w, get_u32(&sec)))
+				rc = ORCA_ERR_INVALID_ARGUMENT;
 		} else {
 			rc = ORCA_ERR_INVALID_ARGUMENT; /* unknown or repeated: cannot restore it exactly */
 		}
 		if (rc == ORCA_OK && (sec.bad || sec.left != 0))
 			rc = ORCA_ERR_INVALID_ARGUMENT;
 	}
-	if (rc == ORCA_OK && (!got_agents || !got_obstacles))
+	if (rc == ORCA_OK && (!got_agents || !got_obstacles || !got_index))
 		rc = ORCA_ERR_INVALID_ARGUMENT;
 	if (rc != ORCA_OK) {
 		reset_world(w);
