@@ -78,6 +78,17 @@ typedef enum orca_obstacle_index {
 
 #define ORCA_RVO2_TREE_MAX_VERTICES 1024u
 
+/** How agents avoid each other. */
+typedef enum orca_avoidance {
+	/** RVO2's ORCA, bit for bit (the engine's default: the replay tests prove it). */
+	ORCA_AVOIDANCE_REFERENCE = 0,
+	/** ORCA plus what keeps a crowd moving (core/src/quality.c): blocked
+	 * agents keep to the right, stuck ones turn further, overlaps are pushed
+	 * apart after each step and never into an obstacle. Deterministic like
+	 * the reference mode, but not RVO2's trajectories. */
+	ORCA_AVOIDANCE_QUALITY = 1,
+} orca_avoidance;
+
 /** World definition. Get one from orca_default_world_def(). */
 typedef struct orca_world_def {
 	/** Threads used by orca_world_step (1 = the caller's thread only). Results
@@ -97,6 +108,8 @@ typedef struct orca_world_def {
 	orca_allocator allocator;
 	/** Obstacle index (default ORCA_OBSTACLE_INDEX_AUTO). */
 	orca_obstacle_index obstacle_index;
+	/** ORCA_AVOIDANCE_REFERENCE (default) or ORCA_AVOIDANCE_QUALITY. */
+	orca_avoidance avoidance;
 } orca_world_def;
 
 /** Defaults: 1 worker, capacity 1024 agents / 1024 vertices, max ORCA_MAX_AGENTS. */
@@ -112,6 +125,12 @@ void orca_world_destroy(orca_world *world);
  * targets, build the kd-trees, compute every agent's new velocity from the
  * previous state (in parallel), then move every agent. */
 int orca_world_step(orca_world *world, float dt);
+
+/** Switch avoidance mode from the next step on (per-agent quality state is kept). */
+int orca_world_set_avoidance(orca_world *world, orca_avoidance avoidance);
+
+/** The current avoidance mode. */
+orca_avoidance orca_world_avoidance(const orca_world *world);
 
 /** Live agents. */
 uint32_t orca_world_agent_count(const orca_world *world);
