@@ -429,7 +429,9 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 			seen[s] = 1;
 		w->obst_order[i] = s;
 	}
-	for (uint32_t s = free_head, steps = 0; s != ORCA_NONE && rc == ORCA_OK; s = w->obst_free_next[s]) {
+	/* the link is read only once s is known to be a slot */
+	for (uint32_t s = free_head, steps = 0; s != ORCA_NONE && rc == ORCA_OK;
+	     s = rc == ORCA_OK ? w->obst_free_next[s] : ORCA_NONE) {
 		if (s >= slot_count || w->obst[s].alive || w->obst[s].gen >= ORCA_GEN_LIMIT || seen[s] ||
 		    ++steps > slot_count)
 			rc = ORCA_ERR_INVALID_ARGUMENT;
