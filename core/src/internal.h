@@ -95,7 +95,8 @@ typedef struct obst_vertex {
 	vec2 point, unit_dir;
 	uint32_t next, prev;
 	uint32_t convex;
-	uint32_t owner; /* obstacle slot */
+	uint32_t owner;  /* obstacle slot */
+	uint32_t corner; /* its index in the polygon as given: (owner, corner) names an edge for good */
 } obst_vertex;
 
 typedef struct obst_node {
@@ -116,6 +117,7 @@ typedef struct obstacle_slot {
 typedef struct obst_grid_edge {
 	vec2 a, b;
 	uint32_t vertex; /* the edge is vertex -> its next */
+	uint32_t owner, corner;
 } obst_grid_edge;
 
 /* One cell of the obstacle edge grid (obstacle_grid.c): the edges that pass
@@ -236,6 +238,8 @@ struct orca_world {
 	 * it is small), or the edge grid, updated in place by every add/remove. */
 	int obst_index;  /* orca_obstacle_index of the world def */
 	bool obst_grid;  /* the grid is in use (for good: a world never goes back) */
+	bool obst_tree;  /* AUTO: RVO2's tree was chosen (the next change moves to the grid) */
+	bool obst_stale; /* the grid does not hold the live obstacles yet (after a load) */
 	uint32_t obst_vert_free; /* grid: free vertex slots, linked through .next */
 	uint32_t obst_edges;     /* grid: live edges */
 	obst_cell *ocells;       /* grid: open-addressing hash table of cells */
@@ -283,6 +287,9 @@ uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t
 
 /* obstacle_tree.c */
 int orca_obstacles_process(struct orca_world *w);
+/* The index's state for orca_world_save / _load (world_io.c): 0 none chosen
+ * yet, 1 RVO2's tree, 2 the grid. A loaded world rebuilds the same index at
+ * its next step, so it steps exactly as the saved one would have. */
 uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
 
 /* obstacle_grid.c */
