@@ -26,6 +26,7 @@ uint64_t server_now_ns(void) {
 int server_create_world(const server_config *cfg, orca_world **out) {
 	orca_world_def def = orca_default_world_def();
 	def.worker_count = (int)cfg->workers;
+	def.avoidance = (orca_avoidance)cfg->avoidance;
 	def.max_agents = cfg->max_agents;
 	def.agent_capacity = cfg->max_agents < 1024 ? cfg->max_agents : 1024;
 	if (cfg->demo && cfg->demo_agents > def.agent_capacity) def.agent_capacity = cfg->demo_agents;

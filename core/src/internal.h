@@ -15,8 +15,7 @@
 #define ORCA_GEN_LIMIT 4096u /* 12 generation bits; a slot reaching it is retired */
 #define ORCA_NONE UINT32_MAX
 #define ORCA_HINT_MAX 16u /* neighbour lists up to this long are remembered for the next step */
-#define ORCA_Q_CONTACTS 8u
-#define ORCA_Q_SHORT_HORIZON 0.0f /* quality mode: time horizon (s) tried when the full one is infeasible */ /* quality mode: close neighbours remembered for the overlap pass */
+#define ORCA_Q_CONTACTS 6u /* quality mode: close neighbours remembered for the overlap pass */
 
 /* ------------------------------------------------------------ allocation */
 
@@ -157,7 +156,7 @@ typedef struct worker_scratch {
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
 	uint32_t q_pushed;        /* quality overlap pass: agents this worker pushed */
-	uint32_t q_idle;          /* quality: idle agents this worker saw */
+	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
 	char pad[64];
 } worker_scratch;
 
@@ -249,14 +248,14 @@ struct orca_world {
 
 	/* quality avoidance (quality.c) */
 	orca_avoidance avoidance;
-	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); saved with the world */
-	uint8_t *q_crowd;     /* per slot: neighbours within touching range last step; saved with the world */
+	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); below 0:
+	                       * seconds left of a new target's right of way; saved with the world */
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
 	uint8_t *q_moved;     /* per tree index: pushed in the last overlap iteration */
-	uint8_t *q_idle;      /* per tree index: wants less than ORCA_Q_IDLE speed this step */
-	bool q_any_idle;      /* some agent is idle this step (else every share stays uniform) */
+	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
+	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
 	uint32_t q_cap;       /* tree indices the q_ arrays above hold */
 
 	worker_scratch *scratch;
@@ -323,20 +322,23 @@ static inline float avoidance_share(float w_self, float w_other, bool other_avoi
 	return w_self / (w_self + w_other);
 }
 
-/* Quality mode: between equals (share 0.5), an idle agent (wanting less than
- * ORCA_Q_IDLE speed: arrived, or waiting) makes way for a walking one. */
+/* Quality mode, right of way between equals (share 0.5): an idle agent
+ * (wanting less than ORCA_Q_IDLE speed: arrived, or waiting) makes way for a
+ * walking one, a walking one for one given a new target in the last
+ * ORCA_Q_FRESH seconds. The lower rank takes ORCA_Q_YIELD_SHARE. */
 #define ORCA_Q_IDLE 0.1f
-#define ORCA_Q_IDLE_SHARE 1.0f /* the idle one's share of the avoidance */
+#define ORCA_Q_FRESH 3.0f
+#define ORCA_Q_YIELD_SHARE 1.0f
 static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
 {
-	if (share != 0.5f || w->q_idle[self] == w->q_idle[other])
+	if (share != 0.5f || w->q_rank[self] == w->q_rank[other])
 		return share;
-	return w->q_idle[self] ? ORCA_Q_IDLE_SHARE : 1.0f - ORCA_Q_IDLE_SHARE;
+	return w->q_rank[self] < w->q_rank[other] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
 }
 
 /* quality.c: the quality avoidance mode's hooks */
 bool orca_quality_reserve(struct orca_world *w);
-/* After the tree build, before the velocities: mark idle agents. */
+/* After the tree build, before the velocities: rank agents (right of way). */
 void orca_quality_prepare(struct orca_world *w);
 /* The preferred velocity ORCA aims for: pref turned right while blocked. */
 vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref);

@@ -10,16 +10,32 @@
 #include <strings.h>
 
 #include "log.h"
+#include "orca/orca.h"
 
 #ifndef CROWD_VERSION
 #define CROWD_VERSION "0.0.0"
 #endif
+
+/* The avoidance mode (issue 11): quality is the default, reference is RVO2. */
+static int set_avoidance(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	if (strcmp(value, "quality") == 0) {
+		cfg->avoidance = ORCA_AVOIDANCE_QUALITY;
+	} else if (strcmp(value, "reference") == 0) {
+		cfg->avoidance = ORCA_AVOIDANCE_REFERENCE;
+	} else {
+		snprintf(err, errlen, "--%s: '%s' is not quality or reference", opt->name, value);
+		return -1;
+	}
+	return 0;
+}
 
 static int set_log_level(server_config *, const config_option *, const char *, char *, size_t);
 static int set_token(server_config *, const config_option *, const char *, char *, size_t);
 static int set_role(server_config *, const config_option *, const char *, char *, size_t);
 static int set_bounds(server_config *, const config_option *, const char *, char *, size_t);
 static int set_config_path(server_config *, const config_option *, const char *, char *, size_t);
+static int set_avoidance(server_config *, const config_option *, const char *, char *, size_t);
 static int set_path(server_config *, const config_option *, const char *, char *, size_t);
 static int set_fsync(server_config *, const config_option *, const char *, char *, size_t);
 static int set_i64(server_config *, const config_option *, const char *, char *, size_t);
@@ -58,6 +74,9 @@ static const config_option option_table[] = {
      config_set_u32, OFF(keyframe_interval), 1, 100000},
     {"workers", "simulation", "N", "1", "threads that step the world (results are identical for any N)",
      config_set_u32, OFF(workers), 1, 256},
+    {"avoidance", "simulation", "MODE", "quality",
+     "quality (agents never freeze, no deep overlaps) or reference (RVO2's ORCA, bit for bit)", set_avoidance,
+     NOOFF, 0, 0},
     {"precision", "simulation", "N", "100", "fixed-point units per world unit in snapshots", config_set_u32,
      OFF(precision), 1, 1000000},
     {"world-bounds", "simulation", "X0,Y0,X1,Y1", "-1000,-1000,1000,1000",

@@ -43,6 +43,7 @@ typedef struct server_config {
 	uint32_t snapshot_divisor;
 	uint32_t keyframe_interval;
 	uint32_t workers;
+	int avoidance; /* orca_avoidance: ORCA_AVOIDANCE_QUALITY (default) or _REFERENCE */
 	uint32_t precision;
 	double world_min_x, world_min_y, world_max_x, world_max_y;
 
