@@ -120,8 +120,21 @@ static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int work
 	struct orca_world *w = ctx;
 	bool plain = true, uniform = true;
 	const float weight0 = w->params[w->order[0]].weight;
+	const bool reuse = w->gather_reuse;
 	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t s = w->order[i];
+		if (reuse && w->tree_index[s] == i) {
+			/* same place in the tree order as last step and no edit since:
+			 * only the state moved */
+			tree_agent *t = &w->tagent[i];
+			t->x = w->tpx[i];
+			t->y = w->tpy[i];
+			t->vx = w->vx[s];
+			t->vy = w->vy[s];
+			w->tself[i].pvx = w->pvx[s];
+			w->tself[i].pvy = w->pvy[s];
+			continue;
+		}
 		const agent_params *p = &w->params[s];
 		tree_agent *t = &w->tagent[i];
 		w->tree_index[s] = i;
@@ -194,6 +207,10 @@ static void make_query_nodes(struct orca_world *w)
 void orca_agent_tree_build(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
+	/* no agent added, removed or redefined since the last step (the refit
+	 * at its end left the query tree valid): last step's copies hold */
+	w->gather_reuse = w->query_tree_valid && w->steps > 0;
+	const bool was_plain = w->plain_masks, was_uniform = w->uniform_share;
 	w->node_count = n ? 2 * n - 1 : 0;
 	w->tree_depth = 0;
 	if (n == 0)
@@ -248,6 +265,11 @@ void orca_agent_tree_build(struct orca_world *w)
 			w->tree_depth = w->scratch[i].max_depth;
 		plain = plain && !w->scratch[i].not_plain;
 		uniform = uniform && !w->scratch[i].not_uniform;
+	}
+	if (w->gather_reuse) {
+		/* the flags saw only the agents that moved in the order */
+		plain = plain && was_plain;
+		uniform = uniform && was_uniform;
 	}
 	w->plain_masks = plain;
 	w->uniform_share = plain && uniform;

@@ -182,6 +182,7 @@ struct orca_world {
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
 	bool query_tree_valid; /* node boxes match current positions */
+	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
 
 	/* uniform grid over the tree-order positions (agent_neighbors.c) */
 	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
