@@ -392,8 +392,7 @@ int orca_world_step(orca_world *w, float dt)
 
 	if (!reserve_scratch(w))
 		return ORCA_ERR_NO_MEMORY;
-	orca_agent_tree_build(w);
-	orca_agent_grid_build(w);
+	orca_agent_tree_build(w); /* and the neighbour grid */
 	const double t3 = now_ms();
 
 	orca_pool_run(w->pool, orca_compute_velocities, w, n, 64);
