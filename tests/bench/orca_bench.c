@@ -42,7 +42,8 @@ static double median(double *v, int n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: orca_bench random N | setup FILE | circle N  [--steps K] [--workers W] [--ref-dir DIR]\n"
+	fprintf(stderr, "usage: orca_bench random N | setup FILE | circle N  [--steps K] [--workers W] [--ref-dir DIR] [--mode M]\n"
+	                "  --mode reference|quality  avoidance mode (default reference, RVO2 bit for bit)\n"
 	                "  random N loads DIR/randomN_setup.csv (N = 1000, 10000, 50000)\n"
 	                "  setup FILE loads any *_setup.csv (agent_id,x,y,goal_x,goal_y)\n"
 	                "  circle N builds RVO2's Circle example with N agents (R = 200N/250)\n");
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
 	const uint32_t n = from_file ? 1u : (uint32_t)strtoul(argv[2], NULL, 10);
 	int steps = 100, workers = 1;
 	const char *ref_dir = CROWD_REF_DIR;
+	orca_avoidance mode = ORCA_AVOIDANCE_REFERENCE;
 	for (int i = 3; i < argc; ++i) {
 		if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
 			steps = atoi(argv[++i]);
@@ -66,6 +68,10 @@ int main(int argc, char **argv)
 			workers = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--ref-dir") == 0 && i + 1 < argc)
 			ref_dir = argv[++i];
+		else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && strcmp(argv[i + 1], "reference") == 0)
+			mode = ORCA_AVOIDANCE_REFERENCE, ++i;
+		else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && strcmp(argv[i + 1], "quality") == 0)
+			mode = ORCA_AVOIDANCE_QUALITY, ++i;
 		else {
 			usage();
 			return 2;
@@ -102,6 +108,8 @@ int main(int argc, char **argv)
 	orca_agent_id *ids = calloc(sc.agent_count, sizeof *ids);
 	orca_world *w;
 	int rc = scenario_make_world(&sc, workers, &w, ids);
+	if (rc == ORCA_OK)
+		rc = orca_world_set_avoidance(w, mode);
 	if (rc != ORCA_OK) {
 		fprintf(stderr, "orca_bench: %s\n", orca_strerror(rc));
 		return 1;
