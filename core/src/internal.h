@@ -206,6 +206,8 @@ struct orca_world {
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
 	bool query_tree_valid; /* node boxes match current positions */
+	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
+	bool grid_wanted;      /* the grid has room this step */
 
 	/* uniform grid over the tree-order positions (agent_neighbors.c) */
 	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
@@ -277,6 +279,9 @@ typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
 
 /* agent_neighbors.c */
+/* Room for the grid (on the calling thread: it may allocate); false: no grid
+ * this step. Then the build, which any worker may run. */
+bool orca_agent_grid_reserve(struct orca_world *w);
 void orca_agent_grid_build(struct orca_world *w);
 /* Agent `self`'s (tree index; `slot` its slot) neighbours into sc->agent_nb,
  * exactly RVO2's list: the max_nb nearest closer than neighbor_dist, sorted,
