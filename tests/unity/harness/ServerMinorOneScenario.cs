@@ -56,6 +56,14 @@ namespace Crowd.Harness
                     Events(client);
                     PathsOf(client);
                 }
+                else
+                {
+                    // Before minor 1 a GetPaths is still answered, by an Error (the README says so).
+                    Error refused = null;
+                    client.GetPaths(new List<uint> { 1 }, p => Check.That(false, "a minor-0 server answered GetPaths with Paths"), e => refused = e);
+                    Check.That(Wait.Until(() => refused != null, client) && refused.Code != ErrorCode.None,
+                               "minor 0: GetPaths is answered by an Error (" + (refused != null ? refused.Code.ToString() : "none") + ")");
+                }
                 if (resumable) server = Resume(client, server, relay, serverExe, Args + dataDir);
                 Check.That(faults.Count == 0, "no protocol faults (" + string.Join("; ", faults.ToArray()) + ")");
             }
