@@ -190,3 +190,26 @@ test('a paused consumer falls behind, the server skips, and the next snapshot is
     await own.stop();
   }
 });
+
+test('the backend example spawns a squad and walks it (and logs arrivals once the server sends AgentEvents)', async () => {
+  const { spawn } = await import('node:child_process');
+  const example = new URL('../../clients/js/examples/backend.mjs', import.meta.url).pathname;
+  const probe = await connected('look');
+  const withEvents = probe.welcome.protocolMinor >= 1;
+  const p = spawn(process.execPath, [example, `tcp://127.0.0.1:${server.tcp}`, 'boss'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  p.stdout.on('data', (d) => { out += d; });
+  try {
+    await until('the squad walking', () => /spawned 16 agents/.test(out) && /walking east/.test(out));
+    await probe.subscribe({ area: { minX: -110, minY: -10, maxX: 120, maxY: 30 } });
+    const owner = Number(out.match(/connected as client (\d+)/)[1]);
+    const squad = () => [...probe.world.agents.values()].filter((a) => a.owner === owner);
+    await until('the squad moving east', () => squad().length === 16 && squad().every((a) => a.vx > 0));
+    if (withEvents) {
+      await until('every arrival logged', () => /squad arrived/.test(out), 120000);
+      assert.equal((out.match(/arrived at/g) || []).length, 16);
+    }
+  } finally {
+    p.kill();
+  }
+});

@@ -206,6 +206,10 @@ export class CrowdClient extends Emitter {
 
   #onClose({ reason, error }) {
     this.transport = null;
+    if (error && error.name === 'FrameError') {
+      this.stats.protocolErrors++;
+      this.emit('protocolError', error);
+    }
     const closed = new ConnectionClosedError('connection closed: ' + reason);
     for (const [, p] of this.pending) { clearTimeout(p.timer); p.reject(closed); }
     this.pending.clear();
