@@ -159,6 +159,7 @@ export class CrowdClient extends Emitter {
       this.#settleConnect(null, e);
       return;
     }
+    if (this.closing) return; // close() while the transport module loaded
     this.transport = transport;
     try {
       await transport.open();
