@@ -3,6 +3,7 @@
  * that neighbours are discovered (and equal distances tie) in RVO2's order.
  * Also the box query used by orca_query_rect / orca_query_radius. */
 #include "internal.h"
+#include "neighbor_list.h"
 
 static void set_box(struct orca_world *w, agent_node *node, uint32_t begin, uint32_t end)
 {
@@ -252,46 +253,6 @@ void orca_agent_tree_build(struct orca_world *w)
 	w->uniform_share = plain && uniform;
 }
 
-/* Stable insertion sort by distance: equal distances keep discovery order,
- * which is what RVO2's incremental insertion produces. */
-static void sort_neighbors(nb_entry *out, uint32_t count)
-{
-	for (uint32_t k = 1; k < count; ++k) {
-		const nb_entry e = out[k];
-		uint32_t i = k;
-		while (i != 0 && e.dist_sq < out[i - 1].dist_sq) {
-			out[i] = out[i - 1];
-			--i;
-		}
-		out[i] = e;
-	}
-}
-
-/* One candidate, in RVO2's insertAgentNeighbor terms. Until the list is full
- * the range does not move, so candidates are appended and sorted once when it
- * fills; from then on each goes to its place and the range shrinks. */
-static inline void offer(nb_entry *out, uint32_t *count, uint32_t max_neighbors, float *range_sq, float dist_sq,
-                         uint32_t j)
-{
-	if (*count < max_neighbors) {
-		out[*count].dist_sq = dist_sq;
-		out[*count].index = j;
-		if (++*count == max_neighbors) {
-			sort_neighbors(out, *count);
-			*range_sq = out[*count - 1].dist_sq;
-		}
-		return;
-	}
-	uint32_t i = *count - 1;
-	while (i != 0 && dist_sq < out[i - 1].dist_sq) {
-		out[i] = out[i - 1];
-		--i;
-	}
-	out[i].dist_sq = dist_sq;
-	out[i].index = j;
-	*range_sq = out[*count - 1].dist_sq;
-}
-
 #ifdef __SSE2__
 #include <emmintrin.h>
 
@@ -359,7 +320,7 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 					const uint32_t j = j0 + k;
 					if (j == self || dist[k] >= range_sq || (check_mask && !(mask & ta[j].layer)))
 						continue;
-					offer(out, &count, max_neighbors, &range_sq, dist[k], j);
+					nb_offer(out, &count, max_neighbors, &range_sq, dist[k], j);
 				}
 			}
 #else
@@ -369,7 +330,7 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 				const float dx = x - tx[j], dy = y - ty[j];
 				const float dist_sq = dx * dx + dy * dy;
 				if (dist_sq < range_sq)
-					offer(out, &count, max_neighbors, &range_sq, dist_sq, j);
+					nb_offer(out, &count, max_neighbors, &range_sq, dist_sq, j);
 			}
 #endif
 		} else {
@@ -399,7 +360,7 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 		for (;;) {
 			if (top == 0) {
 				if (count < max_neighbors)
-					sort_neighbors(out, count);
+					nb_sort(out, count);
 				return count;
 			}
 			--top;

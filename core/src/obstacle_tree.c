@@ -1,6 +1,10 @@
 /* obstacle_tree.c — static polygon obstacles as RVO2 handles them: the vertex
  * table (edge directions, convexity), the obstacle kd-tree whose build splits
- * edges that straddle a splitting line, and the per-agent obstacle query. */
+ * edges that straddle a splitting line, and the per-agent obstacle query.
+ * The build is O(n^2) in the vertex count, so it runs only for what RVO2's
+ * reference runs look like (every obstacle added before the first step, a
+ * bounded vertex count) or when the world asks for it; any other world uses
+ * the edge grid of obstacle_grid.c, and this file only dispatches to it. */
 #include "internal.h"
 
 /* Append the processed vertices of one polygon, as RVO2's addObstacle does. */
@@ -132,7 +136,7 @@ static uint32_t build_recursive(struct orca_world *w, uint32_t off, uint32_t len
 	return node;
 }
 
-int orca_obstacles_process(struct orca_world *w)
+static int build_rvo2_tree(struct orca_world *w)
 {
 	w->vert_count = 0;
 	w->onode_count = 0;
@@ -152,6 +156,29 @@ int orca_obstacles_process(struct orca_world *w)
 	bool ok = true;
 	w->obst_root = build_recursive(w, 0, n, n, &ok);
 	return ok ? ORCA_OK : ORCA_ERR_NO_MEMORY;
+}
+
+/* Called by the step when obstacles changed since the last one. The choice
+ * depends on the world's history only (step count, vertex count, def), never
+ * on timing, so every run of the same calls makes the same choice. */
+int orca_obstacles_process(struct orca_world *w)
+{
+	if (!w->obst_grid) {
+		uint64_t vertices = 0;
+		for (uint32_t k = 0; k < w->obst_live; ++k)
+			vertices += w->obst[w->obst_order[k]].count;
+		const bool rvo2 = w->obst_index == ORCA_OBSTACLE_INDEX_RVO2 ||
+		                  (w->steps == 0 && vertices <= ORCA_RVO2_TREE_MAX_VERTICES);
+		if (rvo2)
+			return build_rvo2_tree(w);
+		/* the first change after the first step: the grid from now on */
+		const int rc = orca_obstacle_grid_rebuild(w);
+		if (rc != ORCA_OK)
+			return rc;
+	}
+	/* the grid is kept up to date by every add and remove */
+	w->obst_root = w->obst_edges ? 0u : ORCA_NONE;
+	return ORCA_OK;
 }
 
 typedef struct obst_query {
@@ -200,6 +227,8 @@ static void query_recursive(obst_query *q, uint32_t node)
 
 uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out)
 {
+	if (w->obst_grid)
+		return orca_obstacle_grid_query(w, position, range_sq, out);
 	obst_query q = {w, position, range_sq, out, 0};
 	query_recursive(&q, w->obst_root);
 	return q.count;

@@ -5,3 +5,9 @@ target_link_libraries(orca_bench PRIVATE crowd_scenario)
 target_compile_definitions(orca_bench PRIVATE CROWD_REF_DIR="${PROJECT_SOURCE_DIR}/tests/data/ref")
 add_test(NAME bench_orca_random1000 COMMAND orca_bench random 1000 --steps 5 --workers 2)
 set_tests_properties(bench_orca_random1000 PROPERTIES LABELS bench TIMEOUT 120)
+
+# pile_bench: one connection's worst case under --neighbor-budget (fairness).
+add_executable(pile_bench ${CMAKE_CURRENT_LIST_DIR}/pile_bench.c)
+target_link_libraries(pile_bench PRIVATE crowd_core)
+add_test(NAME bench_pile COMMAND pile_bench 1000 64 --steps 2)
+set_tests_properties(bench_pile PROPERTIES LABELS bench TIMEOUT 120)

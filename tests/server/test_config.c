@@ -137,6 +137,18 @@ static void test_flag_errors(void **state) {
 	assert_int_equal(parse(&cfg, err, sizeof err, 5, argv), -1);
 	assert_non_null(strstr(err, "soft"));
 	config_free(&cfg);
+	/* a precision whose fixed point overflows at the world bounds */
+	char *argv2[] = {"crowd-server", "--precision", "1000000", "--world-bounds", "-2000,-2000,2000,2000"};
+	assert_int_equal(parse(&cfg, err, sizeof err, 5, argv2), -1);
+	assert_non_null(strstr(err, "precision"));
+	config_free(&cfg);
+	char *argv3[] = {"crowd-server", "--precision", "1000000"}; /* 1000 x 1e6 < 2^30: fits */
+	assert_int_equal(parse(&cfg, err, sizeof err, 3, argv3), 0);
+	config_free(&cfg);
+	/* a default horizon under the minimum */
+	char *argv4[] = {"crowd-server", "--min-time-horizon", "20"};
+	assert_int_equal(parse(&cfg, err, sizeof err, 3, argv4), -1);
+	config_free(&cfg);
 }
 
 static void test_hostport(void **state) {

@@ -116,11 +116,13 @@ test('the page connects and draws the demo crowd moving', async () => {
   await waitFor('connected with snapshots', () =>
     viewer(() => crowdViewer.state.status === 'connected' && crowdViewer.state.snapshots > 10));
   const canvasA = await viewer(() => document.getElementById('world').toDataURL());
+  const snapshotsA = await viewer(() => crowdViewer.state.snapshots);
   await shot('1-connected.png');
-  await sleep(1000);
+  // A second of the demo's 30 Hz snapshots later (waited for, not slept).
+  await waitFor('30 more snapshots', () => viewer((n) => crowdViewer.state.snapshots >= n, snapshotsA + 30));
   const canvasB = await viewer(() => document.getElementById('world').toDataURL());
   await shot('2-one-second-later.png');
-  assert.notEqual(canvasA, canvasB, 'the canvas changed between two frames a second apart');
+  assert.notEqual(canvasA, canvasB, 'the canvas changed between two frames 30 snapshots apart');
   const s = await viewer(() => ({ errors: crowdViewer.state.decodeErrors, view: crowdViewer.state.view.size }));
   assert.equal(s.errors, 0, 'every snapshot decoded');
   assert.ok(s.view > 0, 'agents in view');

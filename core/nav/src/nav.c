@@ -1,0 +1,743 @@
+/* nav.c — navigation state and decisions: which agents navigate and where,
+ * the obstacle cache and the dirty-tile queue, the path-query queue with its
+ * per-update budget, corridor refreshes, re-plans, arrival/unreachable/stuck
+ * events. Recast/Detour sit behind navmesh.h. Everything here runs on the
+ * caller's thread in a fixed order, so it is deterministic. */
+#include "orca/nav.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "navmesh.h"
+
+#define NAV_NO_INDEX UINT32_MAX
+#define NAV_MAX_CORNERS 3
+
+typedef struct nav_agent {
+	orca_agent_id id;
+	orca_nav_agent_phase phase;
+	bool queued;             /* in the path queue */
+	bool far;                /* corridor is a part of a longer way: plan again at its end */
+	bool unreachable;        /* goal is the nearest reachable point, not the target */
+	bool unreachable_sent;   /* UNREACHABLE already reported for this target */
+	bool stuck_sent;
+	bool replanned_for_stall;
+	orca_vec2 target;        /* as given */
+	orca_vec2 goal;          /* where the corridor ends */
+	orca_vec2 steer;         /* the point given to the engine as its target */
+	bool final_leg;          /* steer == goal */
+	orca_vec2 progress_pos;  /* where it last made progress */
+	orca_vec2 stuck_pos;     /* where STUCK was last said */
+	float stall_time;        /* seconds since */
+	float plan_off;          /* its distance from the corridor when the path was planned */
+	navmesh_corridor *corridor;
+} nav_agent;
+
+typedef struct nav_obstacle {
+	orca_obstacle_id id;
+	orca_vec2 lo, hi;
+	uint32_t count;
+	orca_vec2 *vertices;
+} nav_obstacle;
+
+struct orca_nav {
+	orca_nav_def def;
+	orca_world *world;
+	navmesh *mesh;
+	int tiles_x, tiles_y;
+	uint64_t updates;
+
+	nav_agent *agents;          /* dense, in order of first navigation */
+	uint32_t agent_count, agent_cap;
+	uint32_t *index_of_slot;    /* agent slot -> index in agents */
+	uint32_t slot_cap;
+
+	orca_agent_id *queue;       /* ring of agents waiting for a path */
+	uint32_t queue_head, queue_len, queue_cap;
+
+	nav_obstacle *obstacles;    /* ascending id */
+	uint32_t obstacle_count, obstacle_cap;
+	uint32_t obstacle_version;
+	orca_obstacle_id *id_scratch;
+	uint32_t id_scratch_cap;
+	navmesh_obstacle *build_scratch;
+
+	uint32_t *tile_queue;       /* ring of dirty tiles */
+	uint32_t tile_head, tile_len;
+	uint8_t *tile_dirty;
+
+	orca_nav_event *events;
+	uint32_t event_count, event_cap;
+
+	uint64_t paths_planned, tiles_built;
+	uint64_t replans[ORCA_NAV_REPLAN_REASONS];
+};
+
+static uint32_t slot_of(orca_agent_id id)
+{
+	return (id & ((1u << ORCA_ID_INDEX_BITS) - 1u)) - 1u;
+}
+
+static float dist(orca_vec2 a, orca_vec2 b)
+{
+	const float dx = a.x - b.x, dy = a.y - b.y;
+	return sqrtf(dx * dx + dy * dy);
+}
+
+static bool same_point(orca_vec2 a, orca_vec2 b)
+{
+	return a.x == b.x && a.y == b.y;
+}
+
+static bool grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	uint32_t nc = *cap ? *cap : 16;
+	while (nc < need)
+		nc *= 2;
+	void *q = realloc(*p, (size_t)nc * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = nc;
+	return true;
+}
+
+orca_nav_def orca_nav_default_def(void)
+{
+	orca_nav_def d;
+	memset(&d, 0, sizeof d);
+	d.bounds_min = (orca_vec2){-1000.0f, -1000.0f};
+	d.bounds_max = (orca_vec2){1000.0f, 1000.0f};
+	d.agent_radius = 1.5f;
+	d.cell_size = 0.0f;
+	d.tile_cells = 64;
+	d.tile_budget = 8;
+	d.path_budget = 256;
+	d.max_path = 128;
+	d.max_nodes = 8192;
+	d.refresh_interval = 4;
+	d.stuck_time = 10.0f;
+	d.goal_tolerance = -1.0f; /* radius / 2 */
+	d.arrival_distance = 0.0f;
+	return d;
+}
+
+/* ------------------------------------------------------------------ events */
+
+static void emit(orca_nav *nav, const nav_agent *a, orca_nav_event_kind kind, orca_vec2 point)
+{
+	if (!grow((void **)&nav->events, &nav->event_cap, nav->event_count + 1, sizeof *nav->events))
+		return; /* out of memory: the event is lost, navigation goes on */
+	nav->events[nav->event_count++] = (orca_nav_event){a->id, kind, point, a->target};
+}
+
+const orca_nav_event *orca_nav_events(const orca_nav *nav, uint32_t *count)
+{
+	*count = nav->event_count;
+	return nav->events;
+}
+
+/* ------------------------------------------------------------------ obstacles and tiles */
+
+static void mark_tiles(orca_nav *nav, orca_vec2 lo, orca_vec2 hi)
+{
+	int x0, y0, x1, y1;
+	navmesh_tiles_touching(nav->mesh, lo, hi, &x0, &y0, &x1, &y1);
+	const uint32_t total = (uint32_t)(nav->tiles_x * nav->tiles_y);
+	for (int y = y0; y <= y1; ++y)
+		for (int x = x0; x <= x1; ++x) {
+			const uint32_t t = (uint32_t)(y * nav->tiles_x + x);
+			if (nav->tile_dirty[t])
+				continue;
+			nav->tile_dirty[t] = 1;
+			nav->tile_queue[(nav->tile_head + nav->tile_len) % total] = t;
+			nav->tile_len++;
+		}
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cache_obstacle(orca_nav *nav, orca_obstacle_id id, nav_obstacle *o)
+{
+	uint32_t n = 0;
+	int rc = orca_obstacle_get(nav->world, id, NULL, 0, &n);
+	if (rc != ORCA_OK)
+		return rc;
+	o->id = id;
+	o->count = n;
+	o->vertices = malloc((size_t)(n ? n : 1) * sizeof *o->vertices);
+	if (!o->vertices)
+		return ORCA_ERR_NO_MEMORY;
+	rc = orca_obstacle_get(nav->world, id, o->vertices, n, &n);
+	if (rc != ORCA_OK) {
+		free(o->vertices);
+		return rc;
+	}
+	o->lo = o->hi = o->vertices[0];
+	for (uint32_t i = 1; i < n; ++i) {
+		const orca_vec2 v = o->vertices[i];
+		o->lo.x = v.x < o->lo.x ? v.x : o->lo.x;
+		o->lo.y = v.y < o->lo.y ? v.y : o->lo.y;
+		o->hi.x = v.x > o->hi.x ? v.x : o->hi.x;
+		o->hi.y = v.y > o->hi.y ? v.y : o->hi.y;
+	}
+	return ORCA_OK;
+}
+
+/* Diff the world's obstacles (ascending id) against the cache; mark the tiles
+ * of every added or removed one. */
+static int sync_obstacles(orca_nav *nav)
+{
+	const uint32_t version = orca_world_obstacle_version(nav->world);
+	if (version == nav->obstacle_version)
+		return ORCA_OK;
+	const uint32_t n = orca_world_obstacle_ids(nav->world, NULL, 0);
+	if (!grow((void **)&nav->id_scratch, &nav->id_scratch_cap, n + 1, sizeof *nav->id_scratch))
+		return ORCA_ERR_NO_MEMORY;
+	orca_world_obstacle_ids(nav->world, nav->id_scratch, n);
+	qsort(nav->id_scratch, n, sizeof *nav->id_scratch, cmp_id);
+	nav_obstacle *merged = malloc((size_t)(n ? n : 1) * sizeof *merged);
+	if (!merged)
+		return ORCA_ERR_NO_MEMORY;
+	uint32_t i = 0, k = 0, m = 0;
+	int rc = ORCA_OK;
+	while (i < n || k < nav->obstacle_count) {
+		if (k < nav->obstacle_count && (i == n || nav->obstacles[k].id < nav->id_scratch[i])) {
+			mark_tiles(nav, nav->obstacles[k].lo, nav->obstacles[k].hi); /* removed */
+			free(nav->obstacles[k].vertices);
+			++k;
+		} else if (k < nav->obstacle_count && nav->obstacles[k].id == nav->id_scratch[i]) {
+			merged[m++] = nav->obstacles[k++];
+			++i;
+		} else {
+			nav_obstacle o;
+			const int r = cache_obstacle(nav, nav->id_scratch[i++], &o); /* added */
+			if (r != ORCA_OK) {
+				rc = r;
+				continue;
+			}
+			mark_tiles(nav, o.lo, o.hi);
+			merged[m++] = o;
+		}
+	}
+	free(nav->obstacles);
+	nav->obstacles = merged;
+	nav->obstacle_count = m;
+	nav->obstacle_cap = n ? n : 1;
+	if (rc == ORCA_OK)
+		nav->obstacle_version = version;
+	return rc;
+}
+
+static int build_tile(orca_nav *nav, uint32_t t)
+{
+	const int tx = (int)(t % (uint32_t)nav->tiles_x), ty = (int)(t / (uint32_t)nav->tiles_x);
+	orca_vec2 lo, hi;
+	navmesh_tile_read_rect(nav->mesh, tx, ty, &lo, &hi);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < nav->obstacle_count; ++i) {
+		const nav_obstacle *o = &nav->obstacles[i];
+		if (o->hi.x < lo.x || o->lo.x > hi.x || o->hi.y < lo.y || o->lo.y > hi.y)
+			continue;
+		nav->build_scratch[n++] = (navmesh_obstacle){o->vertices, o->count};
+	}
+	nav->tiles_built++;
+	return navmesh_build_tile(nav->mesh, tx, ty, nav->build_scratch, n);
+}
+
+/* Rebuild up to `budget` dirty tiles (0: all); true if any was rebuilt. */
+static bool rebuild_tiles(orca_nav *nav, uint32_t budget)
+{
+	const uint32_t total = (uint32_t)(nav->tiles_x * nav->tiles_y);
+	if (nav->tile_len == 0)
+		return false;
+	if (nav->obstacle_count > 0 &&
+	    !(nav->build_scratch = realloc(nav->build_scratch, nav->obstacle_count * sizeof *nav->build_scratch)))
+		return false;
+	uint32_t done = 0;
+	while (nav->tile_len > 0 && (budget == 0 || done < budget)) {
+		const uint32_t t = nav->tile_queue[nav->tile_head];
+		nav->tile_head = (nav->tile_head + 1) % total;
+		nav->tile_len--;
+		nav->tile_dirty[t] = 0;
+		build_tile(nav, t); /* a failed tile is a hole in the mesh: agents route around it */
+		++done;
+	}
+	navmesh_update_components(nav->mesh);
+	return true;
+}
+
+/* ------------------------------------------------------------------ agents */
+
+static nav_agent *find_agent(const orca_nav *nav, orca_agent_id id)
+{
+	const uint32_t s = slot_of(id);
+	if (id == ORCA_NULL_ID || s >= nav->slot_cap || nav->index_of_slot[s] == NAV_NO_INDEX)
+		return NULL;
+	nav_agent *a = &nav->agents[nav->index_of_slot[s]];
+	return a->id == id ? a : NULL;
+}
+
+static void drop_agent(orca_nav *nav, uint32_t index)
+{
+	nav_agent *a = &nav->agents[index];
+	navmesh_corridor_destroy(a->corridor);
+	nav->index_of_slot[slot_of(a->id)] = NAV_NO_INDEX;
+	const uint32_t last = nav->agent_count - 1;
+	if (index != last) {
+		nav->agents[index] = nav->agents[last];
+		nav->index_of_slot[slot_of(nav->agents[index].id)] = index;
+	}
+	nav->agent_count--;
+}
+
+static bool enqueue(orca_nav *nav, nav_agent *a)
+{
+	if (a->queued)
+		return true;
+	if (nav->queue_len == nav->queue_cap) {
+		const uint32_t nc = nav->queue_cap ? nav->queue_cap * 2 : 256;
+		orca_agent_id *q = malloc((size_t)nc * sizeof *q);
+		if (!q)
+			return false;
+		for (uint32_t i = 0; i < nav->queue_len; ++i)
+			q[i] = nav->queue[(nav->queue_head + i) % nav->queue_cap];
+		free(nav->queue);
+		nav->queue = q;
+		nav->queue_head = 0;
+		nav->queue_cap = nc;
+	}
+	nav->queue[(nav->queue_head + nav->queue_len) % nav->queue_cap] = a->id;
+	nav->queue_len++;
+	a->queued = true;
+	return true;
+}
+
+static int steer_to(orca_nav *nav, nav_agent *a, orca_vec2 p)
+{
+	a->steer = p;
+	return orca_agent_set_target(nav->world, a->id, p);
+}
+
+int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
+{
+	if (!nav)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	int rc = orca_agent_check(nav->world, id);
+	if (rc != ORCA_OK)
+		return rc;
+	nav_agent *a = find_agent(nav, id);
+	if (!a) {
+		const uint32_t s = slot_of(id);
+		if (s >= nav->slot_cap) {
+			uint32_t old = nav->slot_cap;
+			if (!grow((void **)&nav->index_of_slot, &nav->slot_cap, s + 1, sizeof *nav->index_of_slot))
+				return ORCA_ERR_NO_MEMORY;
+			for (uint32_t i = old; i < nav->slot_cap; ++i)
+				nav->index_of_slot[i] = NAV_NO_INDEX;
+		}
+		if (!grow((void **)&nav->agents, &nav->agent_cap, nav->agent_count + 1, sizeof *nav->agents))
+			return ORCA_ERR_NO_MEMORY;
+		navmesh_corridor *c = navmesh_corridor_create((int)nav->def.max_path);
+		if (!c)
+			return ORCA_ERR_NO_MEMORY;
+		a = &nav->agents[nav->agent_count];
+		memset(a, 0, sizeof *a);
+		a->id = id;
+		a->corridor = c;
+		nav->index_of_slot[s] = nav->agent_count++;
+	}
+	orca_agent_state st;
+	orca_agent_get(nav->world, id, &st);
+	a->target = target;
+	a->goal = target;
+	a->phase = ORCA_NAV_WAITING;
+	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = false;
+	a->progress_pos = st.position;
+	a->stall_time = 0.0f;
+	a->final_leg = false;
+	if (!enqueue(nav, a))
+		return ORCA_ERR_NO_MEMORY;
+	/* until its path comes: straight at the target */
+	return steer_to(nav, a, target);
+}
+
+int orca_nav_stop(orca_nav *nav, orca_agent_id id)
+{
+	if (!nav)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	nav_agent *a = find_agent(nav, id);
+	if (a)
+		drop_agent(nav, (uint32_t)(a - nav->agents));
+	return ORCA_OK;
+}
+
+/* Choose the point to steer at from the corridor; re-plan when pushed off it. */
+static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt, bool optimize, bool fresh)
+{
+	orca_vec2 corners[NAV_MAX_CORNERS];
+	bool end_is_last;
+	float off;
+	const int n = navmesh_corridor_corners(nav->mesh, a->corridor, st->position, optimize, corners, NAV_MAX_CORNERS,
+	                                       &end_is_last, &off);
+	if (n < 0) {
+		nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED] += !a->queued;
+		enqueue(nav, a);
+		return;
+	}
+	if (fresh)
+		a->plan_off = off; /* off the mesh where the plan started (pressed into a wall's margin, or outside the world) */
+	else if (off > a->plan_off + nav->def.agent_radius) {
+		nav->replans[ORCA_NAV_REPLAN_OFF_CORRIDOR] += !a->queued;
+		enqueue(nav, a); /* pushed off the corridor: keep the old corners until the new path */
+	}
+	if (n == 0) {
+		a->final_leg = true;
+		if (!same_point(a->steer, a->goal))
+			steer_to(nav, a, a->goal);
+		return;
+	}
+	/* look past a corner the agent is about to reach, so it never slows at one */
+	const float speed = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	const float look = nav->def.agent_radius + speed * dt * (float)nav->def.refresh_interval;
+	int k = 0;
+	while (k + 1 < n && dist(st->position, corners[k]) < look)
+		++k;
+	a->final_leg = end_is_last && k == n - 1;
+	const orca_vec2 p = a->final_leg ? a->goal : corners[k];
+	if (!same_point(a->steer, p))
+		steer_to(nav, a, p);
+}
+
+static void plan(orca_nav *nav, nav_agent *a, float dt)
+{
+	orca_agent_state st;
+	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK)
+		return;
+	orca_vec2 goal = a->target;
+	const navmesh_plan_result r = navmesh_plan(nav->mesh, a->corridor, st.position, a->target, &goal);
+	nav->paths_planned++;
+	a->far = r == NAVMESH_PLAN_FAR;
+	if (r == NAVMESH_PLAN_FAILED) {
+		goal = st.position; /* no mesh near it (off the world or walled in): stay */
+	}
+	const float tol = nav->def.goal_tolerance >= 0.0f ? nav->def.goal_tolerance : 0.5f * nav->def.agent_radius;
+	a->unreachable = r == NAVMESH_PLAN_FAILED || r == NAVMESH_PLAN_UNREACHABLE ||
+	                 (r == NAVMESH_PLAN_COMPLETE && dist(goal, a->target) > tol);
+	if (a->unreachable && !a->unreachable_sent) {
+		emit(nav, a, ORCA_NAV_UNREACHABLE, goal);
+		a->unreachable_sent = true;
+	}
+	a->goal = goal;
+	if (a->phase != ORCA_NAV_DONE)
+		a->phase = ORCA_NAV_MOVING;
+	if (r == NAVMESH_PLAN_FAILED) {
+		a->final_leg = true;
+		steer_to(nav, a, goal);
+		return;
+	}
+	refresh(nav, a, &st, dt, false, true);
+}
+
+static void step_agent(orca_nav *nav, uint32_t index, float dt, bool mesh_changed)
+{
+	nav_agent *a = &nav->agents[index];
+	if (mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
+		nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED]++;
+		enqueue(nav, a); /* a rebuilt tile touched its corridor */
+		if (a->phase == ORCA_NAV_DONE)
+			a->phase = ORCA_NAV_MOVING;
+	}
+	if (a->phase != ORCA_NAV_MOVING)
+		return;
+	orca_agent_state st;
+	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK)
+		return;
+
+	/* progress: moving at least a radius since the last mark. STUCK is said
+	 * once, and again only after the agent got 4 radii away from there. */
+	const float r = nav->def.agent_radius;
+	if (a->stuck_sent && dist(st.position, a->stuck_pos) >= 4.0f * r)
+		a->stuck_sent = false;
+	if (dist(st.position, a->progress_pos) >= r) {
+		a->progress_pos = st.position;
+		a->stall_time = 0.0f;
+		a->replanned_for_stall = false;
+	} else {
+		a->stall_time += dt;
+		if (nav->def.stuck_time > 0.0f) {
+			if (a->stall_time >= 0.5f * nav->def.stuck_time && !a->replanned_for_stall) {
+				a->replanned_for_stall = true;
+				nav->replans[ORCA_NAV_REPLAN_NO_PROGRESS] += !a->queued;
+				enqueue(nav, a);
+			}
+			if (a->stall_time >= nav->def.stuck_time && !a->stuck_sent) {
+				a->stuck_sent = true;
+				a->stuck_pos = st.position;
+				emit(nav, a, ORCA_NAV_STUCK, st.position);
+			}
+		}
+	}
+
+	const float arrive = nav->def.arrival_distance;
+	if (a->final_leg && !a->queued && (st.arrived || dist(st.position, a->goal) <= arrive)) {
+		if (a->far) {
+			nav->replans[ORCA_NAV_REPLAN_NEXT_PART]++;
+			enqueue(nav, a); /* the end of a part: the next part */
+			return;
+		}
+		a->phase = ORCA_NAV_DONE;
+		emit(nav, a, ORCA_NAV_ARRIVED, st.position);
+		return;
+	}
+	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
+	const bool due = (nav->updates + a->id) % interval == 0;
+	const bool near = !a->final_leg && (st.arrived || dist(st.position, a->steer) < nav->def.agent_radius);
+	if (!a->queued && (due || near))
+		refresh(nav, a, &st, dt, due && ((nav->updates / interval + a->id) & 1u), false);
+}
+
+static void answer_paths(orca_nav *nav, float dt)
+{
+	uint32_t done = 0;
+	while (nav->queue_len > 0 && (nav->def.path_budget == 0 || done < nav->def.path_budget)) {
+		const orca_agent_id id = nav->queue[nav->queue_head];
+		nav->queue_head = (nav->queue_head + 1) % nav->queue_cap;
+		nav->queue_len--;
+		nav_agent *a = find_agent(nav, id);
+		if (!a || !a->queued)
+			continue;
+		a->queued = false;
+		if (orca_agent_check(nav->world, id) != ORCA_OK)
+			continue;
+		plan(nav, a, dt);
+		++done;
+	}
+}
+
+int orca_nav_update(orca_nav *nav, float dt)
+{
+	if (!nav || !(dt > 0.0f))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	nav->event_count = 0;
+	int rc = sync_obstacles(nav);
+	const bool mesh_changed = rebuild_tiles(nav, nav->def.tile_budget);
+
+	/* forget agents that were removed or taken over through orca.h */
+	for (uint32_t i = 0; i < nav->agent_count;) {
+		const nav_agent *a = &nav->agents[i];
+		orca_agent_state st;
+		if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK || st.steer_mode == ORCA_STEER_VELOCITY ||
+		    !same_point(st.target, a->steer)) {
+			drop_agent(nav, i);
+			continue;
+		}
+		++i;
+	}
+	for (uint32_t i = 0; i < nav->agent_count; ++i)
+		step_agent(nav, i, dt, mesh_changed);
+	answer_paths(nav, dt);
+	nav->updates++;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ queries */
+
+int orca_nav_get_path(orca_nav *nav, orca_agent_id id, orca_nav_path *out, orca_vec2 *corners,
+                      uint32_t corner_capacity)
+{
+	memset(out, 0, sizeof *out);
+	int rc = orca_agent_check(nav->world, id);
+	if (rc != ORCA_OK)
+		return rc;
+	nav_agent *a = find_agent(nav, id);
+	if (!a)
+		return ORCA_OK;
+	out->phase = a->phase;
+	out->target = a->target;
+	out->goal = a->goal;
+	out->unreachable = a->unreachable;
+	out->corridor_count = (uint32_t)navmesh_corridor_length(a->corridor);
+	if (corner_capacity == 0 || a->phase == ORCA_NAV_WAITING)
+		return ORCA_OK;
+	orca_agent_state st;
+	orca_agent_get(nav->world, id, &st);
+	orca_vec2 c[8];
+	bool end_is_last;
+	float off;
+	const int n = navmesh_corridor_corners(nav->mesh, a->corridor, st.position, false, c,
+	                                       corner_capacity < 8 ? (int)corner_capacity : 8, &end_is_last, &off);
+	for (int i = 0; i < n; ++i)
+		corners[i] = c[i];
+	out->corner_count = n > 0 ? (uint32_t)n : 0;
+	return ORCA_OK;
+}
+
+uint32_t orca_nav_corridor_polygon(const orca_nav *nav, orca_agent_id id, uint32_t i, orca_vec2 vertices[6])
+{
+	const nav_agent *a = find_agent(nav, id);
+	if (!a)
+		return 0;
+	return (uint32_t)navmesh_corridor_polygon(nav->mesh, a->corridor, (int)i, vertices, 6);
+}
+
+bool orca_nav_nearest_point(const orca_nav *nav, orca_vec2 p, orca_vec2 *out)
+{
+	return navmesh_nearest(nav->mesh, p, out);
+}
+
+void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	out->tiles_x = (uint32_t)nav->tiles_x;
+	out->tiles_y = (uint32_t)nav->tiles_y;
+	out->tiles_pending = nav->tile_len;
+	out->polygons = navmesh_poly_count(nav->mesh);
+	out->agents = nav->agent_count;
+	out->paths_pending = nav->queue_len;
+	out->paths_planned = nav->paths_planned;
+	out->tiles_built = nav->tiles_built;
+	memcpy(out->replans, nav->replans, sizeof out->replans);
+	size_t bytes = sizeof *nav + navmesh_memory(nav->mesh);
+	bytes += (size_t)nav->agent_cap * sizeof *nav->agents + (size_t)nav->slot_cap * sizeof *nav->index_of_slot;
+	bytes += (size_t)nav->queue_cap * sizeof *nav->queue;
+	for (uint32_t i = 0; i < nav->agent_count; ++i)
+		bytes += navmesh_corridor_memory(nav->agents[i].corridor);
+	for (uint32_t i = 0; i < nav->obstacle_count; ++i)
+		bytes += sizeof(nav_obstacle) + nav->obstacles[i].count * sizeof(orca_vec2);
+	out->memory_bytes = bytes;
+}
+
+/* ------------------------------------------------------------------ lifecycle */
+
+int orca_nav_create(const orca_nav_def *def, orca_world *world, orca_nav **out)
+{
+	if (!def || !world || !out || !(def->agent_radius > 0.0f) || !(def->bounds_max.x > def->bounds_min.x) ||
+	    !(def->bounds_max.y > def->bounds_min.y) || def->max_path < 2 || def->max_nodes > 65535)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	orca_nav *nav = calloc(1, sizeof *nav);
+	if (!nav)
+		return ORCA_ERR_NO_MEMORY;
+	nav->def = *def;
+	nav->world = world;
+	navmesh_params p = {def->bounds_min, def->bounds_max, def->agent_radius,
+	                    def->cell_size > 0.0f ? def->cell_size : def->agent_radius / 3.0f, (int)def->tile_cells,
+	                    def->max_nodes ? (int)def->max_nodes : 8192};
+	int rc = navmesh_create(&p, &nav->mesh);
+	if (rc != ORCA_OK) {
+		free(nav);
+		return rc;
+	}
+	navmesh_tile_grid(nav->mesh, &nav->tiles_x, &nav->tiles_y);
+	const uint32_t total = (uint32_t)(nav->tiles_x * nav->tiles_y);
+	nav->tile_queue = malloc(total * sizeof *nav->tile_queue);
+	nav->tile_dirty = calloc(total, 1);
+	if (!nav->tile_queue || !nav->tile_dirty) {
+		orca_nav_destroy(nav);
+		return ORCA_ERR_NO_MEMORY;
+	}
+	nav->obstacle_version = orca_world_obstacle_version(world) + 1u; /* force the first sync */
+	rc = sync_obstacles(nav);
+	if (rc != ORCA_OK) {
+		orca_nav_destroy(nav);
+		return rc;
+	}
+	/* the first build: every tile, in order */
+	nav->tile_head = 0;
+	nav->tile_len = total;
+	for (uint32_t t = 0; t < total; ++t) {
+		nav->tile_queue[t] = t;
+		nav->tile_dirty[t] = 1;
+	}
+	rebuild_tiles(nav, 0);
+	*out = nav;
+	return ORCA_OK;
+}
+
+void orca_nav_destroy(orca_nav *nav)
+{
+	if (!nav)
+		return;
+	for (uint32_t i = 0; i < nav->agent_count; ++i)
+		navmesh_corridor_destroy(nav->agents[i].corridor);
+	for (uint32_t i = 0; i < nav->obstacle_count; ++i)
+		free(nav->obstacles[i].vertices);
+	navmesh_destroy(nav->mesh);
+	free(nav->agents);
+	free(nav->index_of_slot);
+	free(nav->queue);
+	free(nav->obstacles);
+	free(nav->id_scratch);
+	free(nav->build_scratch);
+	free(nav->tile_queue);
+	free(nav->tile_dirty);
+	free(nav->events);
+	free(nav);
+}
+
+/* ------------------------------------------------------------------ save / load */
+
+#define NAV_SAVE_MAGIC 0x3176616eu /* "nav1" */
+#define NAV_SAVE_RECORD 13u        /* id u32, target x f32, y f32, phase u8 */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
+{
+	const size_t need = 8 + (size_t)nav->agent_count * NAV_SAVE_RECORD;
+	if (!buf || capacity < need)
+		return need;
+	put32(buf, NAV_SAVE_MAGIC);
+	put32(buf + 4, nav->agent_count);
+	uint8_t *p = buf + 8;
+	for (uint32_t i = 0; i < nav->agent_count; ++i, p += NAV_SAVE_RECORD) {
+		const nav_agent *a = &nav->agents[i];
+		uint32_t x, y;
+		memcpy(&x, &a->target.x, 4);
+		memcpy(&y, &a->target.y, 4);
+		put32(p, a->id);
+		put32(p + 4, x);
+		put32(p + 8, y);
+		p[12] = (uint8_t)a->phase;
+	}
+	return need;
+}
+
+int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
+{
+	if (!nav || !buf || len < 8 || get32(buf) != NAV_SAVE_MAGIC)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	const uint32_t n = get32(buf + 4);
+	if ((len - 8) / NAV_SAVE_RECORD < n || len != 8 + (size_t)n * NAV_SAVE_RECORD)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	const uint8_t *p = buf + 8;
+	for (uint32_t i = 0; i < n; ++i, p += NAV_SAVE_RECORD) {
+		const uint32_t x = get32(p + 4), y = get32(p + 8);
+		orca_vec2 t;
+		memcpy(&t.x, &x, 4);
+		memcpy(&t.y, &y, 4);
+		if (p[12] > ORCA_NAV_DONE)
+			return ORCA_ERR_INVALID_ARGUMENT;
+		if (orca_nav_set_target(nav, get32(p), t) != ORCA_OK)
+			continue; /* the agent is gone (or the target is not a number): skip it */
+	}
+	return ORCA_OK;
+}

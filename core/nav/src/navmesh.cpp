@@ -1,0 +1,561 @@
+// navmesh.cpp — the thin C++ shim over Recast/Detour (Debian's librecast):
+// builds one tile of the navigation mesh from the obstacles that touch it,
+// answers nearest-point and path queries, and wraps dtPathCorridor. Nothing
+// here keeps agent state or decides anything; nav.c does. Built with
+// -ffp-contract=off like every file the step depends on.
+#include "navmesh.h"
+
+#include <cmath> // sqrtf only
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include <recastnavigation/DetourCommon.h>
+#include <recastnavigation/DetourNavMesh.h>
+#include <recastnavigation/DetourNavMeshBuilder.h>
+#include <recastnavigation/DetourNavMeshQuery.h>
+#include <recastnavigation/DetourNode.h>
+#include <recastnavigation/DetourPathCorridor.h>
+#include <recastnavigation/Recast.h>
+
+namespace {
+
+const float kGroundHalfHeight = 1.0f; // the heightfield spans y in [-1, 1]; the ground is y = 0
+const unsigned short kWalkFlag = 1;
+
+inline void to3(orca_vec2 p, float out[3])
+{
+	out[0] = p.x;
+	out[1] = 0.0f;
+	out[2] = p.y;
+}
+
+inline orca_vec2 to2(const float p[3])
+{
+	orca_vec2 v = {p[0], p[2]};
+	return v;
+}
+
+// floor and ceil without libm (the house rule: no libm call but sqrtf)
+inline int floor_int(float v)
+{
+	const int i = (int)v;
+	return (float)i > v ? i - 1 : i;
+}
+
+inline int ceil_int(float v)
+{
+	const int i = (int)v;
+	return (float)i < v ? i + 1 : i;
+}
+
+} // namespace
+
+struct navmesh {
+	navmesh_params p;
+	int tiles_x = 0, tiles_y = 0;
+	int tile_cells = 0, border = 0, walkable_radius = 0;
+	float tile_world = 0;
+	dtNavMesh *mesh = nullptr;
+	dtNavMeshQuery *query = nullptr;
+	dtQueryFilter filter;
+	rcContext ctx{false};
+	// component label of each polygon, by Detour tile index then polygon index
+	std::vector<std::vector<uint32_t>> component;
+	std::vector<dtPolyRef> stack;
+	std::vector<dtPolyRef> path; // findPath's output, reused (no allocation per query)
+	size_t tile_bytes = 0;
+};
+
+struct navmesh_corridor {
+	dtPathCorridor corridor;
+	int max_path = 0;
+};
+
+extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
+{
+	navmesh *m = new (std::nothrow) navmesh();
+	if (!m)
+		return ORCA_ERR_NO_MEMORY;
+	m->p = *p;
+	const float cs = p->cell_size;
+	const float w = p->bounds_max.x - p->bounds_min.x, h = p->bounds_max.y - p->bounds_min.y;
+	if (!(cs > 0.0f) || !(w > 0.0f) || !(h > 0.0f) || !(p->radius > 0.0f)) {
+		delete m;
+		return ORCA_ERR_INVALID_ARGUMENT;
+	}
+	// 32-bit polygon refs: tile bits + polygon bits <= 22 (Detour keeps 10 for
+	// salt). At most 4,096 tiles (64 per axis) leaves 1,024 polygons per tile.
+	int cells = p->tile_cells > 8 ? p->tile_cells : 64;
+	const int cells_x = ceil_int(w / cs), cells_y = ceil_int(h / cs);
+	while ((cells_x + cells - 1) / cells > 64 || (cells_y + cells - 1) / cells > 64)
+		cells *= 2;
+	m->tile_cells = cells;
+	m->tile_world = (float)cells * cs;
+	m->tiles_x = (cells_x + cells - 1) / cells;
+	m->tiles_y = (cells_y + cells - 1) / cells;
+	m->walkable_radius = ceil_int(p->radius / cs);
+	m->border = m->walkable_radius + 3;
+
+	int tile_bits = 0;
+	while ((1 << tile_bits) < m->tiles_x * m->tiles_y)
+		++tile_bits;
+	dtNavMeshParams np;
+	memset(&np, 0, sizeof np);
+	np.orig[0] = p->bounds_min.x;
+	np.orig[1] = 0.0f;
+	np.orig[2] = p->bounds_min.y;
+	np.tileWidth = m->tile_world;
+	np.tileHeight = m->tile_world;
+	np.maxTiles = m->tiles_x * m->tiles_y;
+	np.maxPolys = 1 << (22 - tile_bits);
+	m->mesh = dtAllocNavMesh();
+	m->query = dtAllocNavMeshQuery();
+	if (!m->mesh || !m->query || dtStatusFailed(m->mesh->init(&np)) ||
+	    dtStatusFailed(m->query->init(m->mesh, p->max_nodes > 0 ? p->max_nodes : 8192))) {
+		navmesh_destroy(m);
+		return ORCA_ERR_NO_MEMORY;
+	}
+	m->filter.setIncludeFlags(kWalkFlag);
+	m->filter.setExcludeFlags(0);
+	*out = m;
+	return ORCA_OK;
+}
+
+extern "C" void navmesh_destroy(navmesh *m)
+{
+	if (!m)
+		return;
+	dtFreeNavMeshQuery(m->query);
+	dtFreeNavMesh(m->mesh);
+	delete m;
+}
+
+extern "C" void navmesh_tile_grid(const navmesh *m, int *tiles_x, int *tiles_y)
+{
+	*tiles_x = m->tiles_x;
+	*tiles_y = m->tiles_y;
+}
+
+extern "C" void navmesh_tile_read_rect(const navmesh *m, int tx, int ty, orca_vec2 *lo, orca_vec2 *hi)
+{
+	const float pad = (float)m->border * m->p.cell_size;
+	lo->x = m->p.bounds_min.x + (float)tx * m->tile_world - pad;
+	lo->y = m->p.bounds_min.y + (float)ty * m->tile_world - pad;
+	hi->x = m->p.bounds_min.x + (float)(tx + 1) * m->tile_world + pad;
+	hi->y = m->p.bounds_min.y + (float)(ty + 1) * m->tile_world + pad;
+}
+
+static int clampi(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+extern "C" void navmesh_tiles_touching(const navmesh *m, orca_vec2 lo, orca_vec2 hi, int *x0, int *y0, int *x1,
+                                       int *y1)
+{
+	const float pad = (float)m->border * m->p.cell_size + m->p.cell_size;
+	*x0 = clampi(floor_int((lo.x - pad - m->p.bounds_min.x) / m->tile_world), 0, m->tiles_x - 1);
+	*y0 = clampi(floor_int((lo.y - pad - m->p.bounds_min.y) / m->tile_world), 0, m->tiles_y - 1);
+	*x1 = clampi(floor_int((hi.x + pad - m->p.bounds_min.x) / m->tile_world), 0, m->tiles_x - 1);
+	*y1 = clampi(floor_int((hi.y + pad - m->p.bounds_min.y) / m->tile_world), 0, m->tiles_y - 1);
+}
+
+// Mark a thin quad along each obstacle edge: a segment (2 vertices) or a
+// sliver thinner than a cell holds no cell centre of its own, so the polygon
+// test alone would miss it.
+static void mark_edges(navmesh *m, const navmesh_obstacle *o, rcCompactHeightfield &chf)
+{
+	const float half = 0.75f * m->p.cell_size;
+	const uint32_t n = o->count;
+	const uint32_t edges = n == 2 ? 1 : n;
+	for (uint32_t i = 0; i < edges; ++i) {
+		const orca_vec2 a = o->vertices[i], b = o->vertices[(i + 1) % n];
+		float dx = b.x - a.x, dy = b.y - a.y;
+		const float len = sqrtf(dx * dx + dy * dy);
+		if (!(len > 0.0f))
+			continue;
+		dx = dx / len * half;
+		dy = dy / len * half;
+		// counter-clockwise quad around the edge, extended by half at both ends
+		const float q[12] = {a.x - dx + dy, 0.0f, a.y - dy - dx, b.x + dx + dy, 0.0f, b.y + dy - dx,
+		                     b.x + dx - dy, 0.0f, b.y + dy + dx, a.x - dx - dy, 0.0f, a.y - dy + dx};
+		rcMarkConvexPolyArea(&m->ctx, q, 4, -kGroundHalfHeight, kGroundHalfHeight, RC_NULL_AREA, chf);
+	}
+}
+
+extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obstacle *obstacles, uint32_t count)
+{
+	const float cs = m->p.cell_size;
+	rcConfig cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.cs = cs;
+	cfg.ch = 0.1f;
+	cfg.walkableSlopeAngle = 45.0f;
+	cfg.walkableHeight = 4;
+	cfg.walkableClimb = 1;
+	cfg.walkableRadius = m->walkable_radius;
+	cfg.maxEdgeLen = 0;
+	cfg.maxSimplificationError = 0.9f;
+	cfg.minRegionArea = 4;
+	cfg.mergeRegionArea = 400;
+	cfg.maxVertsPerPoly = DT_VERTS_PER_POLYGON;
+	cfg.tileSize = m->tile_cells;
+	cfg.borderSize = m->border;
+	cfg.width = cfg.tileSize + 2 * cfg.borderSize;
+	cfg.height = cfg.tileSize + 2 * cfg.borderSize;
+	orca_vec2 lo, hi;
+	navmesh_tile_read_rect(m, tx, ty, &lo, &hi);
+	cfg.bmin[0] = lo.x;
+	cfg.bmin[1] = -kGroundHalfHeight;
+	cfg.bmin[2] = lo.y;
+	cfg.bmax[0] = hi.x;
+	cfg.bmax[1] = kGroundHalfHeight;
+	cfg.bmax[2] = hi.y;
+
+	// the tile's previous polygons go first: a failed build leaves a hole, not stale walls
+	const dtTileRef old = m->mesh->getTileRefAt(tx, ty, 0);
+	if (old) {
+		const dtMeshTile *t = m->mesh->getTileByRef(old);
+		if (t)
+			m->tile_bytes -= (size_t)t->dataSize;
+		m->mesh->removeTile(old, nullptr, nullptr);
+	}
+
+	int rc = ORCA_ERR_NO_MEMORY;
+	rcHeightfield *hf = rcAllocHeightfield();
+	rcCompactHeightfield *chf = rcAllocCompactHeightfield();
+	rcContourSet *cset = rcAllocContourSet();
+	rcPolyMesh *pm = rcAllocPolyMesh();
+	unsigned char *data = nullptr;
+	int data_size = 0;
+	if (!hf || !chf || !cset || !pm)
+		goto done;
+	if (!rcCreateHeightfield(&m->ctx, *hf, cfg.width, cfg.height, cfg.bmin, cfg.bmax, cfg.cs, cfg.ch))
+		goto done;
+	{
+		// the ground: the world rectangle, two triangles, clipped to the tile by Recast
+		const orca_vec2 a = m->p.bounds_min, b = m->p.bounds_max;
+		const float ground[12] = {a.x, 0.0f, a.y, a.x, 0.0f, b.y, b.x, 0.0f, b.y, b.x, 0.0f, a.y};
+		const int tris[6] = {0, 1, 2, 0, 2, 3};
+		const unsigned char areas[2] = {RC_WALKABLE_AREA, RC_WALKABLE_AREA};
+		if (!rcRasterizeTriangles(&m->ctx, ground, 4, tris, areas, 2, *hf, cfg.walkableClimb))
+			goto done;
+	}
+	if (!rcBuildCompactHeightfield(&m->ctx, cfg.walkableHeight, cfg.walkableClimb, *hf, *chf))
+		goto done;
+	{
+		std::vector<float> v3;
+		for (uint32_t i = 0; i < count; ++i) {
+			const navmesh_obstacle *o = &obstacles[i];
+			if (o->count >= 3) {
+				v3.resize((size_t)o->count * 3);
+				for (uint32_t k = 0; k < o->count; ++k)
+					to3(o->vertices[k], &v3[(size_t)k * 3]);
+				rcMarkConvexPolyArea(&m->ctx, v3.data(), (int)o->count, -kGroundHalfHeight, kGroundHalfHeight,
+				                     RC_NULL_AREA, *chf);
+			}
+			mark_edges(m, o, *chf);
+		}
+	}
+	// inflate obstacles and the world's edge by the agent radius
+	if (!rcErodeWalkableArea(&m->ctx, cfg.walkableRadius, *chf))
+		goto done;
+	if (!rcBuildDistanceField(&m->ctx, *chf))
+		goto done;
+	if (!rcBuildRegions(&m->ctx, *chf, cfg.borderSize, cfg.minRegionArea, cfg.mergeRegionArea))
+		goto done;
+	if (!rcBuildContours(&m->ctx, *chf, cfg.maxSimplificationError, cfg.maxEdgeLen, *cset))
+		goto done;
+	if (!rcBuildPolyMesh(&m->ctx, *cset, cfg.maxVertsPerPoly, *pm))
+		goto done;
+	rc = ORCA_OK;
+	if (pm->npolys == 0)
+		goto done; // nothing walkable here: no tile
+	for (int i = 0; i < pm->npolys; ++i)
+		pm->flags[i] = kWalkFlag;
+	{
+		dtNavMeshCreateParams cp;
+		memset(&cp, 0, sizeof cp);
+		cp.verts = pm->verts;
+		cp.vertCount = pm->nverts;
+		cp.polys = pm->polys;
+		cp.polyAreas = pm->areas;
+		cp.polyFlags = pm->flags;
+		cp.polyCount = pm->npolys;
+		cp.nvp = pm->nvp;
+		cp.walkableHeight = (float)cfg.walkableHeight * cfg.ch;
+		cp.walkableRadius = m->p.radius;
+		cp.walkableClimb = (float)cfg.walkableClimb * cfg.ch;
+		cp.tileX = tx;
+		cp.tileY = ty;
+		cp.tileLayer = 0;
+		rcVcopy(cp.bmin, pm->bmin);
+		rcVcopy(cp.bmax, pm->bmax);
+		cp.cs = cfg.cs;
+		cp.ch = cfg.ch;
+		cp.buildBvTree = true;
+		rc = ORCA_ERR_NO_MEMORY;
+		if (!dtCreateNavMeshData(&cp, &data, &data_size))
+			goto done;
+		if (dtStatusFailed(m->mesh->addTile(data, data_size, DT_TILE_FREE_DATA, 0, nullptr))) {
+			dtFree(data);
+			goto done;
+		}
+		m->tile_bytes += (size_t)data_size;
+		rc = ORCA_OK;
+	}
+done:
+	rcFreePolyMesh(pm);
+	rcFreeContourSet(cset);
+	rcFreeCompactHeightfield(chf);
+	rcFreeHeightField(hf);
+	return rc;
+}
+
+static uint32_t component_of(const navmesh *m, dtPolyRef ref)
+{
+	if (!m->mesh->isValidPolyRef(ref))
+		return 0;
+	const unsigned it = m->mesh->decodePolyIdTile(ref), ip = m->mesh->decodePolyIdPoly(ref);
+	if (it >= m->component.size() || ip >= m->component[it].size())
+		return 0;
+	return m->component[it][ip];
+}
+
+extern "C" void navmesh_update_components(navmesh *m)
+{
+	const dtNavMesh *mesh = m->mesh;
+	const int max_tiles = mesh->getMaxTiles();
+	m->component.assign((size_t)max_tiles, std::vector<uint32_t>());
+	for (int i = 0; i < max_tiles; ++i) {
+		const dtMeshTile *t = mesh->getTile(i);
+		if (t->header)
+			m->component[(size_t)i].assign((size_t)t->header->polyCount, 0u);
+	}
+	uint32_t next = 1;
+	for (int i = 0; i < max_tiles; ++i) {
+		const dtMeshTile *t = mesh->getTile(i);
+		if (!t->header)
+			continue;
+		const dtPolyRef base = mesh->getPolyRefBase(t);
+		for (int k = 0; k < t->header->polyCount; ++k) {
+			if (m->component[(size_t)i][(size_t)k])
+				continue;
+			const uint32_t label = next++;
+			m->component[(size_t)i][(size_t)k] = label;
+			m->stack.clear();
+			m->stack.push_back(base | (dtPolyRef)k);
+			while (!m->stack.empty()) {
+				const dtPolyRef ref = m->stack.back();
+				m->stack.pop_back();
+				const dtMeshTile *pt;
+				const dtPoly *poly;
+				mesh->getTileAndPolyByRefUnsafe(ref, &pt, &poly);
+				for (unsigned l = poly->firstLink; l != DT_NULL_LINK; l = pt->links[l].next) {
+					const dtPolyRef nb = pt->links[l].ref;
+					if (!nb)
+						continue;
+					const unsigned it = mesh->decodePolyIdTile(nb), ip = mesh->decodePolyIdPoly(nb);
+					if (m->component[it][ip])
+						continue;
+					m->component[it][ip] = label;
+					m->stack.push_back(nb);
+				}
+			}
+		}
+	}
+}
+
+extern "C" uint32_t navmesh_poly_count(const navmesh *m)
+{
+	uint32_t n = 0;
+	const dtNavMesh *mesh = m->mesh;
+	for (int i = 0; i < mesh->getMaxTiles(); ++i) {
+		const dtMeshTile *t = mesh->getTile(i);
+		if (t->header)
+			n += (uint32_t)t->header->polyCount;
+	}
+	return n;
+}
+
+extern "C" size_t navmesh_memory(const navmesh *m)
+{
+	size_t bytes = m->tile_bytes + sizeof *m;
+	bytes += (size_t)m->mesh->getMaxTiles() * sizeof(dtMeshTile);
+	bytes += (size_t)m->p.max_nodes * (sizeof(dtNode) + 2 * sizeof(dtNodeIndex)) * 2; // query's node pools
+	for (const std::vector<uint32_t> &c : m->component)
+		bytes += c.capacity() * sizeof(uint32_t);
+	return bytes;
+}
+
+// Nearest polygon to p by 2-D distance, searching a box that grows until the
+// best point found lies within it. (Detour's findNearestPoly answers the best
+// polygon whose bounds touch its box, which can be farther than one outside.)
+static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt)
+{
+	float c[3];
+	to3(p, c);
+	const float world = (m->p.bounds_max.x - m->p.bounds_min.x) + (m->p.bounds_max.y - m->p.bounds_min.y);
+	enum { kMaxPolys = 512 };
+	dtPolyRef polys[kMaxPolys];
+	for (float r = 2.0f * m->p.radius + m->p.cell_size;; r *= 4.0f) {
+		const float ext[3] = {r, 2.0f * kGroundHalfHeight, r};
+		int n = 0;
+		m->query->queryPolygons(c, ext, &m->filter, polys, &n, kMaxPolys);
+		dtPolyRef best = 0;
+		float best_d = 0.0f;
+		for (int i = 0; i < n; ++i) {
+			float q[3];
+			bool over = false;
+			if (dtStatusFailed(m->query->closestPointOnPoly(polys[i], c, q, &over)))
+				continue;
+			const float dx = q[0] - c[0], dz = q[2] - c[2];
+			const float d = over ? 0.0f : dx * dx + dz * dz;
+				if (!best || d < best_d) {
+				best = polys[i];
+				best_d = d;
+				dtVcopy(pt, q);
+				if (over)
+					pt[1] = 0.0f;
+			}
+		}
+		// a polygon's bounds may reach into the box while its nearest point
+		// is outside it: only a point within r is surely the nearest
+		if ((best && best_d <= r * r) || r > world)
+			return best;
+	}
+}
+
+extern "C" bool navmesh_nearest(const navmesh *m, orca_vec2 p, orca_vec2 *out)
+{
+	float pt[3];
+	if (!nearest_poly(m, p, pt))
+		return false;
+	*out = to2(pt);
+	return true;
+}
+
+extern "C" navmesh_corridor *navmesh_corridor_create(int max_path)
+{
+	navmesh_corridor *c = new (std::nothrow) navmesh_corridor();
+	if (!c)
+		return nullptr;
+	if (!c->corridor.init(max_path)) {
+		delete c;
+		return nullptr;
+	}
+	c->max_path = max_path;
+	return c;
+}
+
+extern "C" void navmesh_corridor_destroy(navmesh_corridor *c)
+{
+	delete c;
+}
+
+extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target,
+                                            orca_vec2 *goal)
+{
+	float spt[3], ept[3];
+	const dtPolyRef start = nearest_poly(m, pos, spt);
+	const dtPolyRef end = start ? nearest_poly(m, target, ept) : 0;
+	if (!start || !end) {
+		c->corridor.reset(0, spt);
+		return NAVMESH_PLAN_FAILED;
+	}
+	if (m->path.size() < (size_t)c->max_path)
+		m->path.resize((size_t)c->max_path);
+	std::vector<dtPolyRef> &path = m->path;
+	int n = 0;
+	const dtStatus st = m->query->findPath(start, end, spt, ept, &m->filter, path.data(), &n, c->max_path);
+	if (dtStatusFailed(st) || n == 0) {
+		c->corridor.reset(start, spt);
+		*goal = to2(spt);
+		return NAVMESH_PLAN_UNREACHABLE;
+	}
+	navmesh_plan_result result = NAVMESH_PLAN_COMPLETE;
+	float gpt[3];
+	if (path[(size_t)n - 1] == end) {
+		dtVcopy(gpt, ept);
+	} else {
+		m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
+		const bool other_component = component_of(m, start) != component_of(m, end);
+		result = other_component || !dtStatusDetail(st, DT_OUT_OF_NODES | DT_BUFFER_TOO_SMALL)
+		                 ? NAVMESH_PLAN_UNREACHABLE
+		                 : NAVMESH_PLAN_FAR;
+	}
+	c->corridor.reset(start, spt);
+	c->corridor.setCorridor(gpt, path.data(), n);
+	*goal = to2(gpt);
+	return result;
+}
+
+extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize,
+                                        orca_vec2 *corners, int max, bool *end_is_last, float *off)
+{
+	dtPathCorridor &pc = c->corridor;
+	*end_is_last = false;
+	*off = 0.0f;
+	if (pc.getPathCount() == 0)
+		return -1;
+	float p3[3];
+	to3(pos, p3);
+	if (!pc.movePosition(p3, m->query, &m->filter))
+		return -1;
+	const float *cp = pc.getPos();
+	const float dx = cp[0] - pos.x, dy = cp[2] - pos.y;
+	*off = sqrtf(dx * dx + dy * dy);
+	enum { kMax = 8 };
+	float verts[kMax * 3];
+	unsigned char flags[kMax];
+	dtPolyRef polys[kMax];
+	if (max > kMax)
+		max = kMax;
+	int n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
+	if (optimize && n > 0) {
+		// shortcut toward the furthest corner in view (DetourCrowd's rule)
+		pc.optimizePathVisibility(&verts[(n - 1) * 3], 30.0f * m->p.radius, m->query, &m->filter);
+		n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
+	}
+	for (int i = 0; i < n; ++i)
+		corners[i] = to2(&verts[i * 3]);
+	*end_is_last = n > 0 && (flags[n - 1] & DT_STRAIGHTPATH_END);
+	return n;
+}
+
+extern "C" bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c)
+{
+	const dtPolyRef *path = c->corridor.getPath();
+	const int n = c->corridor.getPathCount();
+	for (int i = 0; i < n; ++i)
+		if (!m->mesh->isValidPolyRef(path[i]))
+			return false;
+	return true;
+}
+
+extern "C" int navmesh_corridor_length(const navmesh_corridor *c)
+{
+	return c->corridor.getPathCount();
+}
+
+extern "C" int navmesh_corridor_polygon(const navmesh *m, const navmesh_corridor *c, int i, orca_vec2 *vertices,
+                                        int max)
+{
+	if (i < 0 || i >= c->corridor.getPathCount())
+		return 0;
+	const dtMeshTile *t;
+	const dtPoly *poly;
+	if (dtStatusFailed(m->mesh->getTileAndPolyByRef(c->corridor.getPath()[i], &t, &poly)))
+		return 0;
+	int n = 0;
+	for (int k = 0; k < poly->vertCount && n < max; ++k)
+		vertices[n++] = to2(&t->verts[poly->verts[k] * 3]);
+	return n;
+}
+
+extern "C" size_t navmesh_corridor_memory(const navmesh_corridor *c)
+{
+	return sizeof *c + (size_t)c->max_path * sizeof(dtPolyRef);
+}

@@ -1,0 +1,85 @@
+/* navmesh.h — the private C face of the Recast/Detour shim (navmesh.cpp): a
+ * tiled navigation mesh of the walkable world (bounds minus obstacles,
+ * inflated by one agent radius), nearest-point and path queries, and path
+ * corridors (Detour's dtPathCorridor). Only nav.c includes this. All 2-D:
+ * world (x, y) is Detour's (x, 0, y). */
+#ifndef CROWD_NAVMESH_H
+#define CROWD_NAVMESH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "orca/orca.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct navmesh navmesh;
+typedef struct navmesh_corridor navmesh_corridor;
+
+typedef struct navmesh_params {
+	orca_vec2 bounds_min, bounds_max;
+	float radius;        /* obstacles and bounds are inflated by this */
+	float cell_size;     /* voxel size */
+	int tile_cells;      /* tile edge in cells (raised so the world fits 4,096 tiles) */
+	int max_nodes;       /* A* node pool of the path query */
+} navmesh_params;
+
+/* An obstacle as the tile builder sees it. */
+typedef struct navmesh_obstacle {
+	const orca_vec2 *vertices;
+	uint32_t count;
+} navmesh_obstacle;
+
+int navmesh_create(const navmesh_params *p, navmesh **out);
+void navmesh_destroy(navmesh *m);
+
+/* Tiles per axis and the world rectangle of one tile (without its border). */
+void navmesh_tile_grid(const navmesh *m, int *tiles_x, int *tiles_y);
+/* Tiles whose build reads the rectangle [lo, hi] (tile plus border); clamped. */
+void navmesh_tiles_touching(const navmesh *m, orca_vec2 lo, orca_vec2 hi, int *x0, int *y0, int *x1, int *y1);
+/* The rectangle a tile's build reads (tile plus border). */
+void navmesh_tile_read_rect(const navmesh *m, int tx, int ty, orca_vec2 *lo, orca_vec2 *hi);
+/* Rebuild one tile from these obstacles (those overlapping its read rect). */
+int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obstacle *obstacles, uint32_t count);
+/* Label connected components after tiles changed (for unreachable answers). */
+void navmesh_update_components(navmesh *m);
+/* Polygons in the mesh now, and bytes held by the mesh and query. */
+uint32_t navmesh_poly_count(const navmesh *m);
+size_t navmesh_memory(const navmesh *m);
+
+/* Nearest walkable point to p within the mesh (searching wider and wider);
+ * false if the mesh is empty. */
+bool navmesh_nearest(const navmesh *m, orca_vec2 p, orca_vec2 *out);
+
+typedef enum navmesh_plan_result {
+	NAVMESH_PLAN_FAILED = 0,      /* no polygon near the start: the mesh is empty there */
+	NAVMESH_PLAN_COMPLETE = 1,    /* the corridor ends at the target's polygon */
+	NAVMESH_PLAN_FAR = 2,         /* partial because a limit was hit: walk it and plan again */
+	NAVMESH_PLAN_UNREACHABLE = 3, /* the target's polygon is in another component */
+} navmesh_plan_result;
+
+navmesh_corridor *navmesh_corridor_create(int max_path);
+void navmesh_corridor_destroy(navmesh_corridor *c);
+/* Plan from pos to target into c; *goal gets where the corridor ends (the
+ * target itself, its nearest walkable point, or the nearest reachable point). */
+navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target, orca_vec2 *goal);
+/* Move the corridor's start to pos and string-pull up to max corners.
+ * *off gets how far pos is from the corridor (0 when on it); *end_reached is
+ * true when the last corner returned is the corridor's end. Returns the corner
+ * count, or -1 when the corridor is empty. */
+int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize, orca_vec2 *corners,
+                             int max, bool *end_is_last, float *off);
+/* False when a polygon of the corridor was removed (its tile was rebuilt). */
+bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c);
+int navmesh_corridor_length(const navmesh_corridor *c);
+/* Vertices of corridor polygon i (up to max); returns the vertex count. */
+int navmesh_corridor_polygon(const navmesh *m, const navmesh_corridor *c, int i, orca_vec2 *vertices, int max);
+size_t navmesh_corridor_memory(const navmesh_corridor *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CROWD_NAVMESH_H */
