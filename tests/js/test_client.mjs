@@ -168,6 +168,35 @@ test('reconnect after a server restart: back-off, Hello again, the subscription 
   }
 });
 
+test('a server restart on the same data dir: the reconnect presents the resume key and takes the agents back', async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(`${tmpdir()}/crowd-js-resume-`);
+  const args = ['--data-dir', `${dir}/data`, '--token', 'p1=player'];
+  let own = await startServer(args);
+  const c = new CrowdClient(`tcp://127.0.0.1:${own.tcp}`, { token: 'p1', reconnectMinMs: 20, reconnectMaxMs: 200 });
+  clients.push(c);
+  try {
+    const first = await c.connect();
+    assert.equal(first.resumed, false);
+    assert.equal(first.resumeKey.length, 32, 'a resume key with --data-dir');
+    const ids = await c.spawnAgents([{ position: { x: 0, y: 0 } }, { position: { x: 5, y: 0 } }]);
+    const again = nextEvent(c, 'welcome');
+    own.proc.kill('SIGKILL'); // a crash: no goodbye
+    await stopServer(own.proc);
+    own = await startServer(args, { tcp: `127.0.0.1:${own.tcp}` });
+    const [w] = await again;
+    assert.equal(w.resumed, true, 'the key was honoured');
+    assert.equal(w.clientId, first.clientId);
+    assert.equal(c.resumeKey, first.resumeKey);
+    await c.setTargets(ids, { x: 30, y: 30 }); // its agents answer to it again
+  } finally {
+    c.close();
+    await own.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a paused consumer falls behind, the server skips, and the next snapshot is a keyframe', async () => {
   const own = await startServer(['--demo', '--demo-agents', '3000', '--keyframe-interval', '100000',
                                  '--output-soft-limit', '1k', '--output-soft-seconds', '600']);
