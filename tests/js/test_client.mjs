@@ -80,6 +80,7 @@ test('every request type is answered', async () => {
   await c.unsubscribe();
   // Minor 1 (navigation): answered once the server speaks it; before, refused as unknown.
   if (c.welcome.protocolMinor >= 1) {
+    await c.setTargets(ids.slice(0, 2), { x: 40, y: 40 }); // walking somewhere: a path each
     const paths = await c.getPaths(ids.slice(0, 2));
     assert.deepEqual(paths.map((p) => p.agentId).sort(), ids.slice(0, 2).sort());
     await c.subscribeEvents({ allAgents: true });
