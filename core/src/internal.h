@@ -94,7 +94,8 @@ typedef struct obst_vertex {
 	vec2 point, unit_dir;
 	uint32_t next, prev;
 	uint32_t convex;
-	uint32_t owner; /* obstacle slot */
+	uint32_t owner;  /* obstacle slot */
+	uint32_t corner; /* its index in the polygon as given: (owner, corner) names an edge for good */
 } obst_vertex;
 
 typedef struct obst_node {
@@ -115,6 +116,7 @@ typedef struct obstacle_slot {
 typedef struct obst_grid_edge {
 	vec2 a, b;
 	uint32_t vertex; /* the edge is vertex -> its next */
+	uint32_t owner, corner;
 } obst_grid_edge;
 
 /* One cell of the obstacle edge grid (obstacle_grid.c): the edges that pass
@@ -204,6 +206,8 @@ struct orca_world {
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
 	bool query_tree_valid; /* node boxes match current positions */
+	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
+	bool grid_wanted;      /* the grid has room this step */
 
 	/* uniform grid over the tree-order positions (agent_neighbors.c) */
 	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
@@ -235,6 +239,8 @@ struct orca_world {
 	 * it is small), or the edge grid, updated in place by every add/remove. */
 	int obst_index;  /* orca_obstacle_index of the world def */
 	bool obst_grid;  /* the grid is in use (for good: a world never goes back) */
+	bool obst_tree;  /* AUTO: RVO2's tree was chosen (the next change moves to the grid) */
+	bool obst_stale; /* the grid does not hold the live obstacles yet (after a load) */
 	uint32_t obst_vert_free; /* grid: free vertex slots, linked through .next */
 	uint32_t obst_edges;     /* grid: live edges */
 	obst_cell *ocells;       /* grid: open-addressing hash table of cells */
@@ -274,6 +280,9 @@ typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
 
 /* agent_neighbors.c */
+/* Room for the grid (on the calling thread: it may allocate); false: no grid
+ * this step. Then the build, which any worker may run. */
+bool orca_agent_grid_reserve(struct orca_world *w);
 void orca_agent_grid_build(struct orca_world *w);
 /* Agent `self`'s (tree index; `slot` its slot) neighbours into sc->agent_nb,
  * exactly RVO2's list: the max_nb nearest closer than neighbor_dist, sorted,
@@ -283,6 +292,9 @@ uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t
 
 /* obstacle_tree.c */
 int orca_obstacles_process(struct orca_world *w);
+/* The index's state for orca_world_save / _load (world_io.c): 0 none chosen
+ * yet, 1 RVO2's tree, 2 the grid. A loaded world rebuilds the same index at
+ * its next step, so it steps exactly as the saved one would have. */
 uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
 
 /* obstacle_grid.c */

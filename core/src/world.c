@@ -430,8 +430,7 @@ int orca_world_step(orca_world *w, float dt)
 
 	if (!reserve_scratch(w) || (w->avoidance == ORCA_AVOIDANCE_QUALITY && !orca_quality_reserve(w)))
 		return ORCA_ERR_NO_MEMORY;
-	orca_agent_tree_build(w);
-	orca_agent_grid_build(w);
+	orca_agent_tree_build(w); /* and the neighbour grid */
 	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
 		orca_quality_prepare(w);
 	const double t3 = now_ms();
