@@ -42,6 +42,7 @@ static double median(double *v, int n)
 }
 
 static uint32_t rng = 2024u;
+static uint32_t refresh_interval; /* 0: the default */
 
 static float frand(float lo, float hi)
 {
@@ -175,6 +176,8 @@ static orca_world *crowd_world(const scenario *sc, bool navigate, orca_agent_id 
 	if (navigate) {
 		orca_nav_def d = scenario_nav_def(sc);
 		d.path_budget = 0; /* the first update plans every agent; the bench measures the steady state */
+		if (refresh_interval)
+			d.refresh_interval = refresh_interval;
 		orca_nav_create(&d, w, nav);
 		uint32_t k = 0;
 		for (uint32_t i = 0; i < sc->agent_count; ++i) {
@@ -264,10 +267,12 @@ int main(int argc, char **argv)
 			steps = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--agents") == 0 && i + 1 < argc && na < 4)
 			agents[na++] = (uint32_t)strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--refresh") == 0 && i + 1 < argc)
+			refresh_interval = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--no-build") == 0)
 			build = false;
 		else {
-			fprintf(stderr, "usage: nav_bench [--no-build] [--agents N]... [--steps K]\n"
+			fprintf(stderr, "usage: nav_bench [--no-build] [--agents N]... [--steps K] [--refresh U]\n"
 			                "  N: 1000, 10000 or 50000 (RVO2's random N set-ups); default 10000 and 50000\n");
 			return 2;
 		}
