@@ -11,6 +11,7 @@
 
 #include "demo.h"
 #include "log.h"
+#include "storage.h"
 #include "navigation.h"
 #include "tcp.h"
 
@@ -22,12 +23,16 @@ uint64_t server_now_ns(void) {
 
 /* ------------------------------------------------------------------ world */
 
-static int create_world(const server_config *cfg, orca_world **out) {
+int server_create_world(const server_config *cfg, orca_world **out) {
 	orca_world_def def = orca_default_world_def();
 	def.worker_count = (int)cfg->workers;
+	def.avoidance = (orca_avoidance)cfg->avoidance;
 	def.max_agents = cfg->max_agents;
 	def.agent_capacity = cfg->max_agents < 1024 ? cfg->max_agents : 1024;
 	if (cfg->demo && cfg->demo_agents > def.agent_capacity) def.agent_capacity = cfg->demo_agents;
+	def.has_bounds = true; /* --world-bounds holds for every agent, however it is steered */
+	def.bounds_min = (orca_vec2){(float)cfg->world_min_x, (float)cfg->world_min_y};
+	def.bounds_max = (orca_vec2){(float)cfg->world_max_x, (float)cfg->world_max_y};
 	return orca_world_create(&def, out);
 }
 
@@ -41,7 +46,7 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	crowd_obstacle_set_init(&srv->obstacle_set);
 	srv->ids_scratch = malloc(sizeof *srv->ids_scratch * (cfg->max_batch + 1));
 	if (!srv->ids_scratch) return -1;
-	int rc = create_world(cfg, &srv->world);
+	int rc = server_create_world(cfg, &srv->world);
 	if (rc != ORCA_OK) {
 		log_error("cannot create the world: %s", orca_strerror(rc));
 		return -1;
@@ -55,6 +60,8 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	srv->status.agents = orca_world_agent_count(srv->world);
 	srv->status.obstacles = orca_world_obstacle_count(srv->world);
 	srv->status.state_hash = orca_world_state_hash(srv->world);
+	/* persistence hook: recover the world of --data-dir (replaces world and demo) */
+	if (cfg->data_dir[0] && storage_open(srv, &srv->storage) != 0) return -1;
 	return 0;
 }
 
@@ -96,6 +103,15 @@ bool server_attach_session(server *srv, session *s) {
 	return true;
 }
 
+void server_rekey_session(server *srv, session *s, uint32_t client_id) {
+	server_detach_session(srv, s);
+	s->client_id = client_id;
+	uint32_t i = session_index(srv, client_id); /* detached: room for one more */
+	memmove(&srv->sessions[i + 1], &srv->sessions[i], sizeof *srv->sessions * (srv->session_count - i));
+	srv->sessions[i] = s;
+	srv->session_count++;
+}
+
 void server_detach_session(server *srv, session *s) {
 	uint32_t i = session_index(srv, s->client_id);
 	if (i < srv->session_count && srv->sessions[i] == s) {
@@ -111,13 +127,28 @@ void server_enqueue(server *srv, command *c) {
 /* ------------------------------------------------------------------ commands */
 
 static uint32_t owners_owned(void *user, uint32_t client_id) {
-	session *s = server_find_session(user, client_id);
+	server *srv = user;
+	session *s = server_find_session(srv, client_id);
+	if (s && s->owned_unknown) { /* resumed: its agents are in the world already (the world is idle here) */
+		uint32_t n = orca_world_agent_count(srv->world), owned = 0;
+		orca_agent_id *ids = malloc(sizeof *ids * (n ? n : 1));
+		if (ids) {
+			n = orca_world_agent_ids(srv->world, ids, n);
+			for (uint32_t i = 0; i < n; i++) {
+				orca_agent_state st;
+				if (orca_agent_get(srv->world, ids[i], &st) == ORCA_OK && st.user_data == client_id) owned++;
+			}
+			free(ids);
+			s->agents_owned = owned;
+			s->owned_unknown = false;
+		}
+	}
 	return s ? s->agents_owned : 0;
 }
 
 static void owners_changed(void *user, uint32_t client_id, int64_t delta) {
 	session *s = server_find_session(user, client_id);
-	if (!s) return;
+	if (!s || s->owned_unknown) return; /* unknown: counted from the world, which has the change */
 	int64_t n = (int64_t)s->agents_owned + delta;
 	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
 }
@@ -138,20 +169,39 @@ void server_apply_commands(server *srv) {
 				c = next;
 			}
 			command_drop_owners(srv->world, ids, n, &owners);
+			if (srv->storage) storage_journal_drop_owners(srv->storage, ids, n); /* persistence hook */
 			srv->metrics.commands_applied += n;
 			continue;
 		}
 		command_result r;
 		/* navigation: GetPaths is answered from the paths, not applied to the world */
 		const bool get_paths = c->kind == COMMAND_CLIENT && c->msg.which_msg == crowd_v1_ClientMessage_get_paths_tag;
-		if (!get_paths) command_apply(srv->world, srv->cfg, c, &owners, srv->ids_scratch, &r);
-		if (!get_paths) navigation_after_command(srv->nav, c, &r);
-		srv->metrics.commands_applied++;
+		memset(&r, 0, sizeof r);
+		/* persistence hook: while the journal cannot be written, world changes are refused */
+		if (srv->storage && c->kind == COMMAND_CLIENT && !get_paths && !storage_available(srv->storage)) {
+			request_fail(&r.error, crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE, 0,
+			             "the journal cannot be written; try again later");
+			storage_count_refused(srv->storage);
+		} else if (!get_paths) {
+			command_apply(srv->world, srv->cfg, c, &owners, srv->ids_scratch, &r);
+			navigation_after_command(srv->nav, c, &r);
+			srv->metrics.commands_applied++;
+			if (srv->storage && r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
+				storage_journal_command(srv->storage, c); /* persistence hook */
+		}
 		if (c->kind == COMMAND_CLIENT) {
 			session *s = server_find_session(srv, c->client_id);
-			if (s) s->queued_bytes = s->queued_bytes > c->cost ? s->queued_bytes - c->cost : 0;
-			if (s && !s->closing && get_paths) {
-				navigation_answer_paths(srv, s, c);
+			if (s) session_command_done(s, c);
+			if (get_paths) {
+				if (s && !s->closing) navigation_answer_paths(srv, s, c);
+			} else if (srv->storage && storage_defers_replies(srv->storage) &&
+			           r.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
+				/* persistence hook (--fsync always): answered once this tick's records are durable */
+				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
+					storage_defer_ack(srv->storage, c->client_id, c->msg.request_id, r.ids, r.id_count);
+				else
+					storage_defer_error(srv->storage, c->client_id, c->msg.request_id, r.error.code,
+					                    r.error.index, r.error.message);
 			} else if (s && !s->closing) {
 				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
 					session_send_ack(s, c->msg.request_id, r.ids, r.id_count);
@@ -205,6 +255,8 @@ static void step_work(uv_work_t *req) {
 	srv->table_seconds = (double)(uv_hrtime() - t1) * 1e-9;
 }
 
+static void step_finish(server *srv);
+
 static void step_done(uv_work_t *req, int status) {
 	server *srv = req->data;
 	srv->step_running = false;
@@ -220,6 +272,15 @@ static void step_done(uv_work_t *req, int status) {
 	srv->metrics.agents = srv->status.agents;
 	srv->metrics.obstacles = srv->status.obstacles;
 	srv->metrics.table_seconds_sum += srv->table_seconds;
+	if (srv->storage) { /* persistence hook: journal the hash; snapshots wait until the tick is durable */
+		storage_tick_end(srv->storage);
+		if (!srv->stopping && storage_hold_tick(srv->storage, step_finish)) return;
+	}
+	step_finish(srv);
+}
+
+/* The rest of a tick: snapshots out, the next tick scheduled. */
+static void step_finish(server *srv) {
 	uint64_t t0 = uv_hrtime();
 	if (srv->table_ok && !srv->stopping) snapshots_send(srv);
 	if (!srv->stopping) navigation_send_events(srv); /* navigation: after the tick's snapshots */
@@ -238,6 +299,7 @@ static void on_tick(uv_timer_t *timer) {
 	/* Iterate backwards: a check may close a session (it is freed later, in a close callback). */
 	for (uint32_t i = srv->session_count; i-- > 0;) session_check_timers(srv->sessions[i], now);
 	server_apply_commands(srv);
+	if (srv->storage) storage_commit(srv->storage); /* persistence hook: group commit while the step runs */
 	if (srv->demo) demo_update(srv->demo, srv->world);
 	srv->build_table = false;
 	for (uint32_t i = 0; i < srv->session_count; i++)
@@ -362,6 +424,7 @@ void server_shutdown(server *srv) {
 }
 
 void server_destroy(server *srv) {
+	storage_close(srv->storage);
 	command_queue_clear(&srv->queue);
 	free(srv->sessions);
 	free(srv->ids_scratch);
@@ -380,7 +443,7 @@ void server_destroy(server *srv) {
 
 int server_run_headless(const server_config *cfg) {
 	orca_world *world;
-	int rc = create_world(cfg, &world);
+	int rc = server_create_world(cfg, &world);
 	if (rc != ORCA_OK) {
 		log_error("cannot create the world: %s", orca_strerror(rc));
 		return 1;

@@ -121,11 +121,15 @@ struct server {
 	int extension_count;
 
 	struct demo_crowd *demo;
+	struct storage *storage; /* --data-dir: journal and checkpoints (server/storage); NULL without */
 	struct server_navigation *nav; /* NULL: navigation off (sim/navigation.c) */
 };
 
 /** Create the world (and the demo crowd if configured). cfg must outlive the server. */
 int server_init(server *srv, uv_loop_t *loop, const server_config *cfg);
+
+/** A world as the configuration defines it (workers, agent limit, capacity). */
+int server_create_world(const server_config *cfg, orca_world **out);
 
 /** Register an extension (before server_start). Returns 0 or -1 when full. */
 int server_add_extension(server *srv, const server_extension *ext);
@@ -153,6 +157,8 @@ session *server_find_session(server *srv, uint32_t client_id);
 /** Add / remove a session (session.c calls these). */
 bool server_attach_session(server *srv, session *s);
 void server_detach_session(server *srv, session *s);
+/** Give an attached session another client id (a resumed identity), keeping the order. */
+void server_rekey_session(server *srv, session *s, uint32_t client_id);
 /** Queue a command for the next tick (takes ownership). */
 void server_enqueue(server *srv, command *c);
 /** Apply every queued command and answer each (the tick does this first; tests call it). */

@@ -15,6 +15,7 @@
 #define ORCA_GEN_LIMIT 4096u /* 12 generation bits; a slot reaching it is retired */
 #define ORCA_NONE UINT32_MAX
 #define ORCA_HINT_MAX 16u /* neighbour lists up to this long are remembered for the next step */
+#define ORCA_Q_CONTACTS 6u /* quality mode: close neighbours remembered for the overlap pass */
 
 /* ------------------------------------------------------------ allocation */
 
@@ -93,7 +94,8 @@ typedef struct obst_vertex {
 	vec2 point, unit_dir;
 	uint32_t next, prev;
 	uint32_t convex;
-	uint32_t owner; /* obstacle slot */
+	uint32_t owner;  /* obstacle slot */
+	uint32_t corner; /* its index in the polygon as given: (owner, corner) names an edge for good */
 } obst_vertex;
 
 typedef struct obst_node {
@@ -105,8 +107,26 @@ typedef struct obstacle_slot {
 	vec2 *vertices;
 	uint32_t count;
 	uint32_t gen;
+	uint32_t first_vert; /* grid index: its first vertex in verts (edges follow .next) */
 	bool alive;
 } obstacle_slot;
+
+/* An edge as the grid stores it: its end points inline, so a query streams
+ * through a cell without visiting the vertex table. */
+typedef struct obst_grid_edge {
+	vec2 a, b;
+	uint32_t vertex; /* the edge is vertex -> its next */
+	uint32_t owner, corner;
+} obst_grid_edge;
+
+/* One cell of the obstacle edge grid (obstacle_grid.c): the edges that pass
+ * through it, in no particular order. */
+typedef struct obst_cell {
+	int32_t cx, cy;
+	uint32_t used; /* 0: empty slot of the hash table */
+	uint32_t count, cap;
+	obst_grid_edge *edges;
+} obst_cell;
 
 /* ------------------------------------------------------------ scratch */
 
@@ -135,6 +155,8 @@ typedef struct worker_scratch {
 	uint32_t max_depth, not_plain, not_uniform;
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
+	uint32_t q_pushed;        /* quality overlap pass: agents this worker pushed */
+	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
 	char pad[64];
 } worker_scratch;
 
@@ -144,6 +166,8 @@ struct orca_world {
 	orca_allocator allocator;
 	int worker_count;
 	uint32_t max_agents;
+	bool has_bounds; /* positions clamped to [bounds_min, bounds_max] after each step */
+	float bounds_min_x, bounds_min_y, bounds_max_x, bounds_max_y;
 	uint64_t alloc_calls; /* every allocator call ever made */
 	orca_pool *pool;
 	uint64_t steps;
@@ -182,6 +206,19 @@ struct orca_world {
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
 	bool query_tree_valid; /* node boxes match current positions */
+	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
+	bool grid_wanted;      /* the grid has room this step */
+
+	/* uniform grid over the tree-order positions (agent_neighbors.c) */
+	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
+	uint32_t *grid_index;     /* their tree indices */
+	uint32_t *grid_cell;      /* build scratch: each tree index's cell */
+	uint32_t *grid_start;     /* per cell its first entry; cells + 1 */
+	uint32_t grid_x_cap, grid_y_cap, grid_index_cap, grid_cell_cap, grid_start_cap;
+	uint32_t grid_w, grid_h;
+	float grid_ox, grid_oy, grid_inv, grid_last_x, grid_last_y;
+	bool grid_on;
+	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
 
 	/* obstacles */
 	obstacle_slot *obst;
@@ -195,13 +232,38 @@ struct orca_world {
 	uint32_t vert_count, vert_cap;
 	obst_node *onodes;
 	uint32_t onode_count, onode_cap;
-	uint32_t obst_root;
+	uint32_t obst_root; /* ORCA_NONE: no obstacle edge; else the kd-tree root (0 with the grid) */
 	uint32_t *obst_scratch;
 	uint32_t obst_scratch_cap;
+	/* The obstacle index: RVO2's kd-tree (built once, at the first step, when
+	 * it is small), or the edge grid, updated in place by every add/remove. */
+	int obst_index;  /* orca_obstacle_index of the world def */
+	bool obst_grid;  /* the grid is in use (for good: a world never goes back) */
+	bool obst_tree;  /* AUTO: RVO2's tree was chosen (the next change moves to the grid) */
+	bool obst_stale; /* the grid does not hold the live obstacles yet (after a load) */
+	uint32_t obst_vert_free; /* grid: free vertex slots, linked through .next */
+	uint32_t obst_edges;     /* grid: live edges */
+	obst_cell *ocells;       /* grid: open-addressing hash table of cells */
+	uint32_t ocell_cap, ocell_used;
+	obst_grid_edge *obig;    /* grid: edges spanning too many cells, checked by every query */
+	uint32_t obig_count, obig_cap;
+
+	/* quality avoidance (quality.c) */
+	orca_avoidance avoidance;
+	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); below 0:
+	                       * seconds left of a new target's right of way; saved with the world */
+	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
+	uint8_t *q_contact_count;
+	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
+	uint8_t *q_moved;     /* per tree index: pushed in the last overlap iteration */
+	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
+	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
+	uint32_t q_cap;       /* tree indices the q_ arrays above hold */
 
 	worker_scratch *scratch;
 	orca_step_profile profile;
 };
+
 
 /* world.c */
 bool orca_world_reserve_agents(struct orca_world *w, uint32_t need);
@@ -216,9 +278,30 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
 
+/* agent_neighbors.c */
+/* Room for the grid (on the calling thread: it may allocate); false: no grid
+ * this step. Then the build, which any worker may run. */
+bool orca_agent_grid_reserve(struct orca_world *w);
+void orca_agent_grid_build(struct orca_world *w);
+/* Agent `self`'s (tree index; `slot` its slot) neighbours into sc->agent_nb,
+ * exactly RVO2's list: the max_nb nearest closer than neighbor_dist, sorted,
+ * ties in RVO2's discovery order. */
+uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t self, uint32_t slot,
+                              const self_params *p, uint32_t max_nb, vec2 position);
+
 /* obstacle_tree.c */
 int orca_obstacles_process(struct orca_world *w);
+/* The index's state for orca_world_save / _load (world_io.c): 0 none chosen
+ * yet, 1 RVO2's tree, 2 the grid. A loaded world rebuilds the same index at
+ * its next step, so it steps exactly as the saved one would have. */
 uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
+
+/* obstacle_grid.c */
+int orca_obstacle_grid_insert(struct orca_world *w, uint32_t slot, const vec2 *v, uint32_t n, uint32_t *first);
+void orca_obstacle_grid_remove(struct orca_world *w, uint32_t first, uint32_t n);
+int orca_obstacle_grid_rebuild(struct orca_world *w);
+uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
+void orca_obstacle_grid_free(struct orca_world *w);
 
 /* linear_program.c */
 uint32_t orca_linear_program2(const orca_line *lines, uint32_t count, float radius, vec2 opt_velocity,
@@ -228,5 +311,46 @@ void orca_linear_program3(const orca_line *lines, uint32_t count, uint32_t obst_
 
 /* velocity.c */
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker);
+
+/* Share of the avoidance `self` takes on against `other` (see orca.h):
+ * w_self / (w_self + w_other); both 0 counts as both 0.5; an agent that the
+ * other ignores (its mask lacks our layer) is left with all of it, unless we
+ * never yield ourselves. 0.5/(0.5+0.5) is exactly 0.5, RVO2's factor. */
+static inline float avoidance_share(float w_self, float w_other, bool other_avoids_us)
+{
+	if (w_self == 0.0f)
+		return (w_other == 0.0f && other_avoids_us) ? 0.5f : 0.0f;
+	if (!other_avoids_us)
+		return 1.0f;
+	if (w_self == w_other)
+		return 0.5f; /* x / (x + x), exactly, without the division */
+	return w_self / (w_self + w_other);
+}
+
+/* Quality mode, right of way between equals (share 0.5): an idle agent
+ * (wanting less than ORCA_Q_IDLE speed: arrived, or waiting) makes way for a
+ * walking one, a walking one for one given a new target in the last
+ * ORCA_Q_FRESH seconds. The lower rank takes ORCA_Q_YIELD_SHARE. */
+#define ORCA_Q_IDLE 0.1f
+#define ORCA_Q_FRESH 3.0f
+#define ORCA_Q_YIELD_SHARE 1.0f
+static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
+{
+	if (share != 0.5f || w->q_rank[self] == w->q_rank[other])
+		return share;
+	return w->q_rank[self] < w->q_rank[other] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+}
+
+/* quality.c: the quality avoidance mode's hooks */
+bool orca_quality_reserve(struct orca_world *w);
+/* After the tree build, before the velocities: rank agents (right of way). */
+void orca_quality_prepare(struct orca_world *w);
+/* The preferred velocity ORCA aims for: pref turned right while blocked. */
+vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref);
+/* After the linear program: update the stuck timer, remember close neighbours. */
+void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 new_velocity,
+                        const nb_entry *nb, uint32_t nb_count, float dt);
+/* After integration, before the tree refit: push overlapping agents apart. */
+void orca_quality_resolve(struct orca_world *w);
 
 #endif /* ORCA_INTERNAL_H */

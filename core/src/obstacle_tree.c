@@ -1,6 +1,10 @@
 /* obstacle_tree.c — static polygon obstacles as RVO2 handles them: the vertex
  * table (edge directions, convexity), the obstacle kd-tree whose build splits
- * edges that straddle a splitting line, and the per-agent obstacle query. */
+ * edges that straddle a splitting line, and the per-agent obstacle query.
+ * The build is O(n^2) in the vertex count, so it runs only for what RVO2's
+ * reference runs look like (every obstacle added before the first step, a
+ * bounded vertex count) or when the world asks for it; any other world uses
+ * the edge grid of obstacle_grid.c, and this file only dispatches to it. */
 #include "internal.h"
 
 /* Append the processed vertices of one polygon, as RVO2's addObstacle does. */
@@ -19,6 +23,7 @@ static bool add_polygon(struct orca_world *w, uint32_t owner, const vec2 *v, uin
 		o->unit_dir = v2_normalize(v2_sub(v[inext], v[i]));
 		o->convex = (n == 2) ? 1u : (left_of(v[iprev], v[i], v[inext]) >= 0.0f);
 		o->owner = owner;
+		o->corner = i;
 	}
 	w->vert_count += n;
 	return true;
@@ -111,6 +116,7 @@ static uint32_t build_recursive(struct orca_world *w, uint32_t off, uint32_t len
 			nv->convex = 1;
 			nv->unit_dir = w->verts[vj1].unit_dir;
 			nv->owner = w->verts[vj1].owner;
+			nv->corner = w->verts[vj1].corner;
 			w->verts[vj1].next = vn;
 			w->verts[vj2].prev = vn;
 			if (j1_left > 0.0f) {
@@ -132,7 +138,7 @@ static uint32_t build_recursive(struct orca_world *w, uint32_t off, uint32_t len
 	return node;
 }
 
-int orca_obstacles_process(struct orca_world *w)
+static int build_rvo2_tree(struct orca_world *w)
 {
 	w->vert_count = 0;
 	w->onode_count = 0;
@@ -152,6 +158,44 @@ int orca_obstacles_process(struct orca_world *w)
 	bool ok = true;
 	w->obst_root = build_recursive(w, 0, n, n, &ok);
 	return ok ? ORCA_OK : ORCA_ERR_NO_MEMORY;
+}
+
+/* Called by the step when obstacles changed since the last one. The choice
+ * depends on the world's history only (step count, vertex count, def), never
+ * on timing, so every run of the same calls makes the same choice. */
+int orca_obstacles_process(struct orca_world *w)
+{
+	uint64_t vertices = 0;
+	for (uint32_t k = 0; k < w->obst_live; ++k)
+		vertices += w->obst[w->obst_order[k]].count;
+	if (!w->obst_grid) {
+		/* AUTO: the tree only for what RVO2 itself can do — obstacles given
+		 * before the first step and never changed. A world loaded from one
+		 * that had chosen the tree (obst_tree and obst_stale, set by the load,
+		 * which also leaves built_version one behind) rebuilds it, unless
+		 * obstacles changed since the load. */
+		const bool loaded_tree = w->obst_tree && w->obst_stale && w->obst_built_version + 1u == w->obst_version;
+		const bool rvo2 = w->obst_index == ORCA_OBSTACLE_INDEX_RVO2 || loaded_tree ||
+		                  (!w->obst_tree && w->steps == 0 && vertices <= ORCA_RVO2_TREE_MAX_VERTICES);
+		if (rvo2) {
+			w->obst_tree = w->obst_index != ORCA_OBSTACLE_INDEX_RVO2;
+			w->obst_stale = false;
+			return build_rvo2_tree(w);
+		}
+		/* the first change after the first step: the grid from now on */
+		w->obst_tree = false;
+		w->obst_stale = true;
+		w->obst_grid = true;
+	}
+	if (w->obst_stale || w->obst_edges != vertices) { /* switched, or obstacles loaded */
+		const int rc = orca_obstacle_grid_rebuild(w);
+		if (rc != ORCA_OK)
+			return rc;
+		w->obst_stale = false;
+	}
+	/* the grid is kept up to date by every add and remove */
+	w->obst_root = w->obst_edges ? 0u : ORCA_NONE;
+	return ORCA_OK;
 }
 
 typedef struct obst_query {
@@ -200,6 +244,8 @@ static void query_recursive(obst_query *q, uint32_t node)
 
 uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out)
 {
+	if (w->obst_grid)
+		return orca_obstacle_grid_query(w, position, range_sq, out);
 	obst_query q = {w, position, range_sq, out, 0};
 	query_recursive(&q, w->obst_root);
 	return q.count;

@@ -1,6 +1,7 @@
 /* obstacles.c — polygon obstacles through the public API: validated vertex
  * lists kept as given, slot + generation ids, and a version that tells the
- * next step to rebuild the obstacle kd-tree. */
+ * next step that obstacles changed. Once the world uses the edge grid, each
+ * add and remove updates it here, in proportion to the polygon. */
 #include <string.h>
 
 #include "internal.h"
@@ -27,15 +28,9 @@ int orca_obstacle_add(orca_world *w, const orca_vec2 *vertices, uint32_t count, 
 {
 	if (!w || (!vertices && count > 0))
 		return ORCA_ERR_INVALID_ARGUMENT;
-	if (count < 2 || count > (1u << 24))
+	orca_polygon_issue issue;
+	if (count > (1u << 24) || orca_polygon_check(vertices, count, &issue) != ORCA_OK || issue.clockwise)
 		return ORCA_ERR_BAD_POLYGON;
-	for (uint32_t i = 0; i < count; ++i) {
-		const vec2 a = vertices[i], b = vertices[(i + 1) % count];
-		if (!isfinite(a.x) || !isfinite(a.y) || fabsf(a.x) > 1e9f || fabsf(a.y) > 1e9f)
-			return ORCA_ERR_BAD_POLYGON;
-		if (a.x == b.x && a.y == b.y)
-			return ORCA_ERR_BAD_POLYGON; /* a zero-length edge has no direction */
-	}
 	uint32_t s;
 	if (w->obst_free_head != ORCA_NONE) {
 		s = w->obst_free_head;
@@ -58,6 +53,14 @@ int orca_obstacle_add(orca_world *w, const orca_vec2 *vertices, uint32_t count, 
 	if (!copy)
 		return ORCA_ERR_NO_MEMORY;
 	memcpy(copy, vertices, sizeof(vec2) * count);
+	uint32_t first = ORCA_NONE;
+	if (w->obst_grid) {
+		const int rc = orca_obstacle_grid_insert(w, s, copy, count, &first);
+		if (rc != ORCA_OK) {
+			orca_mem_free(w, copy, sizeof(vec2) * count);
+			return rc;
+		}
+	}
 	if (s == w->obst_free_head) {
 		w->obst_free_head = w->obst_free_next[s];
 	} else {
@@ -66,6 +69,7 @@ int orca_obstacle_add(orca_world *w, const orca_vec2 *vertices, uint32_t count, 
 	}
 	w->obst[s].vertices = copy;
 	w->obst[s].count = count;
+	w->obst[s].first_vert = first;
 	w->obst[s].alive = true;
 	w->obst_order[w->obst_live++] = s; /* RVO2 keeps obstacles in the order added */
 	w->obst_version++;
@@ -81,6 +85,8 @@ int orca_obstacle_remove(orca_world *w, orca_obstacle_id id)
 	if (rc != ORCA_OK)
 		return rc;
 	obstacle_slot *o = &w->obst[s];
+	if (w->obst_grid)
+		orca_obstacle_grid_remove(w, o->first_vert, o->count);
 	orca_mem_free(w, o->vertices, sizeof(vec2) * o->count);
 	o->vertices = NULL;
 	o->count = 0;

@@ -5,21 +5,6 @@
  * slot, so any split over workers gives identical bits. */
 #include "internal.h"
 
-/* Share of the avoidance `self` takes on against `other` (see orca.h):
- * w_self / (w_self + w_other); both 0 counts as both 0.5; an agent that the
- * other ignores (its mask lacks our layer) is left with all of it, unless we
- * never yield ourselves. 0.5/(0.5+0.5) is exactly 0.5, RVO2's factor. */
-static inline float avoidance_share(float w_self, float w_other, bool other_avoids_us)
-{
-	if (w_self == 0.0f)
-		return (w_other == 0.0f && other_avoids_us) ? 0.5f : 0.0f;
-	if (!other_avoids_us)
-		return 1.0f;
-	if (w_self == w_other)
-		return 0.5f; /* x / (x + x), exactly, without the division */
-	return w_self / (w_self + w_other);
-}
-
 /* Two agents exactly on top of each other with equal velocities leave RVO2's
  * collision formula without a direction (0/0: RVO2's line is NaN and ignored,
  * so they would never separate). The engine picks one instead: one of 16
@@ -235,7 +220,9 @@ static uint32_t agent_lines_scalar(const struct orca_world *w, uint32_t self, co
 	for (uint32_t i = 0; i < agent_count; ++i) {
 		const uint32_t j = nb[i].index;
 		const tree_agent *other = &ta[j];
-		const float share = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
+		float share = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
+		if (w->avoidance == ORCA_AVOIDANCE_QUALITY && w->q_any_rank)
+			share = quality_share(w, self, j, share);
 		if (share == 0.0f)
 			continue; /* this agent never yields to that one */
 
@@ -312,7 +299,8 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 	const __m128 radius = _mm_set1_ps(p->radius);
 	const __m128 inv_th = _mm_set1_ps(inv_time_horizon), inv_dt = _mm_set1_ps(inv_time_step);
 
-	const bool uniform = w->uniform_share;
+	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
+	const bool uniform = w->uniform_share && !(quality && w->q_any_rank);
 	for (uint32_t b = 0; b < agent_count; b += 4) {
 		const uint32_t lanes = agent_count - b < 4 ? agent_count - b : 4;
 		/* each neighbour's (x, y, vx, vy) and (radius, weight, ...) rows,
@@ -331,10 +319,24 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 			_MM_TRANSPOSE4_PS(s0, s1, s2, s3);
 		}
 		float share[4] = {0.5f, 0.5f, 0.5f, 0.5f};
-		if (!uniform) {
+		bool store_all = uniform; /* no share is 0: every lane's line is written */
+		if (!uniform && w->uniform_share) {
+			/* quality mode, equal weights: only the right of way differs */
+			store_all = true;
+			const uint8_t rank_self = w->q_rank[self];
+			for (uint32_t l = 0; l < 4; ++l) {
+				const uint8_t rank_other = w->q_rank[nb[b + (l < lanes ? l : 0)].index];
+				if (rank_self != rank_other) {
+					share[l] = rank_self < rank_other ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+					store_all = store_all && share[l] != 0.0f;
+				}
+			}
+		} else if (!uniform) {
 			for (uint32_t l = 0; l < 4; ++l) {
 				const tree_agent *other = &ta[nb[b + (l < lanes ? l : 0)].index];
 				share[l] = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
+				if (quality)
+					share[l] = quality_share(w, self, nb[b + (l < lanes ? l : 0)].index, share[l]);
 			}
 		}
 		const __m128 rpx = _mm_sub_ps(r0, ppx), rpy = _mm_sub_ps(r1, ppy);
@@ -398,9 +400,9 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 		__m128 opx = _mm_add_ps(vx, _mm_mul_ps(blend(circle, c_ux, l_ux), sh));
 		__m128 opy = _mm_add_ps(vy, _mm_mul_ps(blend(circle, c_uy, l_uy), sh));
 		__m128 odx = blend(circle, c_dx, l_dx), ody = blend(circle, c_dy, l_dy);
-		if (uniform) {
-			/* every share is 0.5: write the lines straight out (the
-			 * buffer has room for 4 past the last) */
+		if (store_all) {
+			/* no share is 0: write the lines straight out (the buffer
+			 * has room for 4 past the last) */
 			_MM_TRANSPOSE4_PS(opx, opy, odx, ody);
 			float *out = &lines[n].point.x;
 			_mm_storeu_ps(out, opx);
@@ -428,35 +430,15 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 #endif
 
 
-/* The range the neighbour search starts with. RVO2 starts at neighbor_dist^2
- * and shrinks it to the k-th distance once k candidates are in. Any k valid
- * candidates bound the k-th distance from above, and last step's neighbours
- * are usually almost the nearest: start at the largest of their distances
- * (the next float up, so that a candidate at exactly that distance still gets
- * in). The search visits candidates in the same order and keeps the same k
- * smallest (distance, discovery) keys, so the result is identical; it only
- * prunes earlier. */
-static float start_range(const struct orca_world *w, uint32_t self, uint32_t slot, const self_params *p,
-                         uint32_t max_nb, vec2 position)
+static inline uint32_t agent_lines(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
+                                   const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
+                                   float dt, orca_line *lines, uint32_t n)
 {
-	const float full = sqrf(p->neighbor_dist);
-	const uint32_t hc = w->hint_count[slot];
-	if (hc != max_nb || hc == 0)
-		return full;
-	const uint32_t *h = &w->hint[(size_t)slot * ORCA_HINT_MAX];
-	const bool check_mask = !(w->plain_masks && p->mask == UINT32_MAX);
-	float bound = 0.0f;
-	(void)self;
-	for (uint32_t k = 0; k < hc; ++k) {
-		const uint32_t s = h[k];
-		/* px/py by slot are the positions the tree was built from */
-		if (s == slot || !w->alive[s] || (check_mask && !(p->mask & w->params[s].layer)))
-			return full;
-		const float dx = position.x - w->px[s], dy = position.y - w->py[s];
-		const float d = dx * dx + dy * dy;
-		bound = d > bound ? d : bound;
-	}
-	return bound < full ? nextafterf(bound, INFINITY) : full;
+#ifdef __SSE2__
+	return agent_lines_sse(w, self, nb, agent_count, p, position, velocity, inv_time_horizon, 1.0f / dt, lines, n);
+#else
+	return agent_lines_scalar(w, self, nb, agent_count, p, position, velocity, inv_time_horizon, dt, lines, n);
+#endif
 }
 
 static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self, float dt)
@@ -477,15 +459,7 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	const uint32_t slot = w->order[self];
 	if (p->max_neighbors > 0 && w->order_count > 1) {
 		const uint32_t max_nb = p->max_neighbors < w->order_count ? p->max_neighbors : w->order_count;
-		const float range_sq = start_range(w, self, slot, p, max_nb, position);
-		agent_count = orca_agent_tree_query_neighbors(w, self, range_sq, max_nb, p->mask, sc->agent_nb, sc->stack);
-		/* remember them for the next step */
-		if (agent_count <= ORCA_HINT_MAX) {
-			uint32_t *h = &w->hint[(size_t)slot * ORCA_HINT_MAX];
-			for (uint32_t k = 0; k < agent_count; ++k)
-				h[k] = w->order[sc->agent_nb[k].index];
-		}
-		w->hint_count[slot] = (uint8_t)(agent_count <= ORCA_HINT_MAX ? agent_count : 0);
+		agent_count = orca_agent_neighbors(w, sc, self, slot, p, max_nb, position);
 	}
 
 	orca_line *lines = sc->lines;
@@ -497,22 +471,22 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 
 	/* agent ORCA lines */
 	const float inv_time_horizon = 1.0f / p->time_horizon;
-#ifdef __SSE2__
-	n = agent_lines_sse(w, self, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, 1.0f / dt, lines, n);
-#else
-	n = agent_lines_scalar(w, self, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, dt, lines, n);
-#endif
+	n = agent_lines(w, self, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, dt, lines, n);
 	sc->neighbor_count += agent_count;
 	sc->obstacle_line_count += num_obst_lines;
 
+	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
+	const vec2 aim = quality ? orca_quality_aim(w, self, slot, pref) : pref;
 	vec2 new_velocity;
-	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, pref, false, &new_velocity);
+	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
 	if (line_fail < n) {
 		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, sc->proj);
 		sc->lp3_fallbacks++;
 	}
 	w->tnvx[self] = new_velocity.x;
 	w->tnvy[self] = new_velocity.y;
+	if (quality)
+		orca_quality_after(w, self, slot, pref, new_velocity, sc->agent_nb, agent_count, dt);
 }
 
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker)

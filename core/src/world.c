@@ -106,11 +106,13 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		          regrow(w, (void **)&w->hash_order, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->hint, ORCA_HINT_MAX * sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->hint_count, sizeof(uint8_t), oc, c) &&
+		          regrow(w, (void **)&w->nb_guess, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->px, sizeof(float), oc, c) && regrow(w, (void **)&w->py, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->vx, sizeof(float), oc, c) && regrow(w, (void **)&w->vy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->pvx, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->pvy, sizeof(float), oc, c) &&
-		          regrow(w, (void **)&w->params, sizeof(agent_params), oc, c);
+		          regrow(w, (void **)&w->params, sizeof(agent_params), oc, c) &&
+		          regrow(w, (void **)&w->q_stuck, sizeof(float), oc, c);
 		if (!ok)
 			return false;
 		w->slot_cap = c;
@@ -161,9 +163,17 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	*out = NULL;
 	if (def->worker_count < 1 || def->worker_count > 256 || def->max_agents > ORCA_MAX_AGENTS ||
-	    def->agent_capacity > ORCA_MAX_AGENTS || def->obstacle_vertex_capacity > (1u << 24))
+	    def->agent_capacity > ORCA_MAX_AGENTS || def->obstacle_vertex_capacity > (1u << 24) ||
+	    (unsigned)def->obstacle_index > ORCA_OBSTACLE_INDEX_RVO2)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	if ((def->allocator.alloc == NULL) != (def->allocator.free == NULL))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (def->has_bounds &&
+	    !(isfinite(def->bounds_min.x) && isfinite(def->bounds_min.y) && isfinite(def->bounds_max.x) &&
+	      isfinite(def->bounds_max.y) && def->bounds_min.x <= def->bounds_max.x &&
+	      def->bounds_min.y <= def->bounds_max.y))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (def->avoidance != ORCA_AVOIDANCE_REFERENCE && def->avoidance != ORCA_AVOIDANCE_QUALITY)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	orca_allocator a = def->allocator;
 	if (!a.alloc) {
@@ -178,11 +188,20 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 	w->allocator = a;
 	w->alloc_calls = 1;
 	w->worker_count = def->worker_count;
+	w->avoidance = def->avoidance;
 	w->max_agents = def->max_agents ? def->max_agents : ORCA_MAX_AGENTS;
+	w->has_bounds = def->has_bounds;
+	w->bounds_min_x = def->bounds_min.x;
+	w->bounds_min_y = def->bounds_min.y;
+	w->bounds_max_x = def->bounds_max.x;
+	w->bounds_max_y = def->bounds_max.y;
 	w->free_head = ORCA_NONE;
 	w->pending_head = ORCA_NONE;
 	w->obst_free_head = ORCA_NONE;
 	w->obst_root = ORCA_NONE;
+	w->obst_index = def->obstacle_index;
+	w->obst_grid = def->obstacle_index == ORCA_OBSTACLE_INDEX_GRID;
+	w->obst_vert_free = ORCA_NONE;
 
 	int rc = ORCA_ERR_NO_MEMORY;
 	w->scratch = orca_mem_alloc(w, sizeof(worker_scratch) * (size_t)w->worker_count);
@@ -221,10 +240,23 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->hash_order, sc * sizeof(uint32_t));
 	orca_mem_free(w, w->hint, sc * ORCA_HINT_MAX * sizeof(uint32_t));
 	orca_mem_free(w, w->hint_count, sc * sizeof(uint8_t));
+	orca_mem_free(w, w->nb_guess, sc * sizeof(float));
+	orca_mem_free(w, w->grid_x, w->grid_x_cap * sizeof(float));
+	orca_mem_free(w, w->grid_y, w->grid_y_cap * sizeof(float));
+	orca_mem_free(w, w->grid_index, w->grid_index_cap * sizeof(uint32_t));
+	orca_mem_free(w, w->grid_cell, w->grid_cell_cap * sizeof(uint32_t));
+	orca_mem_free(w, w->grid_start, w->grid_start_cap * sizeof(uint32_t));
 	float **fa[] = {&w->px, &w->py, &w->vx, &w->vy, &w->pvx, &w->pvy};
 	for (size_t i = 0; i < sizeof fa / sizeof fa[0]; ++i)
 		orca_mem_free(w, *fa[i], sc * sizeof(float));
 	orca_mem_free(w, w->params, sc * sizeof(agent_params));
+	orca_mem_free(w, w->q_stuck, sc * sizeof(float));
+	orca_mem_free(w, w->q_contact, (size_t)w->q_cap * ORCA_Q_CONTACTS * sizeof(uint32_t));
+	orca_mem_free(w, w->q_contact_count, w->q_cap * sizeof(uint8_t));
+	orca_mem_free(w, w->q_dx, w->q_cap * sizeof(float));
+	orca_mem_free(w, w->q_dy, w->q_cap * sizeof(float));
+	orca_mem_free(w, w->q_moved, w->q_cap * sizeof(uint8_t));
+	orca_mem_free(w, w->q_rank, w->q_cap * sizeof(uint8_t));
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
 	orca_mem_free(w, w->tpy, (tc + ORCA_TREE_PAD) * sizeof(float));
@@ -244,6 +276,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->verts, w->vert_cap * sizeof(obst_vertex));
 	orca_mem_free(w, w->onodes, w->onode_cap * sizeof(obst_node));
 	orca_mem_free(w, w->obst_scratch, w->obst_scratch_cap * sizeof(uint32_t));
+	orca_obstacle_grid_free(w);
 	if (w->scratch) {
 		for (int i = 0; i < w->worker_count; ++i) {
 			worker_scratch *s = &w->scratch[i];
@@ -327,6 +360,16 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		w->vy[s] = w->tnvy[i];
 		w->px[s] = w->px[s] + w->vx[s] * dt;
 		w->py[s] = w->py[s] + w->vy[s] * dt;
+		if (w->has_bounds) { /* a wall at the bounds: stop there, keep the other axis */
+			if (w->px[s] < w->bounds_min_x || w->px[s] > w->bounds_max_x) {
+				w->px[s] = w->px[s] < w->bounds_min_x ? w->bounds_min_x : w->bounds_max_x;
+				w->vx[s] = 0.0f;
+			}
+			if (w->py[s] < w->bounds_min_y || w->py[s] > w->bounds_max_y) {
+				w->py[s] = w->py[s] < w->bounds_min_y ? w->bounds_min_y : w->bounds_max_y;
+				w->vy[s] = 0.0f;
+			}
+		}
 		w->tpx[i] = w->px[s]; /* tree order too: the refit reads these */
 		w->tpy[i] = w->py[s];
 		agent_params *p = &w->params[s];
@@ -383,15 +426,19 @@ int orca_world_step(orca_world *w, float dt)
 	}
 	const double t2 = now_ms();
 
-	if (!reserve_scratch(w))
+	if (!reserve_scratch(w) || (w->avoidance == ORCA_AVOIDANCE_QUALITY && !orca_quality_reserve(w)))
 		return ORCA_ERR_NO_MEMORY;
-	orca_agent_tree_build(w);
+	orca_agent_tree_build(w); /* and the neighbour grid */
+	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
+		orca_quality_prepare(w);
 	const double t3 = now_ms();
 
 	orca_pool_run(w->pool, orca_compute_velocities, w, n, 64);
 	const double t4 = now_ms();
 
 	orca_pool_run(w->pool, integrate_task, w, w->slot_count, 4096);
+	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
+		orca_quality_resolve(w); /* moves tpx/tpy too, before the refit reads them */
 	orca_agent_tree_refit(w);
 	w->steps++;
 	const double t5 = now_ms();
@@ -421,6 +468,16 @@ void orca_world_profile(const orca_world *w, orca_step_profile *out)
 		return;
 	*out = w->profile;
 }
+
+int orca_world_set_avoidance(orca_world *w, orca_avoidance avoidance)
+{
+	if (!w || (avoidance != ORCA_AVOIDANCE_REFERENCE && avoidance != ORCA_AVOIDANCE_QUALITY))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	w->avoidance = avoidance;
+	return ORCA_OK;
+}
+
+orca_avoidance orca_world_avoidance(const orca_world *w) { return w ? w->avoidance : ORCA_AVOIDANCE_REFERENCE; }
 
 uint64_t orca_world_step_count(const orca_world *w) { return w ? w->steps : 0; }
 

@@ -13,13 +13,14 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: orca-replay SETUP OUT.csv [--cap N] [--workers W] [--navigate]\n"
+	fprintf(f, "usage: orca-replay SETUP OUT.csv [--cap N] [--workers W] [--navigate] [--mode reference|quality]\n"
 	           "  SETUP   a *_setup.csv (agent_id,x,y,goal_x,goal_y) or blocks_setup.txt file\n"
 	           "  OUT.csv trajectory rows step,agent_id,x,y,vx,vy (step 0 = initial state)\n"
 	           "  --cap N      stop after N steps even if not every agent is at its goal (default 10000)\n"
 	           "  --workers W  engine worker threads (default 1; results are identical for any W)\n"
 	           "  --navigate   steer by paths on a navigation mesh around the obstacles (world: the\n"
-	           "               set-up's bounding box plus a margin) instead of straight at the goal\n");
+	           "               set-up's bounding box plus a margin) instead of straight at the goal\n"
+	           "  --mode M     avoidance: reference (default, RVO2 bit for bit) or quality\n");
 }
 
 static int write_rows(FILE *out, uint64_t step, const orca_world *w, const orca_agent_id *ids, uint32_t n)
@@ -50,6 +51,7 @@ int main(int argc, char **argv)
 	const char *setup = NULL, *out_path = NULL;
 	unsigned long cap = 10000, workers = 1;
 	bool navigate = false;
+	orca_avoidance mode = ORCA_AVOIDANCE_REFERENCE;
 	for (int i = 1; i < argc; ++i) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
@@ -66,6 +68,16 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(argv[i], "--navigate") == 0) {
 			navigate = true;
+		} else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
+			++i;
+			if (strcmp(argv[i], "reference") == 0) {
+				mode = ORCA_AVOIDANCE_REFERENCE;
+			} else if (strcmp(argv[i], "quality") == 0) {
+				mode = ORCA_AVOIDANCE_QUALITY;
+			} else {
+				fprintf(stderr, "orca-replay: bad --mode (reference|quality)\n");
+				return 2;
+			}
 		} else if (!setup) {
 			setup = argv[i];
 		} else if (!out_path) {
@@ -89,6 +101,8 @@ int main(int argc, char **argv)
 	orca_agent_id *ids = calloc(sc.agent_count ? sc.agent_count : 1, sizeof *ids);
 	orca_world *w = NULL;
 	int rc = ids ? scenario_make_world(&sc, (int)workers, &w, ids) : ORCA_ERR_NO_MEMORY;
+	if (rc == ORCA_OK)
+		rc = orca_world_set_avoidance(w, mode);
 	if (rc != ORCA_OK) {
 		fprintf(stderr, "orca-replay: %s\n", orca_strerror(rc));
 		return 1;

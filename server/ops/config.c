@@ -10,16 +10,35 @@
 #include <strings.h>
 
 #include "log.h"
+#include "orca/orca.h"
 
 #ifndef CROWD_VERSION
 #define CROWD_VERSION "0.0.0"
 #endif
+
+/* The avoidance mode (issue 11): quality is the default, reference is RVO2. */
+static int set_avoidance(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	if (strcmp(value, "quality") == 0) {
+		cfg->avoidance = ORCA_AVOIDANCE_QUALITY;
+	} else if (strcmp(value, "reference") == 0) {
+		cfg->avoidance = ORCA_AVOIDANCE_REFERENCE;
+	} else {
+		snprintf(err, errlen, "--%s: '%s' is not quality or reference", opt->name, value);
+		return -1;
+	}
+	return 0;
+}
 
 static int set_log_level(server_config *, const config_option *, const char *, char *, size_t);
 static int set_token(server_config *, const config_option *, const char *, char *, size_t);
 static int set_role(server_config *, const config_option *, const char *, char *, size_t);
 static int set_bounds(server_config *, const config_option *, const char *, char *, size_t);
 static int set_config_path(server_config *, const config_option *, const char *, char *, size_t);
+static int set_avoidance(server_config *, const config_option *, const char *, char *, size_t);
+static int set_path(server_config *, const config_option *, const char *, char *, size_t);
+static int set_fsync(server_config *, const config_option *, const char *, char *, size_t);
+static int set_i64(server_config *, const config_option *, const char *, char *, size_t);
 
 #define OFF(field) offsetof(server_config, field)
 #define NOOFF 0
@@ -55,6 +74,9 @@ static const config_option option_table[] = {
      config_set_u32, OFF(keyframe_interval), 1, 100000},
     {"workers", "simulation", "N", "1", "threads that step the world (results are identical for any N)",
      config_set_u32, OFF(workers), 1, 256},
+    {"avoidance", "simulation", "MODE", "quality",
+     "quality (agents never freeze, no deep overlaps) or reference (RVO2's ORCA, bit for bit)", set_avoidance,
+     NOOFF, 0, 0},
     {"precision", "simulation", "N", "100", "fixed-point units per world unit in snapshots", config_set_u32,
      OFF(precision), 1, 1000000},
     {"world-bounds", "simulation", "X0,Y0,X1,Y1", "-1000,-1000,1000,1000",
@@ -88,6 +110,9 @@ static const config_option option_table[] = {
      OFF(max_neighbors), 0, 10000},
     {"max-time-horizon", "agent", "T", "60", "largest time horizon a client may give (s)", config_set_double,
      OFF(max_time_horizon), 1e-6, 1e6},
+    {"min-time-horizon", "agent", "T", "0.1",
+     "smallest time horizon (agents and obstacles) a client may give (s); shorter ones let agents overlap",
+     config_set_double, OFF(min_time_horizon), 1e-6, 1e6},
 
     /* ---- access */
     {"token", "access", "TOKEN=ROLE", NULL,
@@ -128,8 +153,38 @@ static const config_option option_table[] = {
      config_set_size, OFF(output_hard_limit), 1024, 1ull << 40},
     {"hello-timeout", "limits", "S", "5", "seconds a new connection has to send Hello", config_set_double,
      OFF(hello_timeout_s), 0.01, 3600},
+    {"hello-timeout-busy", "limits", "S", "1",
+     "seconds to send Hello while more than half the connection slots are taken", config_set_double,
+     OFF(hello_timeout_busy_s), 0.01, 3600},
+    {"max-pending-per-peer", "limits", "N", "64",
+     "connections (TCP, WebSocket, HTTP requests) from one IP address not past Hello or their request yet; "
+     "more are refused",
+     config_set_u32, OFF(max_pending_per_peer), 1, 1000000},
+    {"neighbor-budget", "limits", "N", "200000",
+     "agents x max_neighbors one connection may own (the step's cost); a spawn past it gets LIMIT_COST",
+     config_set_u32, OFF(neighbor_budget), 1, 4000000000.0},
+    {"flush-timeout", "limits", "S", "10",
+     "seconds a closing connection gets to write its last messages (the Error saying why)", config_set_double,
+     OFF(flush_timeout_s), 0, 600},
     {"shutdown-timeout", "limits", "S", "5", "seconds to flush clients on SIGINT/SIGTERM before exiting",
      config_set_double, OFF(shutdown_timeout_s), 0, 600},
+
+    /* ---- persistence (server/storage) */
+    {"data-dir", "persistence", "DIR", NULL,
+     "journal and checkpoints here; on start, recover the world found there (empty: nothing persisted)", set_path,
+     OFF(data_dir), 0, 0},
+    {"fsync", "persistence", "MODE", "always",
+     "always (Ack once durable, one group commit per tick), everysec, or no", set_fsync, OFF(fsync_mode), 0, 0},
+    {"checkpoint-every", "persistence", "TICKS", "3000", "ticks between checkpoints of the whole world",
+     config_set_u32, OFF(checkpoint_every), 1, 1e9},
+    {"keep-checkpoints", "persistence", "N", "2", "checkpoints kept (older ones and their journal are deleted)",
+     config_set_u32, OFF(keep_checkpoints), 1, 1000},
+    {"start-at-tick", "persistence", "T", "-1",
+     "serve the recorded world as it was after tick T, without recording (for debugging); -1: the end",
+     set_i64, OFF(start_at_tick), -1, 1e15},
+    {"storage-fail-file", "persistence", "FILE", NULL,
+     "tests only: while FILE exists every journal write fails as if the disk did", set_path,
+     OFF(storage_fail_file), 0, 0},
 
     /* ---- agones */
     {"agones", "agones", NULL, "false",
@@ -448,6 +503,45 @@ static int set_config_path(server_config *cfg, const config_option *opt, const c
 	return 0;
 }
 
+/* A path option: a char[1024] field. */
+static int set_path(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	char *out = field(cfg, opt);
+	if (strlen(value) >= 1024) {
+		snprintf(err, errlen, "--%s: path too long", opt->name);
+		return -1;
+	}
+	strcpy(out, value);
+	return 0;
+}
+
+static int set_fsync(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	int *out = field(cfg, opt);
+	if (!strcasecmp(value, "always"))
+		*out = CONFIG_FSYNC_ALWAYS;
+	else if (!strcasecmp(value, "everysec"))
+		*out = CONFIG_FSYNC_EVERYSEC;
+	else if (!strcasecmp(value, "no"))
+		*out = CONFIG_FSYNC_NO;
+	else {
+		snprintf(err, errlen, "--%s: '%s' is not always, everysec or no", opt->name, value);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_i64(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	double v;
+	if (parse_number(opt, value, &v, err, errlen) != 0)
+		return -1;
+	if (v != floor(v))
+		return range_error(opt, value, err, errlen);
+	*(int64_t *)field(cfg, opt) = (int64_t)v;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ whole config */
 
 void config_init(server_config *cfg)
@@ -626,6 +720,24 @@ int config_validate(const server_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "an --agent-* default lies outside its --max-* limit");
 		return -1;
 	}
+	if (cfg->agent_time_horizon < cfg->min_time_horizon || cfg->agent_time_horizon_obst < cfg->min_time_horizon ||
+	    cfg->min_time_horizon > cfg->max_time_horizon) {
+		snprintf(err, errlen, "--agent-time-horizon(-obst) and --max-time-horizon must be at least --min-time-horizon");
+		return -1;
+	}
+	/* Snapshots carry round(value * precision) as sint32, saturating at 2^30 so
+	 * that differences fit: every position (inside the bounds, which the world
+	 * enforces), speed and radius must stay under that. */
+	double extent = fmax(fmax(fabs(cfg->world_min_x), fabs(cfg->world_max_x)),
+	                     fmax(fabs(cfg->world_min_y), fabs(cfg->world_max_y)));
+	extent = fmax(extent, fmax(cfg->max_agent_speed, cfg->max_agent_radius));
+	if (extent * (double)cfg->precision > (double)(1u << 30)) {
+		snprintf(err, errlen,
+		         "--precision %u overflows snapshots: %g world units (bounds, speed or radius) times the "
+		         "precision pass 2^30; lower the precision to at most %.0f",
+		         cfg->precision, extent, floor((double)(1u << 30) / extent));
+		return -1;
+	}
 	return 0;
 }
 
@@ -633,8 +745,11 @@ crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token)
 {
 	if (cfg->token_count == 0)
 		return cfg->open_role;
+	/* Whole tokens only: the length first (the session refuses tokens holding a
+	 * NUL, so strlen is the length the client sent), then every byte. */
+	size_t len = strlen(token);
 	for (size_t i = 0; i < cfg->token_count; i++)
-		if (strcmp(cfg->tokens[i].token, token) == 0)
+		if (strlen(cfg->tokens[i].token) == len && memcmp(cfg->tokens[i].token, token, len) == 0)
 			return cfg->tokens[i].role;
 	return crowd_v1_Role_ROLE_UNSPECIFIED;
 }

@@ -26,6 +26,13 @@ typedef struct config_token {
 	crowd_v1_Role role;
 } config_token;
 
+/** --fsync: when the journal reaches the disk (Redis's appendfsync). */
+typedef enum config_fsync_mode {
+	CONFIG_FSYNC_ALWAYS = 0,   /* every tick's records before their Acks (group commit) */
+	CONFIG_FSYNC_EVERYSEC = 1, /* at most a second of acknowledged commands can be lost */
+	CONFIG_FSYNC_NO = 2,       /* the kernel decides */
+} config_fsync_mode;
+
 typedef struct server_config {
 	/* network */
 	config_hostport listen;
@@ -36,6 +43,7 @@ typedef struct server_config {
 	uint32_t snapshot_divisor;
 	uint32_t keyframe_interval;
 	uint32_t workers;
+	int avoidance; /* orca_avoidance: ORCA_AVOIDANCE_QUALITY (default) or _REFERENCE */
 	uint32_t precision;
 	double world_min_x, world_min_y, world_max_x, world_max_y;
 
@@ -55,6 +63,7 @@ typedef struct server_config {
 	double max_neighbor_dist;
 	uint32_t max_neighbors;
 	double max_time_horizon;
+	double min_time_horizon;
 
 	/* access */
 	config_token *tokens;
@@ -76,6 +85,10 @@ typedef struct server_config {
 	size_t output_hard_limit;
 	double output_soft_seconds;
 	double hello_timeout_s;
+	double hello_timeout_busy_s; /* while more than half the connection slots are taken */
+	uint32_t max_pending_per_peer; /* connections of one IP not past Hello (or their HTTP request) */
+	uint32_t neighbor_budget;      /* agents x max_neighbors per connection */
+	double flush_timeout_s;        /* a closing connection's last writes */
 	double shutdown_timeout_s;
 
 	/* operation */
@@ -83,6 +96,14 @@ typedef struct server_config {
 	bool demo;
 	uint32_t demo_agents;
 	uint64_t headless_ticks;
+
+	/* persistence (server/storage): journal, checkpoints, recovery */
+	char data_dir[1024];         /* empty: nothing is persisted */
+	int fsync_mode;              /* config_fsync_mode */
+	uint32_t checkpoint_every;   /* ticks */
+	uint32_t keep_checkpoints;
+	int64_t start_at_tick;       /* -1: serve from the end of the journal */
+	char storage_fail_file[1024]; /* tests: while this file exists, journal writes fail (EIO) */
 
 	/* Agones (agones_server.c): the SDK sidecar's REST API on localhost */
 	bool agones;

@@ -38,7 +38,7 @@ typedef enum disconnect_reason {
 #define METRICS_TICK_BUCKETS 12
 extern const double metrics_tick_bucket_bounds[METRICS_TICK_BUCKETS];
 
-#define METRICS_ERROR_CODES (crowd_v1_ErrorCode_ERROR_INTERNAL + 1)
+#define METRICS_ERROR_CODES (_crowd_v1_ErrorCode_MAX + 1)
 
 typedef struct server_metrics {
 	/* tick: whole tick (apply commands + step + snapshots), histogram in seconds;

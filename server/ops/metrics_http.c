@@ -2,6 +2,7 @@
  * named crowd_*, each family with HELP and TYPE, counters ending in _total, the
  * tick duration as a cumulative histogram in seconds. */
 #include "metrics_http.h"
+#include "storage.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -105,6 +106,30 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		         extra->uptime_seconds);
 	}
 
+	/* persistence (--data-dir) */
+	if (extra && extra->storage) {
+		const storage_stats *st = extra->storage;
+		scalar_u(&t, "crowd_storage_available", "gauge",
+		         "1 while the journal can be written; 0: world changes get STORAGE_UNAVAILABLE.", st->available);
+		scalar_u(&t, "crowd_storage_journal_bytes_total", "counter", "Bytes written to journal segments.",
+		         st->journal_bytes);
+		scalar_u(&t, "crowd_storage_journal_batches_total", "counter", "Journal batches (one a tick) written.",
+		         st->journal_records);
+		scalar_u(&t, "crowd_storage_fsyncs_total", "counter", "fsync calls on the journal.", st->fsyncs);
+		scalar_u(&t, "crowd_storage_write_errors_total", "counter", "Journal or checkpoint writes that failed.",
+		         st->write_errors);
+		scalar_u(&t, "crowd_storage_refused_total", "counter",
+		         "World changes refused with STORAGE_UNAVAILABLE.", st->refused);
+		scalar_u(&t, "crowd_storage_checkpoints_total", "counter", "Checkpoints written.", st->checkpoints);
+		scalar_u(&t, "crowd_storage_checkpoint_bytes", "gauge", "Size of the last checkpoint.",
+		         st->checkpoint_bytes);
+		scalar_d(&t, "crowd_storage_checkpoint_seconds", "gauge",
+		         "Encoding and writing the last checkpoint (writer thread).", st->checkpoint_seconds);
+		scalar_d(&t, "crowd_storage_checkpoint_copy_seconds", "gauge",
+		         "Copying the world for the last checkpoint (loop thread, at a tick boundary).",
+		         st->checkpoint_copy_seconds);
+	}
+
 	/* world */
 	scalar_u(&t, "crowd_agents", "gauge", "Agents in the world.", m->agents);
 	scalar_u(&t, "crowd_obstacles", "gauge", "Obstacles in the world.", m->obstacles);
@@ -145,7 +170,9 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	scalar_u(&t, "crowd_acks_total", "counter", "Ack messages sent.", m->acks);
 	family(&t, "crowd_errors_total", "counter", "Error messages sent, by code.");
 	for (int c = 1; c < METRICS_ERROR_CODES; c++)
-		put(&t, "crowd_errors_total{code=\"%s\"} %" PRIu64 "\n", metrics_error_code_name(c), m->errors[c]);
+		if (strcmp(metrics_error_code_name(c), "UNKNOWN") != 0) /* numbers reserved, not assigned yet */
+			put(&t, "crowd_errors_total{code=\"%s\"} %" PRIu64 "\n", metrics_error_code_name(c),
+			    m->errors[c]);
 
 	/* HTTP side */
 	if (http) {
@@ -154,6 +181,9 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		for (int i = 0; i < CROWD_HTTP_NSTATUS; i++)
 			put(&t, "crowd_http_responses_total{code=\"%d\"} %" PRIu64 "\n", crowd_http_statuses[i],
 			    http->responses[i]);
+		scalar_u(&t, "crowd_http_idle_evicted_total", "counter",
+		         "Idle HTTP connections (request incomplete) closed to make room at the connection limit.",
+		         http->evicted);
 		scalar_u(&t, "crowd_http_bytes_in_total", "counter",
 		         "Bytes read on HTTP and WebSocket sockets (with framing).", http->bytes_in);
 		scalar_u(&t, "crowd_http_bytes_out_total", "counter",

@@ -1,5 +1,6 @@
 /* session.c — a client connection above its transport (see session.h). */
 #include "session.h"
+#include "storage.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +31,19 @@ static void refuse(server *srv, const transport_ops *ops, void *conn, crowd_v1_E
 	ops->close(conn, true);
 }
 
+/* "1.2.3.4:5678", "[::1]:5678" or "::1:5678" without its port. */
+static void peer_ip_of(const char *peer, char *out, size_t cap) {
+	const char *start = peer, *end = strrchr(peer, ':');
+	if (peer[0] == '[') {
+		start = peer + 1;
+		end = strchr(start, ']');
+	}
+	size_t n = end ? (size_t)(end - start) : strlen(start);
+	if (n >= cap) n = cap - 1;
+	memcpy(out, start, n);
+	out[n] = '\0';
+}
+
 session *session_open(server *srv, const transport_ops *ops, void *conn, const char *peer) {
 	srv->metrics.connections_accepted[ops->kind]++;
 	if (srv->status.shutting_down) {
@@ -37,7 +51,38 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SHUTTING_DOWN, "the server is shutting down");
 		return NULL;
 	}
-	if (srv->session_count >= srv->cfg->max_connections) {
+	char ip[sizeof ((session *)0)->peer_ip];
+	peer_ip_of(peer ? peer : "?", ip, sizeof ip);
+	/* Connections that never say Hello must not hold the slots players need: one
+	 * address may hold only so many of them, and at the limit the oldest of them
+	 * makes room for the newcomer. */
+	uint32_t active = 0, pending_here = 0;
+	session *oldest_pending = NULL;
+	for (uint32_t i = 0; i < srv->session_count; i++) {
+		session *o = srv->sessions[i];
+		if (o->closing) continue;
+		active++;
+		if (o->hello_done) continue;
+		if (strcmp(o->peer_ip, ip) == 0) pending_here++;
+		if (!oldest_pending || o->opened_ns < oldest_pending->opened_ns) oldest_pending = o;
+	}
+	if (pending_here >= srv->cfg->max_pending_per_peer) {
+		srv->metrics.disconnects[DISCONNECT_SERVER_FULL]++;
+		log_warn("refused %s: %u connections from %s are waiting for Hello, the limit per address", peer,
+		         pending_here, ip);
+		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SERVER_FULL,
+		       "too many connections from this address without Hello");
+		return NULL;
+	}
+	if (active >= srv->cfg->max_connections && oldest_pending) {
+		log_info("client %u from %s: no Hello yet, closed to make room for %s", oldest_pending->client_id,
+		         oldest_pending->peer, peer);
+		session_send_error(oldest_pending, 0, crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT, 0,
+		                   "no Hello yet and the server is full: closed to make room");
+		session_close(oldest_pending, DISCONNECT_HELLO_TIMEOUT, true);
+		active--;
+	}
+	if (active >= srv->cfg->max_connections) {
 		srv->metrics.disconnects[DISCONNECT_SERVER_FULL]++;
 		log_warn("refused %s: %u connections is the limit", peer, srv->cfg->max_connections);
 		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SERVER_FULL, "connection limit reached");
@@ -53,6 +98,7 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 	s->conn = conn;
 	s->client_id = srv->next_client_id++;
 	snprintf(s->peer, sizeof s->peer, "%s", peer ? peer : "?");
+	snprintf(s->peer_ip, sizeof s->peer_ip, "%s", ip);
 	s->opened_ns = server_now_ns();
 	s->role = crowd_v1_Role_ROLE_UNSPECIFIED;
 	s->rate_tokens = srv->cfg->request_burst;
@@ -85,6 +131,18 @@ void session_close(session *s, disconnect_reason reason, bool flush) {
 	s->ops->close(s->conn, flush);
 }
 
+/* A slow consumer is cut: what waits in its output queue is dropped, so the
+ * Error saying why goes right after what the kernel already holds, then the
+ * connection closes once that is written (or the flush time runs out). */
+static void cut_slow_consumer(session *s, disconnect_reason reason, const char *text) {
+	if (s->closing) return;
+	if (s->ops->discard_pending) s->ops->discard_pending(s->conn);
+	s->cutting = true; /* the Error goes out even though the queue was over the limit */
+	session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_SLOW_CONSUMER, 0, text);
+	s->cutting = false;
+	session_close(s, reason, true);
+}
+
 void session_send_encoded(session *s, const uint8_t *data, size_t len) {
 	if (s->closing) return;
 	server *srv = s->srv;
@@ -92,10 +150,10 @@ void session_send_encoded(session *s, const uint8_t *data, size_t len) {
 	srv->metrics.messages_out[s->ops->kind]++;
 	srv->metrics.bytes_out[s->ops->kind] += len;
 	size_t pending = s->ops->pending_bytes(s->conn);
-	if (pending > srv->cfg->output_hard_limit) {
+	if (pending > srv->cfg->output_hard_limit && !s->cutting) {
 		log_warn("client %u: %zu bytes of output queued, over the hard limit %zu: closing", s->client_id,
 		         pending, srv->cfg->output_hard_limit);
-		session_close(s, DISCONNECT_OUTPUT_HARD_LIMIT, false);
+		cut_slow_consumer(s, DISCONNECT_OUTPUT_HARD_LIMIT, "output over the hard limit");
 	}
 }
 
@@ -148,10 +206,49 @@ static void set_role(session *s, crowd_v1_Role role) {
 	m->connections[s->ops->kind][s->role]++;
 }
 
-static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *hello) {
+/* The first `max` bytes of a string, cut back to a whole UTF-8 character. */
+static size_t utf8_cut(const uint8_t *data, size_t len, size_t max) {
+	if (len <= max) return len;
+	size_t n = max;
+	while (n > 0 && (data[n] & 0xc0) == 0x80) n--;
+	return n;
+}
+
+/* A token or resume key must be given whole: never matched on a prefix. */
+static bool credential_ok(session *s, uint32_t request_id, const char *what, const crowd_hello_string *str,
+                          size_t max) {
+	char text[96];
+	if (str->has_nul)
+		snprintf(text, sizeof text, "%s holds a NUL byte", what);
+	else if (str->longest > max)
+		snprintf(text, sizeof text, "%s of %u bytes; the limit is %zu", what, (unsigned)str->longest, max);
+	else
+		return true;
+	log_info("client %u (%s) from %s: %s", s->client_id, s->name, s->peer, text);
+	session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_BAD_TOKEN, 0, text);
+	session_close(s, DISCONNECT_BAD_TOKEN, true);
+	return false;
+}
+
+static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *hello,
+                         const crowd_client_message_info *info) {
 	server *srv = s->srv;
 	const server_config *cfg = srv->cfg;
-	snprintf(s->name, sizeof s->name, "%s", hello->client_name);
+	if (info->client_name.has_nul) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
+		                   "client_name holds a NUL byte");
+		return;
+	}
+	/* The name is for logs only: a long one is cut, not refused. */
+	size_t name_len = utf8_cut(info->client_name.data, info->client_name.len, CROWD_CLIENT_NAME_MAX);
+	for (size_t i = 0; i < name_len; i++) { /* one log line per event: no control characters */
+		uint8_t ch = info->client_name.data[i];
+		s->name[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+	}
+	s->name[name_len] = '\0';
+	if (name_len < info->client_name.len)
+		log_info("client %u from %s: client_name of %u bytes cut to %zu", s->client_id, s->peer,
+		         (unsigned)info->client_name.len, name_len);
 	if (hello->protocol_major != CROWD_PROTOCOL_MAJOR) {
 		char text[96];
 		snprintf(text, sizeof text, "protocol major %u is not supported; this server speaks %u",
@@ -161,6 +258,9 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 		session_close(s, DISCONNECT_UNSUPPORTED_VERSION, true);
 		return;
 	}
+	if (!credential_ok(s, request_id, "token", &info->token, sizeof hello->token - 1) ||
+	    !credential_ok(s, request_id, "resume_key", &info->resume_key, sizeof hello->resume_key - 1))
+		return;
 	crowd_v1_Role role = config_role_for_token(cfg, hello->token);
 	if (role == crowd_v1_Role_ROLE_UNSPECIFIED) {
 		log_info("client %u (%s) from %s: unknown token", s->client_id, s->name, s->peer);
@@ -174,6 +274,20 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	s->protocol_minor = hello->protocol_minor;
 	s->events = hello->protocol_minor >= 1 ? SESSION_EVENTS_OWN : SESSION_EVENTS_NONE;
 	set_role(s, role);
+	/* persistence: a resume key of an earlier Welcome gives that client id (and its agents) back */
+	bool resumed = false;
+	if (srv->storage && hello->resume_key[0]) {
+		uint32_t old_id, old_role;
+		if (storage_find_identity(srv->storage, hello->resume_key, &old_id, &old_role) && old_id != s->client_id &&
+		    !server_find_session(srv, old_id)) {
+			log_info("client %u resumes client %u", s->client_id, old_id);
+			server_rekey_session(srv, s, old_id);
+			s->owned_unknown = true; /* counted from the world at the next tick */
+			resumed = true;
+		} else {
+			log_info("client %u: resume key unknown or in use: a new identity", s->client_id);
+		}
+	}
 	crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
 	msg.which_msg = crowd_v1_ServerMessage_welcome_tag;
 	crowd_v1_Welcome *w = &msg.msg.welcome;
@@ -191,6 +305,13 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	w->world_bounds.max_x = (float)cfg->world_max_x;
 	w->world_bounds.max_y = (float)cfg->world_max_y;
 	w->tick = srv->status.tick;
+	if (srv->storage) { /* persistence: the key to present after a reconnect or a restart */
+		if (resumed)
+			snprintf(w->resume_key, sizeof w->resume_key, "%s", hello->resume_key);
+		else if (!storage_new_identity(srv->storage, s->client_id, (uint32_t)role, w->resume_key))
+			w->resume_key[0] = '\0';
+		w->resumed = resumed;
+	}
 	log_info("client %u hello: name '%s', role %s, protocol %u.%u, %s agents on disconnect", s->client_id, s->name,
 	         config_role_name(role), hello->protocol_major, hello->protocol_minor,
 	         s->keep_agents ? "keeps" : "removes");
@@ -239,34 +360,115 @@ static bool rate_allow(session *s) {
 	return true;
 }
 
+/* The step's cost grows with agents x neighbours considered: one connection
+ * gets a budget of it, so that one player cannot slow the tick for everyone.
+ * Counted against the largest max_neighbors the connection ever asked for
+ * (simple, and never under-counts), over its agents owned and being spawned. */
+static bool within_neighbor_budget(session *s, const crowd_v1_SpawnAgents *m, uint32_t request_id) {
+	const server_config *cfg = s->srv->cfg;
+	uint32_t neighbors = s->max_neighbors_asked;
+	for (pb_size_t i = 0; i < m->agents_count; i++) {
+		uint32_t k = m->agents[i].has_max_neighbors ? m->agents[i].max_neighbors : cfg->agent_max_neighbors;
+		if (k > neighbors) neighbors = k;
+	}
+	uint64_t agents = (uint64_t)s->agents_owned + s->agents_queued + m->agents_count;
+	uint64_t cost = agents * (neighbors ? neighbors : 1);
+	if (cost > cfg->neighbor_budget) {
+		char text[128];
+		snprintf(text, sizeof text, "%llu agents x %u neighbours passes this connection's budget of %u",
+		         (unsigned long long)agents, (unsigned)(neighbors ? neighbors : 1), (unsigned)cfg->neighbor_budget);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_LIMIT_COST, 0, text);
+		return false;
+	}
+	s->max_neighbors_asked = neighbors;
+	s->agents_queued += m->agents_count;
+	return true;
+}
+
+void session_command_done(session *s, const command *c) {
+	s->queued_bytes = s->queued_bytes > c->cost ? s->queued_bytes - c->cost : 0;
+	if (c->msg.which_msg == crowd_v1_ClientMessage_spawn_agents_tag) {
+		uint32_t n = c->msg.msg.spawn_agents.agents_count;
+		s->agents_queued = s->agents_queued > n ? s->agents_queued - n : 0;
+	}
+}
+
+/* Refuse a frame with one Error and no decoding. */
+static void refuse_frame(session *s, uint32_t request_id, crowd_v1_ErrorCode code, const char *text) {
+	s->srv->metrics.requests++;
+	session_send_error(s, request_id, code, 0, text);
+}
+
 void session_on_message(session *s, const uint8_t *data, size_t len) {
 	if (s->closing) return;
 	server *srv = s->srv;
+	const server_config *cfg = srv->cfg;
 	srv->metrics.messages_in[s->ops->kind]++;
 	srv->metrics.bytes_in[s->ops->kind] += len;
 
+	/* Every frame, whether it decodes or not, takes a token from the rate
+	 * limit. Past it, a frame that does not decode closes the connection: a
+	 * garbage sender gets no more answers than a polite flood. */
+	crowd_client_message_info info;
+	bool well_formed = crowd_client_message_inspect(data, len, &info);
+	bool allowed = rate_allow(s);
+	if (!allowed && well_formed && info.longest_list <= cfg->max_batch) {
+		/* Over the limit, a frame must still decode to earn its RATE_LIMITED answer. */
+		crowd_v1_ClientMessage probe;
+		well_formed = crowd_decode_client_message_checked(data, len, &probe, &info);
+		if (well_formed) crowd_client_message_release(&probe);
+	}
+	if (!allowed && !well_formed) {
+		log_info("client %u from %s: undecodable frames over the rate limit: closing", s->client_id, s->peer);
+		session_send_error(s, info.request_id, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,
+		                   "undecodable frames over the requests-per-second limit");
+		session_close(s, DISCONNECT_MALFORMED, true);
+		return;
+	}
+	if (!well_formed) {
+		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_MALFORMED, 0,
+		                   "the message did not decode as a ClientMessage");
+		return;
+	}
+	if (!allowed) {
+		refuse_frame(s, info.request_id, crowd_v1_ErrorCode_ERROR_RATE_LIMITED,
+		             "over the requests-per-second limit");
+		return;
+	}
+	/* Order: Hello first, then the size of the batch, then the decode. */
+	bool is_hello = info.which_msg == crowd_v1_ClientMessage_hello_tag;
+	if (!s->hello_done && !is_hello) {
+		refuse_frame(s, info.request_id, crowd_v1_ErrorCode_ERROR_HELLO_REQUIRED, "send Hello first");
+		return;
+	}
+	if (s->hello_done && is_hello) {
+		refuse_frame(s, info.request_id, crowd_v1_ErrorCode_ERROR_ALREADY_HELLO, "Hello was already received");
+		return;
+	}
 	/* nanopb grows decoded lists an item at a time: refuse an oversized batch
-	 * before decoding, with its request_id, instead of paying for it. Every
-	 * item takes at least a byte, so only frames longer than the limit can. */
-	uint32_t peek_rid, longest_list;
-	if (len > srv->cfg->max_batch && crowd_client_message_peek(data, len, &peek_rid, &longest_list) &&
-	    longest_list > srv->cfg->max_batch) {
-		char text[96];
-		snprintf(text, sizeof text, "a list of %u items, the limit is %u", (unsigned)longest_list,
-		         (unsigned)srv->cfg->max_batch);
-		srv->metrics.requests++;
-		session_send_error(s, peek_rid, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, text);
+	 * before decoding, with its request_id, instead of paying for it. */
+	char text[96];
+	if (info.which_msg == crowd_v1_ClientMessage_add_obstacle_tag && info.longest_list > cfg->max_obstacle_vertices) {
+		snprintf(text, sizeof text, "%u vertices; an obstacle has 2 to %u", (unsigned)info.longest_list,
+		         (unsigned)cfg->max_obstacle_vertices);
+		refuse_frame(s, info.request_id, crowd_v1_ErrorCode_ERROR_BAD_POLYGON, text);
+		return;
+	}
+	if (info.longest_list > cfg->max_batch) {
+		snprintf(text, sizeof text, "a list of %u items, the limit is %u", (unsigned)info.longest_list,
+		         (unsigned)cfg->max_batch);
+		refuse_frame(s, info.request_id, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, text);
 		return;
 	}
 
 	command *cmd = calloc(1, sizeof *cmd);
 	if (!cmd) {
-		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
+		session_send_error(s, info.request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
 		return;
 	}
-	if (!crowd_decode_client_message(data, len, &cmd->msg)) {
+	if (!crowd_decode_client_message_checked(data, len, &cmd->msg, &info)) {
 		free(cmd);
-		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_MALFORMED, 0,
+		session_send_error(s, info.request_id, crowd_v1_ErrorCode_ERROR_MALFORMED, 0,
 		                   "the message did not decode as a ClientMessage");
 		return;
 	}
@@ -275,26 +477,16 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	uint32_t rid = msg->request_id;
 	request_error err;
 
-	if (!rate_allow(s)) {
-		session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,
-		                   "over the requests-per-second limit");
-		goto drop;
-	}
-	if (!s->hello_done) {
-		if (msg->which_msg == crowd_v1_ClientMessage_hello_tag)
-			handle_hello(s, rid, &msg->msg.hello);
-		else
-			session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_HELLO_REQUIRED, 0, "send Hello first");
-		goto drop;
-	}
 	if (msg->which_msg == crowd_v1_ClientMessage_hello_tag) {
-		session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_ALREADY_HELLO, 0, "Hello was already received");
+		handle_hello(s, rid, &msg->msg.hello, &info);
 		goto drop;
 	}
 	if (!validate_rights(s->role, msg->which_msg, &err) || !validate_message(srv->cfg, msg, &err)) {
 		session_send_error(s, rid, err.code, err.index, err.message);
 		goto drop;
 	}
+	if (msg->which_msg == crowd_v1_ClientMessage_add_obstacle_tag)
+		validate_obstacle_make_ccw(&cmd->msg.msg.add_obstacle);
 	switch (msg->which_msg) {
 	case crowd_v1_ClientMessage_ping_tag: {
 		crowd_v1_ServerMessage out = crowd_v1_ServerMessage_init_zero;
@@ -321,6 +513,9 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 			                   "too many requests waiting for the next tick");
 			goto drop;
 		}
+		if (msg->which_msg == crowd_v1_ClientMessage_spawn_agents_tag &&
+		    !within_neighbor_budget(s, &msg->msg.spawn_agents, rid))
+			goto drop;
 		s->queued_bytes += cmd->cost;
 		cmd->kind = COMMAND_CLIENT;
 		cmd->client_id = s->client_id;
@@ -332,12 +527,24 @@ drop:
 	command_free(cmd);
 }
 
+void session_on_peer_eof(session *s) {
+	s->peer_done = true;
+	if (!s->closing && s->queued_bytes == 0) session_close(s, DISCONNECT_PEER_CLOSED, true);
+}
+
 void session_check_timers(session *s, uint64_t now_ns) {
 	if (s->closing) return;
 	const server_config *cfg = s->srv->cfg;
-	if (!s->hello_done && (double)(now_ns - s->opened_ns) * 1e-9 > cfg->hello_timeout_s) {
-		log_info("client %u from %s: no Hello within %g s: closing", s->client_id, s->peer,
-		         cfg->hello_timeout_s);
+	if (s->peer_done && s->queued_bytes == 0) { /* its last requests were answered last tick */
+		session_close(s, DISCONNECT_PEER_CLOSED, true);
+		return;
+	}
+	/* Under pressure (more than half the slots taken) Hello must come sooner. */
+	double hello_timeout = s->srv->session_count * 2 > cfg->max_connections
+	                           ? fmin(cfg->hello_timeout_s, cfg->hello_timeout_busy_s)
+	                           : cfg->hello_timeout_s;
+	if (!s->hello_done && (double)(now_ns - s->opened_ns) * 1e-9 > hello_timeout) {
+		log_info("client %u from %s: no Hello within %g s: closing", s->client_id, s->peer, hello_timeout);
 		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT, 0, "no Hello in time");
 		session_close(s, DISCONNECT_HELLO_TIMEOUT, true);
 		return;
@@ -345,7 +552,7 @@ void session_check_timers(session *s, uint64_t now_ns) {
 	size_t pending = s->ops->pending_bytes(s->conn);
 	if (pending > cfg->output_hard_limit) {
 		log_warn("client %u: %zu bytes of output queued, over the hard limit: closing", s->client_id, pending);
-		session_close(s, DISCONNECT_OUTPUT_HARD_LIMIT, false);
+		cut_slow_consumer(s, DISCONNECT_OUTPUT_HARD_LIMIT, "output over the hard limit");
 	} else if (pending > cfg->output_soft_limit) {
 		if (s->above_soft_since_ns == 0) {
 			s->above_soft_since_ns = now_ns;
@@ -353,8 +560,7 @@ void session_check_timers(session *s, uint64_t now_ns) {
 			log_warn("client %u: output above the soft limit (%zu bytes queued) for %g s: slow consumer, "
 			         "closing",
 			         s->client_id, pending, cfg->output_soft_seconds);
-			session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_SLOW_CONSUMER, 0, "not reading fast enough");
-			session_close(s, DISCONNECT_SLOW_CONSUMER, false);
+			cut_slow_consumer(s, DISCONNECT_SLOW_CONSUMER, "not reading fast enough");
 		}
 	} else {
 		s->above_soft_since_ns = 0;

@@ -15,6 +15,9 @@
 
 typedef struct server server;
 
+/* Hello.client_name is for logs: a longer one is cut to this many bytes. */
+#define CROWD_CLIENT_NAME_MAX 32
+
 /** AgentEvents a session receives: none, its own agents' (the default from
  * protocol minor 1), or every agent's (admins, by SubscribeEvents{all_agents}). */
 typedef enum session_events {
@@ -29,7 +32,8 @@ typedef struct session {
 	void *conn;
 	uint32_t client_id; /* owner number of its agents; never reused */
 	char peer[64];
-	char name[33];
+	char peer_ip[48]; /* the address without its port: per-peer limits */
+	char name[CROWD_CLIENT_NAME_MAX + 1]; /* Hello.client_name, cut to a whole UTF-8 character */
 	uint64_t opened_ns;
 
 	bool hello_done;
@@ -37,9 +41,14 @@ typedef struct session {
 	session_events events;   /* which AgentEvents it receives (navigation.c sends them) */
 	bool closing; /* close requested: ignore input, send nothing more */
 	bool keep_agents;
+	bool peer_done; /* the peer half-closed: close once its requests are answered */
+	bool cutting;   /* sending the Error that cuts a slow consumer */
 	crowd_v1_Role role; /* ROLE_UNSPECIFIED until Hello */
 	uint32_t agents_owned;
+	bool owned_unknown; /* resumed (persistence): agents_owned is counted from the world at the next tick */
 	size_t queued_bytes; /* cost of its requests waiting for the next tick */
+	uint32_t agents_queued;       /* agents in its spawns waiting for the next tick */
+	uint32_t max_neighbors_asked; /* the largest max_neighbors of its spawns so far (cost budget) */
 	disconnect_reason close_reason;
 	bool close_reason_set;
 
@@ -92,6 +101,14 @@ void session_send_ack(session *s, uint32_t request_id, const uint32_t *ids, uint
 bool session_send(session *s, const crowd_v1_ServerMessage *msg);
 /** Send bytes already encoded in the transport's framing (snapshots). */
 void session_send_encoded(session *s, const uint8_t *data, size_t len);
+
+/** The peer half-closed its side (EOF) and may still read: its requests
+ * still queued are answered (next tick), then the connection closes. */
+void session_on_peer_eof(session *s);
+
+struct command;
+/** One of its queued commands was applied (answered): release what it held. */
+void session_command_done(session *s, const struct command *c);
 
 /** Housekeeping each tick: Hello timeout and output limits. */
 void session_check_timers(session *s, uint64_t now_ns);

@@ -4,6 +4,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include <orca/orca.h>
 
 bool request_fail(request_error *err, crowd_v1_ErrorCode code, uint32_t index, const char *fmt, ...) {
 	err->code = code;
@@ -84,12 +87,13 @@ static bool validate_spec(const server_config *cfg, const crowd_v1_AgentSpec *a,
 		                    cfg->max_neighbor_dist);
 	if (a->has_max_neighbors && a->max_neighbors > cfg->max_neighbors)
 		return request_fail(err, bad, i, "agent %u: max_neighbors must be at most %u", i, cfg->max_neighbors);
-	if (a->has_time_horizon && (!in_range(a->time_horizon, 0, cfg->max_time_horizon) || a->time_horizon <= 0))
-		return request_fail(err, bad, i, "agent %u: time_horizon must be in (0, %g]", i, cfg->max_time_horizon);
-	if (a->has_time_horizon_obst &&
-	    (!in_range(a->time_horizon_obst, 0, cfg->max_time_horizon) || a->time_horizon_obst <= 0))
-		return request_fail(err, bad, i, "agent %u: time_horizon_obst must be in (0, %g]", i,
+	/* A horizon far below a tick makes ORCA's constraints meaningless: agents overlap and drift. */
+	if (a->has_time_horizon && !in_range(a->time_horizon, cfg->min_time_horizon, cfg->max_time_horizon))
+		return request_fail(err, bad, i, "agent %u: time_horizon must be in [%g, %g]", i, cfg->min_time_horizon,
 		                    cfg->max_time_horizon);
+	if (a->has_time_horizon_obst && !in_range(a->time_horizon_obst, cfg->min_time_horizon, cfg->max_time_horizon))
+		return request_fail(err, bad, i, "agent %u: time_horizon_obst must be in [%g, %g]", i,
+		                    cfg->min_time_horizon, cfg->max_time_horizon);
 	if (a->has_weight && !in_range(a->weight, 0, 1))
 		return request_fail(err, bad, i, "agent %u: weight must be in [0, 1]", i);
 	if (!steer_ok(a->steer)) return request_fail(err, bad, i, "agent %u: unknown steer mode %d", i, (int)a->steer);
@@ -106,6 +110,23 @@ static bool check_parallel(const server_config *cfg, pb_size_t ids, pb_size_t xs
 		                    "%u ids need %u values (or 1) in each of two arrays, got %u and %u", (unsigned)ids,
 		                    (unsigned)ids, (unsigned)xs, (unsigned)ys);
 	return true;
+}
+
+void validate_obstacle_make_ccw(crowd_v1_AddObstacle *m) {
+	double area2 = 0.0;
+	for (uint32_t i = 0; i < m->x_count; i++) {
+		uint32_t j = (i + 1) % m->x_count;
+		area2 += (double)m->x[i] * m->y[j] - (double)m->x[j] * m->y[i];
+	}
+	if (area2 >= 0.0) return;
+	for (uint32_t i = 0, j = m->x_count - 1; i < j; i++, j--) {
+		float t = m->x[i];
+		m->x[i] = m->x[j];
+		m->x[j] = t;
+		t = m->y[i];
+		m->y[i] = m->y[j];
+		m->y[j] = t;
+	}
 }
 
 bool validate_rect(const crowd_v1_Rect *r) {
@@ -162,6 +183,14 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 			if (!in_bounds(cfg, m->x[i], m->y[i]))
 				return request_fail(err, poly, i, "vertex %u not finite or outside the world bounds",
 				                    i);
+		/* The engine's own definition of a valid obstacle (orca_polygon_check). */
+		orca_vec2 *v = malloc(m->x_count * sizeof *v);
+		if (!v) return request_fail(err, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
+		for (uint32_t i = 0; i < m->x_count; i++) v[i] = (orca_vec2){m->x[i], m->y[i]};
+		orca_polygon_issue issue;
+		int rc = orca_polygon_check(v, m->x_count, &issue);
+		free(v);
+		if (rc != ORCA_OK) return request_fail(err, poly, issue.index, "vertex %u: %s", issue.index, issue.reason);
 		return true;
 	}
 	case crowd_v1_ClientMessage_remove_obstacle_tag:

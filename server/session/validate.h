@@ -32,4 +32,8 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 /** Is a subscription area valid (finite, min <= max)? */
 bool validate_rect(const crowd_v1_Rect *r);
 
+/** A valid AddObstacle given clockwise is reversed to counter-clockwise, the
+ * engine's (and RVO2's) convention. */
+void validate_obstacle_make_ccw(crowd_v1_AddObstacle *m);
+
 #endif

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 
@@ -141,4 +142,76 @@ void demo_destroy(demo_crowd *d) {
 	free(d->ids);
 	free(d->slow_ticks);
 	free(d);
+}
+
+/* ---- checkpoints (server/storage): "DEMO", count, rng, waypoints, then per agent id and stuck ticks */
+
+#define DEMO_MAGIC 0x4F4D4544u
+#define DEMO_HEADER_BYTES (4 + 4 + 8 + DEMO_WAYPOINTS * 8)
+
+static void put32(uint8_t **p, uint32_t v) {
+	for (int i = 0; i < 4; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t **p) {
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++) v |= (uint32_t)*(*p)++ << (8 * i);
+	return v;
+}
+
+uint8_t *demo_save(const demo_crowd *d, size_t *len) {
+	*len = DEMO_HEADER_BYTES + (size_t)d->count * 6;
+	uint8_t *buf = malloc(*len), *p = buf;
+	if (!buf) return NULL;
+	put32(&p, DEMO_MAGIC);
+	put32(&p, d->count);
+	put32(&p, (uint32_t)d->rng);
+	put32(&p, (uint32_t)(d->rng >> 32));
+	for (int i = 0; i < DEMO_WAYPOINTS; i++) {
+		uint32_t x, y;
+		memcpy(&x, &d->waypoints[i].x, 4);
+		memcpy(&y, &d->waypoints[i].y, 4);
+		put32(&p, x);
+		put32(&p, y);
+	}
+	for (uint32_t i = 0; i < d->count; i++) {
+		put32(&p, d->ids[i]);
+		*p++ = (uint8_t)d->slow_ticks[i];
+		*p++ = (uint8_t)(d->slow_ticks[i] >> 8);
+	}
+	return buf;
+}
+
+demo_crowd *demo_load(const uint8_t *data, size_t len) {
+	if (len < DEMO_HEADER_BYTES) return NULL;
+	const uint8_t *p = data;
+	if (get32(&p) != DEMO_MAGIC) return NULL;
+	uint32_t count = get32(&p);
+	if ((len - DEMO_HEADER_BYTES) / 6 != count || (len - DEMO_HEADER_BYTES) % 6 != 0) return NULL;
+	demo_crowd *d = calloc(1, sizeof *d);
+	if (!d) return NULL;
+	d->ids = calloc(count ? count : 1, sizeof *d->ids);
+	d->slow_ticks = calloc(count ? count : 1, sizeof *d->slow_ticks);
+	if (!d->ids || !d->slow_ticks) {
+		demo_destroy(d);
+		return NULL;
+	}
+	d->count = count;
+	d->rng = get32(&p);
+	d->rng |= (uint64_t)get32(&p) << 32;
+	for (int i = 0; i < DEMO_WAYPOINTS; i++) {
+		uint32_t x = get32(&p), y = get32(&p);
+		memcpy(&d->waypoints[i].x, &x, 4);
+		memcpy(&d->waypoints[i].y, &y, 4);
+		if (!isfinite(d->waypoints[i].x) || !isfinite(d->waypoints[i].y)) {
+			demo_destroy(d);
+			return NULL;
+		}
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		d->ids[i] = get32(&p);
+		d->slow_ticks[i] = (uint16_t)(p[0] | p[1] << 8);
+		p += 2;
+	}
+	return d;
 }

@@ -4,6 +4,7 @@
 #ifndef CROWD_SERVER_DEMO_H
 #define CROWD_SERVER_DEMO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <orca/orca.h>
@@ -19,5 +20,14 @@ demo_crowd *demo_create(orca_world *world, const server_config *cfg);
 void demo_update(demo_crowd *demo, orca_world *world);
 
 void demo_destroy(demo_crowd *demo);
+
+/** The demo's whole state (random generator, waypoints, its agents' ids and
+ * stuck counters) as little-endian bytes, for checkpoints; malloc'd, NULL when
+ * out of memory. */
+uint8_t *demo_save(const demo_crowd *demo, size_t *len);
+
+/** A demo crowd from demo_save bytes (its agents are in the world already).
+ * NULL when the bytes are malformed. */
+demo_crowd *demo_load(const uint8_t *data, size_t len);
 
 #endif

@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outq.h"
 #include "ws.h"
 
 #define HTTP_URL_MAX 2048
 #define HTTP_HEADER_VALUE_MAX 256
 #define HTTP_FIELD_MAX 32
 #define HTTP_LINGER_MS 1000 /* after a response: drain the client's leftovers, then close */
-#define WS_FLUSH_MS 2000    /* a closing WebSocket gets this long to drain its output */
 #define HTTP_FILE_MAX (16u << 20)
 
 const int crowd_http_statuses[CROWD_HTTP_NSTATUS] = {101, 200, 400, 404, 405, 408, 413, 426, 431, 500, 503};
@@ -60,8 +60,9 @@ struct crowd_http_ws {
 	bool reason_set;
 	crowd_http_close_reason reason;
 	bool write_failed;
-	size_t write_pending;
+	outq out; /* what is written and not yet in the kernel */
 	char peer[64];
+	char ip[48]; /* peer without the port: per-peer limits */
 };
 
 struct crowd_http {
@@ -83,13 +84,6 @@ struct crowd_http {
 	crowd_http_stats stats;
 };
 
-typedef struct write_req {
-	uv_write_t req;
-	crowd_http_ws *conn;
-	size_t len;
-	char data[];
-} write_req;
-
 static void conn_close(crowd_http_ws *c);
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
@@ -106,6 +100,9 @@ void crowd_http_default_config(crowd_http_config *cfg) {
 	cfg->header_timeout_ms = 10000;
 	cfg->max_connections = 1024;
 	cfg->ws_max_message = 1u << 20;
+	cfg->flush_timeout_ms = 10000;
+	cfg->max_pending_per_peer = 64;
+	cfg->header_timeout_busy_ms = 1000;
 }
 
 /* ------------------------------------------------------------------ writing */
@@ -115,42 +112,27 @@ static void count_status(crowd_http *h, int status) {
 		if (crowd_http_statuses[i] == status) h->stats.responses[i]++;
 }
 
-static void on_written(uv_write_t *req, int status) {
-	write_req *w = (write_req *)req;
-	crowd_http_ws *c = w->conn;
-	c->write_pending -= w->len;
-	free(w);
+static void on_written(void *owner, int status, size_t len) {
+	crowd_http_ws *c = owner;
+	(void)len;
 	if (status < 0) {
 		c->write_failed = true;
 		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
 		conn_close(c);
 		return;
 	}
-	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && c->write_pending == 0) conn_close(c);
+	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0) conn_close(c);
 }
 
 /* Queue bytes on the socket; on failure the connection is closed soon. */
 static bool conn_write(crowd_http_ws *c, const void *data, size_t len) {
 	if (c->mode == MODE_CLOSED || c->write_failed) return false;
-	write_req *w = malloc(sizeof *w + len);
-	if (!w) {
+	if (outq_write(&c->out, data, len) != 0) {
 		c->write_failed = true;
 		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
 		conn_close_soon(c);
 		return false;
 	}
-	w->conn = c;
-	w->len = len;
-	memcpy(w->data, data, len);
-	uv_buf_t buf = uv_buf_init(w->data, (unsigned)len);
-	if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_written) != 0) {
-		free(w);
-		c->write_failed = true;
-		conn_set_reason(c, CROWD_HTTP_CLOSE_WRITE_ERROR);
-		conn_close_soon(c);
-		return false;
-	}
-	c->write_pending += len;
 	c->server->stats.bytes_out += len;
 	return true;
 }
@@ -176,7 +158,7 @@ static void conn_linger(crowd_http_ws *c) {
 		return;
 	}
 	uv_shutdown_t *req = malloc(sizeof *req);
-	if (!req || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+	if (!req || outq_submit_all(&c->out) != 0 || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
 		free(req);
 		conn_close(c);
 		return;
@@ -403,7 +385,7 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 	if (leftover_len && !crowd_ws_feed(c->ws, (const uint8_t *)leftover, leftover_len)) {
 		conn_set_reason(c, CROWD_HTTP_CLOSE_PROTOCOL);
 		conn_close_soon(c);
-	} else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+	} else if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 		conn_close_soon(c);
 }
 
@@ -592,7 +574,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 				conn_set_reason(c, c->write_failed ? CROWD_HTTP_CLOSE_WRITE_ERROR
 				                                   : CROWD_HTTP_CLOSE_PROTOCOL);
 				conn_close(c);
-			} else if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+			} else if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 				conn_close(c);
 			break;
 		default: /* lingering: discard */
@@ -616,6 +598,7 @@ static void on_handle_closed(uv_handle_t *handle) {
 		if (h->hooks.ws_closed) h->hooks.ws_closed(c->session, c->reason);
 	}
 	crowd_ws_free(c->ws);
+	outq_free(&c->out);
 	free(c);
 	h->conn_allocated--;
 	http_maybe_done(h);
@@ -698,6 +681,7 @@ static void on_connection(uv_stream_t *listener, int status) {
 	c->tcp.data = c;
 	c->timer.data = c;
 	c->handles_open = 2;
+	outq_init(&c->out, (uv_stream_t *)&c->tcp, on_written, c);
 	c->next = h->conns;
 	if (h->conns) h->conns->prev = c;
 	h->conns = c;
@@ -718,14 +702,37 @@ static void on_connection(uv_stream_t *listener, int status) {
 		         ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 		                                        : ((struct sockaddr_in *)&ss)->sin_port));
 	}
+	snprintf(c->ip, sizeof c->ip, "%s", addr);
 	uv_tcp_nodelay(&c->tcp, 1);
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
+	/* Idle sockets (request not complete) are what exhausts a server: one
+	 * address may hold only so many, and at the limit the oldest one goes. */
+	uint32_t pending_here = 0;
+	crowd_http_ws *oldest = NULL;
+	for (crowd_http_ws *o = h->conns; o; o = o->next) {
+		if (o == c || o->mode != MODE_HTTP || o->message_complete) continue;
+		if (strcmp(o->ip, c->ip) == 0) pending_here++;
+		oldest = o; /* the list is newest first */
+	}
+	if (pending_here >= h->cfg.max_pending_per_peer) {
+		respond_error(c, 503);
+		return;
+	}
+	if (h->conn_count > h->cfg.max_connections && oldest) {
+		h->stats.evicted++;
+		conn_set_reason(oldest, CROWD_HTTP_CLOSE_LOCAL);
+		conn_close(oldest);
+	}
 	if (h->conn_count > h->cfg.max_connections) {
 		respond_error(c, 503);
 		return;
 	}
-	uv_timer_start(&c->timer, on_header_timeout, h->cfg.header_timeout_ms, 0);
+	bool busy = h->conn_count * 2 > h->cfg.max_connections;
+	uv_timer_start(&c->timer, on_header_timeout, busy && h->cfg.header_timeout_busy_ms < h->cfg.header_timeout_ms
+	                                                 ? h->cfg.header_timeout_busy_ms
+	                                                 : h->cfg.header_timeout_ms,
+	               0);
 	uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
@@ -802,7 +809,7 @@ void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg) {
 		if (c->mode == MODE_WS && c->ws && !crowd_ws_finished(c->ws)) {
 			/* Tell the client, let the close frame drain, but never wait long. */
 			crowd_ws_close(c->ws, CROWD_WS_CLOSE_GOING_AWAY, "server shutting down");
-			if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+			if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 				conn_close(c);
 			else
 				uv_timer_start(&c->timer, on_linger_timeout, HTTP_LINGER_MS, 0);
@@ -824,10 +831,10 @@ void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason) {
 	if (c->mode != MODE_WS || !c->ws) return;
 	conn_set_reason(c, CROWD_HTTP_CLOSE_LOCAL);
 	crowd_ws_close(c->ws, code, reason);
-	if (crowd_ws_finished(c->ws) && c->write_pending == 0)
+	if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 		conn_close_soon(c);
 	else
-		uv_timer_start(&c->timer, on_close_soon, WS_FLUSH_MS, 0); /* a client that does not read */
+		uv_timer_start(&c->timer, on_close_soon, c->server->cfg.flush_timeout_ms, 0); /* a client that does not read */
 }
 
 void crowd_http_ws_abort(crowd_http_ws *c) {
@@ -840,5 +847,9 @@ void *crowd_http_ws_session(const crowd_http_ws *c) {
 }
 
 size_t crowd_http_ws_pending(const crowd_http_ws *c) {
-	return c->write_pending;
+	return outq_pending(&c->out);
+}
+
+void crowd_http_ws_discard_pending(crowd_http_ws *c) {
+	outq_discard(&c->out);
 }

@@ -24,6 +24,14 @@ typedef struct crowd_http_config {
 	uint32_t header_timeout_ms; /* request (header, or its small body) unfinished: 408 and close (default 10000) */
 	uint32_t max_connections;   /* open HTTP + WebSocket connections; over it: 503 (default 1024) */
 	size_t ws_max_message;      /* bigger WebSocket message: close 1009 (default 1 MiB) */
+	uint32_t flush_timeout_ms;  /* a closing WebSocket gets this long to drain its output (default 10000) */
+	/* Connection exhaustion: requests not complete yet (idle sockets) are what an
+	 * attacker holds. Past max_pending_per_peer from one IP address a new one is
+	 * answered 503; while more than half of max_connections are open they get
+	 * header_timeout_busy_ms; and at max_connections the oldest of them is closed
+	 * (408) to make room, so /healthz and /metrics always get in. */
+	uint32_t max_pending_per_peer; /* default 64 */
+	uint32_t header_timeout_busy_ms; /* default 1000 */
 } crowd_http_config;
 
 /** Fill a config with the defaults above (web_root and proto_path NULL). */
@@ -75,6 +83,7 @@ typedef struct crowd_http_stats {
 	uint64_t ws_closed;                     /* WebSocket connections closed, any reason */
 	uint64_t ws_close_sent[4];              /* our close code: [0] any other, [1] 1002, [2] 1003, [3] 1009 */
 	uint64_t bytes_in, bytes_out;           /* every byte read and written on HTTP/WebSocket sockets */
+	uint64_t evicted;                       /* idle connections closed to make room at the limit */
 } crowd_http_stats;
 
 /** Bind and listen. On error returns a negative uv error code. */
@@ -97,5 +106,7 @@ void crowd_http_ws_abort(crowd_http_ws *conn);
 void *crowd_http_ws_session(const crowd_http_ws *conn);
 /** Bytes written but not yet taken by the kernel (for output-buffer limits). */
 size_t crowd_http_ws_pending(const crowd_http_ws *conn);
+/** Drop the whole messages queued for a WebSocket and not yet handed to the kernel. */
+void crowd_http_ws_discard_pending(crowd_http_ws *c);
 
 #endif /* CROWD_HTTP_H */

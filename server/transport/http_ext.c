@@ -2,6 +2,7 @@
  * /healthz from server_status, /metrics from server_metrics, and each WebSocket
  * connection as a session (transport TRANSPORT_WS, bare messages). */
 #include "http_ext.h"
+#include "storage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,12 +74,17 @@ static void ws_op_close(void *conn, bool flush) {
 	                    s && s->close_reason_set ? metrics_disconnect_reason_name(s->close_reason) : NULL);
 }
 
+static void ws_op_discard(void *conn) {
+	crowd_http_ws_discard_pending(conn);
+}
+
 static const transport_ops ws_ops = {
     .kind = TRANSPORT_WS,
     .length_prefixed = false,
     .send = ws_op_send,
     .pending_bytes = ws_op_pending,
     .close = ws_op_close,
+    .discard_pending = ws_op_discard,
 };
 
 static void *hook_ws_open(void *user, crowd_http_ws *conn, const char *peer) {
@@ -130,6 +136,11 @@ static char *hook_metrics(void *user, size_t *len) {
 	    .uptime_seconds = (double)(server_now_ns() - x->started_ns) / 1e9,
 	    .tick_rate_hz = srv->cfg->tick_rate_hz,
 	};
+	storage_stats storage;
+	if (srv->storage) { /* persistence */
+		storage_get_stats(srv->storage, &storage);
+		extra.storage = &storage;
+	}
 	return metrics_render_prometheus(&srv->metrics, x->http ? crowd_http_get_stats(x->http) : NULL, &extra, len);
 }
 
@@ -145,6 +156,9 @@ static int ext_start(server *srv, void *state) {
 	cfg.proto_path = x->proto_path;
 	cfg.ws_max_message = srv->cfg->max_frame_bytes;
 	cfg.max_connections = srv->cfg->max_connections + 64; /* room for scrapes and refusals */
+	cfg.flush_timeout_ms = (uint32_t)(srv->cfg->flush_timeout_s * 1000.0);
+	cfg.max_pending_per_peer = srv->cfg->max_pending_per_peer;
+	cfg.header_timeout_busy_ms = (uint32_t)(srv->cfg->hello_timeout_busy_s * 1000.0);
 	crowd_http_hooks hooks = {
 	    .user = x,
 	    .health = hook_health,

@@ -10,11 +10,10 @@
 #include <uv.h>
 
 #include "log.h"
+#include "outq.h"
 #include "server.h"
 #include "session.h"
 
-/* A flushing close gives up after this long and drops what is still queued. */
-#define TCP_FLUSH_TIMEOUT_MS 2000
 #define TCP_READ_BUFFER 65536
 
 struct tcp_listener {
@@ -38,23 +37,20 @@ typedef struct tcp_conn {
 	tcp_listener *listener;
 	session *session;
 	crowd_frame_splitter splitter;
+	outq out;
 	disconnect_reason reason;
 	bool closing;  /* uv_close called */
 	bool flushing; /* shutdown requested, waiting for writes to drain */
+	bool peer_done; /* the peer sent EOF: keep writing until the session closes */
 	int open_handles;
 } tcp_conn;
-
-typedef struct tcp_write {
-	uv_write_t req;
-	size_t len;
-	uint8_t data[];
-} tcp_write;
 
 static void conn_handle_closed(uv_handle_t *h) {
 	tcp_conn *c = h->data;
 	if (--c->open_handles > 0) return;
 	if (c->session) session_on_closed(c->session, c->reason);
 	crowd_frame_splitter_free(&c->splitter);
+	outq_free(&c->out);
 	free(c);
 }
 
@@ -78,47 +74,19 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
 
 /* ---- transport ops */
 
-static void on_write(uv_write_t *req, int status) {
-	tcp_write *w = (tcp_write *)req;
-	tcp_conn *c = req->data;
-	if (status < 0 && status != UV_ECANCELED && !c->closing) {
+static void on_written(void *owner, int status, size_t len) {
+	tcp_conn *c = owner;
+	(void)len;
+	if (status < 0 && !c->closing) {
 		c->reason = DISCONNECT_WRITE_ERROR;
 		conn_close_now(c);
 	}
-	free(w);
 }
 
 static int tcp_send(void *conn, const uint8_t *data, size_t len) {
 	tcp_conn *c = conn;
 	if (c->closing || c->flushing) return -1;
-	uv_stream_t *stream = (uv_stream_t *)&c->handle;
-	size_t done = 0;
-	if (uv_stream_get_write_queue_size(stream) == 0) {
-		uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
-		int n = uv_try_write(stream, &b, 1);
-		if (n > 0)
-			done = (size_t)n;
-		else if (n != UV_EAGAIN && n != UV_ENOSYS) {
-			c->reason = DISCONNECT_WRITE_ERROR;
-			conn_close_now(c);
-			return -1;
-		}
-	}
-	if (done == len) return 0;
-	size_t rest = len - done;
-	tcp_write *w = malloc(sizeof *w + rest);
-	if (!w) {
-		c->reason = DISCONNECT_WRITE_ERROR;
-		conn_close_now(c);
-		return -1;
-	}
-	memcpy(w->data, data + done, rest);
-	w->len = rest;
-	w->req.data = c;
-	uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)rest);
-	int rc = uv_write(&w->req, stream, &b, 1, on_write);
-	if (rc != 0) {
-		free(w);
+	if (outq_write(&c->out, data, len) != 0) {
 		c->reason = DISCONNECT_WRITE_ERROR;
 		conn_close_now(c);
 		return -1;
@@ -129,7 +97,12 @@ static int tcp_send(void *conn, const uint8_t *data, size_t len) {
 static size_t tcp_pending(void *conn) {
 	tcp_conn *c = conn;
 	if (c->closing) return 0;
-	return uv_stream_get_write_queue_size((uv_stream_t *)&c->handle);
+	return outq_pending(&c->out);
+}
+
+static void tcp_discard(void *conn) {
+	tcp_conn *c = conn;
+	outq_discard(&c->out);
 }
 
 static void tcp_close(void *conn, bool flush) {
@@ -143,11 +116,12 @@ static void tcp_close(void *conn, bool flush) {
 	c->flushing = true;
 	uv_read_stop((uv_stream_t *)&c->handle);
 	c->shutdown_req.data = c;
-	if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
+	if (outq_submit_all(&c->out) != 0 || uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
 		conn_close_now(c);
 		return;
 	}
-	uv_timer_start(&c->flush_timer, on_flush_timeout, TCP_FLUSH_TIMEOUT_MS, 0);
+	/* A flushing close gives up after --flush-timeout and drops what is still queued. */
+	uv_timer_start(&c->flush_timer, on_flush_timeout, (uint64_t)(c->srv->cfg->flush_timeout_s * 1000.0), 0);
 }
 
 static const transport_ops tcp_ops = {
@@ -156,6 +130,7 @@ static const transport_ops tcp_ops = {
     .send = tcp_send,
     .pending_bytes = tcp_pending,
     .close = tcp_close,
+    .discard_pending = tcp_discard,
 };
 
 /* ---- reading */
@@ -171,6 +146,15 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 	tcp_conn *c = stream->data;
 	(void)buf;
 	if (nread == 0 || c->closing) return;
+	if (nread == UV_EOF && c->session && !c->flushing && !c->peer_done) {
+		/* A half-close: the peer sent all it will, and still reads. What it asked
+		 * is answered (some answers wait for the next tick), then we close. */
+		c->peer_done = true;
+		uv_read_stop(stream);
+		c->reason = DISCONNECT_PEER_CLOSED;
+		session_on_peer_eof(c->session);
+		return;
+	}
 	if (nread < 0) {
 		c->reason = nread == UV_EOF ? DISCONNECT_PEER_CLOSED : DISCONNECT_READ_ERROR;
 		conn_close_now(c);
@@ -222,6 +206,7 @@ static void on_connection(uv_stream_t *server_stream, int status) {
 	uv_timer_init(srv->loop, &c->flush_timer);
 	c->handle.data = c;
 	c->flush_timer.data = c;
+	outq_init(&c->out, (uv_stream_t *)&c->handle, on_written, c);
 	c->open_handles = 2;
 	if (uv_accept(server_stream, (uv_stream_t *)&c->handle) != 0) {
 		conn_close_now(c);

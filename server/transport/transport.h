@@ -38,6 +38,9 @@ typedef struct transport_ops {
 	 * !flush: drop it and close now. May be called again with !flush to cut a
 	 * flushing close short. Eventually leads to session_on_closed(). */
 	void (*close)(void *conn, bool flush);
+	/** Drop the whole messages queued and not yet handed to the kernel (a cut
+	 * slow consumer's Error then goes out right after what is in flight). */
+	void (*discard_pending)(void *conn);
 } transport_ops;
 
 #endif

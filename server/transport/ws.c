@@ -25,6 +25,7 @@ struct crowd_ws {
 	 * written: wslay itself would send the control frame ahead of them. */
 	bool close_requested, close_queued;
 	bool read_failed; /* wslay failed on input; our own 1002 was written, wslay is done with */
+	bool bad_close;   /* the peer's close frame was malformed: answer 1002, not wslay's echo */
 	/* Frames wslay produced in one flush, handed to the owner as one write. */
 	uint8_t *out;
 	size_t out_len, out_cap;
@@ -104,6 +105,11 @@ static void ws_write_out(crowd_ws *ws) {
 	ws->out_len = 0;
 }
 
+/* RFC 6455 7.4: codes a peer may put in a close frame. */
+static bool close_code_valid(uint16_t code) {
+	return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999);
+}
+
 static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg, void *user) {
 	crowd_ws *ws = user;
 	switch (arg->opcode) {
@@ -115,8 +121,12 @@ static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_m
 		crowd_ws_close(ws, CROWD_WS_CLOSE_UNSUPPORTED_DATA, "crowd.v1 is binary only");
 		break;
 	case WSLAY_CONNECTION_CLOSE:
-		/* wslay queues the echoing close frame itself. */
+		/* wslay queues the echoing close frame itself; a malformed close (a
+		 * 1-byte payload, a code no endpoint may send) is answered 1002 instead,
+		 * in crowd_ws_feed. */
 		ws->close_received = arg->status_code ? arg->status_code : 1005u;
+		if (arg->msg_length == 1 || (arg->msg_length >= 2 && !close_code_valid(arg->status_code)))
+			ws->bad_close = true;
 		break;
 	default: /* ping is answered by wslay; pong needs nothing */
 		break;
@@ -175,7 +185,7 @@ bool crowd_ws_feed(crowd_ws *ws, const uint8_t *data, size_t len) {
 	ws->in_feed = false;
 	ws->in = NULL;
 	ws->in_len = 0;
-	if (r != 0) {
+	if (r != 0 || ws->bad_close) {
 		/* wslay fails some malformed frames (a control frame over 125 bytes) with
 		 * no close frame, or an empty one, queued: write our own 1002 directly and
 		 * report the connection as finishing, so the owner closes it once the frame

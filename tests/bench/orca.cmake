@@ -7,3 +7,9 @@ add_test(NAME bench_orca_random1000 COMMAND orca_bench random 1000 --steps 5 --w
 set_tests_properties(bench_orca_random1000 PROPERTIES LABELS bench TIMEOUT 120)
 add_test(NAME bench_orca_maze COMMAND orca_bench maze 200 --steps 5)
 set_tests_properties(bench_orca_maze PROPERTIES LABELS bench TIMEOUT 120)
+
+# pile_bench: one connection's worst case under --neighbor-budget (fairness).
+add_executable(pile_bench ${CMAKE_CURRENT_LIST_DIR}/pile_bench.c)
+target_link_libraries(pile_bench PRIVATE crowd_core)
+add_test(NAME bench_pile COMMAND pile_bench 1000 64 --steps 2)
+set_tests_properties(bench_pile PROPERTIES LABELS bench TIMEOUT 120)

@@ -1,8 +1,9 @@
-/* orca_bench — engine speed on the scenarios RVO2 was measured on:
- * `random N` loads tests/data/ref/randomN_setup.csv, `circle N` builds RVO2's
- * Circle example scaled to N agents. Prints median ms/step, agent-steps/s, the
- * per-stage breakdown and the ratio against RVO2's fast build (same machine
- * class, tests/data/ref/RVO2-README.md). A benchmark, never a pass/fail test. */
+/* orca_bench — engine speed on the scenarios RVO2 is measured on:
+ * `random N` loads tests/data/ref/randomN_setup.csv, `setup FILE` any
+ * `*_setup.csv`, `circle N` builds RVO2's Circle example scaled to N agents.
+ * Prints median ms/step, agent-steps/s and the per-stage breakdown. Ratios to
+ * RVO2 come only from a side-by-side run on one machine:
+ * tests/bench/vs_rvo2.sh. A benchmark, never a pass/fail test. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,18 +12,6 @@
 
 #include "scenario.h"
 #include "scenario_nav.h"
-
-typedef struct rvo2_figure {
-	const char *kind;
-	uint32_t n;
-	double one, two; /* median ms/step, fast build, 1 and 2 threads */
-} rvo2_figure;
-
-static const rvo2_figure rvo2[] = {
-    {"circle", 250, 0.11, 0.073},   {"circle", 1000, 0.47, 0.30},  {"circle", 5000, 3.1, 1.7},
-    {"circle", 20000, 15.2, 9.1},   {"random", 1000, 1.6, 0.96},   {"random", 10000, 22.3, 12.4},
-    {"random", 50000, 117.8, 65.3},
-};
 
 static double now_ms(void)
 {
@@ -54,8 +43,10 @@ static double median(double *v, int n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: orca_bench random|circle|maze N [--steps K] [--workers W] [--ref-dir DIR]\n"
+	fprintf(stderr, "usage: orca_bench random N | setup FILE | circle N | maze N  [--steps K] [--workers W] [--ref-dir DIR] [--mode M]\n"
+	                "  --mode reference|quality  avoidance mode (default reference, RVO2 bit for bit)\n"
 	                "  random N loads DIR/randomN_setup.csv (N = 1000, 10000, 50000)\n"
+	                "  setup FILE loads any *_setup.csv (agent_id,x,y,goal_x,goal_y)\n"
 	                "  circle N builds RVO2's Circle example with N agents (R = 200N/250)\n"
 	                "  maze N: N agents cross 8 walls by path (navigation, orca/nav.h)\n");
 }
@@ -143,9 +134,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *kind = argv[1];
-	const uint32_t n = (uint32_t)strtoul(argv[2], NULL, 10);
+	const bool from_file = strcmp(kind, "setup") == 0;
+	const uint32_t n = from_file ? 1u : (uint32_t)strtoul(argv[2], NULL, 10);
 	int steps = 100, workers = 1;
 	const char *ref_dir = CROWD_REF_DIR;
+	orca_avoidance mode = ORCA_AVOIDANCE_REFERENCE;
 	for (int i = 3; i < argc; ++i) {
 		if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
 			steps = atoi(argv[++i]);
@@ -153,6 +146,10 @@ int main(int argc, char **argv)
 			workers = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--ref-dir") == 0 && i + 1 < argc)
 			ref_dir = argv[++i];
+		else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && strcmp(argv[i + 1], "reference") == 0)
+			mode = ORCA_AVOIDANCE_REFERENCE, ++i;
+		else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && strcmp(argv[i + 1], "quality") == 0)
+			mode = ORCA_AVOIDANCE_QUALITY, ++i;
 		else {
 			usage();
 			return 2;
@@ -167,7 +164,12 @@ int main(int argc, char **argv)
 		return bench_maze(n, steps, workers);
 	scenario sc;
 	char err[512];
-	if (strcmp(kind, "random") == 0) {
+	if (from_file) {
+		if (scenario_load(argv[2], &sc, err, sizeof err) != 0) {
+			fprintf(stderr, "orca_bench: %s\n", err);
+			return 1;
+		}
+	} else if (strcmp(kind, "random") == 0) {
 		char path[1024];
 		snprintf(path, sizeof path, "%s/random%u_setup.csv", ref_dir, n);
 		if (scenario_load(path, &sc, err, sizeof err) != 0) {
@@ -186,6 +188,8 @@ int main(int argc, char **argv)
 	orca_agent_id *ids = calloc(sc.agent_count, sizeof *ids);
 	orca_world *w;
 	int rc = scenario_make_world(&sc, workers, &w, ids);
+	if (rc == ORCA_OK)
+		rc = orca_world_set_avoidance(w, mode);
 	if (rc != ORCA_OK) {
 		fprintf(stderr, "orca_bench: %s\n", orca_strerror(rc));
 		return 1;
@@ -218,7 +222,8 @@ int main(int argc, char **argv)
 	}
 	const double wall = now_ms() - t0;
 	const double med = median(total, steps);
-	printf("scenario %s %u  workers %d  steps %d  setup %.1f ms\n", kind, n, workers, steps, setup_ms);
+	printf("scenario %s %s  agents %u  workers %d  steps %d  setup %.1f ms\n", kind, argv[2], sc.agent_count, workers,
+	       steps, setup_ms);
 	const double cpu_med = median(cpu, steps);
 	printf("median ms/step %.3f  mean %.3f  agent-steps/s %.3g\n", med, wall / steps,
 	       (double)sc.agent_count / (med * 1e-3));
@@ -227,13 +232,6 @@ int main(int argc, char **argv)
 	       median(pref, steps), median(tree, steps), median(vel, steps), median(integ, steps));
 	printf("per step: neighbours %.1f/agent  lp3 fallbacks %.1f  allocations in steps %" PRIu64 "\n",
 	       (double)neighbors / steps / sc.agent_count, (double)lp3 / steps, allocs);
-	for (size_t i = 0; i < sizeof rvo2 / sizeof rvo2[0]; ++i) {
-		if (strcmp(rvo2[i].kind, kind) == 0 && rvo2[i].n == n) {
-			const double ref = workers >= 2 ? rvo2[i].two : rvo2[i].one;
-			printf("RVO2 fast build, %s thread%s: %.3f ms/step -> %.2fx RVO2's throughput\n",
-			       workers >= 2 ? "2" : "1", workers >= 2 ? "s" : "", ref, ref / med);
-		}
-	}
 	printf("final state hash %016" PRIx64 "\n", orca_world_state_hash(w));
 	orca_world_destroy(w);
 	free(ids);

@@ -41,6 +41,7 @@ class FakeSidecar:
         self.ready_probe_ports = []  # ports that must accept connections when /ready arrives
         self.ready_probe_results = []  # one list of bools per /ready
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # notified on every recorded call
         self.release = threading.Event()  # ends hanging requests at stop()
         sidecar = self
 
@@ -55,12 +56,16 @@ class FakeSidecar:
                 if length:
                     self.rfile.read(length)
                 path = self.path
-                with sidecar.lock:
-                    sidecar.calls.append((time.monotonic(), self.command, path))
+                # A /ready is probed first and recorded with its probe results in
+                # one step: whoever sees the call also sees what the probe found.
+                results = None
                 if path == "/ready" and self.command == "POST":
                     results = [port_accepts(p) for p in sidecar.ready_probe_ports]
-                    with sidecar.lock:
+                with sidecar.changed:
+                    if results is not None:
                         sidecar.ready_probe_results.append(results)
+                    sidecar.calls.append((time.monotonic(), self.command, path))
+                    sidecar.changed.notify_all()
                 if sidecar.mode == "hang":
                     sidecar.release.wait(60)
                     self.close_connection = True
@@ -113,10 +118,19 @@ class FakeSidecar:
                     return t
         return None
 
+    def times(self, path):
+        """When each call to path arrived (monotonic seconds), in order."""
+        with self.lock:
+            return [t for t, _, p in self.calls if p == path]
+
     def wait_for(self, path, count=1, timeout=15.0):
+        """Wait for the count-th call to path (woken by each call; the timeout
+        only stops a hung test). True once it arrived."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.count(path) >= count:
-                return True
-            time.sleep(0.02)
-        return False
+        with self.changed:
+            while sum(1 for _, _, p in self.calls if p == path) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.changed.wait(left)
+        return True

@@ -94,23 +94,22 @@ def promql_selectors(expr):
 
 
 def start_server():
-    """crowd-server with Agones on (no sidecar: it keeps retrying) on free loopback ports."""
-    for _ in range(5):
-        game, http = free_port(), free_port()
-        env = dict(os.environ, AGONES_SDK_HTTP_PORT=str(free_port()))
-        proc = subprocess.Popen([ARGS.server, "--agones", "--listen", "127.0.0.1:%d" % game,
-                                 "--http", "127.0.0.1:%d" % http, "--log-level", "warn"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                urllib.request.urlopen("http://127.0.0.1:%d/healthz" % http, timeout=2).read()
-                return proc, game, http
-            except OSError:
-                time.sleep(0.05)
-        proc.kill()
-        proc.wait()
-    raise AssertionError("crowd-server did not start")
+    """crowd-server with Agones on (no sidecar: it keeps retrying) on loopback ports it
+    picks itself; the ports come from its "listening" lines (the event, no polling)."""
+    env = dict(os.environ, AGONES_SDK_HTTP_PORT=str(free_port()))
+    proc = subprocess.Popen([ARGS.server, "--agones", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+                             "--log-level", "warn"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    ports = {}
+    while len(ports) < 2:
+        line = proc.stdout.readline()
+        if not line:
+            proc.wait()
+            raise AssertionError("crowd-server did not start")
+        m = re.match(r"listening (tcp|http) .*:(\d+)$", line.strip())
+        if m:
+            ports[m.group(1)] = int(m.group(2))
+    return proc, ports["tcp"], ports["http"]
 
 
 def http_get(port, path):

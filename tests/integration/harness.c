@@ -104,6 +104,13 @@ static uint16_t find_port(const char *out, const char *kind) {
 	return port > 0 && port < 65536 ? (uint16_t)port : 0;
 }
 
+uint16_t server_http_port(const server_proc *s) {
+	char *out = read_file(s->out_path);
+	uint16_t port = out ? find_port(out, "http") : 0;
+	free(out);
+	return port;
+}
+
 char *server_metrics(const server_proc *s) {
 	char *out = read_file(s->out_path);
 	uint16_t port = out ? find_port(out, "http") : 0;

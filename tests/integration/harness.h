@@ -41,6 +41,8 @@ void server_stop(server_proc *s);
 /** GET /metrics from the server's HTTP port (its "listening http" line);
  * the body, malloc'd, or NULL. */
 char *server_metrics(const server_proc *s);
+/** The server's HTTP port (its "listening http" line), 0 if none. */
+uint16_t server_http_port(const server_proc *s);
 /** The value of one Prometheus sample, e.g. `crowd_disconnects_total{reason="output_hard_limit"}`; -1 if absent. */
 double metric_value(const char *metrics, const char *sample);
 /** Print the server's stdout and stderr to our stderr (on failure). */

@@ -26,6 +26,8 @@ typedef struct fake_conn {
 	int snapshots;
 	bool closed, flushed;
 	size_t pending; /* what pending_bytes reports */
+	int discards;   /* discard_pending calls */
+	int sent_after_discard;
 	crowd_view view;
 	crowd_obstacle_set obstacles;
 	session *s;
@@ -36,6 +38,7 @@ static int fake_send(void *c_, const uint8_t *data, size_t len) {
 	crowd_v1_ServerMessage m;
 	assert_true(crowd_decode_server_message(data, len, &m, &c->view, &c->obstacles, NULL));
 	if (m.which_msg == crowd_v1_ServerMessage_snapshot_tag) c->snapshots++;
+	if (c->discards) c->sent_after_discard++;
 	if (c->count < MAX_SEEN) {
 		if (m.which_msg == crowd_v1_ServerMessage_ack_tag) {
 			for (pb_size_t i = 0; i < m.msg.ack.ids_count && i < 8; i++)
@@ -57,7 +60,12 @@ static void fake_close(void *c_, bool flush) {
 	c->closed = true;
 	c->flushed = flush;
 }
-static const transport_ops fake_ops = {TRANSPORT_WS, false, fake_send, fake_pending, fake_close};
+static void fake_discard(void *c_) {
+	fake_conn *c = c_;
+	c->discards++;
+	c->pending = 0;
+}
+static const transport_ops fake_ops = {TRANSPORT_WS, false, fake_send, fake_pending, fake_close, fake_discard};
 
 static server_config cfg;
 static server srv;
@@ -84,12 +92,16 @@ static int teardown(void **state) {
 	return 0;
 }
 
-static fake_conn *open_conn(void) {
+static fake_conn *open_conn_from(const char *peer) {
 	fake_conn *c = calloc(1, sizeof *c);
 	crowd_view_init(&c->view);
 	crowd_obstacle_set_init(&c->obstacles);
-	c->s = session_open(&srv, &fake_ops, c, "test");
+	c->s = session_open(&srv, &fake_ops, c, peer);
 	return c;
+}
+
+static fake_conn *open_conn(void) {
+	return open_conn_from("test");
 }
 
 static void free_conn(fake_conn *c) {
@@ -234,6 +246,7 @@ static void test_connection_limit(void **state) {
 	for (int i = 0; i < 3; i++) {
 		c[i] = open_conn();
 		assert_non_null(c[i]->s);
+		hello(c[i], "v", 1); /* past Hello: none of them makes room */
 	}
 	c[3] = open_conn();
 	assert_null(c[3]->s);
@@ -482,6 +495,346 @@ static void test_shared_encoding(void **state) {
 	}
 }
 
+/* ---- hardening (issue 14) */
+
+/* A ClientMessage{request_id 1, hello{major 1, token, client_name}} built by
+ * hand: the generated struct cannot hold what a hostile client sends. */
+static void raw_hello(fake_conn *c, const char *token, size_t token_len, const char *name, size_t name_len) {
+	uint8_t inner[1024], msg[1100];
+	size_t n = 0, m = 0;
+	inner[n++] = 0x08;
+	inner[n++] = 1;
+	inner[n++] = 0x1a;
+	n += crowd_varint_put(inner + n, token_len);
+	memcpy(inner + n, token, token_len);
+	n += token_len;
+	inner[n++] = 0x22;
+	n += crowd_varint_put(inner + n, name_len);
+	memcpy(inner + n, name, name_len);
+	n += name_len;
+	msg[m++] = 0x08;
+	msg[m++] = 1;
+	msg[m++] = 0x12;
+	m += crowd_varint_put(msg + m, n);
+	memcpy(msg + m, inner, n);
+	m += n;
+	session_on_message(c->s, msg, m);
+}
+
+static void test_hello_string_lengths(void **state) {
+	(void)state;
+	/* A client_name over 32 bytes is cut (at a character boundary), not refused. */
+	char name[100];
+	memset(name, 'n', sizeof name);
+	memcpy(name + 31, "\xc3\xa9", 2); /* 'é' across the 32-byte cut */
+	fake_conn *c = open_conn();
+	raw_hello(c, "p", 1, name, sizeof name);
+	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_welcome_tag);
+	assert_int_equal(strlen(c->s->name), 31);
+	assert_false(c->closed);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+
+	/* A token over 64 bytes: BAD_TOKEN, then close. */
+	char token[65];
+	memset(token, 'p', sizeof token);
+	c = open_conn();
+	raw_hello(c, token, sizeof token, "x", 1);
+	expect_error(c, 1, crowd_v1_ErrorCode_ERROR_BAD_TOKEN);
+	assert_true(c->closed && c->flushed);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+
+	/* A token with a NUL: never matched on the part before it ("v" is a real token). */
+	c = open_conn();
+	raw_hello(c, "v\0junk", 6, "x", 1);
+	expect_error(c, 1, crowd_v1_ErrorCode_ERROR_BAD_TOKEN);
+	assert_true(c->closed);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+
+	/* A NUL in the name: refused, the connection stays for another Hello. */
+	c = open_conn();
+	raw_hello(c, "v", 1, "a\0b", 3);
+	expect_error(c, 1, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	assert_false(c->closed);
+	raw_hello(c, "v", 1, "a\nb", 3);
+	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_welcome_tag);
+	assert_string_equal(c->s->name, "a?b"); /* no forged log lines */
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+}
+
+/* A Ping whose scalar field is repeated 5,001 times is one Ping (the last
+ * value wins), not a list of 5,001 items. */
+static void test_repeated_scalar_is_not_a_batch(void **state) {
+	(void)state;
+	fake_conn *c = open_conn();
+	hello(c, "v", 1);
+	size_t reps = 5001, n = 0;
+	uint8_t *inner = malloc(reps * 2), *msg = malloc(reps * 2 + 16);
+	for (size_t i = 0; i < reps; i++) {
+		inner[n++] = 0x08; /* client_time_us */
+		inner[n++] = (uint8_t)(i % 100);
+	}
+	size_t m = 0;
+	msg[m++] = 0x08;
+	msg[m++] = 7;
+	msg[m++] = 0x52; /* ping = 10 */
+	m += crowd_varint_put(msg + m, n);
+	memcpy(msg + m, inner, n);
+	m += n;
+	session_on_message(c->s, msg, m);
+	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_pong_tag);
+	assert_int_equal(last(c)->msg.pong.client_time_us, (reps - 1) % 100);
+	free(inner);
+	free(msg);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+}
+
+/* Hello comes first, even for a frame whose list is too long; an obstacle
+ * with too many vertices is a BAD_POLYGON, as documented. */
+static void test_check_order(void **state) {
+	(void)state;
+	uint32_t count = 100000;
+	float *xy = calloc(count, sizeof *xy);
+	for (uint32_t i = 0; i < count; i++) xy[i] = (float)(i % 100);
+	crowd_v1_ClientMessage ob = crowd_v1_ClientMessage_init_zero;
+	ob.request_id = 11;
+	ob.which_msg = crowd_v1_ClientMessage_add_obstacle_tag;
+	ob.msg.add_obstacle = (crowd_v1_AddObstacle){(pb_size_t)count, xy, (pb_size_t)count, xy};
+	/* pb_size_t is 16-bit: encode the 100,000 floats by hand instead. */
+	size_t body = (size_t)count * 4;
+	uint8_t *inner = malloc(2 * (body + 8)), *msg = malloc(2 * (body + 8) + 16);
+	size_t n = 0, m = 0;
+	for (int f = 1; f <= 2; f++) {
+		inner[n++] = (uint8_t)(f << 3 | 2);
+		n += crowd_varint_put(inner + n, body);
+		memcpy(inner + n, xy, body);
+		n += body;
+	}
+	msg[m++] = 0x08;
+	msg[m++] = 11;
+	msg[m++] = 0x3a; /* add_obstacle = 7 */
+	m += crowd_varint_put(msg + m, n);
+	memcpy(msg + m, inner, n);
+	m += n;
+	fake_conn *c = open_conn();
+	session_on_message(c->s, msg, m);
+	expect_error(c, 11, crowd_v1_ErrorCode_ERROR_HELLO_REQUIRED);
+	hello(c, "a", 1);
+	session_on_message(c->s, msg, m);
+	expect_error(c, 11, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	(void)ob;
+	free(inner);
+	free(msg);
+	free(xy);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+}
+
+/* Undecodable frames take from the rate limit; past it the connection closes. */
+static void test_malformed_frames_rate_limited(void **state) {
+	(void)state;
+	cfg.request_burst = 5;
+	cfg.requests_per_second = 0.001; /* no refill during the test */
+	fake_conn *c = open_conn();
+	hello(c, "a", 1); /* 1 token */
+	const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x12, 0x80};
+	int frames = 0;
+	while (!c->closed && frames < 5000) {
+		session_on_message(c->s, garbage, sizeof garbage);
+		frames++;
+	}
+	assert_true(c->closed);
+	assert_int_equal(frames, 5);
+	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_RATE_LIMITED);
+	assert_int_equal(srv.metrics.errors[crowd_v1_ErrorCode_ERROR_MALFORMED], 4);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+
+	/* Frames that are protobuf at the tag level but not a ClientMessage
+	 * (request_id sent as a string) close it too once over the limit. */
+	c = open_conn();
+	hello(c, "a", 1);
+	const uint8_t wrong_type[] = {0x0a, 0x00};
+	frames = 0;
+	while (!c->closed && frames < 5000) {
+		session_on_message(c->s, wrong_type, sizeof wrong_type);
+		frames++;
+	}
+	assert_int_equal(frames, 5);
+	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_RATE_LIMITED);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+	cfg.request_burst = 1000;
+	cfg.requests_per_second = 2000;
+}
+
+static void add_obstacle(fake_conn *c, uint32_t rid, const float *x, const float *y, pb_size_t n) {
+	crowd_v1_ClientMessage ob = crowd_v1_ClientMessage_init_zero;
+	ob.request_id = rid;
+	ob.which_msg = crowd_v1_ClientMessage_add_obstacle_tag;
+	ob.msg.add_obstacle = (crowd_v1_AddObstacle){n, (float *)x, n, (float *)y};
+	deliver(c, &ob);
+}
+
+static void test_polygons_checked(void **state) {
+	(void)state;
+	fake_conn *c = open_conn();
+	hello(c, "a", 1);
+	/* self-intersecting (a bow tie) */
+	const float bx[] = {0, 10, 10, 0}, by[] = {0, 10, 0, 10};
+	add_obstacle(c, 2, bx, by, 4);
+	expect_error(c, 2, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	/* a collinear vertex */
+	const float lx[] = {0, 5, 10, 10, 0}, ly[] = {0, 0, 0, 10, 10};
+	add_obstacle(c, 3, lx, ly, 5);
+	expect_error(c, 3, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	/* back and forth */
+	const float fx[] = {0, 10, 5}, fy[] = {0, 0, 0};
+	add_obstacle(c, 4, fx, fy, 3);
+	expect_error(c, 4, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	/* a duplicate vertex */
+	const float dx[] = {0, 10, 10, 10, 0}, dy[] = {0, 0, 10, 10, 10};
+	add_obstacle(c, 5, dx, dy, 5);
+	expect_error(c, 5, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	/* a sliver 1e-3 wide */
+	const float sx[] = {0, 10, 10, 0}, sy[] = {0, 0, 0.001f, 0.001f};
+	add_obstacle(c, 6, sx, sy, 4);
+	expect_error(c, 6, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	assert_int_equal(srv.queue.count, 0);
+	/* clockwise: accepted, and stored counter-clockwise */
+	const float cx[] = {0, 0, 10, 10}, cy[] = {0, 10, 10, 0};
+	add_obstacle(c, 7, cx, cy, 4);
+	assert_int_equal(srv.queue.count, 1);
+	server_apply_commands(&srv);
+	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_ack_tag);
+	orca_obstacle_id ids[1];
+	assert_int_equal(orca_world_obstacle_ids(srv.world, ids, 1), 1);
+	orca_vec2 v[4];
+	uint32_t got = 0;
+	assert_int_equal(orca_obstacle_get(srv.world, ids[0], v, 4, &got), ORCA_OK);
+	assert_int_equal(got, 4);
+	double area2 = 0;
+	for (int i = 0; i < 4; i++) area2 += (double)v[i].x * v[(i + 1) % 4].y - (double)v[(i + 1) % 4].x * v[i].y;
+	assert_true(area2 > 0);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+}
+
+/* The cut slow consumer's Error goes ahead of its queued output. */
+static void test_slow_consumer_gets_its_error(void **state) {
+	(void)state;
+	fake_conn *c = open_conn();
+	hello(c, "v", 1);
+	c->pending = cfg.output_soft_limit + 1;
+	uint64_t t0 = server_now_ns();
+	session_check_timers(c->s, t0);
+	session_check_timers(c->s, t0 + (uint64_t)(cfg.output_soft_seconds * 1e9) + 1000);
+	assert_true(c->closed && c->flushed);
+	assert_int_equal(c->discards, 1);
+	assert_int_equal(c->sent_after_discard, 1);
+	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_SLOW_CONSUMER);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+}
+
+/* A half-closed client still gets the answers to what it sent. */
+static void test_half_close_answered(void **state) {
+	(void)state;
+	fake_conn *c = open_conn();
+	hello(c, "p", 1);
+	crowd_v1_AgentSpec spec = crowd_v1_AgentSpec_init_zero;
+	crowd_v1_ClientMessage sp = crowd_v1_ClientMessage_init_zero;
+	sp.request_id = 5;
+	sp.which_msg = crowd_v1_ClientMessage_spawn_agents_tag;
+	sp.msg.spawn_agents = (crowd_v1_SpawnAgents){1, &spec};
+	deliver(c, &sp);
+	session_on_peer_eof(c->s);
+	assert_false(c->closed);
+	session_check_timers(c->s, server_now_ns());
+	server_apply_commands(&srv);
+	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_ack_tag);
+	assert_int_equal(last(c)->msg.ack.request_id, 5);
+	assert_false(c->closed);
+	session_check_timers(c->s, server_now_ns());
+	assert_true(c->closed && c->flushed);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+}
+
+static void spawn_n(fake_conn *c, uint32_t rid, uint32_t n, uint32_t max_neighbors) {
+	crowd_v1_AgentSpec *specs = calloc(n, sizeof *specs);
+	for (uint32_t i = 0; i < n; i++) {
+		specs[i].has_position = true;
+		specs[i].position = (crowd_v1_Vec2){(float)(i % 100) * 4, (float)(i / 100) * 4};
+		if (max_neighbors) {
+			specs[i].has_max_neighbors = true;
+			specs[i].max_neighbors = max_neighbors;
+		}
+	}
+	crowd_v1_ClientMessage sp = crowd_v1_ClientMessage_init_zero;
+	sp.request_id = rid;
+	sp.which_msg = crowd_v1_ClientMessage_spawn_agents_tag;
+	sp.msg.spawn_agents = (crowd_v1_SpawnAgents){(pb_size_t)n, specs};
+	deliver(c, &sp);
+	free(specs);
+}
+
+/* agents x max_neighbors per connection stays within the budget. */
+static void test_neighbor_budget(void **state) {
+	(void)state;
+	fake_conn *c = open_conn();
+	hello(c, "p", 1);
+	cfg.max_batch = 5000;
+	spawn_n(c, 2, 4000, 64); /* 256,000 */
+	expect_error(c, 2, crowd_v1_ErrorCode_ERROR_LIMIT_COST);
+	spawn_n(c, 3, 3000, 64); /* 192,000: fits */
+	assert_int_equal(srv.queue.count, 1);
+	spawn_n(c, 4, 200, 0); /* counted at 64 neighbours too, with the 3,000 still queued */
+	expect_error(c, 4, crowd_v1_ErrorCode_ERROR_LIMIT_COST);
+	server_apply_commands(&srv);
+	assert_int_equal(c->s->agents_owned, 3000);
+	assert_int_equal(c->s->agents_queued, 0);
+	spawn_n(c, 5, 100, 0); /* 3,100 x 64 = 198,400 */
+	server_apply_commands(&srv);
+	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_ack_tag);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+}
+
+/* Connections without Hello cannot hold every slot. */
+static void test_idle_connections_make_room(void **state) {
+	(void)state;
+	fake_conn *c[5];
+	c[0] = open_conn_from("10.0.0.1:1");
+	c[1] = open_conn_from("10.0.0.2:1");
+	c[2] = open_conn_from("10.0.0.3:1");
+	hello(c[1], "v", 1);
+	/* full: the oldest without Hello (c[0]) is closed to make room */
+	c[3] = open_conn_from("10.0.0.4:1");
+	assert_non_null(c[3]->s);
+	assert_true(c[0]->closed);
+	expect_error(c[0], 0, crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT);
+	assert_false(c[1]->closed || c[2]->closed);
+	/* under pressure the Hello timeout is the short one */
+	session_check_timers(c[2]->s, c[2]->s->opened_ns + (uint64_t)(cfg.hello_timeout_busy_s * 1e9) + 1000);
+	assert_true(c[2]->closed);
+	/* one address may hold only so many connections without Hello */
+	cfg.max_pending_per_peer = 1;
+	c[4] = open_conn_from("10.0.0.4:2");
+	assert_null(c[4]->s);
+	expect_error(c[4], 0, crowd_v1_ErrorCode_ERROR_SERVER_FULL);
+	cfg.max_pending_per_peer = 64;
+	session_on_closed(c[0]->s, DISCONNECT_PEER_CLOSED);
+	session_on_closed(c[1]->s, DISCONNECT_PEER_CLOSED);
+	session_on_closed(c[2]->s, DISCONNECT_PEER_CLOSED);
+	session_on_closed(c[3]->s, DISCONNECT_PEER_CLOSED);
+	for (int i = 0; i < 5; i++) free_conn(c[i]);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_hello_and_roles, setup, teardown),
@@ -494,6 +847,15 @@ int main(void) {
 	    cmocka_unit_test_setup_teardown(test_hello_timeout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_queue_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_shared_encoding, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hello_string_lengths, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_repeated_scalar_is_not_a_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_check_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_malformed_frames_rate_limited, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_polygons_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_slow_consumer_gets_its_error, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_half_close_answered, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_neighbor_budget, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_idle_connections_make_room, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,8 +44,8 @@ static void recording_close(void *c, bool flush) {
 	(void)c;
 	(void)flush;
 }
-static const transport_ops recording_ops = {TRANSPORT_WS, false, recording_send, recording_pending,
-                                            recording_close};
+static const transport_ops recording_ops = {.kind = TRANSPORT_WS, .send = recording_send,
+                                            .pending_bytes = recording_pending, .close = recording_close};
 
 static uint64_t rng_state;
 static float uniform(float lo, float hi) {

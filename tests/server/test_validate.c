@@ -136,6 +136,10 @@ static void test_spawn(void **state) {
 	expect_spawn_error(s, bad);
 	s = ok, s.has_time_horizon_obst = true, s.time_horizon_obst = NAN;
 	expect_spawn_error(s, bad);
+	s = ok, s.has_time_horizon = true, s.time_horizon = 1e-45f; /* denormal: agents would drift */
+	expect_spawn_error(s, bad);
+	s = ok, s.has_time_horizon_obst = true, s.time_horizon_obst = 0.05f; /* under --min-time-horizon 0.1 */
+	expect_spawn_error(s, bad);
 	s = ok, s.weight = 1.5f;
 	expect_spawn_error(s, bad);
 	s = ok, s.weight = -0.5f;
@@ -221,6 +225,13 @@ static void test_obstacles(void **state) {
 	assert_false(validate_message(&cfg, &m, &err));
 	assert_int_equal(err.code, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
 	assert_int_equal(err.index, 3);
+	xs[3] = 0;
+	/* self-intersecting: the reason is in the message */
+	float bx[4] = {0, 1, 1, 0}, by[4] = {0, 1, 0, 1};
+	o->x = bx, o->y = by;
+	assert_false(validate_message(&cfg, &m, &err));
+	assert_int_equal(err.code, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	assert_non_null(strstr(err.message, "cross"));
 }
 
 static void test_subscribe_and_misc(void **state) {

@@ -1,7 +1,9 @@
 // e2e.mjs — the viewer end to end: a real `crowd-server --demo`, Debian's
-// chromium driven by playwright-core, and an independent Node WebSocket client
-// that checks the server's state. Screenshots go to ARTIFACTS_DIR.
-// Usage: node --experimental-websocket e2e.mjs CROWD_SERVER WEB_SRC_DIR ARTIFACTS_DIR
+// chromium driven by playwright-core (1.61, the last to run on Node 18), and an
+// independent client (the crowd-client package over TCP) that checks the
+// server's state. Runs on Debian 12's own Node 18 and on newer Node.
+// Screenshots go to ARTIFACTS_DIR.
+// Usage: node e2e.mjs CROWD_SERVER WEB_SRC_DIR ARTIFACTS_DIR
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -9,18 +11,18 @@ import { mkdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const [serverBin, webDir, artifacts] = process.argv.slice(2);
 const require = createRequire(path.join(webDir, 'package.json'));
 const { chromium } = require('playwright-core');
-const protobuf = require('protobufjs');
-const { applySnapshot } = require(path.join(webDir, 'snapshot.js'));
+const { CrowdClient } = await import(pathToFileURL(path.join(webDir, '..', 'js', 'src', 'index.js')).href);
 mkdirSync(artifacts, { recursive: true });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-let server = null, httpPort = 0, browser = null, page = null, profile = null, root = null;
+let server = null, httpPort = 0, tcpPort = 0, browser = null, page = null, profile = null;
 
-// Start crowd-server and read its ports from stdout ("listening http HOST:PORT").
+// Start crowd-server and read its ports from stdout ("listening tcp|http HOST:PORT").
 function startServer(http = '127.0.0.1:0', extra = []) {
   return new Promise((resolve, reject) => {
     const p = spawn(serverBin, ['--demo', '--listen', '127.0.0.1:0', '--http', http, '--log-level', 'warn', ...extra],
@@ -29,10 +31,10 @@ function startServer(http = '127.0.0.1:0', extra = []) {
     const timer = setTimeout(() => reject(new Error('crowd-server did not start: ' + out)), 10000);
     p.stdout.on('data', (d) => {
       out += d;
-      const m = out.match(/listening http [^\n]*:(\d+)\n/);
-      if (m) {
+      const m = out.match(/listening http [^\n]*:(\d+)\n/), t = out.match(/listening tcp [^\n]*:(\d+)\n/);
+      if (m && t) {
         clearTimeout(timer);
-        resolve({ proc: p, port: Number(m[1]) });
+        resolve({ proc: p, port: Number(m[1]), tcp: Number(t[1]) });
       }
     });
     p.on('exit', (code) => { clearTimeout(timer); reject(new Error('crowd-server exited ' + code + ': ' + out)); });
@@ -70,34 +72,17 @@ async function shot(name) {
   await page.screenshot({ path: path.join(artifacts, name) });
 }
 
-// An independent client: Hello as a viewer, subscribe to the whole world, keep the decoded view.
+// An independent client over TCP: Hello, subscribe to the whole world, keep the decoded view.
 async function watchWorld() {
-  const ClientMessage = root.lookupType('crowd.v1.ClientMessage');
-  const ServerMessage = root.lookupType('crowd.v1.ServerMessage');
-  const ws = new WebSocket(`ws://127.0.0.1:${httpPort}/ws`, 'crowd.v1');
-  ws.binaryType = 'arraybuffer';
-  const w = { view: new Map(), precision: 100, snapshots: 0, protocol: null, ws };
-  const send = (m) => ws.send(ClientMessage.encode(ClientMessage.fromObject(m)).finish());
-  await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
-  w.protocol = ws.protocol;
-  ws.onmessage = (ev) => {
-    const msg = ServerMessage.decode(new Uint8Array(ev.data));
-    if (msg.msg === 'welcome') {
-      w.precision = msg.welcome.precision;
-      send({ requestId: 2, subscribe: {} });
-    } else if (msg.msg === 'snapshot') {
-      w.view = applySnapshot(w.view, msg.snapshot).view;
-      w.snapshots++;
-    }
-  };
-  send({ requestId: 1, hello: { protocolMajor: 1, token: '', clientName: 'e2e watcher' } });
-  await waitFor('watcher snapshots', () => w.snapshots > 2);
-  return w;
+  const c = new CrowdClient(`tcp://127.0.0.1:${tcpPort}`, { clientName: 'e2e watcher', reconnect: false });
+  await c.connect();
+  await c.subscribe();
+  await waitFor('watcher snapshots', () => c.world.snapshots > 2);
+  return c;
 }
 
-function ownedBy(w, owner) {
-  return [...w.view.values()].filter((a) => a.owner === owner)
-    .map((a) => ({ id: a.id, x: a.x / w.precision, y: a.y / w.precision }));
+function ownedBy(c, owner) {
+  return [...c.world.agents.values()].filter((a) => a.owner === owner).map((a) => ({ id: a.id, x: a.x, y: a.y }));
 }
 
 function centroid(agents) {
@@ -106,8 +91,7 @@ function centroid(agents) {
 }
 
 before(async () => {
-  root = await protobuf.load(path.join(webDir, '..', '..', 'proto', 'crowd.proto'));
-  ({ proc: server, port: httpPort } = await startServer());
+  ({ proc: server, port: httpPort, tcp: tcpPort } = await startServer());
   profile = mkdtempSync(path.join(tmpdir(), 'crowd-chromium-'));
   // A fresh profile each run (playwright takes it as userDataDir, not as a flag).
   browser = await chromium.launchPersistentContext(profile, {
@@ -132,11 +116,13 @@ test('the page connects and draws the demo crowd moving', async () => {
   await waitFor('connected with snapshots', () =>
     viewer(() => crowdViewer.state.status === 'connected' && crowdViewer.state.snapshots > 10));
   const canvasA = await viewer(() => document.getElementById('world').toDataURL());
+  const snapshotsA = await viewer(() => crowdViewer.state.snapshots);
   await shot('1-connected.png');
-  await sleep(1000);
+  // A second of the demo's 30 Hz snapshots later (waited for, not slept).
+  await waitFor('30 more snapshots', () => viewer((n) => crowdViewer.state.snapshots >= n, snapshotsA + 30));
   const canvasB = await viewer(() => document.getElementById('world').toDataURL());
   await shot('2-one-second-later.png');
-  assert.notEqual(canvasA, canvasB, 'the canvas changed between two frames a second apart');
+  assert.notEqual(canvasA, canvasB, 'the canvas changed between two frames 30 snapshots apart');
   const s = await viewer(() => ({ errors: crowdViewer.state.decodeErrors, view: crowdViewer.state.view.size }));
   assert.equal(s.errors, 0, 'every snapshot decoded');
   assert.ok(s.view > 0, 'agents in view');
@@ -153,7 +139,7 @@ test("the HUD's agent count matches /healthz", async () => {
 
 test('a drag spawns a group, a click sends it to a target, and the server shows both', async () => {
   const watcher = await watchWorld();
-  assert.equal(watcher.protocol, 'crowd.v1', 'subprotocol echoed');
+  assert.equal(await viewer(() => crowdViewer.client.transport.ws.protocol), 'crowd.v1', 'subprotocol echoed');
   const before = (await healthz()).agents;
   const me = await viewer(() => crowdViewer.state.clientId);
   assert.ok(me > 0);
@@ -184,7 +170,7 @@ test('a drag spawns a group, a click sends it to a target, and the server shows 
     return d0 - Math.hypot(target[0] - c.x, target[1] - c.y) > Math.min(4, d0 / 2);
   }, 20000);
   await shot('4-walking-to-target.png');
-  watcher.ws.close();
+  watcher.close();
 });
 
 test('an admin draws an obstacle and the server adds it', async () => {
@@ -210,7 +196,7 @@ test('the page reconnects after the server restarts, and says so meanwhile', asy
                  !document.getElementById('banner').classList.contains('hidden')));
   assert.match(await page.textContent('#banner'), /Reconnecting in/);
   await shot('6-server-down.png');
-  ({ proc: server } = await startServer(`127.0.0.1:${httpPort}`));
+  ({ proc: server, tcp: tcpPort } = await startServer(`127.0.0.1:${httpPort}`));
   await waitFor('connected again', () =>
     viewer(() => crowdViewer.state.status === 'connected' &&
                  document.getElementById('banner').classList.contains('hidden')), 20000);
@@ -252,4 +238,44 @@ test('the token field: an unknown token is refused on screen, a viewer token can
   } finally {
     await stopServer(proc);
   }
+});
+
+test('selected agents show their paths; an unreachable target is marked until arrival (hand-fed minor-1 answers)', async () => {
+  await page.goto(`http://127.0.0.1:${httpPort}/`);
+  await waitFor('connected with snapshots', () =>
+    viewer(() => crowdViewer.state.status === 'connected' && crowdViewer.state.snapshots > 3));
+  const ids = await viewer(async () => {
+    const c = crowdViewer.client;
+    const ids = await c.spawnAgents([{ position: { x: -20, y: -20 } }, { position: { x: -16, y: -20 } }]);
+    // Until the server navigates, GetPaths is answered here the way proto/crowd.proto says it will be.
+    c.getPaths = (asked) => Promise.resolve(asked.map((id, i) => ({
+      agentId: id, points: [{ x: 0, y: 10 * i }, { x: 20, y: 10 * i }], goal: { x: 20, y: 10 * i }, unreachable: i === 1,
+      corridor: [[{ x: -25, y: -25 }, { x: 25, y: -25 }, { x: 25, y: 25 }, { x: -25, y: 25 }]] })));
+    crowdViewer.state.pathsUnsupported = false;
+    crowdViewer.state.selected = new Set(ids);
+    return ids;
+  });
+  await waitFor('both paths fetched', () => viewer(() => crowdViewer.state.paths.size === 2));
+  const red = (p) => p[0] > 200 && p[1] < 150 && p[2] < 150;
+  const pixel = (x, y) => viewer(([x, y]) => {
+    const s = crowdViewer.worldToScreen(x, y);
+    return Array.from(document.getElementById('world').getContext('2d').getImageData(Math.round(s.x), Math.round(s.y), 1, 1).data);
+  }, [x, y]);
+  const target = { x: 60, y: 40 };
+  await viewer(([id, target]) => crowdViewer.client.emit('agentEvent',
+    { agentId: id, kind: 2, kindName: 'UNREACHABLE', point: { x: 30, y: 30 }, target, owner: 0 }, 1), [ids[0], target]);
+  await waitFor('the unreachable target marked red', async () => red(await pixel(target.x, target.y)));
+  await shot('10-paths-and-unreachable.png');
+  await viewer((id) => crowdViewer.client.emit('agentEvent', { agentId: id, kind: 1, kindName: 'ARRIVED', point: { x: 30, y: 30 } }, 2), ids[0]);
+  await waitFor('the mark gone on arrival', async () =>
+    (await viewer(() => crowdViewer.state.unreachable.size)) === 0 && !red(await pixel(target.x, target.y)));
+});
+
+test('the example page draws the crowd with the crowd-client package', async () => {
+  await page.goto(`http://127.0.0.1:${httpPort}/example.html`);
+  await waitFor('example connected with agents', () =>
+    viewer(() => window.crowdExample && crowdExample.connected && crowdExample.world.size > 0));
+  const n = await viewer(() => crowdExample.world.size);
+  assert.equal(n, (await healthz()).agents, 'every agent of the world in its view');
+  await shot('11-example-page.png');
 });

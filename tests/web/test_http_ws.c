@@ -522,6 +522,53 @@ static void test_ws_client_close_is_echoed(void **state) {
 	close(fd);
 }
 
+/* RFC 6455 5.5.1: a close payload is empty or holds a 2-byte code; 1 byte is a protocol error. */
+static void test_ws_one_byte_close_payload_closes_1002(void **state) {
+	(void)state;
+	int fd = ws_connect();
+	uint8_t frame[64];
+	const uint8_t half[1] = {0x03};
+	size_t n = make_frame(frame, true, 0x8, true, half, 1);
+	send_all(fd, frame, n);
+	server_frame f;
+	assert_true(recv_frame(fd, &f));
+	assert_int_equal(close_code(&f), CROWD_WS_CLOSE_PROTOCOL_ERROR);
+	expect_eof(fd);
+	close(fd);
+	/* 1005 ("no status") may never be sent in a close frame */
+	fd = ws_connect();
+	const uint8_t no_status[2] = {0x03, 0xED};
+	n = make_frame(frame, true, 0x8, true, no_status, 2);
+	send_all(fd, frame, n);
+	assert_true(recv_frame(fd, &f));
+	assert_int_equal(close_code(&f), CROWD_WS_CLOSE_PROTOCOL_ERROR);
+	expect_eof(fd);
+	close(fd);
+}
+
+/* Documented choice: an upgrade that names no subprotocol is accepted as
+ * crowd.v1 (browsers' `new WebSocket(url)`, simple tools), and the 101 names
+ * none back (RFC 6455 4.2.2). One that names others but not crowd.v1 gets 400
+ * (test_http_error_statuses). */
+static void test_ws_upgrade_without_subprotocol_is_accepted(void **state) {
+	(void)state;
+	int fd = connect_server();
+	const char req[] = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+	                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+	send_all(fd, req, sizeof req - 1);
+	char head[1024];
+	size_t got = 0;
+	while (got < 4 || memcmp(head + got - 4, "\r\n\r\n", 4) != 0) {
+		assert_true(got < sizeof head - 1);
+		assert_int_equal(recv(fd, head + got, 1, 0), 1);
+		got++;
+	}
+	head[got] = '\0';
+	assert_int_equal(status_of(head), 101);
+	assert_null(strstr(head, "Sec-WebSocket-Protocol"));
+	close(fd);
+}
+
 static void test_ws_server_initiated_close(void **state) {
 	(void)state;
 	int fd = ws_connect();
@@ -601,6 +648,8 @@ int main(void) {
 	    cmocka_unit_test(test_ws_oversize_closes_1009),
 	    cmocka_unit_test(test_ws_oversize_by_fragments_closes_1009),
 	    cmocka_unit_test(test_ws_client_close_is_echoed),
+	    cmocka_unit_test(test_ws_one_byte_close_payload_closes_1002),
+	    cmocka_unit_test(test_ws_upgrade_without_subprotocol_is_accepted),
 	    cmocka_unit_test(test_ws_server_initiated_close),
 	    cmocka_unit_test(test_ws_leftover_after_handshake),
 	    cmocka_unit_test(test_random_bytes_do_no_harm),

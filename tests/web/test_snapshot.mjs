@@ -1,22 +1,18 @@
-// test_snapshot.mjs — the viewer's snapshot decoder (clients/web/snapshot.js)
-// against the C codec: protobufjs decodes each ServerMessage the C encoder made
-// (from crowd.proto, as the page does) and applySnapshot must give exactly the
-// view the C decoder gave. Usage: node test_snapshot.mjs VECTORS.jsonl WEB_DIR
+// test_snapshot.mjs — the JavaScript snapshot decoder (clients/js/src/snapshot.js,
+// which the viewer uses) against the C codec: the package decodes each
+// ServerMessage the C encoder made (from its embedded crowd.proto, as the page
+// does) and applySnapshot must give exactly the view the C decoder gave.
+// Usage: node test_snapshot.mjs VECTORS.jsonl CLIENTS_JS_DIR
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-const [vectorsPath, webDir] = process.argv.slice(2);
-const require = createRequire(path.join(webDir, 'package.json'));
-const protobuf = require('protobufjs');
-const { applySnapshot } = require(path.join(webDir, 'snapshot.js'));
-const protoPath = path.join(webDir, '..', '..', 'proto', 'crowd.proto');
+const [vectorsPath, jsDir] = process.argv.slice(2);
+const { applySnapshot, ServerMessage } = await import(pathToFileURL(path.resolve(jsDir, 'src', 'index.js')).href);
 
 test('JS snapshot decoder matches the C decoder on every snapshot', async () => {
-  const root = await protobuf.load(protoPath);
-  const ServerMessage = root.lookupType('crowd.v1.ServerMessage');
   const lines = readFileSync(vectorsPath, 'utf8').trim().split('\n');
   assert.ok(lines.length >= 50, 'enough vectors');
   let view = new Map();

@@ -200,6 +200,62 @@ static void test_peek_counts_lists_without_decoding(void **state) {
 	crowd_buf_free(&out);
 }
 
+/* A Hello with a 40-byte name, a 70-byte token and a NUL in its resume key:
+ * the inspection reports each, and the checked decode sets the long ones aside
+ * instead of failing (nanopb's fixed-size strings would refuse the frame). */
+static void test_hello_strings_inspected(void **state) {
+	(void)state;
+	uint8_t inner[256], msg[300];
+	size_t n = 0, m = 0;
+	inner[n++] = 0x08, inner[n++] = 1; /* protocol_major */
+	inner[n++] = 0x1a, inner[n++] = 70; /* token */
+	memset(inner + n, 't', 70), n += 70;
+	inner[n++] = 0x22, inner[n++] = 40; /* client_name */
+	memset(inner + n, 'n', 40), n += 40;
+	inner[n++] = 0x32, inner[n++] = 3; /* resume_key "a\0b" */
+	memcpy(inner + n, "a\0b", 3), n += 3;
+	msg[m++] = 0x08, msg[m++] = 9;
+	msg[m++] = 0x12, msg[m++] = (uint8_t)n;
+	memcpy(msg + m, inner, n), m += n;
+	crowd_client_message_info info;
+	assert_true(crowd_client_message_inspect(msg, m, &info));
+	assert_int_equal(info.request_id, 9);
+	assert_int_equal(info.which_msg, crowd_v1_ClientMessage_hello_tag);
+	assert_int_equal(info.token.longest, 70);
+	assert_int_equal(info.client_name.len, 40);
+	assert_memory_equal(info.client_name.data, inner + 76, 40);
+	assert_true(info.resume_key.has_nul);
+	assert_false(info.token.has_nul);
+	crowd_v1_ClientMessage d;
+	assert_false(crowd_decode_client_message(msg, m, &d)); /* plain nanopb: string overflow */
+	assert_true(crowd_decode_client_message_checked(msg, m, &d, &info));
+	assert_int_equal(d.which_msg, crowd_v1_ClientMessage_hello_tag);
+	assert_int_equal(d.msg.hello.protocol_major, 1);
+	assert_string_equal(d.msg.hello.token, "");       /* set aside */
+	assert_string_equal(d.msg.hello.client_name, ""); /* set aside */
+	crowd_client_message_release(&d);
+}
+
+/* Only repeated fields are lists: a Ping whose scalar comes 6,000 times is not one. */
+static void test_peek_ignores_repeated_scalars(void **state) {
+	(void)state;
+	crowd_buf out = {0}, body = {0};
+	for (int i = 0; i < 6000; i++) {
+		uint8_t f[] = {0x08, (uint8_t)(i & 0x7f)};
+		crowd_buf_append(&body, f, sizeof f);
+	}
+	uint8_t head[] = {0x08, 0x03, 0x52}, prefix[CROWD_VARINT_MAX];
+	crowd_buf_append(&out, head, sizeof head);
+	crowd_buf_append(&out, prefix, crowd_varint_put(prefix, body.len));
+	crowd_buf_append(&out, body.data, body.len);
+	crowd_client_message_info info;
+	assert_true(crowd_client_message_inspect(out.data, out.len, &info));
+	assert_int_equal(info.which_msg, crowd_v1_ClientMessage_ping_tag);
+	assert_int_equal(info.longest_list, 0);
+	crowd_buf_free(&body);
+	crowd_buf_free(&out);
+}
+
 static void test_random_garbage_never_crashes(void **state) {
 	(void)state;
 	srand(7);
@@ -215,6 +271,9 @@ static void test_random_garbage_never_crashes(void **state) {
 			decoded++;
 			crowd_client_message_release(&m);
 		}
+		crowd_client_message_info info;
+		if (crowd_client_message_inspect(bytes, n, &info) && crowd_decode_client_message_checked(bytes, n, &m, &info))
+			crowd_client_message_release(&m);
 		crowd_v1_ServerMessage sm;
 		crowd_view view;
 		crowd_view_init(&view);
@@ -235,6 +294,8 @@ int main(void) {
 	    cmocka_unit_test(test_too_large_and_bad_prefix),
 	    cmocka_unit_test(test_client_message_round_trip),
 	    cmocka_unit_test(test_peek_counts_lists_without_decoding),
+	    cmocka_unit_test(test_hello_strings_inspected),
+	    cmocka_unit_test(test_peek_ignores_repeated_scalars),
 	    cmocka_unit_test(test_random_garbage_never_crashes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,6 +43,20 @@ int64_t crowd_client_hello(crowd_client *c, const char *token, const char *clien
 	return crowd_client_enqueue(c, &m);
 }
 
+int64_t crowd_client_hello_resume(crowd_client *c, const char *token, const char *client_name,
+                                  bool keep_agents_on_disconnect, const char *resume_key) {
+	crowd_v1_ClientMessage m = empty_message(crowd_v1_ClientMessage_hello_tag);
+	crowd_v1_Hello *h = &m.msg.hello;
+	h->protocol_major = CROWD_PROTOCOL_MAJOR;
+	h->protocol_minor = CROWD_PROTOCOL_MINOR;
+	h->keep_agents_on_disconnect = keep_agents_on_disconnect;
+	if (!copy_string(h->token, sizeof h->token, token) ||
+	    !copy_string(h->client_name, sizeof h->client_name, client_name) ||
+	    !copy_string(h->resume_key, sizeof h->resume_key, resume_key))
+		return CROWD_CLIENT_ERR_ARGUMENT;
+	return crowd_client_enqueue(c, &m);
+}
+
 int64_t crowd_client_spawn(crowd_client *c, const crowd_v1_AgentSpec *agents, size_t count) {
 	if (!agents && count) return CROWD_CLIENT_ERR_ARGUMENT;
 	if (count > MAX_ITEMS) return CROWD_CLIENT_ERR_TOO_MANY;

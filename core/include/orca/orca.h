@@ -31,7 +31,7 @@ typedef enum orca_status {
 	ORCA_ERR_STALE_ID = -3,         /* issued, then removed */
 	ORCA_ERR_CAPACITY = -4,         /* a hard limit of the world (max agents/obstacles) */
 	ORCA_ERR_NO_MEMORY = -5,        /* the allocator said no */
-	ORCA_ERR_BAD_POLYGON = -6,      /* fewer than 2 vertices or non-finite vertices */
+	ORCA_ERR_BAD_POLYGON = -6,      /* not a valid obstacle: see orca_polygon_check */
 } orca_status;
 
 /** A human-readable name for a status code. Never NULL. */
@@ -59,6 +59,36 @@ typedef struct orca_allocator {
 
 typedef struct orca_world orca_world;
 
+/** How obstacles are indexed for the neighbour search. */
+typedef enum orca_obstacle_index {
+	/** RVO2's obstacle kd-tree when every obstacle was added before the first
+	 * step and they have at most ORCA_RVO2_TREE_MAX_VERTICES vertices in all
+	 * (RVO2's results bit for bit, edge splits and neighbour order included);
+	 * from the first change after that, or for more vertices, the edge grid. */
+	ORCA_OBSTACLE_INDEX_AUTO = 0,
+	/** Always the edge grid: a uniform grid over the edges, updated in place by
+	 * each add and remove (cost proportional to the polygon), never rebuilt.
+	 * Obstacle neighbours come in (distance, edge) order; no edge is split. */
+	ORCA_OBSTACLE_INDEX_GRID = 1,
+	/** Always RVO2's kd-tree, rebuilt at the next step after any change: exact
+	 * RVO2 behaviour at any size, but O(n^2) in the vertex count per rebuild
+	 * (seconds at tens of thousands of vertices). */
+	ORCA_OBSTACLE_INDEX_RVO2 = 2,
+} orca_obstacle_index;
+
+#define ORCA_RVO2_TREE_MAX_VERTICES 1024u
+
+/** How agents avoid each other. */
+typedef enum orca_avoidance {
+	/** RVO2's ORCA, bit for bit (the engine's default: the replay tests prove it). */
+	ORCA_AVOIDANCE_REFERENCE = 0,
+	/** ORCA plus what keeps a crowd moving (core/src/quality.c): blocked
+	 * agents keep to the right, stuck ones turn further, overlaps are pushed
+	 * apart after each step and never into an obstacle. Deterministic like
+	 * the reference mode, but not RVO2's trajectories. */
+	ORCA_AVOIDANCE_QUALITY = 1,
+} orca_avoidance;
+
 /** World definition. Get one from orca_default_world_def(). */
 typedef struct orca_world_def {
 	/** Threads used by orca_world_step (1 = the caller's thread only). Results
@@ -70,7 +100,16 @@ typedef struct orca_world_def {
 	uint32_t obstacle_vertex_capacity;
 	/** Hard limit on live agents (<= ORCA_MAX_AGENTS). */
 	uint32_t max_agents;
+	/** Optional world bounds: with has_bounds, every agent's position is kept
+	 * inside [bounds_min, bounds_max] after each step (a velocity component that
+	 * pushed it out is zeroed), whatever steers it. min <= max, finite. */
+	bool has_bounds;
+	orca_vec2 bounds_min, bounds_max;
 	orca_allocator allocator;
+	/** Obstacle index (default ORCA_OBSTACLE_INDEX_AUTO). */
+	orca_obstacle_index obstacle_index;
+	/** ORCA_AVOIDANCE_REFERENCE (default) or ORCA_AVOIDANCE_QUALITY. */
+	orca_avoidance avoidance;
 } orca_world_def;
 
 /** Defaults: 1 worker, capacity 1024 agents / 1024 vertices, max ORCA_MAX_AGENTS. */
@@ -86,6 +125,12 @@ void orca_world_destroy(orca_world *world);
  * targets, build the kd-trees, compute every agent's new velocity from the
  * previous state (in parallel), then move every agent. */
 int orca_world_step(orca_world *world, float dt);
+
+/** Switch avoidance mode from the next step on (per-agent quality state is kept). */
+int orca_world_set_avoidance(orca_world *world, orca_avoidance avoidance);
+
+/** The current avoidance mode. */
+orca_avoidance orca_world_avoidance(const orca_world *world);
 
 /** Live agents. */
 uint32_t orca_world_agent_count(const orca_world *world);
@@ -197,9 +242,32 @@ uint32_t orca_query_radius(const orca_world *world, orca_vec2 center, float radi
 
 /* ------------------------------------------------------------------ obstacles */
 
+/** The smallest feature of a valid obstacle (world units): edge length, the
+ * distance of a vertex to an edge it is not on; and the smallest area. */
+#define ORCA_POLYGON_MIN_FEATURE 0.01f
+
+/** Why a polygon is not a valid obstacle. */
+typedef struct orca_polygon_issue {
+	const char *reason; /* static text, NULL when valid */
+	uint32_t index;     /* the vertex (or the first vertex of the edge) at fault */
+	bool clockwise;     /* valid but clockwise: reverse it before orca_obstacle_add */
+} orca_polygon_issue;
+
+/** Is this a valid obstacle? 2 vertices: a segment at least
+ * ORCA_POLYGON_MIN_FEATURE long. 3 or more: a simple polygon (no two edges
+ * cross or touch but neighbours at their shared vertex), every edge at least
+ * ORCA_POLYGON_MIN_FEATURE long, no vertex collinear with its neighbours (no
+ * back-and-forth spike), no vertex closer than ORCA_POLYGON_MIN_FEATURE to an
+ * edge it is not on (no sliver), area at least ORCA_POLYGON_MIN_FEATURE.
+ * Every coordinate finite and within +-1e9. Returns ORCA_OK (issue->clockwise
+ * tells the orientation) or ORCA_ERR_BAD_POLYGON with issue->reason. O(n^2)
+ * in the vertex count: callers bound it. `issue` may be NULL. */
+int orca_polygon_check(const orca_vec2 *vertices, uint32_t count, orca_polygon_issue *issue);
+
 /** Add a polygon obstacle: vertices counter-clockwise as in RVO2 (2 vertices =
- * a line segment). Takes effect at the next step (the obstacle kd-tree is
- * rebuilt then). */
+ * a line segment); it must pass orca_polygon_check and be counter-clockwise,
+ * else ORCA_ERR_BAD_POLYGON. Takes effect at the next step. With the edge grid
+ * (see orca_obstacle_index) the cost is paid here, in proportion to the polygon. */
 int orca_obstacle_add(orca_world *world, const orca_vec2 *vertices, uint32_t count, orca_obstacle_id *out);
 
 int orca_obstacle_remove(orca_world *world, orca_obstacle_id id);
@@ -217,6 +285,22 @@ int orca_obstacle_get(const orca_world *world, orca_obstacle_id id, orca_vec2 *v
 
 /** Bumped whenever an obstacle is added or removed (for "did it change?" checks). */
 uint32_t orca_world_obstacle_version(const orca_world *world);
+
+/* ------------------------------------------------------------------ save / load */
+
+/** Write the whole world (agents with every parameter, ids with generations
+ * and retired slots, the persistent agent order, obstacles with their ids and
+ * add order, the step count) to buf as portable little-endian bytes. *size
+ * gets the bytes needed; returns ORCA_ERR_CAPACITY (writing nothing) when
+ * capacity is smaller, so a caller may ask with (NULL, 0) first. A world
+ * loaded from these bytes steps bit-identically to this one. Each engine
+ * module writes its own section (core/src/world_io.c). */
+int orca_world_save(const orca_world *world, void *buf, size_t capacity, size_t *size);
+
+/** Load bytes written by orca_world_save into a freshly created world (its
+ * definition's workers and allocator stay). Every byte is checked: anything
+ * malformed gives ORCA_ERR_INVALID_ARGUMENT and leaves the world empty. */
+int orca_world_load(orca_world *world, const void *buf, size_t size);
 
 /* ------------------------------------------------------------------ profile */
 

@@ -39,6 +39,7 @@ size_t crowd_frame_splitter_pending(const crowd_frame_splitter *s) {
 }
 
 crowd_frame_result crowd_frame_splitter_next(crowd_frame_splitter *s, const uint8_t **frame, size_t *len) {
+	if (s->pos >= s->buf.len) return CROWD_FRAME_NEED_MORE; /* empty (buf.data may be NULL) */
 	const uint8_t *p = s->buf.data + s->pos;
 	size_t avail = s->buf.len - s->pos;
 	uint64_t body = 0;

@@ -14,7 +14,7 @@ namespace Crowd.Harness
 {
     public static class FakeServerScenario
     {
-        sealed class Peer : IDisposable
+        internal sealed class Peer : IDisposable
         {
             public readonly Socket Socket;
             readonly FrameSplitter splitter = new FrameSplitter(1 << 20);

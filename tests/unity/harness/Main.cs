@@ -3,11 +3,14 @@
 //   schema <crowd.desc>         compare the C# codec with protoc's descriptor set
 //   server <crowd-server>       a real server: hello, spawn, targets, snapshots until arrival
 //   client                      CrowdClient against a hostile fake server (garbage, reconnect)
+//   minor1                      CrowdClient's minor-1 side against a scripted fake server (resume, events, paths)
 //   samples <crowd-server>      drive the CrowdView sample (stubbed UnityEngine) against a real server
 //   cdecode <fixture-generator> decode snapshot frames written by proto/wire's C encoder
 //   layout <package dir>        package.json and a .meta for everything Unity imports
+//   server-minor1 <crowd-server> the minor-1 side against a real server, each part when the server shows it
 //   readme <snippet.dll> <crowd-server>  run the package README's ten lines against a real server
-// Exit code 0 only when every check passed; the last line is "N passed, N failed".
+// Exit code 0 only when every check passed; the last line is "N passed, N failed"
+// (77, ctest's skip, when a scenario found nothing to test and failed nothing).
 using System;
 using System.Collections.Generic;
 using System.Reflection;
@@ -17,6 +20,14 @@ namespace Crowd.Harness
     public static class Check
     {
         public static int Passed, Failed;
+        static string skipped;
+
+        /// <summary>What the scenario needs is not there: the run reports itself skipped (exit 77).</summary>
+        public static void Skip(string why)
+        {
+            skipped = why;
+            Console.WriteLine("skip " + why);
+        }
 
         public static void That(bool condition, string what)
         {
@@ -34,7 +45,8 @@ namespace Crowd.Harness
 
         public static int Summary()
         {
-            Console.WriteLine(Passed + " passed, " + Failed + " failed");
+            Console.WriteLine(Passed + " passed, " + Failed + " failed" + (skipped != null ? ", skipped: " + skipped : ""));
+            if (skipped != null && Failed == 0) return 77;
             return Failed == 0 && Passed > 0 ? 0 : 1;
         }
     }
@@ -45,7 +57,7 @@ namespace Crowd.Harness
         {
             if (args.Length < 1)
             {
-                Console.Error.WriteLine("usage: crowd-unity-harness.exe unit|schema|server|client|samples|cdecode ...");
+                Console.Error.WriteLine("usage: crowd-unity-harness.exe unit|schema|server|client|minor1|samples|cdecode ...");
                 return 2;
             }
             try
@@ -56,6 +68,8 @@ namespace Crowd.Harness
                     case "schema": SchemaCheck.Run(args[1]); break;
                     case "server": ServerScenario.Run(args[1]); break;
                     case "client": FakeServerScenario.Run(); break;
+                    case "minor1": MinorOneScenario.Run(); break;
+                    case "server-minor1": ServerMinorOneScenario.Run(args[1]); break;
                     case "samples": SamplesScenario.Run(args[1]); break;
                     case "cdecode": CDecodeCheck.Run(args[1]); break;
                     case "layout": LayoutCheck.Run(args[1]); break;

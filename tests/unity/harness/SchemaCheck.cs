@@ -145,7 +145,9 @@ namespace Crowd.Harness
     public static class SchemaCheck
     {
         // FieldDescriptorProto.Type
-        const int TFloat = 2, TUInt64 = 4, TBool = 8, TString = 9, TMessage = 11, TUInt32 = 13, TEnum = 14, TSInt32 = 17;
+        const int TDouble = 1, TFloat = 2, TInt64 = 3, TUInt64 = 4, TInt32 = 5, TFixed64 = 6, TFixed32 = 7, TBool = 8, TString = 9,
+                  TMessage = 11, TBytes = 12, TUInt32 = 13, TEnum = 14, TSFixed32 = 15, TSFixed64 = 16, TSInt32 = 17, TSInt64 = 18;
+        static MessageDesc current; // the message whose fields are being named
 
         static Dictionary<string, MessageDesc> messages = new Dictionary<string, MessageDesc>();
         static Dictionary<string, EnumDesc> enums = new Dictionary<string, EnumDesc>();
@@ -169,14 +171,17 @@ namespace Crowd.Harness
 
             CheckEveryCodecTypeIsInTheSchema();
             foreach (var e in file.Enums) CheckEnum(e);
-            foreach (var m in file.Messages) CheckMessageShape(m);
-            foreach (var m in file.Messages) CheckMessageOnTheWire(m);
+            foreach (var m in file.Messages) { current = m; CheckMessageShape(m); }
+            foreach (var m in file.Messages) { current = m; CheckMessageOnTheWire(m); }
         }
 
+        // Google.Protobuf's C# names: json_name with its first letter raised; a member named like
+        // its class gets a trailing _ (C# forbids the clash).
         static string Pascal(FieldDesc f)
         {
             string j = f.JsonName.Length > 0 ? f.JsonName : f.Name;
-            return char.ToUpperInvariant(j[0]) + j.Substring(1);
+            string n = char.ToUpperInvariant(j[0]) + j.Substring(1);
+            return current != null && n == current.Name ? n + "_" : n;
         }
 
         static string PascalFromSnake(string snake)
@@ -249,12 +254,15 @@ namespace Crowd.Harness
         {
             switch (f.Type)
             {
+                case TDouble: return typeof(double);
                 case TFloat: return typeof(float);
-                case TUInt64: return typeof(ulong);
+                case TInt64: case TSInt64: case TSFixed64: return typeof(long);
+                case TUInt64: case TFixed64: return typeof(ulong);
+                case TInt32: case TSInt32: case TSFixed32: return typeof(int);
+                case TUInt32: case TFixed32: return typeof(uint);
                 case TBool: return typeof(bool);
                 case TString: return typeof(string);
-                case TUInt32: return typeof(uint);
-                case TSInt32: return typeof(int);
+                case TBytes: return typeof(byte[]);
                 case TEnum: return CodecType(ShortTypeName(f.TypeName));
                 case TMessage: return CodecType(ShortTypeName(f.TypeName));
                 default: return null; // a type crowd.v1 does not use yet: the codec must learn it
@@ -322,17 +330,27 @@ namespace Crowd.Harness
             {
                 switch (f.Type)
                 {
+                    case TDouble: return 0.0;
                     case TFloat: return 0f;
-                    case TUInt32: return 0u;
+                    case TInt64: case TSInt64: case TSFixed64: return 0L;
+                    case TUInt64: case TFixed64: return 0UL;
+                    case TInt32: case TSInt32: case TSFixed32: return 0;
+                    case TUInt32: case TFixed32: return 0u;
+                    case TBool: return false;
+                    case TString: return "";
                 }
             }
             switch (f.Type)
             {
+                case TDouble: return f.Number + 0.25 + k;
                 case TFloat: return f.Number + 0.5f + k;
-                case TUInt64: return (1UL << 40) + (ulong)f.Number + (ulong)k;
+                case TUInt64: case TFixed64: return (1UL << 40) + (ulong)f.Number + (ulong)k;
+                case TInt64: case TSInt64: case TSFixed64: return k == 0 ? -(1L << 40) - f.Number : 7L;
                 case TBool: return true;
                 case TString: return "s" + f.Number + "é";
-                case TUInt32: return 3000000000u + (uint)f.Number + (uint)k;
+                case TBytes: return new byte[] { (byte)f.Number, 0, 255 };
+                case TUInt32: case TFixed32: return 3000000000u + (uint)f.Number + (uint)k;
+                case TInt32: case TSFixed32: return k == 0 ? -(2000 + f.Number) : 9;
                 case TSInt32: return k == 0 ? -(1000 + f.Number) : 7;
                 case TEnum:
                     foreach (var v in enums[ShortTypeName(f.TypeName)].Values)
@@ -346,10 +364,18 @@ namespace Crowd.Harness
         {
             switch (f.Type)
             {
+                case TDouble: w.WriteFixed64((ulong)BitConverter.DoubleToInt64Bits((double)v)); break;
                 case TFloat: w.WriteFixed32(ProtoWriter.FloatToBits((float)v)); break;
                 case TUInt64: w.WriteVarint((ulong)v); break;
-                case TBool: w.WriteVarint(1); break;
+                case TInt64: w.WriteVarint((ulong)(long)v); break;
+                case TSInt64: { long x = (long)v; w.WriteVarint((ulong)((x << 1) ^ (x >> 63))); break; }
+                case TFixed64: w.WriteFixed64((ulong)v); break;
+                case TSFixed64: w.WriteFixed64((ulong)(long)v); break;
+                case TBool: w.WriteVarint((bool)v ? 1UL : 0UL); break;
                 case TUInt32: w.WriteVarint((uint)v); break;
+                case TInt32: w.WriteVarint((ulong)(long)(int)v); break;
+                case TFixed32: w.WriteFixed32((uint)v); break;
+                case TSFixed32: w.WriteFixed32((uint)(int)v); break;
                 case TSInt32: w.WriteVarint(ProtoWriter.EncodeSInt32((int)v)); break;
                 case TEnum: w.WriteVarint((ulong)(long)(int)v); break;
             }
@@ -359,8 +385,9 @@ namespace Crowd.Harness
         {
             switch (f.Type)
             {
-                case TFloat: return WireType.Fixed32;
-                case TString: case TMessage: return WireType.LengthDelimited;
+                case TFloat: case TFixed32: case TSFixed32: return WireType.Fixed32;
+                case TDouble: case TFixed64: case TSFixed64: return WireType.Fixed64;
+                case TString: case TBytes: case TMessage: return WireType.LengthDelimited;
                 default: return WireType.Varint;
             }
         }
@@ -387,12 +414,16 @@ namespace Crowd.Harness
                         w.WriteRawBytes(body, 0, body.Length);
                     }
                 }
-                else if (f.Type == TString)
+                else if (f.Type == TString || f.Type == TBytes)
                 {
-                    byte[] s = System.Text.Encoding.UTF8.GetBytes((string)ScalarValue(f, 0));
-                    w.WriteTag(f.Number, WireType.LengthDelimited);
-                    w.WriteVarint((ulong)s.Length);
-                    w.WriteRawBytes(s, 0, s.Length);
+                    for (int k = 0; k < (f.Repeated ? 2 : 1); k++)
+                    {
+                        object v = ScalarValue(f, k);
+                        byte[] s = f.Type == TString ? System.Text.Encoding.UTF8.GetBytes((string)v) : (byte[])v;
+                        w.WriteTag(f.Number, WireType.LengthDelimited);
+                        w.WriteVarint((ulong)s.Length);
+                        w.WriteRawBytes(s, 0, s.Length);
+                    }
                 }
                 else if (f.Repeated)
                 {
@@ -476,6 +507,7 @@ namespace Crowd.Harness
         {
             if (actual == null) return false;
             if (f.Type == TEnum) return (int)expected == Convert.ToInt32(actual);
+            if (f.Type == TBytes) return Convert.ToBase64String((byte[])expected) == Convert.ToBase64String((byte[])actual);
             return expected.Equals(actual);
         }
     }

@@ -143,6 +143,16 @@ crowd_client_counters crowd_client_get_counters(const crowd_client *client);
 /** Hello: must be first. token and name may be NULL (at most 64 and 32 chars). */
 int64_t crowd_client_hello(crowd_client *client, const char *token, const char *client_name,
                            bool keep_agents_on_disconnect);
+/** Hello that takes an earlier identity back: resume_key is the one an
+ * earlier Welcome gave (crowd_client_welcome(old)->resume_key, up to 64
+ * chars; the server gives one when it runs with --data-dir). The Welcome says
+ * resumed = true and carries the old client_id; the agents that client
+ * spawned are its own again. To reconnect after the connection or the server
+ * went away: keep the key, crowd_client_connect again, and send this. Agents
+ * survive a disconnect only with keep_agents_on_disconnect (a server crash
+ * never removes them). */
+int64_t crowd_client_hello_resume(crowd_client *client, const char *token, const char *client_name,
+                                  bool keep_agents_on_disconnect, const char *resume_key);
 /** Spawn `count` agents (the Ack lists their ids in order). Start each spec
  * from crowd_v1_AgentSpec_init_zero and set has_* for what you give. */
 int64_t crowd_client_spawn(crowd_client *client, const crowd_v1_AgentSpec *agents, size_t count);

@@ -1,7 +1,9 @@
 // CrowdClient.cs — a crowd.v1 client over TCP for Unity (or any .NET/Mono program).
 // A background thread connects, says Hello, reads and decodes frames, applies
-// snapshots and reconnects with back-off; everything it learns waits in a queue
-// until the main thread calls Poll() (Unity's API is main-thread only).
+// snapshots and reconnects with back-off (presenting the last Welcome's resume
+// key, so the server can give this client its identity and agents back);
+// everything it learns waits in a queue until the main thread calls Poll()
+// (Unity's API is main-thread only).
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -37,6 +39,12 @@ namespace Crowd.Client
         public int MaxFrameBytes = 64 << 20;
         /// <summary>Snapshots waiting for Poll beyond this are dropped, oldest first (each is a whole world state).</summary>
         public int MaxQueuedSnapshots = 64;
+        /// <summary>A Welcome.resume_key from an earlier run (saved by the game, e.g. in PlayerPrefs),
+        /// presented in the first Hello: the server gives that client's id, role and agents back.</summary>
+        public string ResumeKey = "";
+        /// <summary>After a reconnect, present the last Welcome's resume key (CrowdClient.ResumeKey);
+        /// false: every reconnect is a new client (options.ResumeKey still goes in the first Hello).</summary>
+        public bool Resume = true;
     }
 
     public sealed class CrowdClient : IDisposable
@@ -61,7 +69,12 @@ namespace Crowd.Client
         int socketGeneration;
         Socket connecting; // while connecting, so Disconnect can abort it
         Subscribe subscription;
+        SubscribeEvents eventSubscription; // null: the server's default (own agents' events)
         int nextRequestId;
+        volatile string resumeKey; // the last Welcome's key, else options.ResumeKey
+        bool welcomedOnce;         // connection thread: a Welcome came (options.ResumeKey has had its turn)
+        uint helloRequestId;       // connection thread: the current Hello's id, to tell its Error apart
+        string presentedKey;       // connection thread: the key that Hello presented
 
         // Events for the main thread.
         sealed class QueuedEvent
@@ -79,6 +92,7 @@ namespace Crowd.Client
         {
             public int Generation;
             public Action<Ack> OnAck;
+            public Action<Paths> OnPaths;
             public Action<Error> OnError;
         }
 
@@ -95,6 +109,7 @@ namespace Crowd.Client
             this.host = host;
             this.port = port;
             this.options = options ?? new CrowdClientOptions();
+            resumeKey = this.options.ResumeKey ?? "";
             LastRoundTripMs = double.NaN;
         }
 
@@ -108,6 +123,10 @@ namespace Crowd.Client
         public WorldSnapshot LatestSnapshot { get; private set; }
         /// <summary>Round-trip time of the last Ping, in milliseconds (NaN before the first Pong).</summary>
         public double LastRoundTripMs { get; private set; }
+        /// <summary>The last Welcome's resume key (minor 1; before any Welcome, options.ResumeKey): the
+        /// next Hello presents it (unless options.Resume is false). Save it to take this identity back
+        /// after the game restarts. Welcome.Resumed says whether the server honoured the key.</summary>
+        public string ResumeKey { get { return resumeKey; } }
 
         public long SnapshotsReceived { get { return Interlocked.Read(ref snapshotsReceived); } }
         /// <summary>Snapshots dropped because Poll was not called often enough.</summary>
@@ -126,6 +145,17 @@ namespace Crowd.Client
         /// <summary>Every Error: the server's, and Code None for a request lost with its connection.</summary>
         public event Action<Error> ErrorReceived;
         public event Action<Pong> PongReceived;
+        /// <summary>Every AgentEvents message (minor 1): what happened to agents during one tick,
+        /// after that tick's snapshot. The per-kind events below run first, one per event.</summary>
+        public event Action<AgentEvents> AgentEventsReceived;
+        /// <summary>An agent reached its target (or, if it was unreachable, the point chosen); Point is where it is.</summary>
+        public event Action<AgentEvent> AgentArrived;
+        /// <summary>No path to the agent's Target: it walks to Point, the nearest reachable point.</summary>
+        public event Action<AgentEvent> AgentUnreachable;
+        /// <summary>No progress toward the target for the server's configured time; Point is where it is.</summary>
+        public event Action<AgentEvent> AgentStuck;
+        /// <summary>Every Paths answer, after the GetPaths request's own callback.</summary>
+        public event Action<Paths> PathsReceived;
         /// <summary>Bad input from the server that the client survived (what it did about it in the text).</summary>
         public event Action<string> ProtocolFault;
 
@@ -184,13 +214,18 @@ namespace Crowd.Client
         /// onAck/onError runs later in Poll (onError with Code None if the connection is lost first).</summary>
         public uint Send(ClientMessage msg, Action<Ack> onAck = null, Action<Error> onError = null)
         {
+            return SendRequest(msg, onAck, null, onError);
+        }
+
+        uint SendRequest(ClientMessage msg, Action<Ack> onAck, Action<Paths> onPaths, Action<Error> onError)
+        {
             uint id = NextRequestId();
             msg.RequestId = id;
             int gen;
             if (TrySend(msg, out gen))
             {
-                if (onAck != null || onError != null)
-                    pending[id] = new PendingRequest { Generation = gen, OnAck = onAck, OnError = onError };
+                if (onAck != null || onPaths != null || onError != null)
+                    pending[id] = new PendingRequest { Generation = gen, OnAck = onAck, OnPaths = onPaths, OnError = onError };
                 return id;
             }
             var err = new Error { RequestId = id, Code = ErrorCode.None, Message = "not connected" };
@@ -211,20 +246,23 @@ namespace Crowd.Client
             return Send(new ClientMessage { SpawnAgents = m }, onAck, onError);
         }
 
-        /// <summary>One target for every id.</summary>
-        public uint SetTarget(IList<uint> ids, float x, float y, Action<Ack> onAck = null, Action<Error> onError = null)
+        /// <summary>One target for every id. steer (minor 1): Navigate walks a path around obstacles,
+        /// Direct a straight line; Default is the server's choice (Navigate).</summary>
+        public uint SetTarget(IList<uint> ids, float x, float y, Action<Ack> onAck = null, Action<Error> onError = null,
+                              SteerMode steer = SteerMode.Default)
         {
-            var m = new SetTargets();
+            var m = new SetTargets { Steer = steer };
             m.Ids.AddRange(ids);
             m.X.Add(x);
             m.Y.Add(y);
             return Send(new ClientMessage { SetTargets = m }, onAck, onError);
         }
 
-        /// <summary>A target per id (parallel arrays).</summary>
-        public uint SetTargets(IList<uint> ids, IList<float> x, IList<float> y, Action<Ack> onAck = null, Action<Error> onError = null)
+        /// <summary>A target per id (parallel arrays); steer as in SetTarget.</summary>
+        public uint SetTargets(IList<uint> ids, IList<float> x, IList<float> y, Action<Ack> onAck = null, Action<Error> onError = null,
+                               SteerMode steer = SteerMode.Default)
         {
-            var m = new SetTargets();
+            var m = new SetTargets { Steer = steer };
             m.Ids.AddRange(ids);
             m.X.AddRange(x);
             m.Y.AddRange(y);
@@ -291,6 +329,41 @@ namespace Crowd.Client
             }
             if (!connected) return 0;
             return Send(new ClientMessage { Subscribe = new Subscribe { Unsubscribe = true } }, onAck, onError);
+        }
+
+        /// <summary>Minor 1: which agents' events arrive (allAgents: every agent's, admin only; the
+        /// default without asking is this client's own). Remembered, and sent again after every
+        /// reconnect; before Connect it returns 0 and goes out with the Hello.</summary>
+        public uint SubscribeEvents(bool allAgents = false, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            return SendEventSubscription(new SubscribeEvents { AllAgents = allAgents }, onAck, onError);
+        }
+
+        /// <summary>Minor 1: no agent events at all, now and after reconnects.</summary>
+        public uint UnsubscribeEvents(Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            return SendEventSubscription(new SubscribeEvents { Unsubscribe = true }, onAck, onError);
+        }
+
+        uint SendEventSubscription(SubscribeEvents m, Action<Ack> onAck, Action<Error> onError)
+        {
+            bool connected;
+            lock (sendLock)
+            {
+                eventSubscription = m; // decided under the lock, as in Subscribe
+                connected = socket != null;
+            }
+            if (!connected) return 0;
+            return Send(new ClientMessage { SubscribeEvents = m }, onAck, onError);
+        }
+
+        /// <summary>Minor 1: the current path of each agent (own agents, or any for an admin), answered by
+        /// one Paths message (onPaths) or an Error (onError; Code None if the connection is lost first).</summary>
+        public uint GetPaths(IList<uint> ids, Action<Paths> onPaths, Action<Error> onError = null)
+        {
+            var m = new GetPaths();
+            m.Ids.AddRange(ids);
+            return SendRequest(new ClientMessage { GetPaths = m }, null, onPaths, onError);
         }
 
         /// <summary>Measures the round trip; the answer updates LastRoundTripMs and raises PongReceived.</summary>
@@ -383,6 +456,35 @@ namespace Crowd.Client
             }
             var h = AckReceived;
             if (h != null) h(ack);
+        }
+
+        void DispatchPaths(Paths paths)
+        {
+            PendingRequest p;
+            if (paths.RequestId != 0 && pending.TryGetValue(paths.RequestId, out p))
+            {
+                pending.Remove(paths.RequestId);
+                if (p.OnPaths != null) p.OnPaths(paths);
+            }
+            var h = PathsReceived;
+            if (h != null) h(paths);
+        }
+
+        void DispatchAgentEvents(AgentEvents events)
+        {
+            foreach (var e in events.Events)
+            {
+                Action<AgentEvent> h = null;
+                switch (e.Kind)
+                {
+                    case AgentEventKind.Arrived: h = AgentArrived; break;
+                    case AgentEventKind.Unreachable: h = AgentUnreachable; break;
+                    case AgentEventKind.Stuck: h = AgentStuck; break;
+                }
+                if (h != null) h(e); // a kind from a newer server: only AgentEventsReceived sees it
+            }
+            var all = AgentEventsReceived;
+            if (all != null) all(events);
         }
 
         void DispatchError(Error err)
@@ -506,14 +608,17 @@ namespace Crowd.Client
         {
             decoder.Reset();
             var splitter = new FrameSplitter(options.MaxFrameBytes);
+            presentedKey = !welcomedOnce || options.Resume ? resumeKey ?? "" : "";
+            helloRequestId = NextRequestId();
             var hello = new ClientMessage
             {
-                RequestId = NextRequestId(),
+                RequestId = helloRequestId,
                 Hello = new Hello
                 {
                     Token = options.Token ?? "",
                     ClientName = options.ClientName ?? "",
                     KeepAgentsOnDisconnect = options.KeepAgentsOnDisconnect,
+                    ResumeKey = presentedKey,
                 },
             };
             lock (sendLock)
@@ -524,6 +629,8 @@ namespace Crowd.Client
                 SendLocked(s, hello);
                 if (subscription != null)
                     SendLocked(s, new ClientMessage { RequestId = NextRequestId(), Subscribe = subscription });
+                if (eventSubscription != null)
+                    SendLocked(s, new ClientMessage { RequestId = NextRequestId(), SubscribeEvents = eventSubscription });
             }
             SetState(ConnectionState.Connected, host + ":" + port);
             var buf = new byte[64 * 1024];
@@ -549,6 +656,24 @@ namespace Crowd.Client
                 }
             }
             return "disconnected by the client";
+        }
+
+        // Refusals that say nothing about the key: the same Hello may succeed later.
+        static bool Passing(ErrorCode c)
+        {
+            switch (c)
+            {
+                case ErrorCode.ShuttingDown:
+                case ErrorCode.ServerFull:
+                case ErrorCode.RateLimited:
+                case ErrorCode.SlowConsumer:
+                case ErrorCode.Internal:
+                case ErrorCode.StorageUnavailable:
+                case ErrorCode.HelloTimeout:
+                    return true;
+                default:
+                    return false;
+            }
         }
 
         void SendLocked(Socket s, ClientMessage m)
@@ -583,6 +708,9 @@ namespace Crowd.Client
                     }
                     precision = w.Precision == 0 ? 1 : w.Precision;
                     tickRateHz = w.TickRateHz;
+                    // A server without a journal (or before minor 1) sends no key: nothing to resume.
+                    resumeKey = w.ResumeKey;
+                    welcomedOnce = true;
                     backoff.Reset();
                     state = ConnectionState.Ready;
                     Enqueue(() =>
@@ -638,6 +766,10 @@ namespace Crowd.Client
                 {
                     var err = m.Error;
                     if (err.Code == ErrorCode.BadToken || err.Code == ErrorCode.UnsupportedVersion) fatal = true;
+                    // The Hello that presented a key was refused for a reason that is not passing:
+                    // the key may be why, so the next attempt starts a fresh identity rather than
+                    // being refused forever.
+                    if (err.RequestId == helloRequestId && presentedKey.Length > 0 && resumeKey == presentedKey && !Passing(err.Code)) resumeKey = "";
                     Enqueue(() => DispatchError(err), false);
                     return null;
                 }
@@ -650,6 +782,18 @@ namespace Crowd.Client
                         var h = PongReceived;
                         if (h != null) h(pong);
                     }, false);
+                    return null;
+                }
+                case ServerMessage.MsgOneofCase.AgentEvents:
+                {
+                    var events = m.AgentEvents;
+                    Enqueue(() => DispatchAgentEvents(events), false);
+                    return null;
+                }
+                case ServerMessage.MsgOneofCase.Paths:
+                {
+                    var paths = m.Paths;
+                    Enqueue(() => DispatchPaths(paths), false);
                     return null;
                 }
                 default:

@@ -1,8 +1,9 @@
-// ProtoWire.cs — the protobuf wire format by hand (varints, zigzag, fixed32,
-// length-delimited), just enough for crowd.v1, so the package needs no NuGet
-// dependency. Every read is bounds-checked: hostile bytes raise ProtoException.
+// ProtoWire.cs — the protobuf wire format by hand (varints, zigzag, fixed32/64,
+// length-delimited), so the package needs no NuGet dependency. This is the
+// runtime the generated codec (Messages.g.cs, from proto/crowd.proto by
+// Generator~/crowd_csharp.py) calls, as nanopb's generated C calls pb_decode.c.
+// Every read is bounds-checked: hostile bytes raise ProtoException.
 using System;
-using System.Collections.Generic;
 using System.Text;
 
 namespace Crowd.V1
@@ -114,7 +115,8 @@ namespace Crowd.V1
             return lo | hi << 32;
         }
 
-        void Expect(WireType wt)
+        /// <summary>Throws unless the field last returned by NextField has this wire type.</summary>
+        public void Expect(WireType wt)
         {
             if (lastWireType != wt)
                 throw new ProtoException("field has wire type " + lastWireType + ", expected " + wt);
@@ -123,28 +125,24 @@ namespace Crowd.V1
         /// <summary>uint32; a value past 32 bits is malformed (nanopb, the server's decoder, refuses it too).</summary>
         public uint ReadUInt32() { Expect(WireType.Varint); return CheckUInt32(ReadVarint()); }
 
-        static uint CheckUInt32(ulong v)
+        public static uint CheckUInt32(ulong v)
         {
             if (v > uint.MaxValue) throw new ProtoException("uint32 out of range");
             return (uint)v;
         }
 
-        public ulong ReadUInt64() { Expect(WireType.Varint); return ReadVarint(); }
-
         public bool ReadBool() { Expect(WireType.Varint); return ReadVarint() != 0; }
 
         /// <summary>An enum value; unknown numbers are kept (proto3 open enums).</summary>
-        public int ReadEnum()
+        public int ReadEnum() { Expect(WireType.Varint); return CheckInt32(ReadVarint()); }
+
+        /// <summary>int32 and enums: negative values come sign-extended to 64 bits; past the int32 range is malformed.</summary>
+        public static int CheckInt32(ulong raw)
         {
-            Expect(WireType.Varint);
-            long v = (long)ReadVarint();
-            if (v < int.MinValue || v > int.MaxValue) throw new ProtoException("enum out of range");
+            long v = (long)raw;
+            if (v < int.MinValue || v > int.MaxValue) throw new ProtoException("int32 out of range");
             return (int)v;
         }
-
-        public int ReadSInt32() { Expect(WireType.Varint); return DecodeSInt32(ReadVarint()); }
-
-        public float ReadFloat() { Expect(WireType.Fixed32); return BitsToFloat(ReadFixed32()); }
 
         public string ReadString()
         {
@@ -155,7 +153,35 @@ namespace Crowd.V1
             return s;
         }
 
-        /// <summary>A reader over the body of the current length-delimited field.</summary>
+        public byte[] ReadBytes()
+        {
+            Expect(WireType.LengthDelimited);
+            int n = ReadLength();
+            var b = new byte[n];
+            Buffer.BlockCopy(buf, pos, b, 0, n);
+            pos += n;
+            return b;
+        }
+
+        /// <summary>The elements of one occurrence of a repeated scalar field, as a reader to read them
+        /// from until AtEnd: the packed body (proto3's default), or the single element that follows the
+        /// tag (parsers must accept both). `element` is the wire type of one element.</summary>
+        public ProtoReader ReadElements(WireType element)
+        {
+            if (lastWireType == WireType.LengthDelimited) return ReadSubReader();
+            Expect(element);
+            int start = pos;
+            switch (element)
+            {
+                case WireType.Varint: ReadVarint(); break;
+                case WireType.Fixed32: ReadFixed32(); break;
+                case WireType.Fixed64: ReadFixed64(); break;
+                default: throw new ProtoException("wire type " + element + " is not a scalar element");
+            }
+            return new ProtoReader(buf, start, pos - start, depth + 1);
+        }
+
+        /// <summary>A reader over the body of the current length-delimited field (a sub-message or a packed array).</summary>
         public ProtoReader ReadSubReader()
         {
             Expect(WireType.LengthDelimited);
@@ -215,58 +241,6 @@ namespace Crowd.V1
             }
         }
 
-        // Repeated scalars: packed (proto3's default) or one element per tag; parsers must accept both.
-
-        public void ReadRepeatedUInt32(List<uint> into)
-        {
-            if (lastWireType == WireType.LengthDelimited)
-            {
-                int n = ReadLength();
-                int stop = pos + n;
-                var sub = new ProtoReader(buf, pos, n, depth + 1);
-                while (!sub.AtEnd) into.Add(CheckUInt32(sub.ReadVarint()));
-                pos = stop;
-            }
-            else into.Add(ReadUInt32());
-        }
-
-        public void ReadRepeatedUInt64(List<ulong> into)
-        {
-            if (lastWireType == WireType.LengthDelimited)
-            {
-                int n = ReadLength();
-                var sub = new ProtoReader(buf, pos, n, depth + 1);
-                while (!sub.AtEnd) into.Add(sub.ReadVarint());
-                pos += n;
-            }
-            else into.Add(ReadUInt64());
-        }
-
-        public void ReadRepeatedSInt32(List<int> into)
-        {
-            if (lastWireType == WireType.LengthDelimited)
-            {
-                int n = ReadLength();
-                var sub = new ProtoReader(buf, pos, n, depth + 1);
-                while (!sub.AtEnd) into.Add(DecodeSInt32(sub.ReadVarint()));
-                pos += n;
-            }
-            else into.Add(ReadSInt32());
-        }
-
-        public void ReadRepeatedFloat(List<float> into)
-        {
-            if (lastWireType == WireType.LengthDelimited)
-            {
-                int n = ReadLength();
-                if (n % 4 != 0) throw new ProtoException("packed float field is not a multiple of 4 bytes");
-                var sub = new ProtoReader(buf, pos, n, depth + 1);
-                while (!sub.AtEnd) into.Add(BitsToFloat(sub.ReadFixed32()));
-                pos += n;
-            }
-            else into.Add(ReadFloat());
-        }
-
         /// <summary>sint32: zigzag; a value outside the int32 range is malformed (as nanopb's decoder rules).</summary>
         public static int DecodeSInt32(ulong raw)
         {
@@ -275,14 +249,19 @@ namespace Crowd.V1
             return (int)v;
         }
 
+        public static long DecodeSInt64(ulong raw) { return (long)(raw >> 1) ^ -(long)(raw & 1); }
+
+        public static double BitsToDouble(ulong bits) { return BitConverter.Int64BitsToDouble((long)bits); }
+
         public static float BitsToFloat(uint bits)
         {
             return BitConverter.ToSingle(BitConverter.GetBytes(bits), 0);
         }
     }
 
-    /// <summary>Writes protobuf fields into a growable buffer. proto3 rules: scalar fields
-    /// at their default are not written; repeated scalars are packed.</summary>
+    /// <summary>Writes protobuf fields into a growable buffer. Which fields are present (proto3:
+    /// scalars at their default are not written, repeated scalars are packed) is the generated
+    /// code's business; this writes what it is told.</summary>
     public sealed class ProtoWriter
     {
         byte[] buf;
@@ -355,70 +334,29 @@ namespace Crowd.V1
 
         public static ulong EncodeSInt32(int v) { return (uint)((v << 1) ^ (v >> 31)); }
 
+        public static ulong EncodeSInt64(long v) { return (ulong)((v << 1) ^ (v >> 63)); }
+
+        public static ulong DoubleToBits(double d) { return (ulong)BitConverter.DoubleToInt64Bits(d); }
+
         public static uint FloatToBits(float f)
         {
             return BitConverter.ToUInt32(BitConverter.GetBytes(f), 0);
         }
 
-        public void WriteUInt32(int field, uint v)
-        {
-            if (v == 0) return;
-            WriteTag(field, WireType.Varint);
-            WriteVarint(v);
-        }
-
-        public void WriteUInt64(int field, ulong v)
-        {
-            if (v == 0) return;
-            WriteTag(field, WireType.Varint);
-            WriteVarint(v);
-        }
-
-        public void WriteBool(int field, bool v)
-        {
-            if (!v) return;
-            WriteTag(field, WireType.Varint);
-            WriteVarint(1);
-        }
-
-        /// <summary>Enums are int32 on the wire: a negative value takes 10 bytes.</summary>
-        public void WriteEnum(int field, int v)
-        {
-            if (v == 0) return;
-            WriteTag(field, WireType.Varint);
-            WriteVarint((ulong)(long)v);
-        }
-
-        public void WriteFloat(int field, float v)
-        {
-            uint bits = FloatToBits(v);
-            if (bits == 0) return; // +0.0 is the default; -0.0 is written
-            WriteTag(field, WireType.Fixed32);
-            WriteFixed32(bits);
-        }
-
-        /// <summary>A proto3 `optional` field: written whenever present, even at 0.</summary>
-        public void WriteOptionalFloat(int field, float? v)
-        {
-            if (!v.HasValue) return;
-            WriteTag(field, WireType.Fixed32);
-            WriteFixed32(FloatToBits(v.Value));
-        }
-
-        public void WriteOptionalUInt32(int field, uint? v)
-        {
-            if (!v.HasValue) return;
-            WriteTag(field, WireType.Varint);
-            WriteVarint(v.Value);
-        }
-
+        /// <summary>A string field, written even when empty (the caller decides presence).</summary>
         public void WriteString(int field, string v)
         {
-            if (string.IsNullOrEmpty(v)) return;
             byte[] bytes = Encoding.UTF8.GetBytes(v);
             WriteTag(field, WireType.LengthDelimited);
             WriteVarint((ulong)bytes.Length);
             WriteRawBytes(bytes, 0, bytes.Length);
+        }
+
+        public void WriteBytes(int field, byte[] v)
+        {
+            WriteTag(field, WireType.LengthDelimited);
+            WriteVarint((ulong)v.Length);
+            WriteRawBytes(v, 0, v.Length);
         }
 
         /// <summary>A sub-message; null is absent. An empty message is still written (it is present).</summary>
@@ -432,39 +370,8 @@ namespace Crowd.V1
             WriteRawBytes(sub.buf, 0, sub.len);
         }
 
-        public void WritePackedUInt32(int field, List<uint> values)
-        {
-            if (values == null || values.Count == 0) return;
-            var sub = new ProtoWriter(values.Count * 2);
-            foreach (uint v in values) sub.WriteVarint(v);
-            WriteLengthDelimited(field, sub);
-        }
-
-        public void WritePackedUInt64(int field, List<ulong> values)
-        {
-            if (values == null || values.Count == 0) return;
-            var sub = new ProtoWriter(values.Count * 2);
-            foreach (ulong v in values) sub.WriteVarint(v);
-            WriteLengthDelimited(field, sub);
-        }
-
-        public void WritePackedSInt32(int field, List<int> values)
-        {
-            if (values == null || values.Count == 0) return;
-            var sub = new ProtoWriter(values.Count * 2);
-            foreach (int v in values) sub.WriteVarint(EncodeSInt32(v));
-            WriteLengthDelimited(field, sub);
-        }
-
-        public void WritePackedFloat(int field, List<float> values)
-        {
-            if (values == null || values.Count == 0) return;
-            WriteTag(field, WireType.LengthDelimited);
-            WriteVarint((ulong)values.Count * 4);
-            foreach (float v in values) WriteFixed32(FloatToBits(v));
-        }
-
-        void WriteLengthDelimited(int field, ProtoWriter sub)
+        /// <summary>The bytes of another writer as one length-delimited field (a packed array).</summary>
+        public void WriteLengthDelimited(int field, ProtoWriter sub)
         {
             WriteTag(field, WireType.LengthDelimited);
             WriteVarint((ulong)sub.len);

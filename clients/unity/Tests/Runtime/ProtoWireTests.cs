@@ -73,9 +73,9 @@ namespace Crowd.Tests
         {
             var w = new ProtoWriter();
             w.WriteTag(1, WireType.Varint); w.WriteVarint(5);        // unpacked
-            w.WritePackedUInt32(1, new List<uint> { 6, 7 });          // packed
+            w.WriteTag(1, WireType.LengthDelimited); w.WriteVarint(2); w.WriteVarint(6); w.WriteVarint(7); // packed
             w.WriteTag(2, WireType.Fixed32); w.WriteFixed32(ProtoWriter.FloatToBits(1.5f));
-            w.WritePackedFloat(2, new List<float> { 2.5f });
+            w.WriteTag(2, WireType.LengthDelimited); w.WriteVarint(4); w.WriteFixed32(ProtoWriter.FloatToBits(2.5f));
             var m = ProtoMessage.Parse<SetTargets>(w.ToArray());
             Assert.AreEqual(3, m.Ids.Count);
             Assert.AreEqual(5u, m.Ids[0]);
@@ -85,10 +85,32 @@ namespace Crowd.Tests
         }
 
         [Test]
+        public void PackedRunsThatEndMidElementAreRefused()
+        {
+            var w = new ProtoWriter();
+            w.WriteTag(2, WireType.LengthDelimited); w.WriteVarint(3); w.WriteFixed32(0); // 3 bytes of a float, then one more
+            Assert.Throws<ProtoException>(() => ProtoMessage.Parse<SetTargets>(w.ToArray()));
+            var v = new ProtoWriter();
+            v.WriteTag(1, WireType.LengthDelimited); v.WriteVarint(1); v.WriteRawByte(0x80); // a varint cut by the packed length
+            Assert.Throws<ProtoException>(() => ProtoMessage.Parse<SetTargets>(v.ToArray()));
+        }
+
+        [Test]
+        public void SixtyFourBitAndSignedHelpersRoundTrip()
+        {
+            foreach (long v in new[] { 0L, -1L, 1L, long.MinValue, long.MaxValue })
+                Assert.AreEqual(v, ProtoReader.DecodeSInt64(ProtoWriter.EncodeSInt64(v)));
+            foreach (double d in new[] { 0.0, -0.0, 1.5, double.MaxValue })
+                Assert.AreEqual(ProtoWriter.DoubleToBits(d), ProtoWriter.DoubleToBits(ProtoReader.BitsToDouble(ProtoWriter.DoubleToBits(d))));
+            Assert.AreEqual(-1, ProtoReader.CheckInt32(ulong.MaxValue), "int32 -1 comes as ten bytes, sign-extended");
+            Assert.Throws<ProtoException>(() => ProtoReader.CheckInt32(1UL << 31));
+        }
+
+        [Test]
         public void UnknownFieldsAreSkippedAndCounted()
         {
             var w = new ProtoWriter();
-            w.WriteUInt32(1, 42);
+            w.WriteTag(1, WireType.Varint); w.WriteVarint(42);
             w.WriteTag(99, WireType.Fixed64); w.WriteFixed64(7);
             w.WriteTag(100, WireType.LengthDelimited); w.WriteVarint(2); w.WriteRawByte(1); w.WriteRawByte(2);
             w.WriteTag(101, WireType.Fixed32); w.WriteFixed32(3);

@@ -82,11 +82,39 @@ bool crowd_encode_server_message(const crowd_v1_ServerMessage *msg, bool delimit
 bool crowd_decode_client_message(const uint8_t *data, size_t len, crowd_v1_ClientMessage *out);
 void crowd_client_message_release(crowd_v1_ClientMessage *msg);
 
-/** Read a bare ClientMessage's request_id and the length of its longest list
- * (repeated field, packed or not) without decoding it, so a receiver can refuse
- * an oversized batch before nanopb allocates it item by item. False if the
- * message is not well-formed protobuf at the tag level. */
+/** One string field of a Hello as it is on the wire (the last occurrence). */
+typedef struct crowd_hello_string {
+	const uint8_t *data; /* into the inspected frame; NULL if absent */
+	uint32_t len;
+	uint32_t longest; /* the longest of every occurrence */
+	bool has_nul;     /* some occurrence holds a NUL byte */
+} crowd_hello_string;
+
+/** What a receiver can learn of a bare ClientMessage without decoding it. */
+typedef struct crowd_client_message_info {
+	uint32_t request_id;
+	uint32_t which_msg;    /* field number of the oneof case (the last one wins), 0 if none */
+	uint32_t longest_list; /* items in the longest repeated field of that case (packed or not) */
+	crowd_hello_string token, client_name, resume_key; /* for a Hello */
+} crowd_client_message_info;
+
+/** Inspect a bare ClientMessage at the tag level: its request_id, its case, the
+ * length of its longest list, so a receiver can refuse an oversized batch
+ * before nanopb allocates it item by item; and the Hello strings, which nanopb
+ * cannot decode past their fixed size. False if the message is not well-formed
+ * protobuf at the tag level (what was read so far is filled in). */
+bool crowd_client_message_inspect(const uint8_t *data, size_t len, crowd_client_message_info *info);
+
+/** crowd_client_message_inspect's request_id and longest list only. */
 bool crowd_client_message_peek(const uint8_t *data, size_t len, uint32_t *request_id, uint32_t *longest_list);
+
+/** crowd_decode_client_message for a frame already inspected: Hello strings
+ * longer than their fixed size (crowd.options) are left out of *out instead of
+ * failing the decode. The receiver must judge those from `info` (refuse a long
+ * token, cut a long name): out's field is empty or holds an earlier, shorter
+ * occurrence. */
+bool crowd_decode_client_message_checked(const uint8_t *data, size_t len, crowd_v1_ClientMessage *out,
+                                         const crowd_client_message_info *info);
 
 /* ------------------------------------------------------------------ snapshots */
 

@@ -1,0 +1,248 @@
+// Type declarations for crowd-client (crowd.v1). Checked by `tsc --noEmit` on
+// tests/js/typed_example.ts (ctest js.types).
+
+export const PROTOCOL_MAJOR: 1;
+export const PROTOCOL_MINOR: number;
+
+export declare const ErrorCode: Readonly<{
+  ERROR_NONE: 0; ERROR_MALFORMED: 1; ERROR_FRAME_TOO_LARGE: 2; ERROR_UNKNOWN_MESSAGE: 3; ERROR_HELLO_REQUIRED: 4;
+  ERROR_HELLO_TIMEOUT: 5; ERROR_UNSUPPORTED_VERSION: 6; ERROR_BAD_TOKEN: 7; ERROR_PERMISSION_DENIED: 8;
+  ERROR_NOT_OWNER: 9; ERROR_INVALID_ARGUMENT: 10; ERROR_UNKNOWN_ID: 11; ERROR_STALE_ID: 12;
+  ERROR_LIMIT_AGENTS_WORLD: 13; ERROR_LIMIT_AGENTS_CONNECTION: 14; ERROR_LIMIT_BATCH: 15; ERROR_RATE_LIMITED: 16;
+  ERROR_BAD_POLYGON: 17; ERROR_ALREADY_HELLO: 18; ERROR_SLOW_CONSUMER: 19; ERROR_SHUTTING_DOWN: 20;
+  ERROR_SERVER_FULL: 21; ERROR_INTERNAL: 22; ERROR_STORAGE_UNAVAILABLE: 23;
+  [name: string]: number;
+}>;
+export declare const Role: Readonly<{ ROLE_UNSPECIFIED: 0; ROLE_VIEWER: 1; ROLE_PLAYER: 2; ROLE_ADMIN: 3 }>;
+export declare const SteerMode: Readonly<{ STEER_DEFAULT: 0; STEER_NAVIGATE: 1; STEER_DIRECT: 2 }>;
+export declare const AgentEventKind: Readonly<{
+  AGENT_EVENT_UNSPECIFIED: 0; AGENT_EVENT_ARRIVED: 1; AGENT_EVENT_UNREACHABLE: 2; AGENT_EVENT_STUCK: 3;
+}>;
+
+export interface Vec2 { x: number; y: number }
+export interface Rect { minX: number; minY: number; maxX: number; maxY: number }
+
+/** What a spawned agent is given; every field optional (the server's defaults fill the rest). */
+export interface AgentSpec {
+  position?: Vec2;
+  target?: Vec2;
+  prefVelocity?: Vec2;
+  radius?: number;
+  maxSpeed?: number;
+  prefSpeed?: number;
+  neighborDist?: number;
+  maxNeighbors?: number;
+  timeHorizon?: number;
+  timeHorizonObst?: number;
+  weight?: number;
+  layer?: number;
+  mask?: number;
+  steer?: number;
+}
+
+export interface Welcome {
+  protocolMajor: number;
+  protocolMinor: number;
+  serverVersion: string;
+  clientId: number;
+  role: number;
+  tickRateHz: number;
+  snapshotDivisor: number;
+  precision: number;
+  worldBounds: Rect | null;
+  tick: number;
+  resumeKey: string;
+  resumed: boolean;
+}
+
+/** An agent of the last snapshot, in world units; fromX/fromY: where interpolation starts. */
+export interface Agent {
+  id: number;
+  x: number;
+  y: number;
+  vx: number;
+  vy: number;
+  radius: number;
+  owner: number;
+  fromX: number;
+  fromY: number;
+}
+
+export interface Obstacle { id: number; x: number[]; y: number[] }
+
+export interface SnapshotInfo { removed: number[]; entered: number; keyframe: boolean }
+
+export declare class World {
+  precision: number;
+  /** Estimated ms between snapshots. */
+  interval: number;
+  /** Agents of the last snapshot (the subscribed area), by id. */
+  agents: Map<number, Agent>;
+  obstacles: Obstacle[];
+  tick: number;
+  stateHash: bigint;
+  worldAgentCount: number;
+  keyframe: boolean;
+  receivedAt: number;
+  snapshots: number;
+  keyframes: number;
+  readonly size: number;
+  reset(): void;
+  /** Applies one decoded crowd.v1.Snapshot; throws SnapshotError (world unchanged) if it does not fit. */
+  apply(snapshot: object, now?: number): SnapshotInfo;
+  /** Where to draw an agent at `now` (performance.now() ms), gliding over one snapshot interval. */
+  positionAt(agent: Agent | number, now?: number): Vec2 | null;
+  forEachAt(now: number, fn: (agent: Agent, x: number, y: number) => void): void;
+  agentsIn(rect: Rect, now?: number): Agent[];
+}
+
+export type AgentEventKindName = 'UNSPECIFIED' | 'ARRIVED' | 'UNREACHABLE' | 'STUCK';
+
+export interface AgentEvent {
+  agentId: number;
+  kind: number;
+  kindName: AgentEventKindName | string;
+  /** ARRIVED, STUCK: where the agent is; UNREACHABLE: the nearest reachable point it walks to. */
+  point: Vec2 | null;
+  target: Vec2 | null;
+  owner: number;
+}
+
+export interface AgentPath {
+  agentId: number;
+  /** Corners from the agent's position to its goal. */
+  points: Vec2[];
+  /** The navigation polygons the path crosses. */
+  corridor: Vec2[][];
+  goal: Vec2 | null;
+  unreachable: boolean;
+}
+
+export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed';
+
+export interface StateInfo {
+  reason?: string;
+  error?: Error | null;
+  attempt?: number;
+  delayMs?: number;
+  welcome?: Welcome;
+}
+
+export interface ClientOptions {
+  token?: string;
+  clientName?: string;
+  keepAgentsOnDisconnect?: boolean;
+  /** A request without an answer this long rejects with RequestTimeoutError (default 10000). */
+  requestTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  /** Reconnect with exponential back-off after a lost connection (default true). */
+  reconnect?: boolean;
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+  /** TCP: a frame longer than this closes the connection (default 16 MiB). */
+  maxFrameBytes?: number;
+  /** A Welcome.resumeKey from an earlier connection: take that identity back. */
+  resumeKey?: string;
+  /** The WebSocket class for ws:// addresses where there is no global one (Node < 22). */
+  WebSocket?: unknown;
+}
+
+export interface ClientStats {
+  messagesIn: number;
+  bytesIn: number;
+  snapshots: number;
+  keyframes: number;
+  snapshotsDropped: number;
+  decodeErrors: number;
+  protocolErrors: number;
+  reconnects: number;
+}
+
+export interface ClientEvents {
+  state: (state: ConnectionState, info: StateInfo) => void;
+  welcome: (welcome: Welcome) => void;
+  snapshot: (world: World, info: SnapshotInfo) => void;
+  agentEvents: (batch: { tick: number; events: AgentEvent[] }) => void;
+  agentEvent: (event: AgentEvent, tick: number) => void;
+  /** An Error the server sent unasked (SLOW_CONSUMER, SHUTTING_DOWN, …) or for a request nobody waits for. */
+  serverError: (error: CrowdError) => void;
+  /** Bytes that are not crowd.v1, or a snapshot that does not fit (the client then asks for a keyframe). */
+  protocolError: (error: Error) => void;
+  listenerError: (error: unknown, event: string) => void;
+}
+
+export declare class CrowdClient {
+  /** 'tcp://HOST:PORT' (Node), 'ws://HOST:PORT/ws' or 'wss://…', or {host, port} for TCP. */
+  constructor(address: string | { host?: string; port: number }, options?: ClientOptions);
+  readonly state: ConnectionState;
+  readonly connected: boolean;
+  readonly welcome: Welcome | null;
+  readonly clientId: number;
+  readonly role: number;
+  readonly resumeKey: string;
+  readonly world: World;
+  readonly stats: ClientStats;
+  readonly lastError: CrowdError | null;
+  readonly paused: boolean;
+
+  on<K extends keyof ClientEvents>(event: K, listener: ClientEvents[K]): this;
+  once<K extends keyof ClientEvents>(event: K, listener: ClientEvents[K]): this;
+  off<K extends keyof ClientEvents>(event: K, listener: ClientEvents[K]): this;
+
+  connect(): Promise<Welcome>;
+  close(): void;
+
+  spawnAgents(agents: AgentSpec[]): Promise<number[]>;
+  setTargets(ids: number[], targets: Vec2 | Vec2[], options?: { steer?: number }): Promise<void>;
+  setVelocities(ids: number[], velocities: Vec2 | Vec2[]): Promise<void>;
+  removeAgents(ids: number[]): Promise<void>;
+  addObstacle(vertices: Vec2[]): Promise<number>;
+  removeObstacle(id: number): Promise<void>;
+  subscribe(options?: { area?: Rect; divisor?: number }): Promise<void>;
+  unsubscribe(): Promise<void>;
+  subscribeEvents(options?: { allAgents?: boolean }): Promise<void>;
+  unsubscribeEvents(): Promise<void>;
+  getPaths(ids: number[]): Promise<AgentPath[]>;
+  ping(): Promise<{ rttMs: number; serverTick: number }>;
+  /** Any ClientMessage body, e.g. {removeAgents: {ids: [1]}}; resolves with the Ack's ids. */
+  request(body: object): Promise<unknown>;
+  pause(): void;
+  resume(): void;
+  static errorName(code: number): string;
+}
+
+export declare class CrowdError extends Error {
+  constructor(code: number, message: string, extra?: { requestId?: number; index?: number; codeName?: string });
+  /** The crowd.v1 ErrorCode (0 for TIMEOUT and CLOSED). */
+  code: number;
+  /** 'BAD_TOKEN', 'NOT_OWNER', …, or 'TIMEOUT' / 'CLOSED'. */
+  codeName: string;
+  requestId: number;
+  /** Which item of a batch was refused. */
+  index: number;
+}
+export declare class RequestTimeoutError extends CrowdError {}
+export declare class ConnectionClosedError extends CrowdError {}
+export declare function errorCodeName(code: number): string;
+
+export declare class SnapshotError extends Error {}
+export interface FixedAgent { id: number; x: number; y: number; vx: number; vy: number; radius: number; owner: number }
+export declare function applySnapshot(view: Map<number, FixedAgent>, snapshot: object):
+  { view: Map<number, FixedAgent>; removed: number[]; entered: number };
+export declare const FIELD_X: 1, FIELD_Y: 2, FIELD_VX: 4, FIELD_VY: 8, FIELD_NEW: 16;
+
+export declare function agentEventFrom(decoded: object): AgentEvent;
+export declare function agentPathFrom(decoded: object): AgentPath;
+
+export declare const ClientMessage: import('protobufjs').Type;
+export declare const ServerMessage: import('protobufjs').Type;
+export declare const protoRoot: import('protobufjs').Root;
+export declare function encodeClientMessage(body: object): Uint8Array;
+export declare function decodeServerMessage(bytes: Uint8Array): any;
+export declare function frame(payload: Uint8Array): Uint8Array;
+export declare class FrameError extends Error {}
+export declare class FrameReader {
+  constructor(maxFrameBytes?: number);
+  readonly buffered: number;
+  push(chunk: Uint8Array): Uint8Array[];
+}

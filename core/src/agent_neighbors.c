@@ -1,0 +1,299 @@
+/* agent_neighbors.c — an agent's neighbour list, exactly RVO2's: the
+ * max_neighbors nearest agents closer than neighbor_dist, sorted by squared
+ * distance, equal distances in the order RVO2's kd-tree discovers them.
+ *
+ * Fast path: a uniform grid over the tree-order positions, scanned over the
+ * square around the agent that holds a disc of a guessed radius (last step's
+ * k-th distance plus how far the agents can have moved). Found k within the
+ * disc, they are the k nearest of all agents; found fewer, the disc grows to
+ * neighbor_dist. The only thing the grid cannot reproduce is the order of
+ * exactly equal distances (RVO2's follows its tree's history), so a list with
+ * two equal distances among its k + 1 nearest is thrown away and the agent is
+ * searched in RVO2's kd-tree instead (agent_tree.c) — as is every agent when
+ * masks are in play or the crowd is too sparse or clustered for a grid. */
+#include <string.h>
+
+#include "internal.h"
+#include "neighbor_list.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define GRID_MIN_AGENTS 256u
+#define GUESS_MARGIN 0.75f
+#define GRID_MAX_SCAN_CELLS 144u /* a bigger square goes to the kd-tree */
+
+static inline uint32_t cell_of(float v, float origin, float inv, float last)
+{
+	/* truncation is monotone, so a point never lands left of a bound that is
+	 * left of it: the query's cell range always covers its square */
+	const float c = (v - origin) * inv;
+	if (!(c > 0.0f))
+		return 0;
+	if (c >= last)
+		return (uint32_t)last;
+	return (uint32_t)c;
+}
+
+bool orca_agent_grid_reserve(struct orca_world *w)
+{
+	w->grid_on = false;
+	if (w->order_count < GRID_MIN_AGENTS)
+		return false;
+	/* sized by capacity so that steps allocate nothing once it is reached */
+	const uint32_t agent_need = w->tree_cap + ORCA_TREE_PAD, cell_need = 2 * w->tree_cap + 16;
+	return orca_mem_reserve(w, (void **)&w->grid_x, &w->grid_x_cap, agent_need, sizeof(float)) &&
+	       orca_mem_reserve(w, (void **)&w->grid_y, &w->grid_y_cap, agent_need, sizeof(float)) &&
+	       orca_mem_reserve(w, (void **)&w->grid_index, &w->grid_index_cap, agent_need, sizeof(uint32_t)) &&
+	       orca_mem_reserve(w, (void **)&w->grid_cell, &w->grid_cell_cap, agent_need, sizeof(uint32_t)) &&
+	       orca_mem_reserve(w, (void **)&w->grid_start, &w->grid_start_cap, cell_need + 1, sizeof(uint32_t));
+}
+
+void orca_agent_grid_build(struct orca_world *w)
+{
+	w->grid_on = false;
+	const uint32_t n = w->order_count;
+
+	/* the root box is the crowd's bounding box */
+	const agent_node *root = &w->nodes[0];
+	const float bw = root->max_x - root->min_x, bh = root->max_y - root->min_y;
+	float cell = sqrtf((bw > 1.0f ? bw : 1.0f) * (bh > 1.0f ? bh : 1.0f) / (float)n); /* ~1 agent a cell */
+	if (!(cell > 0.0f) || !isfinite(cell))
+		return;
+	uint64_t gw, gh;
+	for (;;) {
+		gw = (uint64_t)(bw / cell) + 1, gh = (uint64_t)(bh / cell) + 1;
+		if (gw * gh <= 2u * (uint64_t)n + 16u)
+			break;
+		cell *= 1.25f;
+	}
+	const uint32_t cells = (uint32_t)(gw * gh);
+	const float inv = 1.0f / cell, ox = root->min_x, oy = root->min_y;
+	w->grid_w = (uint32_t)gw;
+	w->grid_h = (uint32_t)gh;
+	w->grid_ox = ox;
+	w->grid_oy = oy;
+	w->grid_inv = inv;
+	w->grid_last_x = (float)(w->grid_w - 1);
+	w->grid_last_y = (float)(w->grid_h - 1);
+
+	uint32_t *start = w->grid_start, *cell_ix = w->grid_cell;
+	memset(start, 0, (cells + 1) * sizeof *start);
+	const float *tx = w->tpx, *ty = w->tpy;
+	for (uint32_t i = 0; i < n; ++i) {
+		const uint32_t c = cell_of(ty[i], oy, inv, w->grid_last_y) * w->grid_w + cell_of(tx[i], ox, inv, w->grid_last_x);
+		cell_ix[i] = c;
+		start[c + 1]++;
+	}
+	uint32_t occupied = 0;
+	for (uint32_t c = 1; c <= cells; ++c) {
+		occupied += start[c] != 0;
+		start[c] += start[c - 1];
+	}
+	if (occupied * 3u < n)
+		return; /* clustered far more than the box suggests: cells too full */
+	/* scatter in tree order (start[c] walks to the next cell's start), then
+	 * shift the starts back */
+	for (uint32_t i = 0; i < n; ++i) {
+		const uint32_t k = start[cell_ix[i]]++;
+		w->grid_x[k] = tx[i];
+		w->grid_y[k] = ty[i];
+		w->grid_index[k] = i;
+	}
+	memmove(start + 1, start, cells * sizeof *start);
+	start[0] = 0;
+	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
+		w->grid_x[k] = w->grid_y[k] = 0.0f;
+	w->grid_on = true;
+}
+
+#define SCAN_BUFFER 32u /* candidates held before ranking; more go to the kd-tree */
+
+/* The cap nearest closer than sqrt(range_sq) by scanning the grid; returns
+ * how many, sorted by distance, or ORCA_NONE when the grid cannot answer (the
+ * square is too big, or there are too many candidates). The order of equal
+ * distances is not RVO2's here: the caller rejects lists that have any. */
+static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, float y, float range_sq,
+                          uint32_t cap, nb_entry *out)
+{
+	/* the square must hold every point whose rounded distance is below the
+	 * range: a little slack for the rounding of the distance and the bound */
+	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
+	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
+	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
+	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
+	if ((cx1 - cx0 + 1) * (cy1 - cy0 + 1) > GRID_MAX_SCAN_CELLS)
+		return ORCA_NONE;
+	const float *gx = w->grid_x, *gy = w->grid_y;
+	const uint32_t *gi = w->grid_index, *start = w->grid_start;
+	const float cell = 1.0f / inv, slack = cell * 1e-3f + 1e-6f * (fabsf(y) + fabsf(oy));
+#ifdef __SSE2__
+	const __m128 px = _mm_set1_ps(x), py = _mm_set1_ps(y), range = _mm_set1_ps(range_sq);
+	float bd[SCAN_BUFFER + 4];
+	uint32_t bi[SCAN_BUFFER + 4];
+	uint32_t n = 0;
+#else
+	uint32_t count = 0;
+#endif
+	for (uint32_t cy = cy0; cy <= cy1; ++cy) {
+		/* the disc is narrower than the square away from its centre row:
+		 * scan only the cells its widest point in this row reaches (the gap
+		 * less a little: the band's float edges may sit off the cells') */
+		uint32_t ax0 = cx0, ax1 = cx1;
+		const float row_lo = oy + (float)cy * cell, row_hi = row_lo + cell;
+		const float gap = (y < row_lo ? row_lo - y : (y > row_hi ? y - row_hi : 0.0f)) - slack;
+		if (gap > 0.0f && cy != 0 && cy != w->grid_h - 1) {
+			const float half = sqrtf(maxf(r * r - gap * gap, 0.0f)) * 1.0001f + 1e-6f * fabsf(x) + 1e-6f;
+			ax0 = cell_of(x - half, ox, inv, w->grid_last_x);
+			ax1 = cell_of(x + half, ox, inv, w->grid_last_x);
+		}
+		const uint32_t row = cy * w->grid_w;
+		const uint32_t begin = start[row + ax0], end = start[row + ax1 + 1];
+#ifdef __SSE2__
+		for (uint32_t j0 = begin; j0 < end; j0 += 4) {
+			const __m128 dx = _mm_sub_ps(px, _mm_loadu_ps(gx + j0));
+			const __m128 dy = _mm_sub_ps(py, _mm_loadu_ps(gy + j0));
+			const __m128 d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
+			unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(d, range));
+			if (end - j0 < 4)
+				bits &= (1u << (end - j0)) - 1u;
+			if (!bits)
+				continue;
+			if (n + 4 > SCAN_BUFFER)
+				return ORCA_NONE;
+			float dist[4];
+			_mm_storeu_ps(dist, d);
+			while (bits) {
+				const unsigned k = (unsigned)__builtin_ctz(bits);
+				bits &= bits - 1;
+				bd[n] = dist[k];
+				bi[n] = gi[j0 + k];
+				n += bi[n] != self;
+			}
+		}
+#else
+		for (uint32_t k = begin; k < end; ++k) {
+			const float dx = x - gx[k], dy = y - gy[k];
+			const float dist_sq = dx * dx + dy * dy;
+			if (dist_sq < range_sq && gi[k] != self)
+				nb_offer(out, &count, cap, &range_sq, dist_sq, gi[k]);
+		}
+#endif
+	}
+#ifdef __SSE2__
+	/* Rank each candidate by how many are nearer, four at a time and without
+	 * a branch on the data; place the first cap by rank. Equal distances get
+	 * one rank and leave a later slot unwritten (NaN): a tie among the first
+	 * cap shows as NaN or as two equal neighbours, which the caller rejects. */
+	for (uint32_t k = n; k < n + 4; ++k)
+		bd[k] = INFINITY;
+	const uint32_t placed = n < cap ? n : cap;
+	for (uint32_t k = 0; k < placed; ++k)
+		out[k].dist_sq = NAN;
+	for (uint32_t i0 = 0; i0 < n; i0 += 4) {
+		const __m128 di = _mm_loadu_ps(bd + i0);
+		__m128i rank = _mm_setzero_si128();
+		for (uint32_t j = 0; j < n; ++j)
+			rank = _mm_sub_epi32(rank, _mm_castps_si128(_mm_cmplt_ps(_mm_load1_ps(bd + j), di)));
+		uint32_t rk[4];
+		_mm_storeu_si128((__m128i *)rk, rank);
+		const uint32_t lanes = n - i0 < 4 ? n - i0 : 4;
+		for (uint32_t l = 0; l < lanes; ++l) {
+			if (rk[l] < placed) {
+				out[rk[l]].dist_sq = bd[i0 + l];
+				out[rk[l]].index = bi[i0 + l];
+			}
+		}
+	}
+	return placed;
+#else
+	if (count < cap)
+		nb_sort(out, count);
+	return count;
+#endif
+}
+
+/* The grid's answer, or ORCA_NONE when only the kd-tree can give RVO2's. */
+static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32_t slot, const self_params *p,
+                               uint32_t k, vec2 position, nb_entry *out)
+{
+	const float full = sqrf(p->neighbor_dist);
+	const float guess = w->nb_guess[slot];
+	float range_sq = full;
+	if (guess > 0.0f) {
+		/* the k old neighbours moved at most max_speed * dt each, and so did
+		 * this agent (a guess for the others' speed: a miss only costs a
+		 * second scan) */
+		const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
+		range_sq = r * r < full ? r * r : full;
+	}
+	uint32_t count = grid_scan(w, self, position.x, position.y, range_sq, k + 1, out);
+	if (count == ORCA_NONE)
+		return ORCA_NONE;
+	if (count < k && range_sq < full) {
+		/* fewer than k in the guessed disc: the k-th is farther out */
+		count = grid_scan(w, self, position.x, position.y, full, k + 1, out);
+		if (count == ORCA_NONE)
+			return ORCA_NONE;
+	}
+	/* with no equal distances among the k + 1 nearest the order is the
+	 * distance order and the k-th is not tied with the next one */
+	for (uint32_t i = 1; i < count; ++i)
+		if (!(out[i].dist_sq > out[i - 1].dist_sq))
+			return ORCA_NONE;
+	return count < k ? count : k;
+}
+
+/* The range the kd-tree search starts with. RVO2 starts at neighbor_dist^2
+ * and shrinks it to the k-th distance once k candidates are in. Any k valid
+ * candidates bound the k-th distance from above, and last step's neighbours
+ * are usually almost the nearest: start at the largest of their distances
+ * (the next float up, so that a candidate at exactly that distance still gets
+ * in). The search visits candidates in the same order and keeps the same k
+ * smallest (distance, discovery) keys, so the result is identical; it only
+ * prunes earlier. */
+static float start_range(const struct orca_world *w, uint32_t slot, const self_params *p, uint32_t max_nb,
+                         vec2 position)
+{
+	const float full = sqrf(p->neighbor_dist);
+	const uint32_t hc = w->hint_count[slot];
+	if (hc != max_nb || hc == 0)
+		return full;
+	const uint32_t *h = &w->hint[(size_t)slot * ORCA_HINT_MAX];
+	const bool check_mask = !(w->plain_masks && p->mask == UINT32_MAX);
+	float bound = 0.0f;
+	for (uint32_t k = 0; k < hc; ++k) {
+		const uint32_t s = h[k];
+		/* px/py by slot are the positions the tree was built from */
+		if (s == slot || !w->alive[s] || (check_mask && !(p->mask & w->params[s].layer)))
+			return full;
+		const float dx = position.x - w->px[s], dy = position.y - w->py[s];
+		const float d = dx * dx + dy * dy;
+		bound = d > bound ? d : bound;
+	}
+	return bound < full ? nextafterf(bound, INFINITY) : full;
+}
+
+uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t self, uint32_t slot,
+                              const self_params *p, uint32_t max_nb, vec2 position)
+{
+	nb_entry *out = sc->agent_nb;
+	uint32_t count = ORCA_NONE;
+	if (w->grid_on && w->plain_masks && p->mask == UINT32_MAX)
+		count = grid_neighbors(w, self, slot, p, max_nb, position, out);
+	if (count == ORCA_NONE) {
+		const float range_sq = start_range(w, slot, p, max_nb, position);
+		count = orca_agent_tree_query_neighbors(w, self, range_sq, max_nb, p->mask, out, sc->stack);
+		/* remember them for the next step (a stale list is still a valid
+		 * bound: any k live agents are) */
+		if (count <= ORCA_HINT_MAX) {
+			uint32_t *h = &w->hint[(size_t)slot * ORCA_HINT_MAX];
+			for (uint32_t k = 0; k < count; ++k)
+				h[k] = w->order[out[k].index];
+		}
+		w->hint_count[slot] = (uint8_t)(count <= ORCA_HINT_MAX ? count : 0);
+	}
+	w->nb_guess[slot] = count == max_nb ? sqrtf(out[count - 1].dist_sq) : 0.0f;
+	return count;
+}

@@ -1,0 +1,350 @@
+/* quality.c — the quality avoidance mode (ORCA_AVOIDANCE_QUALITY): RVO2's ORCA
+ * lines and linear programs, plus what keeps a crowd from freezing and from
+ * overlapping. Each technique stays because a figure of
+ * tests/bench/quality_bench says it helps (README, "Avoidance modes"):
+ *
+ *  1. Keep right while blocked: an agent slower than its preferred velocity
+ *     aims to the right of it, more the more it is blocked and the longer it
+ *     has been stuck (a per-agent timer, q_stuck), up to 135 degrees (past
+ *     sideways: out of a ring pressed together, only backwards is free). All
+ *     agents turning the same way is a traffic rule: symmetric jams
+ *     (antipodal circles, crossing groups) become a roundabout. The timer
+ *     restarts from straight ahead after Q_STUCK_MAX; near its target an
+ *     agent goes straight.
+ *  2. A tiny jitter of that aim, a hash of the agent id and the step count
+ *     (the same on every platform and for every worker count), so exactly
+ *     symmetric agents do not stay symmetric.
+ *  3. Right of way between equals (equal weights, see internal.h's
+ *     quality_share): idle < walking < newly retargeted; the lower rank takes
+ *     the whole avoidance, in ORCA and in the overlap pass.
+ *  4. An overlap pass after each move: agents closer than their radii plus
+ *     Q_SLOP are pushed apart (Jacobi iterations: every push is computed from
+ *     the same positions, then applied), each taking its share, then pushed
+ *     out of obstacle edges; the velocity becomes what the agent really did,
+ *     pushes included, so the next step's ORCA sees the crowd as it moves.
+ *
+ * Float operations only (+ - * / sqrtf), -ffp-contract=off, nothing
+ * allocated in the step, each agent written by one task only. */
+#include <string.h>
+
+#include "internal.h"
+
+/* How far right a blocked agent aims, as a turn t: 0..1 is tan(angle) (up to
+ * 45 degrees), 1..3 goes on to 135. t = BIAS * blocked (0..1) + STUCK_GAIN *
+ * stuck seconds, at most TURN_MAX (about 117 degrees). */
+#define Q_BIAS 0.35f
+#define Q_STUCK_GAIN 0.25f
+#define Q_TURN_MAX 2.5f
+/* A speed below this share of the preferred speed counts as stuck (moving
+ * sideways round a jam does not: that is the way out). */
+#define Q_PROGRESS_MIN 0.3f
+/* Stuck this long (s), the widest turn did not help: start again from straight. */
+#define Q_STUCK_MAX 8.0f
+/* The turn fades from 1 + Q_NEAR radii from the target down to 1 radius. */
+#define Q_NEAR 5.0f
+/* Jitter of t: +-Q_JITTER/2. */
+#define Q_JITTER 0.02f
+/* Overlap pass: at most Q_ITERATIONS; pushed Q_SLOP past contact (so that the
+ * next step's small approach does not overlap again); a push deeper than
+ * Q_MOVED makes the neighbours look again; at most Q_PUSH_MAX radii per
+ * iteration (so no push carries a centre across an obstacle edge it touched:
+ * the obstacle push after each iteration puts it back). */
+#define Q_ITERATIONS 4u
+#define Q_SLOP 0.2f
+#define Q_MOVED 0.01f
+#define Q_PUSH_MAX 0.5f
+
+static inline uint32_t hash_u32(uint32_t a, uint32_t b)
+{
+	uint32_t h = a * 0x9E3779B1u ^ (b + 0x7F4A7C15u) * 0x85EBCA77u;
+	h ^= h >> 15;
+	h *= 0x2C1B3C6Du;
+	h ^= h >> 12;
+	return h;
+}
+
+static void free_tree_arrays(struct orca_world *w, uint32_t c)
+{
+	orca_mem_free(w, w->q_contact, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
+	orca_mem_free(w, w->q_contact_count, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_dx, c * sizeof(float));
+	orca_mem_free(w, w->q_dy, c * sizeof(float));
+	orca_mem_free(w, w->q_moved, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_rank, c * sizeof(uint8_t));
+	w->q_contact = NULL;
+	w->q_contact_count = w->q_moved = w->q_rank = NULL;
+	w->q_dx = w->q_dy = NULL;
+}
+
+bool orca_quality_reserve(struct orca_world *w)
+{
+	if (w->q_cap >= w->tree_cap && w->q_contact)
+		return true;
+	free_tree_arrays(w, w->q_cap);
+	const uint32_t c = w->tree_cap;
+	w->q_cap = 0;
+	w->q_contact = orca_mem_alloc(w, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
+	w->q_contact_count = orca_mem_alloc(w, c * sizeof(uint8_t));
+	w->q_dx = orca_mem_alloc(w, c * sizeof(float));
+	w->q_dy = orca_mem_alloc(w, c * sizeof(float));
+	w->q_moved = orca_mem_alloc(w, c * sizeof(uint8_t));
+	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
+	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved || !w->q_rank) {
+		free_tree_arrays(w, c);
+		return false;
+	}
+	memset(w->q_contact_count, 0, c);
+	w->q_cap = c;
+	return true;
+}
+
+static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	uint32_t count[3] = {0, 0, 0};
+	for (uint32_t i = begin; i < end; ++i) {
+		const self_params *p = &w->tself[i];
+		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
+		const uint8_t rank = idle ? 0 : (w->q_stuck[w->order[i]] < 0.0f ? 2 : 1);
+		w->q_rank[i] = rank;
+		count[rank]++;
+	}
+	for (int r = 0; r < 3; ++r)
+		w->scratch[worker].q_rank_count[r] += count[r];
+}
+
+void orca_quality_prepare(struct orca_world *w)
+{
+	for (int k = 0; k < w->worker_count; ++k)
+		memset(w->scratch[k].q_rank_count, 0, sizeof w->scratch[k].q_rank_count);
+	orca_pool_run(w->pool, rank_task, w, w->order_count, 4096);
+	uint32_t count[3] = {0, 0, 0};
+	for (int k = 0; k < w->worker_count; ++k)
+		for (int r = 0; r < 3; ++r)
+			count[r] += w->scratch[k].q_rank_count[r];
+	/* one rank for all is as good as none: every share stays 0.5 */
+	w->q_any_rank = count[0] < w->order_count && count[1] < w->order_count && count[2] < w->order_count;
+}
+
+vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
+{
+	const float pref_sq = v2_abs_sq(pref);
+	if (!(pref_sq > 1e-8f))
+		return pref;
+	/* how blocked the last step left us: 0 at full progress, 1 at none */
+	const vec2 velocity = v2(w->tagent[self].vx, w->tagent[self].vy);
+	float blocked = 1.0f - v2_dot(velocity, pref) / pref_sq;
+	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
+	const float stuck = w->q_stuck[slot] > 0.0f ? w->q_stuck[slot] : 0.0f;
+	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * stuck;
+	turn = turn > Q_TURN_MAX ? Q_TURN_MAX : turn;
+	/* Close to its target an agent goes straight: the others there have
+	 * arrived and make way (reciprocally) as in ORCA, while turning away
+	 * would only stir them up. Fades in from 1 to 4 radii out. */
+	const agent_params *ap = &w->params[slot];
+	if (ap->steer_mode != ORCA_STEER_VELOCITY) {
+		const float r = ap->radius;
+		const float d = v2_abs(v2_sub(ap->target, v2(w->tpx[self], w->tpy[self])));
+		const float f = (d - r) / (Q_NEAR * r);
+		turn *= f < 0.0f ? 0.0f : (f > 1.0f ? 1.0f : f);
+	}
+	const uint32_t id = (slot + 1u) | (w->gen[slot] << ORCA_ID_INDEX_BITS);
+	const uint32_t h = hash_u32(id, (uint32_t)w->steps);
+	turn += Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
+	/* turn 0..1: up to 45 degrees right (tangent = turn); 1..3: on to 135
+	 * degrees, past sideways, so that an agent pressed into a ring can step
+	 * back out of it (continuous in turn, no trigonometry) */
+	const float c = turn <= 1.0f ? 1.0f : 2.0f - turn, s = turn <= 1.0f ? turn : 1.0f;
+	const vec2 aim = v2(c * pref.x + s * pref.y, c * pref.y - s * pref.x);
+	return v2_scale(aim, sqrtf(pref_sq / v2_abs_sq(aim)));
+}
+
+void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 new_velocity,
+                        const nb_entry *nb, uint32_t nb_count, float dt)
+{
+	const float pref_sq = v2_abs_sq(pref);
+	float stuck = w->q_stuck[slot];
+	if (stuck < 0.0f) {
+		/* a new target's right of way runs out */
+		stuck = stuck + dt;
+		stuck = stuck > 0.0f ? 0.0f : stuck;
+	} else if (!(pref_sq > 1e-8f)) {
+		stuck = 0.0f;
+	} else if (v2_abs_sq(new_velocity) < Q_PROGRESS_MIN * Q_PROGRESS_MIN * pref_sq) {
+		/* stuck too long: the widest turn did not help either, try again
+		 * from straight ahead */
+		stuck = stuck + dt;
+		stuck = stuck > Q_STUCK_MAX ? 0.0f : stuck;
+	} else {
+		stuck = stuck - dt;
+		stuck = stuck < 0.0f ? 0.0f : stuck;
+	}
+	w->q_stuck[slot] = stuck;
+
+	/* neighbours this step can bring into contact (or within the slop):
+	 * this agent at its new speed, the other at most at our top speed */
+	const self_params *p = &w->tself[self];
+	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP + 2.0f;
+	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < nb_count && k < ORCA_Q_CONTACTS; ++i) {
+		const uint32_t j = nb[i].index;
+		const float limit = p->radius + w->tagent[j].radius + reach;
+		if (nb[i].dist_sq < limit * limit)
+			out[k++] = j;
+	}
+	w->q_contact_count[self] = (uint8_t)k;
+}
+
+/* One of 8 fixed directions for two coincident agents, opposite for the two. */
+static vec2 apart_direction(uint32_t self, uint32_t other)
+{
+	static const float dir[8][2] = {
+	    {1.0f, 0.0f},  {0.70710677f, 0.70710677f},   {0.0f, 1.0f},  {-0.70710677f, 0.70710677f},
+	    {-1.0f, 0.0f}, {-0.70710677f, -0.70710677f}, {0.0f, -1.0f}, {0.70710677f, -0.70710677f},
+	};
+	const uint32_t lo = self < other ? self : other, hi = self < other ? other : self;
+	const uint32_t k = hash_u32(lo, hi) & 7u;
+	return self < other ? v2(dir[k][0], dir[k][1]) : v2(-dir[k][0], -dir[k][1]);
+}
+
+typedef struct pass_ctx {
+	struct orca_world *w;
+	bool first; /* the first iteration looks at every agent */
+} pass_ctx;
+
+static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ((pass_ctx *)ctx)->w;
+	const bool first = ((pass_ctx *)ctx)->first;
+	(void)worker;
+	const float *tx = w->tpx, *ty = w->tpy;
+	for (uint32_t i = begin; i < end; ++i) {
+		const self_params *p = &w->tself[i];
+		const uint32_t count = w->q_contact_count[i];
+		const uint32_t *c = &w->q_contact[(size_t)i * ORCA_Q_CONTACTS];
+		float dx = 0.0f, dy = 0.0f;
+		if (!first) {
+			/* not pushed last time and no contact moved: still no overlap */
+			bool changed = w->q_moved[i] != 0;
+			for (uint32_t k = 0; k < count && !changed; ++k)
+				changed = w->q_moved[c[k]] != 0;
+			if (!changed) {
+				w->q_dx[i] = w->q_dy[i] = 0.0f;
+				continue;
+			}
+		}
+		for (uint32_t k = 0; k < count; ++k) {
+			const uint32_t j = c[k];
+			const tree_agent *o = &w->tagent[j];
+			const float rx = tx[i] - tx[j], ry = ty[i] - ty[j];
+			const float d_sq = rx * rx + ry * ry;
+			const float rsum = p->radius + o->radius + Q_SLOP;
+			if (!(d_sq < rsum * rsum))
+				continue;
+			float share = avoidance_share(p->weight, o->weight, (o->mask & p->layer) != 0);
+			if (share == 0.0f)
+				continue;
+			if (w->q_any_rank)
+				share = quality_share(w, i, j, share);
+			if (share == 0.0f)
+				continue;
+			const float d = sqrtf(d_sq);
+			const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
+			const float push = (rsum - d) * share;
+			dx += n.x * push;
+			dy += n.y * push;
+		}
+		const float len_sq = dx * dx + dy * dy, max_push = Q_PUSH_MAX * p->radius;
+		if (len_sq > max_push * max_push) {
+			const float s = max_push / sqrtf(len_sq);
+			dx *= s;
+			dy *= s;
+		}
+		w->q_dx[i] = dx;
+		w->q_dy[i] = dy;
+	}
+}
+
+/* Move the centre out of every obstacle edge it is within a radius of (on the
+ * edge's outer side), in the obstacle query's order. */
+static vec2 out_of_obstacles(const struct orca_world *w, nb_entry *nb, vec2 pos, float radius)
+{
+	const uint32_t count = orca_obstacle_tree_query(w, pos, radius * radius, nb);
+	for (uint32_t k = 0; k < count; ++k) {
+		const obst_vertex *a = &w->verts[nb[k].index];
+		const obst_vertex *b = &w->verts[a->next];
+		const vec2 ab = v2_sub(b->point, a->point);
+		float t = v2_dot(v2_sub(pos, a->point), ab) / v2_abs_sq(ab);
+		t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+		const vec2 closest = v2_add(a->point, v2_scale(ab, t));
+		const vec2 rel = v2_sub(pos, closest);
+		const float d_sq = v2_abs_sq(rel);
+		if (!(d_sq < radius * radius))
+			continue;
+		if (d_sq > 0.0f) {
+			pos = v2_add(closest, v2_scale(rel, radius / sqrtf(d_sq)));
+		} else {
+			/* on the edge: out along its outer normal (obstacles are counter-clockwise) */
+			pos = v2_add(closest, v2_scale(v2(a->unit_dir.y, -a->unit_dir.x), radius));
+		}
+	}
+	return pos;
+}
+
+static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	nb_entry *obst_nb = w->scratch[worker].obst_nb;
+	const bool obstacles = w->obst_root != ORCA_NONE;
+	const float inv_dt = 1.0f / w->dt;
+	uint32_t pushed = 0;
+	for (uint32_t i = begin; i < end; ++i) {
+		const float push_sq = w->q_dx[i] * w->q_dx[i] + w->q_dy[i] * w->q_dy[i];
+		/* a push too small to make a deep overlap does not make the
+		 * neighbours look again */
+		const bool moved = push_sq > Q_MOVED * Q_MOVED;
+		w->q_moved[i] = moved;
+		pushed += moved;
+		if (!(push_sq > 0.0f))
+			continue; /* ORCA's obstacle lines kept it out; nothing to do */
+		vec2 pos = v2(w->tpx[i] + w->q_dx[i], w->tpy[i] + w->q_dy[i]);
+		if (obstacles)
+			pos = out_of_obstacles(w, obst_nb, pos, w->tself[i].radius);
+		const uint32_t s = w->order[i];
+		/* the velocity becomes what the agent really did this step */
+		float vx = w->vx[s] + (pos.x - w->tpx[i]) * inv_dt, vy = w->vy[s] + (pos.y - w->tpy[i]) * inv_dt;
+		const float v_sq = vx * vx + vy * vy, max = w->tself[i].max_speed;
+		if (v_sq > max * max) {
+			const float k = max / sqrtf(v_sq);
+			vx *= k;
+			vy *= k;
+		}
+		w->vx[s] = vx;
+		w->vy[s] = vy;
+		w->tpx[i] = pos.x;
+		w->tpy[i] = pos.y;
+		w->px[s] = pos.x;
+		w->py[s] = pos.y;
+	}
+	w->scratch[worker].q_pushed += pushed;
+}
+
+void orca_quality_resolve(struct orca_world *w)
+{
+	const uint32_t n = w->order_count;
+
+	for (uint32_t it = 0; it < Q_ITERATIONS; ++it) {
+		pass_ctx ctx = {w, it == 0};
+		orca_pool_run(w->pool, push_task, &ctx, n, 256);
+		for (int k = 0; k < w->worker_count; ++k)
+			w->scratch[k].q_pushed = 0;
+		orca_pool_run(w->pool, apply_task, w, n, 256);
+		uint32_t pushed = 0;
+		for (int k = 0; k < w->worker_count; ++k)
+			pushed += w->scratch[k].q_pushed;
+		if (pushed == 0)
+			break; /* every overlap resolved */
+	}
+
+}

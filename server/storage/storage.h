@@ -1,0 +1,84 @@
+/* storage.h — persistence (--data-dir): the journal of every world-changing
+ * command in the order the tick applied it, the state hash after every tick,
+ * checkpoints of the whole world every --checkpoint-every ticks, recovery at
+ * start-up, and the identities clients may resume.
+ *
+ * Threading: every function here is for the loop thread. Records are encoded
+ * on the loop thread into a batch (small: commands and one TickEnd a tick);
+ * storage_commit hands the batch to the writer thread, which writes it and,
+ * with --fsync always, fsyncs it (one group commit per tick). Checkpoints are
+ * copied at a tick boundary (orca_world_save) and encoded and written by the
+ * writer thread, so the tick never waits for the disk.
+ *
+ * With --fsync always the server answers a world-changing request only once
+ * its record is durable (storage_defer_*), and sends a tick's snapshots only
+ * once that tick's commands are durable (storage_hold_tick), so no client ever
+ * sees a state that a crash could take back. While the journal cannot be
+ * written, world-changing requests get ERROR_STORAGE_UNAVAILABLE; what was
+ * already accepted stays in memory and is written when the disk comes back. */
+#ifndef CROWD_STORAGE_STORAGE_H
+#define CROWD_STORAGE_STORAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commands.h"
+
+typedef struct server server;
+typedef struct storage storage;
+
+/** Open cfg->data_dir: recover the newest valid checkpoint and the journal
+ * after it into srv->world / srv->demo (printing "recovered tick T agents A
+ * state_hash 0x..." on stdout), or, for an empty dir, write tick 0's
+ * checkpoint. Then start the writer thread. 0, or -1 (logged). */
+int storage_open(server *srv, storage **out);
+
+/** Write what is pending, fsync, stop the writer thread, free. NULL allowed. */
+void storage_close(storage *st);
+
+/** The journal can be written: world-changing requests are accepted. */
+bool storage_available(const storage *st);
+
+/** Journal a command the tick just applied with success (tick = ticks completed + 1). */
+void storage_journal_command(storage *st, const command *c);
+/** Journal the removal of every agent of these clients (one pass, as applied). */
+void storage_journal_drop_owners(storage *st, const uint32_t *client_ids, uint32_t count);
+/** Hand the batch to the writer (the tick calls this after applying commands). */
+void storage_commit(storage *st);
+/** After a step: journal its hash; start a checkpoint when one is due. */
+void storage_tick_end(storage *st);
+
+/** With --fsync always: replies of this tick wait for its group commit. */
+bool storage_defers_replies(const storage *st);
+void storage_defer_ack(storage *st, uint32_t client_id, uint32_t request_id, const uint32_t *ids, uint32_t count);
+void storage_defer_error(storage *st, uint32_t client_id, uint32_t request_id, int code, uint32_t index,
+                         const char *message);
+
+/** With --fsync always: true when the tick's commands are not durable yet;
+ * `resume(srv)` is called once they are (then send the snapshots). */
+bool storage_hold_tick(storage *st, void (*resume)(server *srv));
+
+/** A client was welcomed: give it a fresh resume key (32 hex digits and a
+ * NUL) and journal the identity. False when no key could be made. */
+bool storage_new_identity(storage *st, uint32_t client_id, uint32_t role, char key_out[33]);
+/** The client id and role a resume key names; false when unknown. */
+bool storage_find_identity(const storage *st, const char *key, uint32_t *client_id, uint32_t *role);
+
+/** Metrics for /metrics (loop thread). */
+typedef struct storage_stats {
+	uint64_t journal_bytes;     /* written to journal segments */
+	uint64_t journal_records;
+	uint64_t fsyncs;
+	uint64_t checkpoints;       /* written */
+	uint64_t checkpoint_bytes;  /* size of the last one */
+	double checkpoint_seconds;  /* encode + write of the last one (writer thread) */
+	double checkpoint_copy_seconds; /* orca_world_save of the last one (loop thread) */
+	uint64_t write_errors;
+	bool available;
+	uint64_t refused;           /* requests answered ERROR_STORAGE_UNAVAILABLE */
+} storage_stats;
+void storage_get_stats(const storage *st, storage_stats *out);
+/** Count a request refused with ERROR_STORAGE_UNAVAILABLE. */
+void storage_count_refused(storage *st);
+
+#endif

@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""soak.py — crowd-server (an ASan+UBSan build) under mixed load for N minutes.
+
+Every kind of client at once, each restarted in a loop so connections keep
+opening and closing:
+  tcp      crowd-load over TCP: spawn, retarget every second, whole-world
+           subscription, disconnect at the end of each run (agents removed);
+  ws       the same over WebSocket;
+  ctl      crowdctl adding polygons (4 to 64 vertices) and removing old ones;
+  sub      subscribe and drop: Hello, Subscribe (random area), read a few
+           snapshots, close;
+  slow     slow consumers: Hello, Subscribe to the whole world every tick,
+           never read (the server must cut them, others keep their rate);
+  garbage  random bytes on TCP, on HTTP, and as WebSocket frames after a
+           valid upgrade.
+Every --sample seconds: server RSS, ticks done (tick rate), errors by code from
+/metrics. At the end: SIGTERM, then the server log is searched for sanitizer
+reports. Prints the RSS series and one verdict line:
+  RSS flat after the first minute, tick rate held, 0 INTERNAL errors,
+  0 sanitizer reports.
+A benchmark, not a ctest test (it runs for minutes); `--minutes 0.5` checks it works.
+
+  python3 tests/bench/soak.py --server build-asan/server/crowd-server \
+      --load build-asan/clients/load/crowd-load --ctl build-asan/clients/cli/crowdctl --minutes 30
+"""
+import argparse
+import os
+import random
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+
+def rss_kb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def cpu_s(pid):
+    """User + system CPU seconds of a process."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def varint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def field(num, wire, payload):
+    if wire == 0:
+        return varint(num << 3) + varint(payload)
+    if wire == 2:
+        return varint(num << 3 | 2) + varint(len(payload)) + payload
+    if wire == 5:
+        return varint(num << 3 | 5) + payload
+    raise ValueError(wire)
+
+
+def delimited(msg):
+    return varint(len(msg)) + msg
+
+
+def hello(token, rid=1):
+    body = field(1, 0, 1) + field(2, 0, 1) + field(3, 2, token.encode()) + field(4, 2, b"soak")
+    return field(1, 0, rid) + field(2, 2, body)
+
+
+def subscribe(rid, area=None, divisor=1):
+    body = b""
+    if area:
+        rect = b"".join(field(i + 1, 5, struct.pack("<f", v)) for i, v in enumerate(area))
+        body += field(1, 2, rect)
+    body += field(2, 0, divisor)
+    return field(1, 0, rid) + field(9, 2, body)
+
+
+class Server:
+    def __init__(self, binary, args, log_path, env):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        cmd = [binary, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"] + args
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        self.port = self.http_port = None
+        while self.port is None or self.http_port is None:  # wait for the lines themselves
+            if self.proc.poll() is not None:
+                raise RuntimeError("crowd-server exited: " + open(log_path).read()[-3000:])
+            text = open(log_path).read()
+            m = re.search(r"listening tcp 127\.0\.0\.1:(\d+)", text)
+            self.port = int(m.group(1)) if m else None
+            m = re.search(r"listening http 127\.0\.0\.1:(\d+)", text)
+            self.http_port = int(m.group(1)) if m else None
+            if self.port is None or self.http_port is None:
+                time.sleep(0.05)
+
+    def metrics(self):
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.http_port, timeout=10) as r:
+            text = r.read().decode()
+        out = {}
+        for line in text.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            name, _, value = line.rpartition(" ")
+            try:
+                out[name] = float(value)
+            except ValueError:
+                pass
+        return out
+
+
+class Soak:
+    def __init__(self, a, server):
+        self.a = a
+        self.server = server
+        self.stop = threading.Event()
+        self.counts = {}
+        self.lock = threading.Lock()
+        self.procs = []
+
+    def count(self, what, n=1):
+        with self.lock:
+            self.counts[what] = self.counts.get(what, 0) + n
+
+    def loop(self, name, fn):
+        def run():
+            rnd = random.Random(hash(name) & 0xFFFF)
+            while not self.stop.is_set():
+                try:
+                    fn(rnd)
+                except (OSError, subprocess.SubprocessError) as e:
+                    self.count(name + "_exceptions")
+                    if self.a.verbose:
+                        print(name, "exception:", e, file=sys.stderr)
+                    time.sleep(0.2)
+        t = threading.Thread(target=run, name=name, daemon=True)
+        t.start()
+        return t
+
+    def run_proc(self, cmd, timeout):
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            _, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        return p.returncode, err
+
+    # ---- clients
+    def load_client(self, ws):
+        def fn(rnd):
+            port = self.server.http_port if ws else self.server.port
+            cmd = [self.a.load, "--server", "127.0.0.1:%d" % port, "--connections", str(self.a.connections),
+                   "--agents", str(self.a.agents), "--retarget", "1", "--retarget-count", "20",
+                   "--duration", str(rnd.randint(20, 60)), "--ramp-up", "2", "--token", "p", "--quiet",
+                   "--seed", str(rnd.randint(1, 1 << 30)), "--area", rnd.choice(["world", "200x200", "none"])]
+            if ws:
+                cmd.append("--ws")
+            rc, err = self.run_proc(cmd, 300)
+            self.count(("ws" if ws else "tcp") + "_runs")
+            if rc not in (0, 1):
+                self.count(("ws" if ws else "tcp") + "_failed_runs")
+                if self.a.verbose:
+                    print("crowd-load rc", rc, err[-500:], file=sys.stderr)
+        return fn
+
+    def ctl(self, rnd, live=[]):
+        base = [self.a.ctl, "--server", "127.0.0.1:%d" % self.server.port, "--token", "a", "--timeout", "10000"]
+        if live and (len(live) > 40 or rnd.random() < 0.4):
+            oid = live.pop(rnd.randrange(len(live)))
+            self.run_proc(base + ["obstacle", "remove", str(oid)], 30)
+            self.count("obstacles_removed")
+        else:
+            n = rnd.randint(4, 64)
+            cx, cy, r = rnd.uniform(-900, 900), rnd.uniform(-900, 900), rnd.uniform(1, 15)
+            import math
+            pts = ["%.3f,%.3f" % (cx + r * math.cos(2 * math.pi * i / n), cy + r * math.sin(2 * math.pi * i / n))
+                   for i in range(n)]
+            p = subprocess.run(base + ["obstacle", "add"] + pts, capture_output=True, text=True, timeout=30)
+            m = re.search(r"obstacle added:?\s*(\d+)", p.stdout)
+            if m:
+                live.append(int(m.group(1)))
+                self.count("obstacles_added")
+        time.sleep(rnd.uniform(0.05, 0.5))
+
+    def connect(self):
+        s = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
+        return s
+
+    def sub_and_drop(self, rnd):
+        s = self.connect()
+        try:
+            x, y = rnd.uniform(-1000, 800), rnd.uniform(-1000, 800)
+            s.sendall(delimited(hello(rnd.choice(["v", "p", "a"]))) +
+                      delimited(subscribe(2, (x, y, x + rnd.uniform(10, 400), y + rnd.uniform(10, 400)),
+                                          rnd.randint(1, 5))))
+            got, deadline = 0, time.time() + rnd.uniform(0.2, 3)
+            while time.time() < deadline:
+                if not s.recv(65536):
+                    break
+                got += 1
+            self.count("subscribe_drop")
+        finally:
+            s.close()
+
+    def slow_consumer(self, rnd):
+        s = self.connect()
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(delimited(hello("v")) + delimited(subscribe(2, None, 1)))
+            # never read: wait for the server to cut it (the close itself is the event)
+            s.settimeout(120)
+            time.sleep(rnd.uniform(15, 40))  # past the soft limit + output_soft_seconds
+            s.settimeout(0.1)
+            try:
+                while s.recv(1 << 20):
+                    pass
+            except socket.timeout:
+                pass
+            self.count("slow_consumers")
+        finally:
+            s.close()
+
+    def garbage(self, rnd):
+        kind = rnd.choice(["tcp", "http", "ws"])
+        port = self.server.port if kind == "tcp" else self.server.http_port
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        try:
+            junk = bytes(rnd.getrandbits(8) for _ in range(rnd.randint(1, 4096)))
+            if kind == "tcp" and rnd.random() < 0.5:
+                junk = delimited(hello("p")) + junk
+            if kind == "http" and rnd.random() < 0.5:
+                junk = b"GET /" + junk[:200] + b" HTTP/1.1\r\n" + junk[200:]
+            if kind == "ws":
+                s.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                          b"Sec-WebSocket-Protocol: crowd.v1\r\n\r\n")
+                mask = bytes(rnd.getrandbits(8) for _ in range(4))
+                frame = bytes([0x82, 0x80 | min(len(junk), 125)]) + mask
+                junk = frame + bytes(b ^ mask[i % 4] for i, b in enumerate(junk[:125])) + junk[125:]
+            s.sendall(junk)
+            s.settimeout(2)
+            try:
+                while s.recv(65536):
+                    pass
+            except socket.timeout:
+                pass
+            self.count("garbage_" + kind)
+        except OSError:
+            self.count("garbage_" + kind)
+        finally:
+            s.close()
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.abspath(os.path.join(here, "..", ".."))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--server", default=os.path.join(root, "build-asan/server/crowd-server"))
+    ap.add_argument("--load", default=os.path.join(root, "build-asan/clients/load/crowd-load"))
+    ap.add_argument("--ctl", default=os.path.join(root, "build-asan/clients/cli/crowdctl"))
+    ap.add_argument("--minutes", type=float, default=30)
+    ap.add_argument("--sample", type=float, default=10, help="seconds between samples")
+    ap.add_argument("--connections", type=int, default=3, help="per crowd-load run (3 runs at once)")
+    ap.add_argument("--agents", type=int, default=100, help="per connection")
+    ap.add_argument("--tick-rate", type=int, default=30)
+    ap.add_argument("--work", default="/tmp/crowd-soak")
+    ap.add_argument("--nice", type=int, default=0, help="run the server and clients at this niceness")
+    ap.add_argument("--verbose", action="store_true")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    if a.nice:
+        os.nice(a.nice)
+    env = dict(os.environ)
+    # A small quarantine (default 256 MiB) so that RSS settles within the
+    # first minute and growth after it means memory really kept.
+    env["ASAN_OPTIONS"] = ("detect_leaks=1:halt_on_error=1:quarantine_size_mb=32:log_path=" +
+                           os.path.join(a.work, "asan"))
+    env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1:log_path=" + os.path.join(a.work, "ubsan")
+    for f in os.listdir(a.work):
+        if f.startswith(("asan", "ubsan")):
+            os.remove(os.path.join(a.work, f))
+    log_path = os.path.join(a.work, "server.log")
+    server = Server(a.server, ["--tick-rate", str(a.tick_rate), "--token", "a=admin", "--token", "p=player",
+                               "--token", "v=viewer"], log_path, env)
+    print("soak: %s, %.1f minutes, tick rate %d, pid %d, tcp %d, http %d" %
+          (a.server, a.minutes, a.tick_rate, server.proc.pid, server.port, server.http_port))
+    soak = Soak(a, server)
+    soak.loop("tcp", soak.load_client(False))
+    soak.loop("tcp2", soak.load_client(False))
+    soak.loop("ws", soak.load_client(True))
+    soak.loop("ctl", soak.ctl)
+    soak.loop("sub", soak.sub_and_drop)
+    soak.loop("slow", soak.slow_consumer)
+    soak.loop("garbage", soak.garbage)
+
+    t0 = time.time()
+    end = t0 + a.minutes * 60
+    samples = []  # (seconds, rss_kb, tick rate, agents, obstacles, errors{code}, work ms/tick, cpu share)
+    print("%8s %10s %9s %12s %8s %8s %9s %s" % ("t_s", "rss_MiB", "tick_Hz", "work_ms/tick", "cpu_%", "agents",
+                                                 "obstacles", "errors so far"))
+    last = None
+    while time.time() < end and server.proc.poll() is None:
+        time.sleep(max(0.0, min(a.sample, end - time.time())))
+        try:
+            m = server.metrics()
+        except OSError as e:
+            print("metrics failed:", e)
+            continue
+        now = time.time() - t0
+        rss = rss_kb(server.proc.pid) or 0
+        errors = {k[len('crowd_errors_total{code="'):-2]: int(v) for k, v in m.items()
+                  if k.startswith("crowd_errors_total{") and v}
+        ticks = m.get("crowd_ticks_total", 0)
+        work = m.get("crowd_tick_duration_seconds_sum", 0)
+        cpu = cpu_s(server.proc.pid)
+        if last:
+            dt = now - last[0]
+            rate = (ticks - last[1]) / dt
+            work_ms = (work - last[2]) / max(1, ticks - last[1]) * 1e3
+            share = (cpu - last[3]) / dt * 100
+        else:
+            rate = work_ms = share = float("nan")
+        last = (now, ticks, work, cpu)
+        samples.append((now, rss, rate, m.get("crowd_agents", 0), m.get("crowd_obstacles", 0), errors, work_ms,
+                        share))
+        print("%8.0f %10.1f %9.1f %12.2f %8.0f %8d %9d %s" %
+              (now, rss / 1024, rate, work_ms, share, m.get("crowd_agents", 0), m.get("crowd_obstacles", 0),
+               " ".join("%s=%d" % kv for kv in sorted(errors.items()))), flush=True)
+    alive = server.proc.poll() is None
+    soak.stop.set()
+    disconnects = {k: int(v) for k, v in (server.metrics().items() if alive else []) if
+                   k.startswith("crowd_disconnects_total{") and v}
+    if alive:
+        server.proc.send_signal(signal.SIGTERM)
+        try:
+            server.proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+    rc = server.proc.returncode
+    log = open(log_path, errors="replace").read()
+    reports = [f for f in os.listdir(a.work) if f.startswith(("asan", "ubsan"))]
+    san = len(re.findall(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:", log)) + len(reports)
+
+    print("clients:", " ".join("%s=%d" % kv for kv in sorted(soak.counts.items())))
+    print("disconnects:", " ".join("%s=%d" % (k[len('crowd_disconnects_total{reason="'):-2], v)
+                                   for k, v in sorted(disconnects.items())))
+    after = [s for s in samples if s[0] >= 60]
+    verdict = []
+    ok = alive and rc == 0
+    if after:
+        first, top = after[0][1], max(s[1] for s in after)
+        final = after[-1][1]
+        growth = (final - first) / 1024
+        rates = [s[2] for s in samples if s[2] == s[2]]
+        verdict.append("RSS after 1 min %.1f MiB, max %.1f MiB, end %.1f MiB (%+.1f MiB)" %
+                       (first / 1024, top / 1024, final / 1024, growth))
+        works = [s[6] for s in samples if s[6] == s[6]]
+        verdict.append("tick rate min %.1f / mean %.1f Hz (target %d), tick work mean %.1f / max %.1f ms" %
+                       (min(rates), sum(rates) / len(rates), a.tick_rate, sum(works) / len(works), max(works)))
+        ok = ok and min(rates) >= 0.9 * a.tick_rate
+    internal = samples[-1][5].get("ERROR_INTERNAL", 0) if samples else 0
+    verdict.append("INTERNAL errors %d" % internal)
+    verdict.append("sanitizer reports %d" % san)
+    verdict.append("server exit %s" % rc)
+    ok = ok and internal == 0 and san == 0
+    print("soak: %.1f minutes: %s -> %s" % ((time.time() - t0) / 60, "; ".join(verdict), "OK" if ok else "FAILED"))
+    if san:
+        print("sanitizer output: %s and %s/asan*, ubsan*" % (log_path, a.work))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,365 @@
+/* test_quality.c — the quality avoidance mode (ORCA_AVOIDANCE_QUALITY): crowds
+ * that RVO2's ORCA freezes finish, dense crowds do not overlap, an agent told
+ * a new target inside a jam turns toward it, obstacles are never entered,
+ * and the result is the same for every worker count. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "quality_scenarios.h"
+#include "scenario.h"
+
+typedef struct sim {
+	orca_world *w;
+	orca_agent_id *ids;
+} sim;
+
+static void sim_make(sim *s, const scenario *sc, int workers, orca_avoidance mode)
+{
+	s->ids = calloc(sc->agent_count, sizeof *s->ids);
+	assert_non_null(s->ids);
+	assert_int_equal(scenario_make_world(sc, workers, &s->w, s->ids), ORCA_OK);
+	assert_int_equal(orca_world_set_avoidance(s->w, mode), ORCA_OK);
+	assert_int_equal(orca_world_avoidance(s->w), mode);
+}
+
+static void sim_free(sim *s)
+{
+	orca_world_destroy(s->w);
+	free(s->ids);
+}
+
+/* Steps until every agent is at its goal; returns that step, 0 if not by cap. */
+static uint32_t run_until_done(const scenario *sc, sim *s, uint32_t cap)
+{
+	for (uint32_t step = 1; step <= cap; ++step) {
+		assert_int_equal(orca_world_step(s->w, sc->time_step), ORCA_OK);
+		if (scenario_done(sc, s->w, s->ids))
+			return step;
+	}
+	return 0;
+}
+
+static orca_vec2 position(const sim *s, uint32_t i)
+{
+	orca_agent_state st;
+	assert_int_equal(orca_agent_get(s->w, s->ids[i], &st), ORCA_OK);
+	return st.position;
+}
+
+/* Pairs overlapping by more than 0.01 (radius 1.5 everywhere here), brute force. */
+static uint32_t deep_overlaps(const sim *s, uint32_t n, orca_vec2 *scratch, float *min_dist)
+{
+	for (uint32_t i = 0; i < n; ++i)
+		scratch[i] = position(s, i);
+	uint32_t deep = 0;
+	for (uint32_t i = 0; i < n; ++i) {
+		for (uint32_t j = i + 1; j < n; ++j) {
+			const float dx = scratch[i].x - scratch[j].x, dy = scratch[i].y - scratch[j].y;
+			const float d_sq = dx * dx + dy * dy;
+			if (d_sq < 9.0f) {
+				const float d = sqrtf(d_sq);
+				*min_dist = d < *min_dist ? d : *min_dist;
+				deep += d < 3.0f - 0.01f;
+			}
+		}
+	}
+	return deep;
+}
+
+/* Every antipodal circle RVO2 deadlocks in (N = 8..50) finishes; a few sizes
+ * stand for all (quality_bench circles runs every N from 5 to 50). */
+static void test_circles_finish(void **state)
+{
+	(void)state;
+	static const uint32_t sizes[] = {5, 8, 12, 16, 24, 33, 40, 50};
+	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+		scenario sc;
+		assert_int_equal(scenario_circle(sizes[k], &sc), 0);
+		sim s;
+		sim_make(&s, &sc, 1, ORCA_AVOIDANCE_QUALITY);
+		const uint32_t done = run_until_done(&sc, &s, 3000);
+		fprintf(stderr, "circle %u: done at step %u\n", sizes[k], done);
+		assert_true(done > 0);
+		sim_free(&s);
+		scenario_free(&sc);
+	}
+}
+
+/* Reference mode stays RVO2's: circle 16 does not finish (the reference data
+ * deadlock), so the test above measures the mode, not the scenario. */
+static void test_reference_still_deadlocks(void **state)
+{
+	(void)state;
+	scenario sc;
+	assert_int_equal(scenario_circle(16, &sc), 0);
+	sim s;
+	sim_make(&s, &sc, 1, ORCA_AVOIDANCE_REFERENCE);
+	assert_int_equal(run_until_done(&sc, &s, 1000), 0);
+	sim_free(&s);
+	scenario_free(&sc);
+}
+
+static void test_crossings_finish(void **state)
+{
+	(void)state;
+	scenario sc;
+	assert_int_equal(qs_swap(&sc, 6), 0);
+	sim s;
+	sim_make(&s, &sc, 2, ORCA_AVOIDANCE_QUALITY);
+	uint32_t done = run_until_done(&sc, &s, 3000);
+	fprintf(stderr, "swap 72: done at step %u\n", done);
+	assert_true(done > 0);
+	sim_free(&s);
+	scenario_free(&sc);
+
+	assert_int_equal(qs_cross4(&sc, 8), 0);
+	sim_make(&s, &sc, 2, ORCA_AVOIDANCE_QUALITY);
+	done = run_until_done(&sc, &s, 3000);
+	fprintf(stderr, "cross4 256: done at step %u\n", done);
+	assert_true(done > 0);
+	sim_free(&s);
+	scenario_free(&sc);
+}
+
+/* The dense random crowd (1,000 agents on a grid of spacing 4, random goals):
+ * reference mode overlaps deeply many times; quality mode at least 10x less
+ * and never by more than a tenth of a radius. */
+static void test_dense_crowd_no_deep_overlaps(void **state)
+{
+	(void)state;
+	scenario sc;
+	char err[256];
+	assert_int_equal(scenario_load(CROWD_REF_DIR "/random1000_setup.csv", &sc, err, sizeof err), 0);
+	orca_vec2 *scratch = calloc(sc.agent_count, sizeof *scratch);
+	assert_non_null(scratch);
+	uint32_t deep[2] = {0, 0};
+	float min_dist[2] = {INFINITY, INFINITY};
+	for (int m = 0; m < 2; ++m) {
+		sim s;
+		sim_make(&s, &sc, 1, m ? ORCA_AVOIDANCE_QUALITY : ORCA_AVOIDANCE_REFERENCE);
+		for (int step = 0; step < 150; ++step) {
+			assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
+			deep[m] += deep_overlaps(&s, sc.agent_count, scratch, &min_dist[m]);
+		}
+		sim_free(&s);
+	}
+	fprintf(stderr, "random 1000, 150 steps: deep overlaps reference %u quality %u, min distance %.3f / %.3f\n",
+	        deep[0], deep[1], (double)min_dist[0], (double)min_dist[1]);
+	assert_true(deep[0] > 0); /* the case is dense enough to matter */
+	assert_true(deep[1] * 10 <= deep[0]);
+	assert_true(min_dist[1] >= 2.85f);
+	free(scratch);
+	scenario_free(&sc);
+}
+
+/* Agents jammed in the middle of a circle of 40; one of them is sent back to
+ * where it came from. Within 20 steps (5 s) it must move toward the new
+ * target. */
+static void test_retarget_in_jam_turns(void **state)
+{
+	(void)state;
+	scenario sc;
+	assert_int_equal(scenario_circle(40, &sc), 0);
+	sim s;
+	sim_make(&s, &sc, 1, ORCA_AVOIDANCE_QUALITY);
+	/* the crowd meets in the middle: find the agent with the most others near it */
+	for (int step = 0; step < 110; ++step)
+		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
+	uint32_t best = 0, best_near = 0;
+	for (uint32_t i = 0; i < sc.agent_count; ++i) {
+		orca_agent_id near[64];
+		const uint32_t n = orca_query_radius(s.w, position(&s, i), 6.0f, near, 64);
+		if (n > best_near)
+			best_near = n, best = i;
+	}
+	fprintf(stderr, "jam: agent %u has %u agents within 6\n", best, best_near);
+	assert_true(best_near >= 6);
+	const orca_vec2 from = position(&s, best);
+	const orca_vec2 target = sc.start[best];
+	assert_int_equal(orca_agent_set_target(s.w, s.ids[best], target), ORCA_OK);
+	float dx = target.x - from.x, dy = target.y - from.y;
+	const float len = sqrtf(dx * dx + dy * dy);
+	dx /= len, dy /= len;
+	int turned_at = -1;
+	for (int step = 1; step <= 20 && turned_at < 0; ++step) {
+		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
+		orca_agent_state st;
+		assert_int_equal(orca_agent_get(s.w, s.ids[best], &st), ORCA_OK);
+		if (st.velocity.x * dx + st.velocity.y * dy > 0.3f)
+			turned_at = step;
+	}
+	fprintf(stderr, "retargeted agent moves toward its new target after %d steps\n", turned_at);
+	assert_true(turned_at > 0);
+	sim_free(&s);
+	scenario_free(&sc);
+}
+
+static bool inside_polygon(orca_vec2 p, const orca_vec2 *v, uint32_t n)
+{
+	bool in = false;
+	for (uint32_t i = 0, j = n - 1; i < n; j = i++)
+		if ((v[i].y > p.y) != (v[j].y > p.y) &&
+		    p.x < (v[j].x - v[i].x) * (p.y - v[i].y) / (v[j].y - v[i].y) + v[i].x)
+			in = !in;
+	return in;
+}
+
+static void assert_outside(const scenario *sc, const sim *s)
+{
+	for (uint32_t i = 0; i < sc->agent_count; ++i) {
+		const orca_vec2 p = position(s, i);
+		for (uint32_t o = 0; o < sc->obstacle_count; ++o)
+			assert_false(inside_polygon(p, sc->obstacles[o], sc->obstacle_sizes[o]));
+	}
+}
+
+/* RVO2's Blocks (100 agents, four square obstacles) finishes no later than
+ * reference mode, and no centre is ever inside an obstacle; then a crowd of
+ * 120 is driven into one wall (every goal behind it) and still stays out. */
+static void test_obstacles_never_entered(void **state)
+{
+	(void)state;
+	scenario sc;
+	char err[256];
+	assert_int_equal(scenario_load(CROWD_REF_DIR "/blocks_setup.txt", &sc, err, sizeof err), 0);
+	sim s;
+	sim_make(&s, &sc, 2, ORCA_AVOIDANCE_QUALITY);
+	uint32_t done = 0;
+	for (uint32_t step = 1; step <= 4306 && !done; ++step) {
+		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
+		assert_outside(&sc, &s);
+		if (scenario_done(&sc, s.w, s.ids))
+			done = step;
+	}
+	fprintf(stderr, "blocks: done at step %u (reference: 4306)\n", done);
+	assert_true(done > 0);
+	sim_free(&s);
+	scenario_free(&sc);
+
+	/* a wall: a 40 x 4 box, 120 agents below it all heading for points above */
+	assert_int_equal(qs_begin(&sc, 120), 0);
+	sc.obstacle_count = 1;
+	sc.obstacle_sizes = calloc(1, sizeof *sc.obstacle_sizes);
+	sc.obstacles = calloc(1, sizeof *sc.obstacles);
+	assert_non_null(sc.obstacles);
+	sc.obstacles[0] = calloc(4, sizeof(orca_vec2));
+	assert_non_null(sc.obstacles[0]);
+	sc.obstacle_sizes[0] = 4;
+	const orca_vec2 box[4] = {{-20.0f, 0.0f}, {20.0f, 0.0f}, {20.0f, 4.0f}, {-20.0f, 4.0f}};
+	memcpy(sc.obstacles[0], box, sizeof box);
+	for (uint32_t i = 0; i < 120; ++i) {
+		sc.start[i] = (orca_vec2){-30.0f + 4.0f * (float)(i % 15), -40.0f + 4.0f * (float)(i / 15)};
+		sc.goal[i] = (orca_vec2){-6.0f + 0.1f * (float)(i % 15), 10.0f};
+	}
+	sc.agent_count = 120;
+	sim_make(&s, &sc, 3, ORCA_AVOIDANCE_QUALITY);
+	for (int step = 0; step < 600; ++step) {
+		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
+		assert_outside(&sc, &s);
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+
+/* Same bits for 1, 2 and 3 workers after every step, through removals and
+ * additions, and through a switch of mode at run time. */
+static void run_hashes(const scenario *sc, int workers, uint64_t *hashes, int steps)
+{
+	sim s;
+	sim_make(&s, sc, workers, ORCA_AVOIDANCE_QUALITY);
+	for (int step = 0; step < steps; ++step) {
+		if (step == 100)
+			for (uint32_t i = 0; i < sc->agent_count; i += 9)
+				assert_int_equal(orca_agent_remove(s.w, s.ids[i]), ORCA_OK);
+		if (step == 150)
+			assert_int_equal(orca_world_set_avoidance(s.w, ORCA_AVOIDANCE_REFERENCE), ORCA_OK);
+		if (step == 170)
+			assert_int_equal(orca_world_set_avoidance(s.w, ORCA_AVOIDANCE_QUALITY), ORCA_OK);
+		assert_int_equal(orca_world_step(s.w, sc->time_step), ORCA_OK);
+		orca_step_profile prof;
+		orca_world_profile(s.w, &prof);
+		if (step > 0)
+			assert_int_equal(prof.allocations, 0); /* nothing allocated once running */
+		hashes[step] = orca_world_state_hash(s.w);
+	}
+	sim_free(&s);
+}
+
+static void test_deterministic_across_workers(void **state)
+{
+	(void)state;
+	enum { STEPS = 300 };
+	scenario sc;
+	assert_int_equal(qs_cross4(&sc, 8), 0);
+	uint64_t base[STEPS], other[STEPS];
+	run_hashes(&sc, 1, base, STEPS);
+	for (int workers = 2; workers <= 3; ++workers) {
+		run_hashes(&sc, workers, other, STEPS);
+		for (int step = 0; step < STEPS; ++step) {
+			if (base[step] != other[step])
+				fprintf(stderr, "%d workers differ from 1 at step %d\n", workers, step + 1);
+			assert_true(base[step] == other[step]);
+		}
+	}
+	fprintf(stderr, "cross4 quality: hashes equal for 1, 2, 3 workers (final %016llx)\n",
+	        (unsigned long long)base[STEPS - 1]);
+	scenario_free(&sc);
+
+	/* The trajectory itself is pinned: this hash (cross4 of 256, 300 steps, no
+	 * removals) came out the same from x86-64 (SSE paths) and from an arm64
+	 * build under qemu-aarch64 (scalar paths), see the README. A deliberate
+	 * change of the quality mode updates it. */
+	assert_int_equal(qs_cross4(&sc, 8), 0);
+	sim s;
+	sim_make(&s, &sc, 2, ORCA_AVOIDANCE_QUALITY);
+	for (int step = 0; step < STEPS; ++step)
+		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
+	const uint64_t pinned = 0x498d22e617b61a92ull;
+	if (orca_world_state_hash(s.w) != pinned)
+		fprintf(stderr, "cross4 quality after 300 steps: hash %016llx, pinned %016llx\n",
+		        (unsigned long long)orca_world_state_hash(s.w), (unsigned long long)pinned);
+	assert_true(orca_world_state_hash(s.w) == pinned);
+	sim_free(&s);
+	scenario_free(&sc);
+}
+
+/* The definition's mode is the world's; anything else is refused. */
+static void test_api(void **state)
+{
+	(void)state;
+	orca_world_def d = orca_default_world_def();
+	assert_int_equal(d.avoidance, ORCA_AVOIDANCE_REFERENCE);
+	d.avoidance = ORCA_AVOIDANCE_QUALITY;
+	orca_world *w;
+	assert_int_equal(orca_world_create(&d, &w), ORCA_OK);
+	assert_int_equal(orca_world_avoidance(w), ORCA_AVOIDANCE_QUALITY);
+	assert_int_equal(orca_world_set_avoidance(w, (orca_avoidance)7), ORCA_ERR_INVALID_ARGUMENT);
+	assert_int_equal(orca_world_set_avoidance(NULL, ORCA_AVOIDANCE_QUALITY), ORCA_ERR_INVALID_ARGUMENT);
+	assert_int_equal(orca_world_avoidance(w), ORCA_AVOIDANCE_QUALITY);
+	orca_world_destroy(w);
+	d.avoidance = (orca_avoidance)2;
+	assert_int_equal(orca_world_create(&d, &w), ORCA_ERR_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_api),
+	    cmocka_unit_test(test_circles_finish),
+	    cmocka_unit_test(test_reference_still_deadlocks),
+	    cmocka_unit_test(test_crossings_finish),
+	    cmocka_unit_test(test_dense_crowd_no_deep_overlaps),
+	    cmocka_unit_test(test_retarget_in_jam_turns),
+	    cmocka_unit_test(test_obstacles_never_entered),
+	    cmocka_unit_test(test_deterministic_across_workers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
