@@ -496,7 +496,11 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt)
 {
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
-	const float speed = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	/* at the speed it goes (a quarter of its cruising speed at least): an
+	 * agent held in a crowd near its corner is not looked at every update */
+	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	const float moving = sqrtf(st->velocity.x * st->velocity.x + st->velocity.y * st->velocity.y);
+	const float speed = moving > 0.25f * pref ? moving : 0.25f * pref;
 	const float left = dist(st->position, a->steer) - (a->final_leg ? 0.0f : nav->def.agent_radius);
 	const float steps = left / (speed * dt);
 	uint32_t wait = interval;
