@@ -570,7 +570,7 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		return true;
 	}
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
-	refresh(nav, a, &st, dt, ((nav->updates / interval + a->id) & 1u) != 0, false);
+	refresh(nav, a, &st, dt, ((nav->updates / interval + a->id) & 3u) == 0, false); /* shortcut every 4th */
 	schedule(nav, a, &st, dt);
 	return true;
 }
