@@ -58,13 +58,14 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	/* persistence hook: recover the world of --data-dir (replaces world and demo) */
 	if (cfg->data_dir[0] && storage_open(srv, &srv->storage) != 0) return -1;
 	/* navigation: the mesh over the world as it is now (demo and recovered
-	 * obstacles included); after storage_open, which may replace the world.
-	 * Not with --data-dir yet: the journal's replay does not run navigation,
-	 * so a navigating world would not replay to its recorded hashes. */
-	if (cfg->nav_enabled && cfg->data_dir[0])
-		log_warn("navigation is off with --data-dir (not journaled yet): targets are walked in a straight line");
-	else if (cfg->nav_enabled && !(srv->nav = navigation_create(srv->world, cfg)))
-		return -1;
+	 * obstacles included); after storage_open, which may replace the world,
+	 * and from the navigation state it recovered (what its checkpoint holds) */
+	if (cfg->nav_enabled && !srv->nav) { /* recovery may have made it (storage.c) */
+		size_t len = 0;
+		const uint8_t *blob = srv->storage ? storage_recovered_nav(srv->storage, &len) : NULL;
+		srv->nav = navigation_restore(srv->world, cfg, blob, len);
+		if (!srv->nav) return -1;
+	}
 	srv->status.agents = orca_world_agent_count(srv->world);
 	srv->status.obstacles = orca_world_obstacle_count(srv->world);
 	srv->status.state_hash = orca_world_state_hash(srv->world);

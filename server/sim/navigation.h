@@ -24,6 +24,15 @@ typedef struct server_navigation server_navigation;
 server_navigation *navigation_create(orca_world *world, const server_config *cfg);
 void navigation_destroy(server_navigation *nav);
 
+/** Navigation's state as a blob (orca_nav_save, malloc'd; *len set), or NULL. */
+uint8_t *navigation_save(const server_navigation *nav, size_t *len);
+
+/** A fresh navigation over `world` with a saved state loaded (blob NULL: none).
+ * Checkpoints use it on both sides: the live server rebuilds its navigation
+ * from the blob it writes, recovery from the blob it reads, so both continue
+ * from one and the same state. NULL on failure (logged). */
+server_navigation *navigation_restore(orca_world *world, const server_config *cfg, const uint8_t *blob, size_t len);
+
 /** A command was applied with success: hand its targets to navigation (or
  * stop navigating agents given a direct target or a velocity). */
 void navigation_after_command(server_navigation *nav, const command *cmd, const command_result *r);

@@ -9,6 +9,7 @@
 #include <pb_decode.h>
 
 #include "commands.h"
+#include "navigation.h"
 
 /* ------------------------------------------------------------------ identities */
 
@@ -71,6 +72,7 @@ static void apply_sim_config(server_config *cfg, const crowd_storage_v1_SimConfi
 }
 
 void replay_world_free(replay_world *rw) {
+	navigation_destroy(rw->nav);
 	demo_destroy(rw->demo);
 	orca_world_destroy(rw->world);
 	free(rw->clients);
@@ -107,10 +109,6 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 		snprintf(err, errlen, "not a checkpoint this version reads");
 		goto fail_blobs;
 	}
-	if (nav.len > 0) {
-		snprintf(err, errlen, "holds navigation state this build cannot restore");
-		goto fail_blobs;
-	}
 	apply_sim_config(&rw->cfg, &c->config);
 	rw->ids_scratch = malloc(sizeof *rw->ids_scratch * (rw->cfg.max_batch + 1));
 	orca_world_def def = orca_default_world_def();
@@ -133,6 +131,12 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 			snprintf(err, errlen, "demo state malformed");
 			goto fail_blobs;
 		}
+	}
+	/* navigation hook: a checkpoint of a navigating server holds its state
+	 * (even empty); the replay navigates exactly as the server did from it */
+	if (nav.len > 0 && !(rw->nav = navigation_restore(rw->world, &rw->cfg, nav.data, nav.len))) {
+		snprintf(err, errlen, "navigation state malformed");
+		goto fail_blobs;
 	}
 	rw->tick = c->tick;
 	rw->state_hash = c->state_hash;
@@ -212,6 +216,7 @@ static apply_status apply_record(replay_world *rw, const uint8_t *msg, size_t le
 			command_owners owners = {owned_none, changed_none, rw};
 			command_result r;
 			command_apply(rw->world, &rw->cfg, &cmd, &owners, rw->ids_scratch, &r);
+			navigation_after_command(rw->nav, &cmd, &r); /* navigation hook */
 			if (cmd.client_id >= rw->next_client_id) rw->next_client_id = cmd.client_id + 1;
 			crowd_client_message_release(&cmd.msg);
 			rw->commands_applied++;
@@ -274,6 +279,22 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 		         rw->tick);
 		return -1;
 	}
+	/* navigation hook: a segment begins at a checkpoint, where the server
+	 * restarted its navigation from the state it saved; a replay that runs on
+	 * from an earlier segment does the same */
+	if (rw->nav && rw->nav_ticks > 0) {
+		size_t nav_len = 0;
+		uint8_t *blob = navigation_save(rw->nav, &nav_len);
+		struct server_navigation *fresh = blob ? navigation_restore(rw->world, &rw->cfg, blob, nav_len) : NULL;
+		free(blob);
+		if (!fresh) {
+			snprintf(err, errlen, "cannot restart navigation at tick %" PRIu64, rw->tick);
+			return -1;
+		}
+		navigation_destroy(rw->nav);
+		rw->nav = fresh;
+		rw->nav_ticks = 0;
+	}
 	const float dt = 1.0f / (float)rw->cfg.tick_rate_hz;
 	size_t tick_begin = pos; /* the first record of the tick being read */
 	uint32_t tick_records = 0;
@@ -320,6 +341,10 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 			if (a == APPLY_BAD || a == APPLY_FAILED) failed = true;
 		}
 		if (rw->demo) demo_update(rw->demo, rw->world);
+		if (rw->nav) {
+			navigation_before_step(rw->nav, dt); /* navigation hook */
+			rw->nav_ticks++;
+		}
 		orca_world_step(rw->world, dt);
 		rw->tick = orca_world_step_count(rw->world);
 		rw->state_hash = orca_world_state_hash(rw->world);

@@ -35,6 +35,8 @@ typedef struct replay_world {
 	uint32_t client_count, client_cap;
 	uint32_t *ids_scratch;
 	uint64_t commands_applied;
+	struct server_navigation *nav; /* when the checkpoint holds navigation state (navigation.c) */
+	uint64_t nav_ticks;            /* ticks navigated since it was (re)started */
 } replay_world;
 
 /** Load a checkpoint file's bytes into rw (which must be zeroed). workers: the

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "record.h"
 #include "replay.h"
+#include "navigation.h"
 #include "server.h"
 
 #define FORMAT_VERSION 1u
@@ -50,6 +51,8 @@ typedef struct job {
 	uint32_t next_client_id;
 	crowd_storage_v1_SimConfig config;
 	uint8_t *world, *demo;
+	uint8_t *nav; /* navigation's state (navigation hook); NULL: navigation off */
+	size_t nav_len;
 	size_t world_len, demo_len;
 	replay_identity *clients;
 	uint32_t client_count;
@@ -73,6 +76,8 @@ struct storage {
 	replay_identity *clients;
 	uint32_t client_count, client_cap;
 	bool checkpoint_in_flight;
+	uint8_t *recovered_nav; /* navigation's state at the end of recovery (navigation hook) */
+	size_t recovered_nav_len;
 	double copy_seconds;
 	uint64_t refused;
 	uv_async_t async;
@@ -172,6 +177,11 @@ static bool encode_checkpoint(const job *j, crowd_buf *out) {
 	c->world.arg = &world;
 	c->demo.funcs.encode = record_encode_bytes;
 	c->demo.arg = &demo;
+	record_bytes nav = {j->nav, j->nav_len};
+	if (j->nav) {
+		c->nav.funcs.encode = record_encode_bytes;
+		c->nav.arg = &nav;
+	}
 	c->clients.funcs.encode = encode_clients_cb;
 	c->clients.arg = &clients;
 	return record_append(out, &rec);
@@ -185,11 +195,14 @@ static bool encode_segment_header(uint64_t tick, crowd_buf *out) {
 	return record_append(out, &rec);
 }
 
+static uint8_t *take_nav(storage *st, size_t *len);
+
 static void job_free(job *j) {
 	if (!j) return;
 	crowd_buf_free(&j->bytes);
 	free(j->world);
 	free(j->demo);
+	free(j->nav);
 	free(j->clients);
 	free(j);
 }
@@ -577,6 +590,7 @@ static void start_checkpoint(storage *st) {
 		job_free(j);
 		return;
 	}
+	j->nav = take_nav(st, &j->nav_len); /* navigation hook */
 	if (st->client_count) {
 		j->clients = malloc(sizeof *j->clients * st->client_count);
 		if (!j->clients) {
@@ -806,6 +820,45 @@ static int load_newest_checkpoint(storage *st, replay_world *rw, int64_t stop_at
 	return rc;
 }
 
+/* Navigation hook: navigation's state for a checkpoint at this tick boundary.
+ * The live server then restarts its navigation from that very blob, as a
+ * recovery from this checkpoint will (corridors are not saved: both sides
+ * re-plan from the same targets, in the same order), so a recovered run
+ * replays to the recorded hashes. Before the server made its navigation
+ * (the checkpoint storage_open writes) it is the state recovered, or empty.
+ * NULL when navigation is off. */
+static uint8_t *take_nav(storage *st, size_t *len) {
+	server *srv = st->srv;
+	*len = 0;
+	if (!st->cfg->nav_enabled) return NULL;
+	if (!srv->nav) {
+		if (st->recovered_nav) {
+			uint8_t *b = malloc(st->recovered_nav_len);
+			if (b) memcpy(b, st->recovered_nav, st->recovered_nav_len);
+			*len = b ? st->recovered_nav_len : 0;
+			return b;
+		}
+		static const uint8_t empty[8] = {'n', 'a', 'v', '1', 0, 0, 0, 0}; /* orca_nav_save of no agents */
+		uint8_t *b = malloc(sizeof empty);
+		if (b) memcpy(b, empty, sizeof empty);
+		*len = b ? sizeof empty : 0;
+		return b;
+	}
+	uint8_t *b = navigation_save(srv->nav, len);
+	if (!b) return NULL;
+	server_navigation *fresh = navigation_restore(srv->world, st->cfg, b, *len);
+	if (fresh) {
+		navigation_destroy(srv->nav);
+		srv->nav = fresh;
+	}
+	return b;
+}
+
+const uint8_t *storage_recovered_nav(const storage *st, size_t *len) {
+	*len = st->recovered_nav_len;
+	return st->recovered_nav;
+}
+
 /* The recovered world into the server, in a world made with the server's own definition. */
 static int adopt(storage *st, replay_world *rw) {
 	server *srv = st->srv;
@@ -829,6 +882,8 @@ static int adopt(storage *st, replay_world *rw) {
 	rw->demo = NULL;
 	if (rw->next_client_id > srv->next_client_id) srv->next_client_id = rw->next_client_id;
 	for (uint32_t i = 0; i < rw->client_count; i++) add_identity(st, &rw->clients[i]);
+	free(st->recovered_nav); /* navigation hook: the server starts its navigation from this */
+	st->recovered_nav = navigation_save(rw->nav, &st->recovered_nav_len);
 	return 0;
 }
 
@@ -845,6 +900,7 @@ static int write_checkpoint_now(storage *st) {
 		return -ENOMEM;
 	}
 	if (srv->demo) j.demo = demo_save(srv->demo, &j.demo_len);
+	j.nav = take_nav(st, &j.nav_len); /* navigation hook */
 	j.clients = st->clients;
 	j.client_count = st->client_count;
 	j.tick = orca_world_step_count(srv->world);
@@ -856,6 +912,7 @@ static int write_checkpoint_now(storage *st) {
 	int rc = encode_checkpoint(&j, &b) ? 0 : -ENOMEM;
 	free(j.world);
 	free(j.demo);
+	free(j.nav);
 	if (rc == 0) {
 		char path[1200];
 		path_of(path, sizeof path, st->dir, "checkpoint-", j.tick, ".ckpt");
@@ -928,6 +985,11 @@ static int recover(storage *st, int64_t stop_at) {
 	 * that begins with the acknowledged commands of the tick that never
 	 * finished (they apply before anything new). */
 	int rc = write_checkpoint_now(st);
+	/* navigation hook: the server's navigation starts here, from the state the
+	 * checkpoint just written holds, so that the pending commands below reach
+	 * it as they will reach a later recovery's */
+	if (rc == 0 && st->cfg->nav_enabled && !srv->nav)
+		srv->nav = navigation_restore(srv->world, st->cfg, st->recovered_nav, st->recovered_nav_len);
 	const bool has_pending = last && res.pending_end > res.pending_begin;
 	if (rc == 0) {
 		off_t size = 0;
@@ -947,6 +1009,7 @@ static int recover(storage *st, int64_t stop_at) {
 		replay_world view = rw; /* the recorded settings, the server's world */
 		view.world = srv->world;
 		view.demo = NULL;
+		view.nav = srv->nav; /* navigation hook */
 		view.tick = tick;
 		uint32_t n = replay_apply_pending(&view, last, res.pending_begin, res.pending_end);
 		log_info("storage: %u acknowledged command(s) of tick %" PRIu64 " applied again", n, tick + 1);
@@ -1035,6 +1098,7 @@ void storage_close(storage *st) {
 }
 
 static void free_storage(storage *st) {
+	free(st->recovered_nav);
 	for (uint32_t i = 0; i < st->reply_count; i++) free(st->replies[i].ids);
 	free(st->replies);
 	free(st->clients);
