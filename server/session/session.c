@@ -270,6 +270,9 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	}
 	s->hello_done = true;
 	s->keep_agents = hello->keep_agents_on_disconnect;
+	/* navigation: a minor-1 client hears about its own agents without asking */
+	s->protocol_minor = hello->protocol_minor;
+	s->events = hello->protocol_minor >= 1 ? SESSION_EVENTS_OWN : SESSION_EVENTS_NONE;
 	set_role(s, role);
 	/* persistence: a resume key of an earlier Welcome gives that client id (and its agents) back */
 	bool resumed = false;
@@ -313,6 +316,17 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	         config_role_name(role), hello->protocol_major, hello->protocol_minor,
 	         s->keep_agents ? "keeps" : "removes");
 	session_send(s, &msg);
+}
+
+/* navigation: which AgentEvents this client receives (all_agents: admins only) */
+static void handle_subscribe_events(session *s, uint32_t request_id, const crowd_v1_SubscribeEvents *m) {
+	if (m->all_agents && !m->unsubscribe && s->role != crowd_v1_Role_ROLE_ADMIN) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED, 0,
+		                   "only an admin may receive every agent's events");
+		return;
+	}
+	s->events = m->unsubscribe ? SESSION_EVENTS_NONE : m->all_agents ? SESSION_EVENTS_ALL : SESSION_EVENTS_OWN;
+	session_send_ack(s, request_id, NULL, 0);
 }
 
 static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Subscribe *sub) {
@@ -484,6 +498,9 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	}
 	case crowd_v1_ClientMessage_subscribe_tag:
 		handle_subscribe(s, rid, &msg->msg.subscribe);
+		goto drop;
+	case crowd_v1_ClientMessage_subscribe_events_tag:
+		handle_subscribe_events(s, rid, &msg->msg.subscribe_events);
 		goto drop;
 	default:
 		/* World changes wait for the next tick, in arrival order. What waits is
