@@ -198,22 +198,6 @@ int orca_obstacles_process(struct orca_world *w)
 	return ORCA_OK;
 }
 
-uint32_t orca_obstacle_index_state(const struct orca_world *w)
-{
-	return w->obst_grid ? 2u : (w->obst_tree ? 1u : 0u);
-}
-
-bool orca_obstacle_index_restore(struct orca_world *w, uint32_t state)
-{
-	if (state > 2u || (state == 1u && w->obst_index == ORCA_OBSTACLE_INDEX_GRID) ||
-	    (state == 2u && w->obst_index == ORCA_OBSTACLE_INDEX_RVO2))
-		return false; /* saved by a world of another kind */
-	w->obst_tree = state == 1u;
-	w->obst_grid = state == 2u || w->obst_index == ORCA_OBSTACLE_INDEX_GRID;
-	w->obst_stale = true; /* loaded obstacles are in no index yet */
-	return true;
-}
-
 typedef struct obst_query {
 	const struct orca_world *w;
 	vec2 position;
