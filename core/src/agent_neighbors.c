@@ -36,20 +36,24 @@ static inline uint32_t cell_of(float v, float origin, float inv, float last)
 	return (uint32_t)c;
 }
 
+bool orca_agent_grid_reserve(struct orca_world *w)
+{
+	w->grid_on = false;
+	if (w->order_count < GRID_MIN_AGENTS)
+		return false;
+	/* sized by capacity so that steps allocate nothing once it is reached */
+	const uint32_t agent_need = w->tree_cap + ORCA_TREE_PAD, cell_need = 2 * w->tree_cap + 16;
+	return orca_mem_reserve(w, (void **)&w->grid_x, &w->grid_x_cap, agent_need, sizeof(float)) &&
+	       orca_mem_reserve(w, (void **)&w->grid_y, &w->grid_y_cap, agent_need, sizeof(float)) &&
+	       orca_mem_reserve(w, (void **)&w->grid_index, &w->grid_index_cap, agent_need, sizeof(uint32_t)) &&
+	       orca_mem_reserve(w, (void **)&w->grid_cell, &w->grid_cell_cap, agent_need, sizeof(uint32_t)) &&
+	       orca_mem_reserve(w, (void **)&w->grid_start, &w->grid_start_cap, cell_need + 1, sizeof(uint32_t));
+}
+
 void orca_agent_grid_build(struct orca_world *w)
 {
 	w->grid_on = false;
 	const uint32_t n = w->order_count;
-	if (n < GRID_MIN_AGENTS)
-		return;
-	/* sized by capacity so that steps allocate nothing once it is reached */
-	const uint32_t agent_need = w->tree_cap + ORCA_TREE_PAD, cell_need = 2 * w->tree_cap + 16;
-	if (!orca_mem_reserve(w, (void **)&w->grid_x, &w->grid_x_cap, agent_need, sizeof(float)) ||
-	    !orca_mem_reserve(w, (void **)&w->grid_y, &w->grid_y_cap, agent_need, sizeof(float)) ||
-	    !orca_mem_reserve(w, (void **)&w->grid_index, &w->grid_index_cap, agent_need, sizeof(uint32_t)) ||
-	    !orca_mem_reserve(w, (void **)&w->grid_cell, &w->grid_cell_cap, agent_need, sizeof(uint32_t)) ||
-	    !orca_mem_reserve(w, (void **)&w->grid_start, &w->grid_start_cap, cell_need + 1, sizeof(uint32_t)))
-		return; /* no grid: the kd-tree answers everything */
 
 	/* the root box is the crowd's bounding box */
 	const agent_node *root = &w->nodes[0];

@@ -120,8 +120,21 @@ static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int work
 	struct orca_world *w = ctx;
 	bool plain = true, uniform = true;
 	const float weight0 = w->params[w->order[0]].weight;
+	const bool reuse = w->gather_reuse;
 	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t s = w->order[i];
+		if (reuse && w->tree_index[s] == i) {
+			/* same place in the tree order as last step and no edit since:
+			 * only the state moved */
+			tree_agent *t = &w->tagent[i];
+			t->x = w->tpx[i];
+			t->y = w->tpy[i];
+			t->vx = w->vx[s];
+			t->vy = w->vy[s];
+			w->tself[i].pvx = w->pvx[s];
+			w->tself[i].pvy = w->pvy[s];
+			continue;
+		}
 		const agent_params *p = &w->params[s];
 		tree_agent *t = &w->tagent[i];
 		w->tree_index[s] = i;
@@ -153,6 +166,22 @@ static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int work
 		w->scratch[worker].not_plain = 1;
 	if (!uniform)
 		w->scratch[worker].not_uniform = 1;
+}
+
+#define GATHER_GRAIN 8192u
+
+static void gather_and_grid_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	for (uint32_t k = begin; k < end; ++k) {
+		if (k == 0) {
+			if (w->grid_wanted)
+				orca_agent_grid_build(w);
+			continue;
+		}
+		const uint32_t from = (k - 1) * GATHER_GRAIN, n = w->order_count;
+		gather_agents_task(ctx, from, n - from < GATHER_GRAIN ? n : from + GATHER_GRAIN, worker);
+	}
 }
 
 /* The query's copy of the tree: RVO2 numbers nodes sparsely (2n - 1 slots,
@@ -194,6 +223,10 @@ static void make_query_nodes(struct orca_world *w)
 void orca_agent_tree_build(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
+	/* no agent added, removed or redefined since the last step (the refit
+	 * at its end left the query tree valid): last step's copies hold */
+	w->gather_reuse = w->query_tree_valid && w->steps > 0;
+	const bool was_plain = w->plain_masks, was_uniform = w->uniform_share;
 	w->node_count = n ? 2 * n - 1 : 0;
 	w->tree_depth = 0;
 	if (n == 0)
@@ -241,13 +274,21 @@ void orca_agent_tree_build(struct orca_world *w)
 	}
 	orca_pool_run(w->pool, build_task, w, count, 1);
 	make_query_nodes(w);
-	orca_pool_run(w->pool, gather_agents_task, w, n, 8192);
+	/* the grid (agent_neighbors.c) as one more item of the gather, so that
+	 * with two workers one builds it while the other gathers */
+	w->grid_wanted = orca_agent_grid_reserve(w);
+	orca_pool_run(w->pool, gather_and_grid_task, w, 1 + (n + GATHER_GRAIN - 1) / GATHER_GRAIN, 1);
 	bool plain = true, uniform = true;
 	for (int i = 0; i < w->worker_count; ++i) {
 		if (w->scratch[i].max_depth > w->tree_depth)
 			w->tree_depth = w->scratch[i].max_depth;
 		plain = plain && !w->scratch[i].not_plain;
 		uniform = uniform && !w->scratch[i].not_uniform;
+	}
+	if (w->gather_reuse) {
+		/* the flags saw only the agents that moved in the order */
+		plain = plain && was_plain;
+		uniform = uniform && was_uniform;
 	}
 	w->plain_masks = plain;
 	w->uniform_share = plain && uniform;
@@ -372,6 +413,18 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 	}
 }
 
+/* Leaf boxes from the moved positions (tpx/tpy), in parallel. */
+static void refit_leaves_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	for (uint32_t k = begin; k < end; ++k) {
+		agent_node *nd = &w->nodes[w->node_list[k]];
+		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE)
+			set_box(w, nd, nd->begin, nd->end);
+	}
+}
+
 void orca_agent_tree_refit(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
@@ -390,11 +443,10 @@ void orca_agent_tree_refit(struct orca_world *w)
 			list[count++] = nd->right;
 		}
 	}
+	orca_pool_run(w->pool, refit_leaves_task, w, count, 2048);
 	for (uint32_t k = count; k-- > 0;) {
 		agent_node *nd = &w->nodes[list[k]];
-		if (nd->end - nd->begin <= ORCA_MAX_LEAF_SIZE) {
-			set_box(w, nd, nd->begin, nd->end); /* tpx/tpy hold the moved positions */
-		} else {
+		if (nd->end - nd->begin > ORCA_MAX_LEAF_SIZE) {
 			const agent_node *l = &w->nodes[nd->left], *r = &w->nodes[nd->right];
 			nd->min_x = minf(l->min_x, r->min_x);
 			nd->max_x = maxf(l->max_x, r->max_x);

@@ -134,14 +134,13 @@ static void write_settings(const struct orca_world *w, io_out *o)
 	put_u32(o, (uint32_t)w->obst_index);
 }
 
-static size_t quality_bytes(const struct orca_world *w) { return 4 + (size_t)w->slot_count * 5; }
+static size_t quality_bytes(const struct orca_world *w) { return 4 + (size_t)w->slot_count * 4; }
 
 static void write_quality(const struct orca_world *w, io_out *o)
 {
 	put_u32(o, w->slot_count);
 	for (uint32_t s = 0; s < w->slot_count; ++s) {
 		put_f32(o, w->q_stuck[s]);
-		put_u8(o, w->q_crowd[s]);
 	}
 }
 
@@ -388,8 +387,7 @@ static int read_agents(struct orca_world *w, io_in *in)
 		p->arrived = get_u8(in);
 		w->hint_count[s] = 0;
 		w->nb_guess[s] = 0.0f; /* like the hints: only where the search starts */
-		w->q_stuck[s] = 0.0f;  /* the quality section, if any, sets these */
-		w->q_crowd[s] = 0;
+		w->q_stuck[s] = 0.0f;  /* the quality section, if any, sets it */
 		if (w->alive[s] > 1 || w->gen[s] > ORCA_GEN_LIMIT)
 			return ORCA_ERR_INVALID_ARGUMENT;
 		if (!w->alive[s])
@@ -557,15 +555,13 @@ static int read_settings(struct orca_world *w, io_in *in)
 
 static int read_quality(struct orca_world *w, io_in *in)
 {
-	if (get_u32(in) != w->slot_count || in->left != (size_t)w->slot_count * 5)
+	if (get_u32(in) != w->slot_count || in->left != (size_t)w->slot_count * 4)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	for (uint32_t s = 0; s < w->slot_count; ++s) {
-		const float stuck = get_f32(in);
-		const uint8_t crowd = get_u8(in);
-		if (!(isfinite(stuck) && stuck >= 0.0f))
+		const float stuck = get_f32(in); /* seconds blocked, or below 0 the right of way left */
+		if (!isfinite(stuck))
 			return ORCA_ERR_INVALID_ARGUMENT;
 		w->q_stuck[s] = stuck; /* as saved, dead slots too (a reused slot resets them) */
-		w->q_crowd[s] = crowd;
 	}
 	return ORCA_OK;
 }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -155,6 +156,36 @@ void dump(std::FILE *f, const RVO::RVOSimulator &sim, unsigned step) {
   }
 }
 
+// The engine's orca_world_state_hash over RVO2's state: FNV-1a over every
+// agent's id (index + 1) and position / velocity bits, in id order, so a test
+// can hold RVO2's end state in 16 hex digits.
+std::uint64_t fnv_u32(std::uint64_t h, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) {
+    h ^= (v >> (8 * i)) & 0xffu;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::uint32_t bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+std::uint64_t state_hash(const RVO::RVOSimulator &sim) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (std::size_t i = 0; i < sim.getNumAgents(); ++i) {
+    const RVO::Vector2 &p = sim.getAgentPosition(i), &v = sim.getAgentVelocity(i);
+    h = fnv_u32(h, static_cast<std::uint32_t>(i + 1));
+    h = fnv_u32(h, bits(p.x()));
+    h = fnv_u32(h, bits(p.y()));
+    h = fnv_u32(h, bits(v.x()));
+    h = fnv_u32(h, bits(v.y()));
+  }
+  return h;
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: rvo2_driver setup FILE.csv | blocks FILE.txt | circle N  [--steps K] [--dump OUT.csv]\n");
@@ -228,5 +259,6 @@ int main(int argc, char **argv) {
   std::printf("scenario %s %s  agents %zu  steps %zu\n", kind.c_str(), argv[2], s.start.size(), ms.size());
   std::printf("median ms/step %.3f\n", median(ms));
   std::printf("median CPU ms/step (all threads) %.3f\n", median(cpu));
+  std::printf("final state hash %016llx\n", static_cast<unsigned long long>(state_hash(sim)));
   return 0;
 }

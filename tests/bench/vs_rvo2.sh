@@ -79,16 +79,21 @@ RVO2_FLAGS="-std=c++17 -O3 -flto -DNDEBUG -DRVO_STATIC_DEFINE"
 
 build_variant() { # NAME EXTRA_FLAGS
 	dir="$BUILD_DIR/$1"
-	if [ -x "$dir/rvo2_driver" ] && [ "$dir/rvo2_driver" -nt "$HERE/rvo2_driver.cpp" ]; then
+	# reuse an earlier build of the same sources with a driver newer than its source
+	if [ -x "$dir/rvo2_driver" ] && [ "$(cat "$dir/source" 2>/dev/null)" = "$RVO2_SRC" ] &&
+		[ -z "$(find "$HERE/rvo2_driver.cpp" -newer "$dir/rvo2_driver")" ]; then
 		return
 	fi
 	mkdir -p "$dir"
+	rm -f "$dir"/*.o "$dir/librvo2.a" "$dir/rvo2_driver"
 	for f in "$RVO2_SRC"/src/*.cc; do
+		# shellcheck disable=SC2086 # the flags are words
 		$CXX $RVO2_FLAGS $2 -I"$RVO2_SRC/src" -c "$f" -o "$dir/$(basename "$f" .cc).o"
 	done
-	rm -f "$dir/librvo2.a"
 	$AR rcs "$dir/librvo2.a" "$dir"/*.o
+	# shellcheck disable=SC2086
 	$CXX $RVO2_FLAGS $2 -I"$RVO2_SRC/src" "$HERE/rvo2_driver.cpp" "$dir/librvo2.a" -o "$dir/rvo2_driver"
+	printf '%s\n' "$RVO2_SRC" >"$dir/source"
 }
 echo "building RVO2 from $RVO2_SRC into $BUILD_DIR ($RVO2_FLAGS; and with -fopenmp)" >&2
 build_variant st ""
@@ -144,16 +149,22 @@ run_scenario() { # NAME LABEL THREADS STEPS RVO2_ARGS ORCA_ARGS
 		oout=$("$ORCA_BENCH" $6 --steps "$n" --workers "$threads" $extra)
 		r=$(echo "$rout" | ms_of) o=$(echo "$oout" | ms_of)
 		r_cpu=$(echo "$rout" | cpu_of) o_cpu=$(echo "$oout" | cpu_of)
-		[ -n "$r" ] && [ -n "$o" ] && [ -n "$r_cpu" ] && [ -n "$o_cpu" ] ||
-			{ echo "vs_rvo2: $name: a run printed no median" >&2; exit 1; }
+		if [ -z "$r" ] || [ -z "$o" ] || [ -z "$r_cpu" ] || [ -z "$o_cpu" ]; then
+			echo "vs_rvo2: $name: a run printed no median" >&2
+			exit 1
+		fi
 		rv="$rv $r" us="$us $o" rc="$rc $r_cpu" uc="$uc $o_cpu"
 		echo "  $name pair $((i + 1)): RVO2 $r ms (CPU $r_cpu), ours $o ms (CPU $o_cpu) (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 		i=$((i + 1))
 	done
+	# (the lists are space-separated numbers: split on purpose)
+	# shellcheck disable=SC2086
 	rm=$(printf '%s\n' $rv | median) om=$(printf '%s\n' $us | median)
+	# shellcheck disable=SC2086
 	rcm=$(printf '%s\n' $rc | median) ocm=$(printf '%s\n' $uc | median)
 	ratio=$(awk -v a="$rm" -v b="$om" 'BEGIN { printf "%.2f", a / b }')
 	cratio=$(awk -v a="$rcm" -v b="$ocm" 'BEGIN { printf "%.2f", a / b }')
+	# shellcheck disable=SC2086
 	echo "| $label | $n | $rm ($(echo $rv | tr ' ' '/')) | $om ($(echo $us | tr ' ' '/')) | ${ratio}× | $rcm | $ocm | ${cratio}× |$extra |"
 }
 

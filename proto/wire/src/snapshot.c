@@ -127,25 +127,32 @@ bool crowd_obstacle_set_add(crowd_obstacle_set *s, uint32_t id, const float *x, 
 /* ------------------------------------------------------------------ encode */
 
 /* Each packed array is encoded once into bytes; the nanopb callback (called
- * twice: sizing, then writing) copies them out. */
+ * twice: sizing, then writing) copies them out. All arrays live in one
+ * scratch allocation sized for the worst case up front, so the loop below
+ * writes varints straight through a pointer: no size check or call per value. */
 typedef struct packed_field {
-	crowd_buf bytes;
+	uint8_t *start, *end; /* written bytes: [start, end) */
 } packed_field;
 
-static bool put_varint(crowd_buf *b, uint64_t v) {
-	uint8_t tmp[CROWD_VARINT_MAX];
-	return crowd_buf_append(b, tmp, crowd_varint_put(tmp, v));
+static inline uint8_t *put_varint(uint8_t *out, uint64_t v) {
+	while (v >= 0x80) {
+		*out++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*out++ = (uint8_t)v;
+	return out;
 }
 
-static bool put_svarint(crowd_buf *b, int32_t v) {
+static inline uint8_t *put_svarint(uint8_t *out, int32_t v) {
 	uint32_t zigzag = ((uint32_t)v << 1) ^ (uint32_t)(v >> 31);
-	return put_varint(b, zigzag);
+	return put_varint(out, zigzag);
 }
 
 static bool encode_packed(pb_ostream_t *stream, const pb_field_t *field, void *const *arg) {
 	const packed_field *p = *arg;
-	if (p->bytes.len == 0) return true;
-	return pb_encode_tag(stream, PB_WT_STRING, field->tag) && pb_encode_string(stream, p->bytes.data, p->bytes.len);
+	const size_t len = (size_t)(p->end - p->start);
+	if (len == 0) return true;
+	return pb_encode_tag(stream, PB_WT_STRING, field->tag) && pb_encode_string(stream, p->start, len);
 }
 
 static bool encode_obstacles(pb_ostream_t *stream, const pb_field_t *field, void *const *arg) {
@@ -168,21 +175,31 @@ static bool encode_obstacles(pb_ostream_t *stream, const pb_field_t *field, void
 
 enum { P_ENTRIES, P_X, P_Y, P_VX, P_VY, P_RADIUS, P_OWNER, P_REMOVED, P_COUNT };
 
-static bool add_value(packed_field *p, uint8_t bits, uint8_t bit, int field, int32_t now, int32_t before) {
-	if (!(bits & bit)) return true;
-	return put_svarint(&p[field].bytes, (int32_t)((int64_t)now - (int64_t)before));
-}
+/* Worst-case bytes per element of each packed array: entries are 64-bit
+ * varints, the rest 32-bit (zigzagged or not). */
+static const size_t packed_max[P_COUNT] = {10, 5, 5, 5, 5, 5, 5, 5};
 
 bool crowd_snapshot_encode(const crowd_snapshot_header *header, const crowd_agent_q *next, uint32_t n,
                            crowd_view *baseline, const crowd_obstacle_set *obstacles, bool delimited, crowd_buf *out) {
 	packed_field p[P_COUNT];
-	for (int i = 0; i < P_COUNT; i++) crowd_buf_init(&p[i].bytes);
+	uint32_t base_count = header->keyframe ? 0 : baseline->count;
+	crowd_buf scratch;
+	crowd_buf_init(&scratch);
+	size_t total = 0;
+	for (int i = 0; i < P_COUNT; i++) total += packed_max[i] * (i == P_REMOVED ? (size_t)base_count : (size_t)n);
+	if (!crowd_buf_reserve(&scratch, total + 1)) return false;
+	uint8_t *region = scratch.data;
+	for (int i = 0; i < P_COUNT; i++) {
+		p[i].start = p[i].end = region;
+		region += packed_max[i] * (i == P_REMOVED ? (size_t)base_count : (size_t)n);
+	}
 	bool ok = true;
 	static const crowd_agent_q zero = {0};
-	uint32_t base_count = header->keyframe ? 0 : baseline->count;
 	uint32_t b = 0;
 	uint32_t previous_id = 0;
-	for (uint32_t i = 0; i < n && ok; i++) {
+	uint8_t *e = p[P_ENTRIES].end, *px = p[P_X].end, *py = p[P_Y].end, *pvx = p[P_VX].end, *pvy = p[P_VY].end;
+	uint8_t *prad = p[P_RADIUS].end, *pown = p[P_OWNER].end;
+	for (uint32_t i = 0; i < n; i++) {
 		const crowd_agent_q *a = &next[i];
 		if (a->id <= previous_id) { /* ascending, and 0 is the null id */
 			ok = false;
@@ -199,27 +216,31 @@ bool crowd_snapshot_encode(const crowd_snapshot_header *header, const crowd_agen
 			bits = (uint8_t)((a->x != old->x ? FIELD_X : 0) | (a->y != old->y ? FIELD_Y : 0) |
 			                 (a->vx != old->vx ? FIELD_VX : 0) | (a->vy != old->vy ? FIELD_VY : 0));
 		}
-		ok = ok && put_varint(&p[P_ENTRIES].bytes, ((uint64_t)(a->id - previous_id) << ENTRY_SHIFT) | bits);
-		ok = ok && add_value(p, bits, FIELD_X, P_X, a->x, old->x);
-		ok = ok && add_value(p, bits, FIELD_Y, P_Y, a->y, old->y);
-		ok = ok && add_value(p, bits, FIELD_VX, P_VX, a->vx, old->vx);
-		ok = ok && add_value(p, bits, FIELD_VY, P_VY, a->vy, old->vy);
+		e = put_varint(e, ((uint64_t)(a->id - previous_id) << ENTRY_SHIFT) | bits);
+		if (bits & FIELD_X) px = put_svarint(px, (int32_t)((int64_t)a->x - (int64_t)old->x));
+		if (bits & FIELD_Y) py = put_svarint(py, (int32_t)((int64_t)a->y - (int64_t)old->y));
+		if (bits & FIELD_VX) pvx = put_svarint(pvx, (int32_t)((int64_t)a->vx - (int64_t)old->vx));
+		if (bits & FIELD_VY) pvy = put_svarint(pvy, (int32_t)((int64_t)a->vy - (int64_t)old->vy));
 		if (bits & FIELD_NEW) {
-			ok = ok && put_varint(&p[P_RADIUS].bytes, a->radius);
-			ok = ok && put_varint(&p[P_OWNER].bytes, a->owner);
+			prad = put_varint(prad, a->radius);
+			pown = put_varint(pown, a->owner);
 		}
 		previous_id = a->id;
 	}
+	p[P_ENTRIES].end = e, p[P_X].end = px, p[P_Y].end = py, p[P_VX].end = pvx, p[P_VY].end = pvy;
+	p[P_RADIUS].end = prad, p[P_OWNER].end = pown;
 	/* Removed ids: baseline agents absent from next, ascending, delta-coded. */
 	if (ok) {
 		uint32_t j = 0, prev_removed = 0;
-		for (uint32_t k = 0; k < base_count && ok; k++) {
+		uint8_t *r = p[P_REMOVED].end;
+		for (uint32_t k = 0; k < base_count; k++) {
 			uint32_t id = baseline->agents[k].id;
 			while (j < n && next[j].id < id) j++;
 			if (j < n && next[j].id == id) continue;
-			ok = put_varint(&p[P_REMOVED].bytes, id - prev_removed);
+			r = put_varint(r, id - prev_removed);
 			prev_removed = id;
 		}
+		p[P_REMOVED].end = r;
 	}
 	if (ok) {
 		crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
@@ -247,7 +268,7 @@ bool crowd_snapshot_encode(const crowd_snapshot_header *header, const crowd_agen
 			ok = false;
 		}
 	}
-	for (int i = 0; i < P_COUNT; i++) crowd_buf_free(&p[i].bytes);
+	crowd_buf_free(&scratch);
 	return ok;
 }
 
