@@ -362,7 +362,11 @@ static void writer_checkpoint(storage *st, job *j) {
 	off_t seg_size;
 	int fd = segment_create(st->dir, j->tick, NULL, 0, &seg_size);
 	if (fd < 0) {
-		log_warn("storage: new journal segment: %s; the journal goes on in the current segment", strerror(-fd));
+		/* without its segment the checkpoint would hide the ticks the current segment goes on with */
+		unlink(path);
+		dir_sync(st->dir);
+		log_warn("storage: new journal segment: %s; checkpoint dropped, the journal goes on in the current segment",
+		         strerror(-fd));
 		return;
 	}
 	close(st->fd);
