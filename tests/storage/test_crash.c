@@ -218,7 +218,7 @@ static void test_sigkill_loses_no_acknowledged_change(void **state) {
 	char data[128];
 	snprintf(data, sizeof data, "%s/data", dir);
 	const char *args[] = {"--data-dir", data, "--fsync", "always", "--checkpoint-every", "25", "--keep-checkpoints",
-	                      "1000", "--demo", "--demo-agents", "40", "--tick-rate", "60", "--log-level", "warn", NULL};
+	                      "1000", "--demo", "--demo-agents", "40", "--tick-rate", "60", "--log-level", "warn", "--navigation=false", NULL};
 	recovery recovered[RUNS + 1];
 	uint64_t last_seen_tick = 0;
 	fprintf(stderr, "crash test: data dir %s, seed 0x%x\n", data, rng);
