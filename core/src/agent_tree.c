@@ -85,8 +85,31 @@ static uint32_t split_node(struct orca_world *w, const build_job *job, build_job
 	const float *key = vertical ? w->tpx : w->tpy;
 	uint32_t left = begin, right = end;
 	while (left < right) {
+#ifdef __SSE2__
+		/* the same scans four keys at a time (the data is mostly still
+		 * partitioned from the last step: long runs stay in place) */
+		const __m128 sv = _mm_set1_ps(split);
+		while (right - left >= 4) {
+			const unsigned m = (unsigned)_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(key + left), sv));
+			if (m) {
+				left += (uint32_t)__builtin_ctz(m);
+				break;
+			}
+			left += 4;
+		}
+#endif
 		while (left < right && key[left] < split)
 			++left;
+#ifdef __SSE2__
+		while (right - left >= 4) {
+			const unsigned m = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(_mm_loadu_ps(key + right - 4), sv));
+			if (m) {
+				right = right - 4 + (31u - (uint32_t)__builtin_clz(m)) + 1;
+				break;
+			}
+			right -= 4;
+		}
+#endif
 		while (right > left && key[right - 1] >= split)
 			--right;
 		if (left < right) {
