@@ -13,8 +13,12 @@ all: build
 deps:
 	./deploy/install-deps.sh
 	command -v npm >/dev/null 2>&1 || ./deploy/install-deps.sh clients/web/debian-packages.txt
-	[ clients/web/node_modules/.package-lock.json -nt clients/web/package-lock.json ] || \
-	  (cd clients/web && npm ci --no-audit --no-fund)
+	# npm packages from the lock files: the JavaScript client (protobufjs; typescript for its
+	# tests) and the viewer's browser-test driver (playwright-core).
+	for d in clients/js clients/web; do \
+	  [ $$d/node_modules/.package-lock.json -nt $$d/package-lock.json ] || \
+	    (cd $$d && npm ci --no-audit --no-fund) || exit 1; \
+	done
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release

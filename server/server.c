@@ -12,6 +12,7 @@
 #include "demo.h"
 #include "log.h"
 #include "storage.h"
+#include "navigation.h"
 #include "tcp.h"
 
 #define SHUTDOWN_POLL_MS 50
@@ -25,6 +26,7 @@ uint64_t server_now_ns(void) {
 int server_create_world(const server_config *cfg, orca_world **out) {
 	orca_world_def def = orca_default_world_def();
 	def.worker_count = (int)cfg->workers;
+	def.avoidance = (orca_avoidance)cfg->avoidance;
 	def.max_agents = cfg->max_agents;
 	def.agent_capacity = cfg->max_agents < 1024 ? cfg->max_agents : 1024;
 	if (cfg->demo && cfg->demo_agents > def.agent_capacity) def.agent_capacity = cfg->demo_agents;
@@ -53,6 +55,8 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 		srv->demo = demo_create(srv->world, cfg);
 		if (!srv->demo) return -1;
 	}
+	/* navigation: the mesh over the world as it is now (demo obstacles included) */
+	if (cfg->nav_enabled && !(srv->nav = navigation_create(srv->world, cfg))) return -1;
 	srv->status.agents = orca_world_agent_count(srv->world);
 	srv->status.obstacles = orca_world_obstacle_count(srv->world);
 	srv->status.state_hash = orca_world_state_hash(srv->world);
@@ -170,14 +174,17 @@ void server_apply_commands(server *srv) {
 			continue;
 		}
 		command_result r;
+		/* navigation: GetPaths is answered from the paths, not applied to the world */
+		const bool get_paths = c->kind == COMMAND_CLIENT && c->msg.which_msg == crowd_v1_ClientMessage_get_paths_tag;
+		memset(&r, 0, sizeof r);
 		/* persistence hook: while the journal cannot be written, world changes are refused */
-		if (srv->storage && c->kind == COMMAND_CLIENT && !storage_available(srv->storage)) {
-			memset(&r, 0, sizeof r);
+		if (srv->storage && c->kind == COMMAND_CLIENT && !get_paths && !storage_available(srv->storage)) {
 			request_fail(&r.error, crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE, 0,
 			             "the journal cannot be written; try again later");
 			storage_count_refused(srv->storage);
-		} else {
+		} else if (!get_paths) {
 			command_apply(srv->world, srv->cfg, c, &owners, srv->ids_scratch, &r);
+			navigation_after_command(srv->nav, c, &r);
 			srv->metrics.commands_applied++;
 			if (srv->storage && r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
 				storage_journal_command(srv->storage, c); /* persistence hook */
@@ -185,8 +192,10 @@ void server_apply_commands(server *srv) {
 		if (c->kind == COMMAND_CLIENT) {
 			session *s = server_find_session(srv, c->client_id);
 			if (s) session_command_done(s, c);
-			if (srv->storage && storage_defers_replies(srv->storage) &&
-			    r.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
+			if (get_paths) {
+				if (s && !s->closing) navigation_answer_paths(srv, s, c);
+			} else if (srv->storage && storage_defers_replies(srv->storage) &&
+			           r.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
 				/* persistence hook (--fsync always): answered once this tick's records are durable */
 				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
 					storage_defer_ack(srv->storage, c->client_id, c->msg.request_id, r.ids, r.id_count);
@@ -234,6 +243,7 @@ static void log_tick_profile(server *srv) {
 static void step_work(uv_work_t *req) {
 	server *srv = req->data;
 	uint64_t t0 = uv_hrtime();
+	if (srv->nav) navigation_before_step(srv->nav, 1.0f / (float)srv->cfg->tick_rate_hz); /* navigation */
 	srv->step_status = orca_world_step(srv->world, 1.0f / (float)srv->cfg->tick_rate_hz);
 	uint64_t t1 = uv_hrtime();
 	srv->step_seconds = (double)(t1 - t0) * 1e-9;
@@ -273,6 +283,7 @@ static void step_done(uv_work_t *req, int status) {
 static void step_finish(server *srv) {
 	uint64_t t0 = uv_hrtime();
 	if (srv->table_ok && !srv->stopping) snapshots_send(srv);
+	if (!srv->stopping) navigation_send_events(srv); /* navigation: after the tick's snapshots */
 	uint64_t t1 = uv_hrtime();
 	srv->metrics.snapshot_seconds_sum += (double)(t1 - t0) * 1e-9;
 	metrics_observe_tick(&srv->metrics, (double)(t1 - srv->tick_started_ns) * 1e-9);
@@ -418,6 +429,7 @@ void server_destroy(server *srv) {
 	free(srv->sessions);
 	free(srv->ids_scratch);
 	demo_destroy(srv->demo);
+	navigation_destroy(srv->nav);
 	orca_world_destroy(srv->world);
 	world_table_free(&srv->table);
 	snapshots_free(srv);

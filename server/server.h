@@ -70,6 +70,7 @@ typedef struct world_table {
 
 struct tcp_listener;
 struct demo_crowd;
+struct server_navigation;
 
 struct server {
 	uv_loop_t *loop;
@@ -121,6 +122,7 @@ struct server {
 
 	struct demo_crowd *demo;
 	struct storage *storage; /* --data-dir: journal and checkpoints (server/storage); NULL without */
+	struct server_navigation *nav; /* NULL: navigation off (sim/navigation.c) */
 };
 
 /** Create the world (and the demo crowd if configured). cfg must outlive the server. */

@@ -1,6 +1,7 @@
 /* crowdctl — the command-line client of crowd-server, built on the C client
- * library: ping, spawn, target, velocity, remove, obstacle add|remove and a
- * live `watch` of snapshots, with --json output (one object per line) for scripts. */
+ * library: ping, spawn, target, velocity, remove, obstacle add|remove, paths,
+ * and a live `watch` of snapshots or agent events, with --json output (one
+ * object per line) for scripts. */
 #include "crowd/client.h"
 
 #include <errno.h>
@@ -177,6 +178,8 @@ static int wait_answer(ctl *c, int64_t id) {
 }
 
 static void on_watch_snapshot(void *user, const crowd_client_snapshot *s);
+static void on_watch_events(void *user, const crowd_v1_AgentEvents *events);
+static void on_paths(void *user, const crowd_v1_Paths *paths);
 
 static int open_session(ctl *c, const char *token, const char *name, bool keep_agents) {
 	char host[256];
@@ -194,6 +197,8 @@ static int open_session(ctl *c, const char *token, const char *name, bool keep_a
 	o.callbacks.on_pong = on_pong;
 	o.callbacks.on_closed = on_closed;
 	o.callbacks.on_snapshot = on_watch_snapshot;
+	o.callbacks.on_agent_events = on_watch_events;
+	o.callbacks.on_paths = on_paths;
 	int s = crowd_client_connect(host, port, &o, &c->client);
 	if (s < 0) return report_failure(c, NULL, s);
 	int64_t id = crowd_client_hello(c->client, token, name, keep_agents);
@@ -426,13 +431,18 @@ static int print_ok(const ctl *c, const char *what) {
 	return EXIT_OK;
 }
 
-/* target --to X,Y ID...   and   velocity --to VX,VY ID... */
+/* target --to X,Y [--direct] ID...   and   velocity --to VX,VY ID... */
 static int cmd_steer(ctl *c, int argc, char **argv, bool velocity) {
 	float v[2];
-	bool have = false;
-	static const struct option opts[] = {{"to", required_argument, 0, 't'}, {0, 0, 0, 0}};
+	bool have = false, direct = false;
+	static const struct option opts[] = {
+	    {"to", required_argument, 0, 't'}, {"direct", no_argument, 0, 'D'}, {0, 0, 0, 0}};
 	optind = 1;
 	for (int o; (o = getopt_long(argc, argv, "t:", opts, NULL)) != -1;) {
+		if (o == 'D' && !velocity) {
+			direct = true;
+			continue;
+		}
 		if (o != 't' || !(have = parse_floats(optarg, v, 2))) return EXIT_USAGE;
 	}
 	uint32_t *ids;
@@ -441,7 +451,10 @@ static int cmd_steer(ctl *c, int argc, char **argv, bool velocity) {
 		fprintf(stderr, "crowdctl: usage: %s --to X,Y ID...\n", velocity ? "velocity" : "target");
 		return EXIT_USAGE;
 	}
+	/* a target is walked by path around obstacles (the server's default) unless --direct */
 	int64_t id = velocity ? crowd_client_set_velocities(c->client, ids, n, &v[0], &v[1], 1)
+	             : direct ? crowd_client_set_targets_steer(c->client, ids, n, &v[0], &v[1], 1,
+	                                                       crowd_v1_SteerMode_STEER_DIRECT)
 	                      : crowd_client_set_targets(c->client, ids, n, &v[0], &v[1], 1);
 	free(ids);
 	int r = wait_answer(c, id);
@@ -488,6 +501,92 @@ static int cmd_obstacle(ctl *c, int argc, char **argv) {
 	}
 	fprintf(stderr, "crowdctl: usage: obstacle add X,Y X,Y [X,Y...] | obstacle remove ID\n");
 	return EXIT_USAGE;
+}
+
+/* paths ID...: each agent's corners to its goal (GetPaths, minor 1) */
+static const ctl *the_paths_ctl;
+static bool paths_answered;
+
+static void on_paths(void *user, const crowd_v1_Paths *p) {
+	const ctl *c = user;
+	if (!the_paths_ctl || p->request_id != c->awaited) return;
+	paths_answered = true;
+	for (pb_size_t i = 0; i < p->paths_count; i++) {
+		const crowd_v1_AgentPath *a = &p->paths[i];
+		const uint32_t id = a->agent_id ? *a->agent_id : 0;
+		const bool unreachable = a->unreachable && *a->unreachable;
+		if (c->json) {
+			printf("{\"agent\":%" PRIu32 ",\"corners\":[", id);
+			for (pb_size_t k = 0; k < a->x_count && k < a->y_count; k++)
+				printf("%s[%.3f,%.3f]", k ? "," : "", (double)a->x[k], (double)a->y[k]);
+			printf("],\"corridor_polygons\":%u", (unsigned)a->corridor_count);
+			if (a->goal) printf(",\"goal\":[%.3f,%.3f]", (double)a->goal->x, (double)a->goal->y);
+			printf(",\"unreachable\":%s}\n", unreachable ? "true" : "false");
+		} else {
+			printf("agent %" PRIu32 ":", id);
+			if (!a->goal) {
+				printf(" not navigating\n");
+				continue;
+			}
+			for (pb_size_t k = 0; k < a->x_count && k < a->y_count; k++)
+				printf(" (%.2f, %.2f)", (double)a->x[k], (double)a->y[k]);
+			printf("  goal (%.2f, %.2f)%s, %u corridor polygons\n", (double)a->goal->x, (double)a->goal->y,
+			       unreachable ? " (target unreachable)" : "", (unsigned)a->corridor_count);
+		}
+	}
+}
+
+static int cmd_paths(ctl *c, int argc, char **argv) {
+	uint32_t *ids;
+	size_t n;
+	if (!parse_ids(argc - 1, argv + 1, &ids, &n)) {
+		fprintf(stderr, "crowdctl: usage: paths ID...\n");
+		free(ids);
+		return EXIT_USAGE;
+	}
+	the_paths_ctl = c;
+	paths_answered = false;
+	int64_t id = crowd_client_get_paths(c->client, ids, n);
+	free(ids);
+	if (id < 0) return report_failure(c, NULL, (int)id);
+	c->awaited = (uint32_t)id;
+	c->answered = false;
+	/* Paths is not an Ack: wait for it (or an Error, which sets answered) */
+	uint64_t deadline = crowd_client_now_us() + (uint64_t)c->timeout_ms * 1000u;
+	while (!paths_answered && !c->answered && !c->closed && crowd_client_now_us() < deadline) {
+		int p = crowd_client_poll(c->client, 100);
+		if (p < 0) return report_failure(c, NULL, p);
+	}
+	if (paths_answered) return EXIT_OK;
+	if (c->answered && !c->answer_ok) return report_failure(c, &c->error, 0);
+	return report_failure(c, NULL, CROWD_CLIENT_ERR_TIMEOUT);
+}
+
+/* watch --events: one line per agent event (ARRIVED, UNREACHABLE, STUCK) */
+static const ctl *the_events_ctl;
+static uint64_t events_seen;
+
+static void on_watch_events(void *user, const crowd_v1_AgentEvents *ev) {
+	(void)user;
+	const ctl *c = the_events_ctl;
+	if (!c) return;
+	static const char *const kinds[] = {"unspecified", "arrived", "unreachable", "stuck"};
+	for (pb_size_t i = 0; i < ev->events_count; i++) {
+		const crowd_v1_AgentEvent *e = &ev->events[i];
+		const char *kind = (unsigned)e->kind < 4 ? kinds[e->kind] : "unknown";
+		if (c->json)
+			printf("{\"tick\":%" PRIu64 ",\"agent\":%" PRIu32 ",\"event\":\"%s\",\"point\":[%.3f,%.3f]"
+			       ",\"target\":[%.3f,%.3f],\"owner\":%" PRIu32 "}\n",
+			       ev->tick, e->agent_id, kind, (double)e->point.x, (double)e->point.y, (double)e->target.x,
+			       (double)e->target.y, e->owner);
+		else
+			printf("tick %" PRIu64 "  agent %" PRIu32 "  %-11s at (%.2f, %.2f)  target (%.2f, %.2f)  owner %" PRIu32
+			       "\n",
+			       ev->tick, e->agent_id, kind, (double)e->point.x, (double)e->point.y, (double)e->target.x,
+			       (double)e->target.y, e->owner);
+		events_seen++;
+	}
+	fflush(stdout);
 }
 
 /* watch: one line per snapshot; rate over the last RATE_WINDOW snapshots. */
@@ -542,10 +641,13 @@ static int cmd_watch(ctl *c, int argc, char **argv) {
 	crowd_v1_Rect area;
 	bool has_area = false;
 	uint32_t divisor = 0;
+	bool events = false, all_agents = false;
 	watch_state w = {.c = c};
 	static const struct option opts[] = {{"area", required_argument, 0, 'A'},
 	                                     {"divisor", required_argument, 0, 'd'},
 	                                     {"count", required_argument, 0, 'n'},
+	                                     {"events", no_argument, 0, 'E'},
+	                                     {"all", no_argument, 0, 'L'},
 	                                     {0, 0, 0, 0}};
 	optind = 1;
 	for (int o; (o = getopt_long(argc, argv, "A:d:n:", opts, NULL)) != -1;) {
@@ -564,10 +666,29 @@ static int cmd_watch(ctl *c, int argc, char **argv) {
 			ok = parse_u32(optarg, &n);
 			w.limit = n;
 			break;
+		case 'E':
+			ok = events = true;
+			break;
+		case 'L':
+			ok = all_agents = true;
+			break;
 		default:
 			break;
 		}
 		if (!ok) return EXIT_USAGE;
+	}
+	if (events || all_agents) {
+		/* events instead of snapshots: this session's agents', or every agent's (--all, admin) */
+		the_events_ctl = c;
+		int r = wait_answer(c, crowd_client_subscribe_events(c->client, all_agents, false));
+		if (r != EXIT_OK) return r;
+		while (!stop_requested && (w.limit == 0 || events_seen < w.limit)) {
+			if (c->unasked_error) return report_failure(c, &c->unasked, 0);
+			int p = crowd_client_poll(c->client, 200);
+			if (c->unasked_error) return report_failure(c, &c->unasked, 0);
+			if (p < 0) return report_failure(c, NULL, p);
+		}
+		return EXIT_OK;
 	}
 	the_watch = &w;
 	int r = wait_answer(c, crowd_client_subscribe(c->client, has_area ? &area : NULL, divisor));
@@ -604,13 +725,18 @@ static void usage(FILE *f) {
 	           "        [--target X,Y] [--radius R] [--max-speed S] [--pref-speed S] [--batch N]\n"
 	           "                                           spawn agents (a grid around --at, or spread\n"
 	           "                                           over --area); prints their ids\n"
-	           "  target --to X,Y ID...                    walk these agents to X,Y\n"
+	           "  target --to X,Y [--direct] ID...         walk these agents to X,Y: by path around\n"
+	           "                                           obstacles, or in a straight line (--direct)\n"
 	           "  velocity --to VX,VY ID...                drive these agents with a preferred velocity\n"
 	           "  remove ID...                             remove agents\n"
 	           "  obstacle add X,Y X,Y [X,Y...]            add a polygon (counter-clockwise), prints its id\n"
 	           "  obstacle remove ID                       remove an obstacle\n"
+	           "  paths ID...                              each agent's path: corners, goal, corridor size\n"
 	           "  watch [--area X0,Y0,X1,Y1] [--divisor N] [--count N]\n"
 	           "                                           one line per snapshot: tick, agents, bytes, rate\n"
+	           "  watch --events [--all] [--count N]       one line per agent event (arrived, unreachable\n"
+	           "                                           with the point chosen, stuck): this session's\n"
+	           "                                           agents, or every agent's (--all, admin)\n"
 	           "\n"
 	           "exit status: 0 ok, 1 the server answered with an Error, 2 usage, 3 connection failure\n");
 }
@@ -709,7 +835,8 @@ int main(int argc, char **argv) {
 	int cargc = argc - optind;
 	char **cargv = argv + optind;
 	const char *cmd = cargv[0];
-	static const char *const known[] = {"ping", "spawn", "target", "velocity", "remove", "obstacle", "watch"};
+	static const char *const known[] = {"ping",     "spawn", "target", "velocity", "remove",
+	                                    "obstacle", "watch", "paths"};
 	bool is_known = false;
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) is_known |= strcmp(cmd, known[i]) == 0;
 	if (!is_known) {
@@ -736,6 +863,8 @@ int main(int argc, char **argv) {
 			r = cmd_remove(&c, cargc, cargv);
 		else if (strcmp(cmd, "obstacle") == 0)
 			r = cmd_obstacle(&c, cargc, cargv);
+		else if (strcmp(cmd, "paths") == 0)
+			r = cmd_paths(&c, cargc, cargv);
 		else
 			r = cmd_watch(&c, cargc, cargv);
 		if (r == EXIT_USAGE) usage(stderr);

@@ -89,6 +89,7 @@ typedef struct load_stats {
 	load_hist applied_us;  /* SetTargets sent → first snapshot after its Ack (stepped with it applied) */
 	load_hist interval_us; /* between consecutive snapshots */
 	load_hist jitter_us;   /* |interval - expected interval| */
+	load_hist arrival_us;  /* SetTargets sent → the agent's ARRIVED event (navigation, minor 1) */
 	uint64_t bytes_in, bytes_out;
 	uint64_t snapshots, keyframes, snapshot_bytes, snapshot_agents;
 	uint64_t skipped; /* snapshots missing from the tick sequence */
@@ -102,6 +103,10 @@ typedef struct load_stats {
 	uint64_t visible_seen, visible_unseen;
 	uint64_t agents_spawned;
 	uint64_t pongs;
+	/* navigation events (minor 1) for retargeted agents */
+	uint64_t arrivals;          /* ARRIVED after a retarget, in time */
+	uint64_t superseded;        /* retargeted again before arriving */
+	uint64_t unreachable, stuck;
 } load_stats;
 
 bool load_stats_init(load_stats *s, uint32_t sub_bits);
@@ -162,6 +167,7 @@ typedef struct load_conn {
 	float region[4]; /* where this connection's agents live and its window, if any */
 	uint32_t *own_ids;
 	uint32_t *own_pending; /* per own agent: its slot in `visible`, or UINT32_MAX */
+	uint64_t *own_target_ns; /* per own agent: when its last SetTargets was sent (0: none awaiting ARRIVED) */
 	uint32_t own_count, own_cap, spawn_pending;
 	uint32_t retarget_cursor;
 

@@ -25,7 +25,7 @@ bool load_stats_init(load_stats *s, uint32_t sub_bits) {
 	/* microseconds up to 2^36 (19 h): any latency a run can see */
 	return load_hist_init(&s->ack_us, sub_bits, 36) && load_hist_init(&s->visible_us, sub_bits, 36) &&
 	       load_hist_init(&s->applied_us, sub_bits, 36) && load_hist_init(&s->interval_us, sub_bits, 36) &&
-	       load_hist_init(&s->jitter_us, sub_bits, 36);
+	       load_hist_init(&s->jitter_us, sub_bits, 36) && load_hist_init(&s->arrival_us, sub_bits, 36);
 }
 
 void load_stats_free(load_stats *s) {
@@ -34,6 +34,7 @@ void load_stats_free(load_stats *s) {
 	load_hist_free(&s->applied_us);
 	load_hist_free(&s->interval_us);
 	load_hist_free(&s->jitter_us);
+	load_hist_free(&s->arrival_us);
 }
 
 void load_stats_reset(load_stats *s) {
@@ -44,6 +45,8 @@ void load_stats_reset(load_stats *s) {
 	load_hist_reset(&s->applied_us);
 	load_hist_reset(&s->interval_us);
 	load_hist_reset(&s->jitter_us);
+	load_hist_reset(&s->arrival_us);
+	s->arrivals = s->superseded = s->unreachable = s->stuck = 0;
 	s->bytes_in = s->bytes_out = 0;
 	s->snapshots = s->keyframes = s->snapshot_bytes = s->snapshot_agents = 0;
 	s->skipped = 0;
@@ -74,6 +77,10 @@ void load_stats_add_counters(load_stats *dst, const load_stats *src) {
 	dst->visible_unseen += src->visible_unseen;
 	dst->agents_spawned += src->agents_spawned;
 	dst->pongs += src->pongs;
+	dst->arrivals += src->arrivals;
+	dst->superseded += src->superseded;
+	dst->unreachable += src->unreachable;
+	dst->stuck += src->stuck;
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -425,6 +432,11 @@ static void send_retarget(load_conn *c) {
 		c->stats.retarget_agents += chosen;
 		for (uint32_t j = 0; j < chosen; j++)
 			if (tracked[j]) track_visible(c, idx[j], request_id, xs[j], ys[j], vxs[j], vys[j], now);
+		/* navigation: command→arrival is timed from here to the agent's ARRIVED */
+		for (uint32_t j = 0; j < chosen; j++) {
+			if (c->own_target_ns[idx[j]]) c->stats.superseded++;
+			c->own_target_ns[idx[j]] = now;
+		}
 	}
 out:
 	free(ids);
@@ -574,6 +586,10 @@ static bool grow_own(load_conn *c, uint32_t extra) {
 	uint32_t *ids = realloc(c->own_ids, cap * sizeof *ids);
 	if (!ids) return false;
 	c->own_ids = ids;
+	uint64_t *tns = realloc(c->own_target_ns, cap * sizeof *tns);
+	if (!tns) return false;
+	c->own_target_ns = tns;
+	for (uint32_t i = c->own_cap; i < cap; i++) c->own_target_ns[i] = 0;
 	uint32_t *pend = realloc(c->own_pending, cap * sizeof *pend);
 	if (!pend) return false;
 	c->own_pending = pend;
@@ -657,6 +673,27 @@ static void on_snapshot(load_conn *c, const crowd_v1_Snapshot *s, size_t frame_l
 	if (c->visible_count) check_visible(c, now);
 }
 
+/* Navigation events for this connection's agents (minor 1: sent without asking). */
+static void on_agent_events(load_conn *c, const crowd_v1_AgentEvents *ev) {
+	const uint64_t now = uv_hrtime();
+	for (pb_size_t k = 0; k < ev->events_count; k++) {
+		const crowd_v1_AgentEvent *e = &ev->events[k];
+		if (e->kind == crowd_v1_AgentEventKind_AGENT_EVENT_UNREACHABLE) c->stats.unreachable++;
+		if (e->kind == crowd_v1_AgentEventKind_AGENT_EVENT_STUCK) c->stats.stuck++;
+		if (e->kind != crowd_v1_AgentEventKind_AGENT_EVENT_ARRIVED) continue;
+		for (uint32_t i = 0; i < c->own_count; i++) {
+			if (c->own_ids[i] != e->agent_id) continue;
+			const uint64_t sent = c->own_target_ns[i];
+			c->own_target_ns[i] = 0;
+			if (sent && in_window(c, sent)) {
+				c->stats.arrivals++;
+				record_hist(c, offsetof(load_stats, arrival_us), (now - sent) / 1000u);
+			}
+			break;
+		}
+	}
+}
+
 static void handle_frame(load_conn *c, const uint8_t *frame, size_t len) {
 	crowd_v1_ServerMessage msg;
 	crowd_snapshot_stats st = {0};
@@ -678,6 +715,9 @@ static void handle_frame(load_conn *c, const uint8_t *frame, size_t len) {
 		break;
 	case crowd_v1_ServerMessage_snapshot_tag:
 		on_snapshot(c, &msg.msg.snapshot, len, &st);
+		break;
+	case crowd_v1_ServerMessage_agent_events_tag:
+		on_agent_events(c, &msg.msg.agent_events);
 		break;
 	case crowd_v1_ServerMessage_pong_tag: {
 		uint64_t sent;
@@ -885,5 +925,6 @@ void load_conn_free(load_conn *c) {
 	free(c->await_snapshot);
 	free(c->own_ids);
 	free(c->own_pending);
+	free(c->own_target_ns);
 	load_stats_free(&c->stats);
 }

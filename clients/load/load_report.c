@@ -173,6 +173,7 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 	table_row(out, "request->ack", &t->ack_us);
 	table_row(out, "command->next snapshot", &t->applied_us);
 	table_row(out, "command->visible", &t->visible_us);
+	table_row(out, "command->arrival", &t->arrival_us);
 	table_row(out, "snapshot interval", &t->interval_us);
 	table_row(out, "snapshot jitter", &t->jitter_us);
 	fprintf(out,
@@ -188,6 +189,13 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 	    (unsigned long long)t->requests, (unsigned long long)t->acks, (unsigned long long)t->retargets,
 	    (unsigned long long)t->retarget_agents, (unsigned long long)t->visible_seen,
 	    (unsigned long long)t->visible_unseen);
+	fprintf(out,
+	        "arrivals       %llu of %llu retargeted agents (%.1f%%, %.1f/s); retargeted again first %llu; "
+	        "unreachable %llu, stuck %llu\n",
+	        (unsigned long long)t->arrivals, (unsigned long long)t->retarget_agents,
+	        t->retarget_agents ? 100.0 * (double)t->arrivals / (double)t->retarget_agents : 0.0,
+	        per_s(t->arrivals, measured_s), (unsigned long long)t->superseded, (unsigned long long)t->unreachable,
+	        (unsigned long long)t->stuck);
 	fprintf(out, "errors         %llu", (unsigned long long)t->error_total);
 	for (uint32_t c = 1; c < LOAD_ERROR_CODES; c++)
 		if (t->errors[c]) fprintf(out, " %s=%llu", load_error_name(c), (unsigned long long)t->errors[c]);
@@ -228,6 +236,7 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 			json_hist(f, "request_ack", &t->ack_us, true);
 			json_hist(f, "command_snapshot", &t->applied_us, true);
 			json_hist(f, "command_visible", &t->visible_us, true);
+			json_hist(f, "command_arrival", &t->arrival_us, true);
 			json_hist(f, "snapshot_interval", &t->interval_us, true);
 			json_hist(f, "snapshot_jitter", &t->jitter_us, false);
 			fprintf(f, "  },\n");
@@ -255,6 +264,13 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 			    (unsigned long long)t->retargets, (unsigned long long)t->retarget_agents,
 			    (unsigned long long)t->visible_seen, (unsigned long long)t->visible_unseen,
 			    (unsigned long long)t->pongs);
+			fprintf(f,
+			        "  \"navigation\": {\"arrivals\": %llu, \"arrivals_per_second\": %.3f, "
+			        "\"arrival_rate\": %.4f, \"superseded\": %llu, \"unreachable\": %llu, \"stuck\": %llu},\n",
+			        (unsigned long long)t->arrivals, per_s(t->arrivals, measured_s),
+			        t->retarget_agents ? (double)t->arrivals / (double)t->retarget_agents : 0.0,
+			        (unsigned long long)t->superseded, (unsigned long long)t->unreachable,
+			        (unsigned long long)t->stuck);
 			fprintf(f, "  \"errors\": {\"total\": %llu, \"by_code\": {",
 			        (unsigned long long)t->error_total);
 			bool first = true;

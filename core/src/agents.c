@@ -119,7 +119,6 @@ int orca_agent_add(orca_world *w, const orca_agent_def *def, orca_agent_id *out)
 	w->alive[s] = 1;
 	w->hint_count[s] = 0;
 	w->q_stuck[s] = 0.0f;
-	w->q_crowd[s] = 0;
 	w->nb_guess[s] = 0.0f;
 	w->px[s] = def->position.x;
 	w->py[s] = def->position.y;
@@ -168,7 +167,7 @@ int orca_agent_set_target(orca_world *w, orca_agent_id id, orca_vec2 target)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	agent_params *p = &w->params[s];
 	p->target = target;
-	w->q_stuck[s] = 0.0f; /* quality mode: a new goal starts unblocked */
+	w->q_stuck[s] = -ORCA_Q_FRESH; /* quality mode: a new target has right of way for a while */
 	if (p->steer_mode == ORCA_STEER_VELOCITY)
 		p->steer_mode = ORCA_STEER_TARGET;
 	p->arrived = 0;

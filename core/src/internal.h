@@ -15,8 +15,7 @@
 #define ORCA_GEN_LIMIT 4096u /* 12 generation bits; a slot reaching it is retired */
 #define ORCA_NONE UINT32_MAX
 #define ORCA_HINT_MAX 16u /* neighbour lists up to this long are remembered for the next step */
-#define ORCA_Q_CONTACTS 8u
-#define ORCA_Q_SHORT_HORIZON 0.0f /* quality mode: time horizon (s) tried when the full one is infeasible */ /* quality mode: close neighbours remembered for the overlap pass */
+#define ORCA_Q_CONTACTS 6u /* quality mode: close neighbours remembered for the overlap pass */
 
 /* ------------------------------------------------------------ allocation */
 
@@ -95,7 +94,8 @@ typedef struct obst_vertex {
 	vec2 point, unit_dir;
 	uint32_t next, prev;
 	uint32_t convex;
-	uint32_t owner; /* obstacle slot */
+	uint32_t owner;  /* obstacle slot */
+	uint32_t corner; /* its index in the polygon as given: (owner, corner) names an edge for good */
 } obst_vertex;
 
 typedef struct obst_node {
@@ -116,6 +116,7 @@ typedef struct obstacle_slot {
 typedef struct obst_grid_edge {
 	vec2 a, b;
 	uint32_t vertex; /* the edge is vertex -> its next */
+	uint32_t owner, corner;
 } obst_grid_edge;
 
 /* One cell of the obstacle edge grid (obstacle_grid.c): the edges that pass
@@ -155,7 +156,7 @@ typedef struct worker_scratch {
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
 	uint32_t q_pushed;        /* quality overlap pass: agents this worker pushed */
-	uint32_t q_idle;          /* quality: idle agents this worker saw */
+	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
 	char pad[64];
 } worker_scratch;
 
@@ -238,6 +239,8 @@ struct orca_world {
 	 * it is small), or the edge grid, updated in place by every add/remove. */
 	int obst_index;  /* orca_obstacle_index of the world def */
 	bool obst_grid;  /* the grid is in use (for good: a world never goes back) */
+	bool obst_tree;  /* AUTO: RVO2's tree was chosen (the next change moves to the grid) */
+	bool obst_stale; /* the grid does not hold the live obstacles yet (after a load) */
 	uint32_t obst_vert_free; /* grid: free vertex slots, linked through .next */
 	uint32_t obst_edges;     /* grid: live edges */
 	obst_cell *ocells;       /* grid: open-addressing hash table of cells */
@@ -247,14 +250,14 @@ struct orca_world {
 
 	/* quality avoidance (quality.c) */
 	orca_avoidance avoidance;
-	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); saved with the world */
-	uint8_t *q_crowd;     /* per slot: neighbours within touching range last step; saved with the world */
+	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); below 0:
+	                       * seconds left of a new target's right of way; saved with the world */
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
 	uint8_t *q_moved;     /* per tree index: pushed in the last overlap iteration */
-	uint8_t *q_idle;      /* per tree index: wants less than ORCA_Q_IDLE speed this step */
-	bool q_any_idle;      /* some agent is idle this step (else every share stays uniform) */
+	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
+	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
 	uint32_t q_cap;       /* tree indices the q_ arrays above hold */
 
 	worker_scratch *scratch;
@@ -288,6 +291,9 @@ uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t
 
 /* obstacle_tree.c */
 int orca_obstacles_process(struct orca_world *w);
+/* The index's state for orca_world_save / _load (world_io.c): 0 none chosen
+ * yet, 1 RVO2's tree, 2 the grid. A loaded world rebuilds the same index at
+ * its next step, so it steps exactly as the saved one would have. */
 uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
 
 /* obstacle_grid.c */
@@ -321,20 +327,23 @@ static inline float avoidance_share(float w_self, float w_other, bool other_avoi
 	return w_self / (w_self + w_other);
 }
 
-/* Quality mode: between equals (share 0.5), an idle agent (wanting less than
- * ORCA_Q_IDLE speed: arrived, or waiting) makes way for a walking one. */
+/* Quality mode, right of way between equals (share 0.5): an idle agent
+ * (wanting less than ORCA_Q_IDLE speed: arrived, or waiting) makes way for a
+ * walking one, a walking one for one given a new target in the last
+ * ORCA_Q_FRESH seconds. The lower rank takes ORCA_Q_YIELD_SHARE. */
 #define ORCA_Q_IDLE 0.1f
-#define ORCA_Q_IDLE_SHARE 1.0f /* the idle one's share of the avoidance */
+#define ORCA_Q_FRESH 3.0f
+#define ORCA_Q_YIELD_SHARE 1.0f
 static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
 {
-	if (share != 0.5f || w->q_idle[self] == w->q_idle[other])
+	if (share != 0.5f || w->q_rank[self] == w->q_rank[other])
 		return share;
-	return w->q_idle[self] ? ORCA_Q_IDLE_SHARE : 1.0f - ORCA_Q_IDLE_SHARE;
+	return w->q_rank[self] < w->q_rank[other] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
 }
 
 /* quality.c: the quality avoidance mode's hooks */
 bool orca_quality_reserve(struct orca_world *w);
-/* After the tree build, before the velocities: mark idle agents. */
+/* After the tree build, before the velocities: rank agents (right of way). */
 void orca_quality_prepare(struct orca_world *w);
 /* The preferred velocity ORCA aims for: pref turned right while blocked. */
 vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref);

@@ -117,7 +117,7 @@ static void list_remove(obst_grid_edge *items, uint32_t *count, uint32_t vi)
 static bool edge_cells(struct orca_world *w, uint32_t vi, bool insert)
 {
 	const vec2 a = w->verts[vi].point, b = w->verts[w->verts[vi].next].point;
-	const obst_grid_edge e = {a, b, vi};
+	const obst_grid_edge e = {a, b, vi, w->verts[vi].owner, w->verts[vi].corner};
 	const double ax = a.x, ay = a.y, bx = b.x, by = b.y;
 	const double x0 = ax < bx ? ax : bx, x1 = ax < bx ? bx : ax;
 	const double y0 = ay < by ? ay : by, y1 = ay < by ? by : ay;
@@ -191,6 +191,7 @@ int orca_obstacle_grid_insert(struct orca_world *w, uint32_t slot, const vec2 *v
 		o->unit_dir = v2_normalize(v2_sub(v[inext], v[i]));
 		o->convex = (n == 2) ? 1u : (left_of(v[iprev], v[i], v[inext]) >= 0.0f);
 		o->owner = slot;
+		o->corner = i;
 	}
 	for (uint32_t i = 0; i < n; ++i) {
 		if (!edge_cells(w, idx[i], true)) {
@@ -250,13 +251,19 @@ typedef struct grid_query {
 	uint32_t count;
 } grid_query;
 
+/* (owner slot, corner) names an edge whatever the history of the vertex
+ * table, and survives a save and load: ties in distance go by it. */
+static bool key_less(uint32_t owner_a, uint32_t corner_a, uint32_t owner_b, uint32_t corner_b)
+{
+	return owner_a < owner_b || (owner_a == owner_b && corner_a < corner_b);
+}
+
 /* As RVO2's query: an edge counts when the agent is on its right (it can see
- * it) and the segment is within range. Sorted by (distance, vertex); an edge
+ * it) and the segment is within range. Sorted by (distance, edge); an edge
  * met again in another cell lands on its own entry and is dropped. */
 static void consider(grid_query *q, const obst_grid_edge *e)
 {
 	const vec2 p1 = e->a, p2 = e->b;
-	const uint32_t vi = e->vertex;
 	/* the distance to the edge's box bounds the distance to the edge: most
 	 * edges of a cell are out of range, and this needs no division */
 	const float bx = maxf(maxf(minf(p1.x, p2.x) - q->position.x, q->position.x - maxf(p1.x, p2.x)), 0.0f);
@@ -268,14 +275,21 @@ static void consider(grid_query *q, const obst_grid_edge *e)
 	const float d = dist_sq_point_segment(p1, p2, q->position);
 	if (!(d < q->range_sq))
 		return;
+	const obst_vertex *verts = q->w->verts;
 	uint32_t i = q->count;
-	while (i > 0 && (q->out[i - 1].dist_sq > d || (q->out[i - 1].dist_sq == d && q->out[i - 1].index > vi)))
+	while (i > 0 && q->out[i - 1].dist_sq >= d) {
+		const nb_entry *prev = &q->out[i - 1];
+		if (prev->dist_sq == d) {
+			if (prev->index == e->vertex)
+				return; /* met before, in another cell */
+			if (key_less(verts[prev->index].owner, verts[prev->index].corner, e->owner, e->corner))
+				break;
+		}
 		--i;
-	if (i > 0 && q->out[i - 1].dist_sq == d && q->out[i - 1].index == vi)
-		return;
+	}
 	memmove(&q->out[i + 1], &q->out[i], sizeof(nb_entry) * (q->count - i));
 	q->out[i].dist_sq = d;
-	q->out[i].index = vi;
+	q->out[i].index = e->vertex;
 	q->count++;
 }
 

@@ -23,6 +23,7 @@ static bool add_polygon(struct orca_world *w, uint32_t owner, const vec2 *v, uin
 		o->unit_dir = v2_normalize(v2_sub(v[inext], v[i]));
 		o->convex = (n == 2) ? 1u : (left_of(v[iprev], v[i], v[inext]) >= 0.0f);
 		o->owner = owner;
+		o->corner = i;
 	}
 	w->vert_count += n;
 	return true;
@@ -115,6 +116,7 @@ static uint32_t build_recursive(struct orca_world *w, uint32_t off, uint32_t len
 			nv->convex = 1;
 			nv->unit_dir = w->verts[vj1].unit_dir;
 			nv->owner = w->verts[vj1].owner;
+			nv->corner = w->verts[vj1].corner;
 			w->verts[vj1].next = vn;
 			w->verts[vj2].prev = vn;
 			if (j1_left > 0.0f) {
@@ -163,18 +165,33 @@ static int build_rvo2_tree(struct orca_world *w)
  * on timing, so every run of the same calls makes the same choice. */
 int orca_obstacles_process(struct orca_world *w)
 {
+	uint64_t vertices = 0;
+	for (uint32_t k = 0; k < w->obst_live; ++k)
+		vertices += w->obst[w->obst_order[k]].count;
 	if (!w->obst_grid) {
-		uint64_t vertices = 0;
-		for (uint32_t k = 0; k < w->obst_live; ++k)
-			vertices += w->obst[w->obst_order[k]].count;
-		const bool rvo2 = w->obst_index == ORCA_OBSTACLE_INDEX_RVO2 ||
-		                  (w->steps == 0 && vertices <= ORCA_RVO2_TREE_MAX_VERTICES);
-		if (rvo2)
+		/* AUTO: the tree only for what RVO2 itself can do — obstacles given
+		 * before the first step and never changed. A world loaded from one
+		 * that had chosen the tree (obst_tree and obst_stale, set by the load,
+		 * which also leaves built_version one behind) rebuilds it, unless
+		 * obstacles changed since the load. */
+		const bool loaded_tree = w->obst_tree && w->obst_stale && w->obst_built_version + 1u == w->obst_version;
+		const bool rvo2 = w->obst_index == ORCA_OBSTACLE_INDEX_RVO2 || loaded_tree ||
+		                  (!w->obst_tree && w->steps == 0 && vertices <= ORCA_RVO2_TREE_MAX_VERTICES);
+		if (rvo2) {
+			w->obst_tree = w->obst_index != ORCA_OBSTACLE_INDEX_RVO2;
+			w->obst_stale = false;
 			return build_rvo2_tree(w);
+		}
 		/* the first change after the first step: the grid from now on */
+		w->obst_tree = false;
+		w->obst_stale = true;
+		w->obst_grid = true;
+	}
+	if (w->obst_stale || w->obst_edges != vertices) { /* switched, or obstacles loaded */
 		const int rc = orca_obstacle_grid_rebuild(w);
 		if (rc != ORCA_OK)
 			return rc;
+		w->obst_stale = false;
 	}
 	/* the grid is kept up to date by every add and remove */
 	w->obst_root = w->obst_edges ? 0u : ORCA_NONE;

@@ -1,21 +1,27 @@
 /* quality.c — the quality avoidance mode (ORCA_AVOIDANCE_QUALITY): RVO2's ORCA
- * plus what keeps a crowd from freezing and overlapping. Three techniques,
- * each kept because a figure of tests/bench/quality_bench says it helps (see
- * the README's quality table):
+ * lines and linear programs, plus what keeps a crowd from freezing and from
+ * overlapping. Each technique stays because a figure of
+ * tests/bench/quality_bench says it helps (README, "Avoidance modes"):
  *
- *  1. keep right while blocked: an agent whose velocity makes less progress
- *     along its preferred velocity than asked aims to the right of it, by an
- *     angle that grows with how blocked it is and with how long it has been
- *     stuck (a per-agent timer). All agents turning the same way is a traffic
- *     rule: symmetric jams (antipodal circles, crossing groups) turn into a
- *     roundabout instead of a standstill.
- *  2. a tiny hash-seeded jitter of that aim (a hash of the agent id and the
- *     step count — the same on every platform and for every worker count)
- *     so that exactly symmetric agents do not stay symmetric.
- *  3. an overlap pass after each move: agents closer than their radii are
- *     pushed apart (Jacobi iterations: every push is computed from the same
- *     positions, then applied), each taking its avoidance share (weights and
- *     masks keep their meaning), then pushed out of obstacle edges.
+ *  1. Keep right while blocked: an agent slower than its preferred velocity
+ *     aims to the right of it, more the more it is blocked and the longer it
+ *     has been stuck (a per-agent timer, q_stuck), up to 135 degrees (past
+ *     sideways: out of a ring pressed together, only backwards is free). All
+ *     agents turning the same way is a traffic rule: symmetric jams
+ *     (antipodal circles, crossing groups) become a roundabout. The timer
+ *     restarts from straight ahead after Q_STUCK_MAX; near its target an
+ *     agent goes straight.
+ *  2. A tiny jitter of that aim, a hash of the agent id and the step count
+ *     (the same on every platform and for every worker count), so exactly
+ *     symmetric agents do not stay symmetric.
+ *  3. Right of way between equals (equal weights, see internal.h's
+ *     quality_share): idle < walking < newly retargeted; the lower rank takes
+ *     the whole avoidance, in ORCA and in the overlap pass.
+ *  4. An overlap pass after each move: agents closer than their radii plus
+ *     Q_SLOP are pushed apart (Jacobi iterations: every push is computed from
+ *     the same positions, then applied), each taking its share, then pushed
+ *     out of obstacle edges; the velocity becomes what the agent really did,
+ *     pushes included, so the next step's ORCA sees the crowd as it moves.
  *
  * Float operations only (+ - * / sqrtf), -ffp-contract=off, nothing
  * allocated in the step, each agent written by one task only. */
@@ -23,33 +29,29 @@
 
 #include "internal.h"
 
-/* How far right a blocked agent aims: tan(angle) = BIAS * blocked + STUCK_GAIN
- * * stuck seconds, at most TURN_MAX (tan 60 degrees ~ 1.73). */
+/* How far right a blocked agent aims, as a turn t: 0..1 is tan(angle) (up to
+ * 45 degrees), 1..3 goes on to 135. t = BIAS * blocked (0..1) + STUCK_GAIN *
+ * stuck seconds, at most TURN_MAX (about 117 degrees). */
 #define Q_BIAS 0.35f
 #define Q_STUCK_GAIN 0.25f
 #define Q_TURN_MAX 2.5f
 /* A speed below this share of the preferred speed counts as stuck (moving
  * sideways round a jam does not: that is the way out). */
 #define Q_PROGRESS_MIN 0.3f
+/* Stuck this long (s), the widest turn did not help: start again from straight. */
 #define Q_STUCK_MAX 8.0f
-/* Within 1 + Q_NEAR radii of its target an agent turns less, not at all at 1 radius. */
+/* The turn fades from 1 + Q_NEAR radii from the target down to 1 radius. */
 #define Q_NEAR 5.0f
-/* Jitter of tan(angle): +-Q_JITTER/2. */
+/* Jitter of t: +-Q_JITTER/2. */
 #define Q_JITTER 0.02f
-/* Neighbours closer than Q_CROWD_GAP past touching press on an agent; with
- * more than Q_CROWD_FREE of them it aims slower (Q_CROWD_FREE / count). */
-#define Q_CROWD_GAP 0.5f
-#define Q_CROWD_FREE 3u
-/* Overlap pass: iterations, share of the overlap removed per iteration, and
- * the largest push per iteration (a share of the radius: small enough that no
- * push carries a centre across an obstacle edge it touched). */
-#define Q_ITERATIONS 8u
-#define Q_RELAX 1.0f
-/* Pushed this far past contact, so that the next step's small approach does
- * not overlap again (and ORCA sees them apart, not colliding). */
+/* Overlap pass: at most Q_ITERATIONS; pushed Q_SLOP past contact (so that the
+ * next step's small approach does not overlap again); a push deeper than
+ * Q_MOVED makes the neighbours look again; at most Q_PUSH_MAX radii per
+ * iteration (so no push carries a centre across an obstacle edge it touched:
+ * the obstacle push after each iteration puts it back). */
+#define Q_ITERATIONS 4u
 #define Q_SLOP 0.2f
-/* 1: an agent's velocity includes the pushes it got (what it really did). */
-#define Q_VELOCITY_SYNC 1
+#define Q_MOVED 0.01f
 #define Q_PUSH_MAX 0.5f
 
 static inline uint32_t hash_u32(uint32_t a, uint32_t b)
@@ -68,9 +70,9 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 	orca_mem_free(w, w->q_dx, c * sizeof(float));
 	orca_mem_free(w, w->q_dy, c * sizeof(float));
 	orca_mem_free(w, w->q_moved, c * sizeof(uint8_t));
-	orca_mem_free(w, w->q_idle, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_rank, c * sizeof(uint8_t));
 	w->q_contact = NULL;
-	w->q_contact_count = w->q_moved = w->q_idle = NULL;
+	w->q_contact_count = w->q_moved = w->q_rank = NULL;
 	w->q_dx = w->q_dy = NULL;
 }
 
@@ -86,8 +88,8 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_dx = orca_mem_alloc(w, c * sizeof(float));
 	w->q_dy = orca_mem_alloc(w, c * sizeof(float));
 	w->q_moved = orca_mem_alloc(w, c * sizeof(uint8_t));
-	w->q_idle = orca_mem_alloc(w, c * sizeof(uint8_t));
-	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved || !w->q_idle) {
+	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
+	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved || !w->q_rank) {
 		free_tree_arrays(w, c);
 		return false;
 	}
@@ -96,29 +98,32 @@ bool orca_quality_reserve(struct orca_world *w)
 	return true;
 }
 
-static void idle_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
-	uint32_t idle = 0;
+	uint32_t count[3] = {0, 0, 0};
 	for (uint32_t i = begin; i < end; ++i) {
 		const self_params *p = &w->tself[i];
-		const bool is_idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
-		w->q_idle[i] = is_idle;
-		idle += is_idle;
+		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
+		const uint8_t rank = idle ? 0 : (w->q_stuck[w->order[i]] < 0.0f ? 2 : 1);
+		w->q_rank[i] = rank;
+		count[rank]++;
 	}
-	w->scratch[worker].q_idle += idle;
+	for (int r = 0; r < 3; ++r)
+		w->scratch[worker].q_rank_count[r] += count[r];
 }
 
 void orca_quality_prepare(struct orca_world *w)
 {
 	for (int k = 0; k < w->worker_count; ++k)
-		w->scratch[k].q_idle = 0;
-	orca_pool_run(w->pool, idle_task, w, w->order_count, 4096);
-	uint32_t idle = 0;
+		memset(w->scratch[k].q_rank_count, 0, sizeof w->scratch[k].q_rank_count);
+	orca_pool_run(w->pool, rank_task, w, w->order_count, 4096);
+	uint32_t count[3] = {0, 0, 0};
 	for (int k = 0; k < w->worker_count; ++k)
-		idle += w->scratch[k].q_idle;
-	/* all idle is as good as none: every share stays 0.5 */
-	w->q_any_idle = idle > 0 && idle < w->order_count;
+		for (int r = 0; r < 3; ++r)
+			count[r] += w->scratch[k].q_rank_count[r];
+	/* one rank for all is as good as none: every share stays 0.5 */
+	w->q_any_rank = count[0] < w->order_count && count[1] < w->order_count && count[2] < w->order_count;
 }
 
 vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
@@ -130,7 +135,8 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	const vec2 velocity = v2(w->tagent[self].vx, w->tagent[self].vy);
 	float blocked = 1.0f - v2_dot(velocity, pref) / pref_sq;
 	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
-	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * w->q_stuck[slot];
+	const float stuck = w->q_stuck[slot] > 0.0f ? w->q_stuck[slot] : 0.0f;
+	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * stuck;
 	turn = turn > Q_TURN_MAX ? Q_TURN_MAX : turn;
 	/* Close to its target an agent goes straight: the others there have
 	 * arrived and make way (reciprocally) as in ORCA, while turning away
@@ -150,10 +156,7 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	 * back out of it (continuous in turn, no trigonometry) */
 	const float c = turn <= 1.0f ? 1.0f : 2.0f - turn, s = turn <= 1.0f ? turn : 1.0f;
 	const vec2 aim = v2(c * pref.x + s * pref.y, c * pref.y - s * pref.x);
-	/* pressed on by more than Q_CROWD_FREE others: walk slower, push less */
-	const uint32_t crowd = w->q_crowd[slot];
-	const float slow = crowd > Q_CROWD_FREE ? (float)Q_CROWD_FREE / (float)crowd : 1.0f;
-	return v2_scale(aim, slow * sqrtf(pref_sq / v2_abs_sq(aim)));
+	return v2_scale(aim, sqrtf(pref_sq / v2_abs_sq(aim)));
 }
 
 void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 new_velocity,
@@ -161,7 +164,11 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 {
 	const float pref_sq = v2_abs_sq(pref);
 	float stuck = w->q_stuck[slot];
-	if (!(pref_sq > 1e-8f)) {
+	if (stuck < 0.0f) {
+		/* a new target's right of way runs out */
+		stuck = stuck + dt;
+		stuck = stuck > 0.0f ? 0.0f : stuck;
+	} else if (!(pref_sq > 1e-8f)) {
 		stuck = 0.0f;
 	} else if (v2_abs_sq(new_velocity) < Q_PROGRESS_MIN * Q_PROGRESS_MIN * pref_sq) {
 		/* stuck too long: the widest turn did not help either, try again
@@ -179,17 +186,14 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 	const self_params *p = &w->tself[self];
 	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP + 2.0f;
 	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
-	uint32_t k = 0, crowd = 0;
-	for (uint32_t i = 0; i < nb_count; ++i) {
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < nb_count && k < ORCA_Q_CONTACTS; ++i) {
 		const uint32_t j = nb[i].index;
-		const float rsum = p->radius + w->tagent[j].radius;
-		const float limit = rsum + reach;
-		if (nb[i].dist_sq < limit * limit && k < ORCA_Q_CONTACTS)
+		const float limit = p->radius + w->tagent[j].radius + reach;
+		if (nb[i].dist_sq < limit * limit)
 			out[k++] = j;
-		crowd += nb[i].dist_sq < (rsum + Q_CROWD_GAP) * (rsum + Q_CROWD_GAP);
 	}
 	w->q_contact_count[self] = (uint8_t)k;
-	w->q_crowd[slot] = (uint8_t)crowd;
 }
 
 /* One of 8 fixed directions for two coincident agents, opposite for the two. */
@@ -241,13 +245,13 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			float share = avoidance_share(p->weight, o->weight, (o->mask & p->layer) != 0);
 			if (share == 0.0f)
 				continue;
-			if (w->q_any_idle)
+			if (w->q_any_rank)
 				share = quality_share(w, i, j, share);
 			if (share == 0.0f)
 				continue;
 			const float d = sqrtf(d_sq);
 			const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
-			const float push = (rsum - d) * share * Q_RELAX;
+			const float push = (rsum - d) * share;
 			dx += n.x * push;
 			dy += n.y * push;
 		}
@@ -296,28 +300,28 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const float inv_dt = 1.0f / w->dt;
 	uint32_t pushed = 0;
 	for (uint32_t i = begin; i < end; ++i) {
-		const bool moved = w->q_dx[i] != 0.0f || w->q_dy[i] != 0.0f;
+		const float push_sq = w->q_dx[i] * w->q_dx[i] + w->q_dy[i] * w->q_dy[i];
+		/* a push too small to make a deep overlap does not make the
+		 * neighbours look again */
+		const bool moved = push_sq > Q_MOVED * Q_MOVED;
 		w->q_moved[i] = moved;
-		if (!moved)
+		pushed += moved;
+		if (!(push_sq > 0.0f))
 			continue; /* ORCA's obstacle lines kept it out; nothing to do */
-		pushed++;
 		vec2 pos = v2(w->tpx[i] + w->q_dx[i], w->tpy[i] + w->q_dy[i]);
 		if (obstacles)
 			pos = out_of_obstacles(w, obst_nb, pos, w->tself[i].radius);
 		const uint32_t s = w->order[i];
-		if (Q_VELOCITY_SYNC) {
-			/* the velocity becomes what the agent really did this step, so
-			 * that the next step's ORCA sees the crowd as it moves */
-			float vx = w->vx[s] + (pos.x - w->tpx[i]) * inv_dt, vy = w->vy[s] + (pos.y - w->tpy[i]) * inv_dt;
-			const float v_sq = vx * vx + vy * vy, max = w->tself[i].max_speed;
-			if (v_sq > max * max) {
-				const float k = max / sqrtf(v_sq);
-				vx *= k;
-				vy *= k;
-			}
-			w->vx[s] = vx;
-			w->vy[s] = vy;
+		/* the velocity becomes what the agent really did this step */
+		float vx = w->vx[s] + (pos.x - w->tpx[i]) * inv_dt, vy = w->vy[s] + (pos.y - w->tpy[i]) * inv_dt;
+		const float v_sq = vx * vx + vy * vy, max = w->tself[i].max_speed;
+		if (v_sq > max * max) {
+			const float k = max / sqrtf(v_sq);
+			vx *= k;
+			vy *= k;
 		}
+		w->vx[s] = vx;
+		w->vy[s] = vy;
 		w->tpx[i] = pos.x;
 		w->tpy[i] = pos.y;
 		w->px[s] = pos.x;

@@ -221,7 +221,7 @@ static uint32_t agent_lines_scalar(const struct orca_world *w, uint32_t self, co
 		const uint32_t j = nb[i].index;
 		const tree_agent *other = &ta[j];
 		float share = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
-		if (w->avoidance == ORCA_AVOIDANCE_QUALITY && w->q_any_idle)
+		if (w->avoidance == ORCA_AVOIDANCE_QUALITY && w->q_any_rank)
 			share = quality_share(w, self, j, share);
 		if (share == 0.0f)
 			continue; /* this agent never yields to that one */
@@ -300,7 +300,7 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 	const __m128 inv_th = _mm_set1_ps(inv_time_horizon), inv_dt = _mm_set1_ps(inv_time_step);
 
 	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
-	const bool uniform = w->uniform_share && !(quality && w->q_any_idle);
+	const bool uniform = w->uniform_share && !(quality && w->q_any_rank);
 	for (uint32_t b = 0; b < agent_count; b += 4) {
 		const uint32_t lanes = agent_count - b < 4 ? agent_count - b : 4;
 		/* each neighbour's (x, y, vx, vy) and (radius, weight, ...) rows,
@@ -319,7 +319,19 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 			_MM_TRANSPOSE4_PS(s0, s1, s2, s3);
 		}
 		float share[4] = {0.5f, 0.5f, 0.5f, 0.5f};
-		if (!uniform) {
+		bool store_all = uniform; /* no share is 0: every lane's line is written */
+		if (!uniform && w->uniform_share) {
+			/* quality mode, equal weights: only the right of way differs */
+			store_all = true;
+			const uint8_t rank_self = w->q_rank[self];
+			for (uint32_t l = 0; l < 4; ++l) {
+				const uint8_t rank_other = w->q_rank[nb[b + (l < lanes ? l : 0)].index];
+				if (rank_self != rank_other) {
+					share[l] = rank_self < rank_other ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+					store_all = store_all && share[l] != 0.0f;
+				}
+			}
+		} else if (!uniform) {
 			for (uint32_t l = 0; l < 4; ++l) {
 				const tree_agent *other = &ta[nb[b + (l < lanes ? l : 0)].index];
 				share[l] = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
@@ -388,9 +400,9 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 		__m128 opx = _mm_add_ps(vx, _mm_mul_ps(blend(circle, c_ux, l_ux), sh));
 		__m128 opy = _mm_add_ps(vy, _mm_mul_ps(blend(circle, c_uy, l_uy), sh));
 		__m128 odx = blend(circle, c_dx, l_dx), ody = blend(circle, c_dy, l_dy);
-		if (uniform) {
-			/* every share is 0.5: write the lines straight out (the
-			 * buffer has room for 4 past the last) */
+		if (store_all) {
+			/* no share is 0: write the lines straight out (the buffer
+			 * has room for 4 past the last) */
 			_MM_TRANSPOSE4_PS(opx, opy, odx, ody);
 			float *out = &lines[n].point.x;
 			_mm_storeu_ps(out, opx);
@@ -466,14 +478,7 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
 	const vec2 aim = quality ? orca_quality_aim(w, self, slot, pref) : pref;
 	vec2 new_velocity;
-	uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
-	if (quality && line_fail < n && p->time_horizon > ORCA_Q_SHORT_HORIZON) {
-		/* quality: a crowd too dense for this horizon gets a shorter one
-		 * (smaller velocity obstacles) before LP3 trades overlaps */
-		n = agent_lines(w, self, sc->agent_nb, agent_count, p, position, velocity, 1.0f / ORCA_Q_SHORT_HORIZON,
-		                dt, lines, num_obst_lines);
-		line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
-	}
+	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
 	if (line_fail < n) {
 		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, sc->proj);
 		sc->lp3_fallbacks++;

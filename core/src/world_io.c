@@ -8,7 +8,7 @@
  * rebuilds (kd-trees, tree-order copies, neighbour hints) is not written: the
  * hints only prune the neighbour search, they never change its result.
  *
- * Format (little-endian, no padding): "ORCW", format version, then sections
+ * Format (little-endian, no padding): "ORCW", format version, total bytes (u64), then sections
  * {u32 tag, u32 length, payload}. Each engine module owns one tag; a module
  * that adds state adds a section (see the tags below). A loader refuses an
  * unknown tag rather than step a world it cannot restore exactly. Every byte
@@ -18,13 +18,18 @@
 #include "internal.h"
 
 #define IO_MAGIC 0x5743524Fu /* "ORCW" */
-#define IO_VERSION 1u
+#define IO_VERSION 2u
 
 enum io_section {
 	IO_SECTION_AGENTS = 1,    /* slots, parameters, free lists, order */
 	IO_SECTION_OBSTACLES = 2, /* obstacle slots, vertices, add order */
-	/* reserved for modules being added: 3 quality avoidance state, 4 obstacle index */
+	IO_SECTION_SETTINGS = 3,  /* what the definition set and a step reads: bounds, avoidance, obstacle index */
+	IO_SECTION_QUALITY = 4,   /* quality avoidance (quality.c): per slot, time blocked and crowding */
+	IO_SECTION_OBST_INDEX = 5, /* which obstacle index is built; the edge grid's vertex numbering */
 };
+
+/* Which obstacle index a world has (IO_SECTION_OBST_INDEX). */
+enum io_obst_index { IO_INDEX_STALE = 0, IO_INDEX_RVO2 = 1, IO_INDEX_GRID = 2 };
 
 #define AGENT_HEADER_BYTES (8 + 4 * 7 + 1)
 #define AGENT_SLOT_BYTES (4 + 1 + 4 + 6 * 4 + 10 * 4 + 4 * 4 + 2)
@@ -116,6 +121,72 @@ static void write_agents(const struct orca_world *w, io_out *o)
 		put_u32(o, w->order[i]);
 }
 
+#define SETTINGS_BYTES (1 + 4 * 4 + 4 + 4)
+
+static void write_settings(const struct orca_world *w, io_out *o)
+{
+	put_u8(o, w->has_bounds ? 1 : 0);
+	put_f32(o, w->bounds_min_x);
+	put_f32(o, w->bounds_min_y);
+	put_f32(o, w->bounds_max_x);
+	put_f32(o, w->bounds_max_y);
+	put_u32(o, (uint32_t)w->avoidance);
+	put_u32(o, (uint32_t)w->obst_index);
+}
+
+static size_t quality_bytes(const struct orca_world *w) { return 4 + (size_t)w->slot_count * 4; }
+
+static void write_quality(const struct orca_world *w, io_out *o)
+{
+	put_u32(o, w->slot_count);
+	for (uint32_t s = 0; s < w->slot_count; ++s) {
+		put_f32(o, w->q_stuck[s]);
+	}
+}
+
+static uint32_t obst_index_kind(const struct orca_world *w)
+{
+	if (w->obst_grid)
+		return IO_INDEX_GRID;
+	return w->obst_built_version == w->obst_version ? IO_INDEX_RVO2 : IO_INDEX_STALE;
+}
+
+/* The grid numbers vertices as its free list hands them out; ties between
+ * edges at equal distance go by that number, so it is saved as it is. */
+static size_t obst_index_bytes(const struct orca_world *w)
+{
+	size_t n = 1;
+	if (obst_index_kind(w) != IO_INDEX_GRID)
+		return n;
+	n += 4 + 4; /* vert_count, free list length */
+	for (uint32_t k = 0; k < w->obst_live; ++k)
+		n += (size_t)w->obst[w->obst_order[k]].count * 4;
+	for (uint32_t v = w->obst_vert_free; v != ORCA_NONE; v = w->verts[v].next)
+		n += 4;
+	return n;
+}
+
+static void write_obst_index(const struct orca_world *w, io_out *o)
+{
+	const uint32_t kind = obst_index_kind(w);
+	put_u8(o, (uint8_t)kind);
+	if (kind != IO_INDEX_GRID)
+		return;
+	uint32_t free_count = 0;
+	for (uint32_t v = w->obst_vert_free; v != ORCA_NONE; v = w->verts[v].next)
+		free_count++;
+	put_u32(o, w->vert_count);
+	put_u32(o, free_count);
+	for (uint32_t k = 0; k < w->obst_live; ++k) {
+		const obstacle_slot *ob = &w->obst[w->obst_order[k]];
+		uint32_t v = ob->first_vert;
+		for (uint32_t i = 0; i < ob->count; ++i, v = w->verts[v].next)
+			put_u32(o, v);
+	}
+	for (uint32_t v = w->obst_vert_free; v != ORCA_NONE; v = w->verts[v].next)
+		put_u32(o, v);
+}
+
 static void write_obstacles(const struct orca_world *w, io_out *o)
 {
 	put_u32(o, w->obst_slot_count);
@@ -142,22 +213,32 @@ int orca_world_save(const orca_world *w, void *buf, size_t capacity, size_t *siz
 {
 	if (!w || !size || (!buf && capacity > 0))
 		return ORCA_ERR_INVALID_ARGUMENT;
-	const size_t a = agents_bytes(w), ob = obstacles_bytes(w);
-	if (a > UINT32_MAX || ob > UINT32_MAX)
+	const size_t a = agents_bytes(w), ob = obstacles_bytes(w), q = quality_bytes(w), oi = obst_index_bytes(w);
+	if (a > UINT32_MAX || ob > UINT32_MAX || q > UINT32_MAX || oi > UINT32_MAX)
 		return ORCA_ERR_CAPACITY;
-	const size_t total = 8 + 8 + a + 8 + ob;
+	const size_t total = 16 + 8 + a + 8 + ob + 8 + SETTINGS_BYTES + 8 + q + 8 + oi;
 	*size = total;
 	if (capacity < total)
 		return ORCA_ERR_CAPACITY;
 	io_out o = {buf};
 	put_u32(&o, IO_MAGIC);
 	put_u32(&o, IO_VERSION);
+	put_u64(&o, total); /* a cut at a section boundary is still a cut */
 	put_u32(&o, IO_SECTION_AGENTS);
 	put_u32(&o, (uint32_t)a);
 	write_agents(w, &o);
 	put_u32(&o, IO_SECTION_OBSTACLES);
 	put_u32(&o, (uint32_t)ob);
 	write_obstacles(w, &o);
+	put_u32(&o, IO_SECTION_SETTINGS);
+	put_u32(&o, SETTINGS_BYTES);
+	write_settings(w, &o);
+	put_u32(&o, IO_SECTION_QUALITY);
+	put_u32(&o, (uint32_t)q);
+	write_quality(w, &o);
+	put_u32(&o, IO_SECTION_OBST_INDEX);
+	put_u32(&o, (uint32_t)oi);
+	write_obst_index(w, &o);
 	return ORCA_OK;
 }
 
@@ -231,6 +312,11 @@ static void reset_world(struct orca_world *w)
 	w->max_neighbors_max = 0;
 	w->obst_slot_count = w->obst_live = 0;
 	w->obst_free_head = ORCA_NONE;
+	if (w->obst_grid)
+		orca_obstacle_grid_rebuild(w); /* no obstacle left: only empties the grid */
+	w->vert_count = 0;
+	w->obst_edges = 0;
+	w->obst_vert_free = ORCA_NONE;
 	w->obst_version++;
 	w->query_tree_valid = false;
 }
@@ -300,6 +386,8 @@ static int read_agents(struct orca_world *w, io_in *in)
 		p->steer_mode = get_u8(in);
 		p->arrived = get_u8(in);
 		w->hint_count[s] = 0;
+		w->nb_guess[s] = 0.0f; /* like the hints: only where the search starts */
+		w->q_stuck[s] = 0.0f;  /* the quality section, if any, sets it */
 		if (w->alive[s] > 1 || w->gen[s] > ORCA_GEN_LIMIT)
 			return ORCA_ERR_INVALID_ARGUMENT;
 		if (!w->alive[s])
@@ -381,6 +469,7 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 		ob->vertices = NULL;
 		ob->count = 0;
 		ob->alive = false;
+		ob->first_vert = ORCA_NONE;
 		ob->gen = get_u32(in);
 		const uint8_t alive = get_u8(in);
 		w->obst_free_next[s] = get_u32(in);
@@ -424,12 +513,14 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 			seen[s] = 1;
 		w->obst_order[i] = s;
 	}
-	for (uint32_t s = free_head, steps = 0; s != ORCA_NONE && rc == ORCA_OK; s = w->obst_free_next[s]) {
+	for (uint32_t s = free_head, steps = 0; s != ORCA_NONE && rc == ORCA_OK;) {
 		if (s >= slot_count || w->obst[s].alive || w->obst[s].gen >= ORCA_GEN_LIMIT || seen[s] ||
-		    ++steps > slot_count)
+		    ++steps > slot_count) {
 			rc = ORCA_ERR_INVALID_ARGUMENT;
-		else
-			seen[s] = 2;
+			break;
+		}
+		seen[s] = 2;
+		s = w->obst_free_next[s];
 	}
 	orca_mem_free(w, seen, slot_count ? slot_count : 1);
 	if (rc != ORCA_OK)
@@ -441,6 +532,130 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 	return ORCA_OK;
 }
 
+static int read_settings(struct orca_world *w, io_in *in)
+{
+	const uint8_t has_bounds = get_u8(in);
+	const float x0 = get_f32(in), y0 = get_f32(in), x1 = get_f32(in), y1 = get_f32(in);
+	const uint32_t avoidance = get_u32(in), index = get_u32(in);
+	if (in->bad || has_bounds > 1 || (avoidance != ORCA_AVOIDANCE_REFERENCE && avoidance != ORCA_AVOIDANCE_QUALITY) ||
+	    index > ORCA_OBSTACLE_INDEX_RVO2)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (has_bounds && !(isfinite(x0) && isfinite(y0) && isfinite(x1) && isfinite(y1) && x0 <= x1 && y0 <= y1))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	w->has_bounds = has_bounds != 0;
+	w->bounds_min_x = x0;
+	w->bounds_min_y = y0;
+	w->bounds_max_x = x1;
+	w->bounds_max_y = y1;
+	w->avoidance = (orca_avoidance)avoidance;
+	w->obst_index = (int)index;
+	w->obst_grid = index == ORCA_OBSTACLE_INDEX_GRID;
+	return ORCA_OK;
+}
+
+static int read_quality(struct orca_world *w, io_in *in)
+{
+	if (get_u32(in) != w->slot_count || in->left != (size_t)w->slot_count * 4)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	for (uint32_t s = 0; s < w->slot_count; ++s) {
+		const float stuck = get_f32(in); /* seconds blocked, or below 0 the right of way left */
+		if (!isfinite(stuck))
+			return ORCA_ERR_INVALID_ARGUMENT;
+		w->q_stuck[s] = stuck; /* as saved, dead slots too (a reused slot resets them) */
+	}
+	return ORCA_OK;
+}
+
+/* After the obstacles: build the index the saved world had, numbered as it was. */
+static int read_obst_index(struct orca_world *w, io_in *in)
+{
+	const uint8_t kind = get_u8(in);
+	if (in->bad || kind > IO_INDEX_GRID)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (kind == IO_INDEX_STALE) {
+		w->obst_grid = false; /* the next step decides, as it would have */
+		w->obst_built_version = w->obst_version - 1u;
+		return in->left == 0 ? ORCA_OK : ORCA_ERR_INVALID_ARGUMENT;
+	}
+	if (kind == IO_INDEX_RVO2) {
+		/* RVO2's tree, built when the world had stepped 0 times or the index is RVO2's by definition */
+		if (in->left != 0 || w->obst_index == ORCA_OBSTACLE_INDEX_GRID)
+			return ORCA_ERR_INVALID_ARGUMENT;
+		w->obst_grid = false;
+		const uint64_t steps = w->steps;
+		w->steps = 0;
+		const int rc = orca_obstacles_process(w);
+		w->steps = steps;
+		if (rc != ORCA_OK || w->obst_grid)
+			return rc != ORCA_OK ? rc : ORCA_ERR_INVALID_ARGUMENT;
+		w->obst_built_version = w->obst_version;
+		return ORCA_OK;
+	}
+	const uint32_t vert_count = get_u32(in), free_count = get_u32(in);
+	uint64_t used = 0;
+	for (uint32_t k = 0; k < w->obst_live; ++k)
+		used += w->obst[w->obst_order[k]].count;
+	if (in->bad || vert_count > (1u << 26) || (uint64_t)free_count + used != vert_count ||
+	    in->left != (size_t)vert_count * 4)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (!orca_mem_reserve(w, (void **)&w->verts, &w->vert_cap, vert_count + 1, sizeof(obst_vertex)))
+		return ORCA_ERR_NO_MEMORY;
+	uint8_t *seen = orca_mem_alloc(w, vert_count + 1);
+	if (!seen)
+		return ORCA_ERR_NO_MEMORY;
+	memset(seen, 0, vert_count + 1);
+	/* an empty grid, then each obstacle in add order takes exactly its saved
+	 * vertex numbers: they are handed to the insert as its free list */
+	const uint32_t live = w->obst_live;
+	w->obst_live = 0; /* the rebuild then only empties the grid */
+	int rc = orca_obstacle_grid_rebuild(w);
+	w->obst_live = live;
+	w->vert_count = vert_count;
+	for (uint32_t k = 0; k < w->obst_live && rc == ORCA_OK; ++k) {
+		obstacle_slot *ob = &w->obst[w->obst_order[k]];
+		uint32_t prev = ORCA_NONE;
+		w->obst_vert_free = ORCA_NONE;
+		for (uint32_t i = 0; i < ob->count; ++i) {
+			const uint32_t v = get_u32(in);
+			if (v >= vert_count || seen[v]) {
+				rc = ORCA_ERR_INVALID_ARGUMENT;
+				break;
+			}
+			seen[v] = 1;
+			w->verts[v].next = ORCA_NONE;
+			if (prev == ORCA_NONE)
+				w->obst_vert_free = v;
+			else
+				w->verts[prev].next = v;
+			prev = v;
+		}
+		if (rc == ORCA_OK)
+			rc = orca_obstacle_grid_insert(w, w->obst_order[k], ob->vertices, ob->count, &ob->first_vert);
+	}
+	uint32_t prev = ORCA_NONE;
+	w->obst_vert_free = ORCA_NONE;
+	for (uint32_t i = 0; i < free_count && rc == ORCA_OK; ++i) {
+		const uint32_t v = get_u32(in);
+		if (v >= vert_count || seen[v]) {
+			rc = ORCA_ERR_INVALID_ARGUMENT;
+			break;
+		}
+		seen[v] = 1;
+		w->verts[v].owner = ORCA_NONE;
+		w->verts[v].next = ORCA_NONE;
+		if (prev == ORCA_NONE)
+			w->obst_vert_free = v;
+		else
+			w->verts[prev].next = v;
+		prev = v;
+	}
+	orca_mem_free(w, seen, vert_count + 1);
+	if (rc != ORCA_OK)
+		return rc;
+	w->obst_built_version = w->obst_version - 1u; /* the step sets the root, as after any change */
+	return in->bad ? ORCA_ERR_INVALID_ARGUMENT : ORCA_OK;
+}
+
 int orca_world_load(orca_world *w, const void *buf, size_t size)
 {
 	if (!w || (!buf && size > 0))
@@ -448,9 +663,14 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 	if (w->slot_count != 0 || w->obst_slot_count != 0 || w->steps != 0)
 		return ORCA_ERR_INVALID_ARGUMENT; /* only into a fresh world */
 	io_in in = {buf, size, false};
-	if (get_u32(&in) != IO_MAGIC || get_u32(&in) != IO_VERSION)
+	if (get_u32(&in) != IO_MAGIC || get_u32(&in) != IO_VERSION || get_u64(&in) != size)
 		return ORCA_ERR_INVALID_ARGUMENT;
-	bool got_agents = false, got_obstacles = false;
+	/* what the definition set, for a load that fails */
+	const bool def_bounds = w->has_bounds, def_grid = w->obst_grid;
+	const float def_b[4] = {w->bounds_min_x, w->bounds_min_y, w->bounds_max_x, w->bounds_max_y};
+	const orca_avoidance def_avoidance = w->avoidance;
+	const int def_index = w->obst_index;
+	bool got_agents = false, got_obstacles = false, got_settings = false, got_quality = false, got_index = false;
 	int rc = ORCA_OK;
 	while (rc == ORCA_OK && in.left > 0) {
 		const uint32_t tag = get_u32(&in), len = get_u32(&in);
@@ -467,6 +687,15 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 		} else if (tag == IO_SECTION_OBSTACLES && !got_obstacles) {
 			got_obstacles = true;
 			rc = read_obstacles(w, &sec);
+		} else if (tag == IO_SECTION_SETTINGS && !got_settings && !got_index) {
+			got_settings = true;
+			rc = read_settings(w, &sec);
+		} else if (tag == IO_SECTION_QUALITY && got_agents && !got_quality) {
+			got_quality = true;
+			rc = read_quality(w, &sec);
+		} else if (tag == IO_SECTION_OBST_INDEX && got_obstacles && !got_index) {
+			got_index = true;
+			rc = read_obst_index(w, &sec);
 		} else {
 			rc = ORCA_ERR_INVALID_ARGUMENT; /* unknown or repeated: cannot restore it exactly */
 		}
@@ -475,8 +704,17 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 	}
 	if (rc == ORCA_OK && (!got_agents || !got_obstacles))
 		rc = ORCA_ERR_INVALID_ARGUMENT;
+	if (rc == ORCA_OK && !got_index && w->obst_grid)
+		rc = orca_obstacle_grid_rebuild(w); /* a save without the index section: numbered afresh */
 	if (rc != ORCA_OK) {
 		reset_world(w);
+		w->has_bounds = def_bounds;
+		w->bounds_min_x = def_b[0], w->bounds_min_y = def_b[1], w->bounds_max_x = def_b[2], w->bounds_max_y = def_b[3];
+		w->avoidance = def_avoidance;
+		w->obst_index = def_index;
+		w->obst_grid = def_grid;
+		if (!def_grid)
+			w->obst_root = ORCA_NONE;
 		return rc;
 	}
 	w->query_tree_valid = false;

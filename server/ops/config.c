@@ -10,16 +10,32 @@
 #include <strings.h>
 
 #include "log.h"
+#include "orca/orca.h"
 
 #ifndef CROWD_VERSION
 #define CROWD_VERSION "0.0.0"
 #endif
+
+/* The avoidance mode (issue 11): quality is the default, reference is RVO2. */
+static int set_avoidance(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	if (strcmp(value, "quality") == 0) {
+		cfg->avoidance = ORCA_AVOIDANCE_QUALITY;
+	} else if (strcmp(value, "reference") == 0) {
+		cfg->avoidance = ORCA_AVOIDANCE_REFERENCE;
+	} else {
+		snprintf(err, errlen, "--%s: '%s' is not quality or reference", opt->name, value);
+		return -1;
+	}
+	return 0;
+}
 
 static int set_log_level(server_config *, const config_option *, const char *, char *, size_t);
 static int set_token(server_config *, const config_option *, const char *, char *, size_t);
 static int set_role(server_config *, const config_option *, const char *, char *, size_t);
 static int set_bounds(server_config *, const config_option *, const char *, char *, size_t);
 static int set_config_path(server_config *, const config_option *, const char *, char *, size_t);
+static int set_avoidance(server_config *, const config_option *, const char *, char *, size_t);
 static int set_path(server_config *, const config_option *, const char *, char *, size_t);
 static int set_fsync(server_config *, const config_option *, const char *, char *, size_t);
 static int set_i64(server_config *, const config_option *, const char *, char *, size_t);
@@ -58,6 +74,9 @@ static const config_option option_table[] = {
      config_set_u32, OFF(keyframe_interval), 1, 100000},
     {"workers", "simulation", "N", "1", "threads that step the world (results are identical for any N)",
      config_set_u32, OFF(workers), 1, 256},
+    {"avoidance", "simulation", "MODE", "quality",
+     "quality (agents never freeze, no deep overlaps) or reference (RVO2's ORCA, bit for bit)", set_avoidance,
+     NOOFF, 0, 0},
     {"precision", "simulation", "N", "100", "fixed-point units per world unit in snapshots", config_set_u32,
      OFF(precision), 1, 1000000},
     {"world-bounds", "simulation", "X0,Y0,X1,Y1", "-1000,-1000,1000,1000",
@@ -175,6 +194,28 @@ static const config_option option_table[] = {
      config_set_u32, OFF(agones_health_ms), 10, 60000},
     {"agones-timeout-ms", "agones", "MS", "1500", "a sidecar request unanswered this long counts as failed",
      config_set_u32, OFF(agones_timeout_ms), 10, 60000},
+    /* ---- navigation (server/sim/navigation.c) */
+    {"navigation", "navigation", NULL, "true",
+     "targets given over the protocol are walked by path around obstacles (SteerMode STEER_NAVIGATE)",
+     config_set_bool, OFF(nav_enabled), 0, 0},
+    {"nav-agent-radius", "navigation", "R", "1.5",
+     "the navigation mesh keeps this far from obstacles: the largest radius of agents that navigate",
+     config_set_double, OFF(nav_agent_radius), 0.01, 1000},
+    {"nav-cell-size", "navigation", "S", "0", "voxel size of the mesh build; 0: nav-agent-radius / 3",
+     config_set_double, OFF(nav_cell_size), 0, 100},
+    {"nav-tile-budget", "navigation", "N", "8",
+     "tiles rebuilt per tick after an obstacle changes (the rest wait for later ticks)", config_set_u32,
+     OFF(nav_tile_budget), 1, 100000},
+    {"nav-path-budget", "navigation", "N", "256",
+     "path queries answered per tick (the rest wait, in order; until then agents walk straight)",
+     config_set_u32, OFF(nav_path_budget), 1, 1000000},
+    {"nav-stuck-seconds", "navigation", "S", "10",
+     "an agent without progress this long gets a STUCK event (half of it: a re-plan); 0: never",
+     config_set_double, OFF(nav_stuck_seconds), 0, 86400},
+    {"nav-arrival-distance", "navigation", "D", "0.5", "ARRIVED within this distance of the goal",
+     config_set_double, OFF(nav_arrival_distance), 0, 1000},
+    {"nav-max-path-ids", "navigation", "N", "64", "agents one GetPaths may name (more: ERROR_LIMIT_BATCH)",
+     config_set_u32, OFF(nav_max_path_ids), 1, 4096},
 };
 
 const config_option *config_options(size_t *count)

@@ -43,6 +43,7 @@ typedef struct server_config {
 	uint32_t snapshot_divisor;
 	uint32_t keyframe_interval;
 	uint32_t workers;
+	int avoidance; /* orca_avoidance: ORCA_AVOIDANCE_QUALITY (default) or _REFERENCE */
 	uint32_t precision;
 	double world_min_x, world_min_y, world_max_x, world_max_y;
 
@@ -109,6 +110,15 @@ typedef struct server_config {
 	uint32_t agones_health_ms;
 	uint32_t agones_timeout_ms;
 
+	/* navigation (server/sim/navigation.c): paths around obstacles */
+	bool nav_enabled;
+	double nav_agent_radius;      /* the navmesh is inflated by this */
+	double nav_cell_size;         /* 0: radius / 3 */
+	uint32_t nav_tile_budget;     /* tiles rebuilt per tick after obstacles change */
+	uint32_t nav_path_budget;     /* path queries answered per tick */
+	double nav_stuck_seconds;     /* no progress this long: a STUCK event */
+	double nav_arrival_distance;  /* ARRIVED within this of the goal */
+	uint32_t nav_max_path_ids;    /* agents one GetPaths may name */
 	/* set by config_parse_args; not options themselves */
 	char config_path[1024];
 } server_config;

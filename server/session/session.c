@@ -241,7 +241,10 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	}
 	/* The name is for logs only: a long one is cut, not refused. */
 	size_t name_len = utf8_cut(info->client_name.data, info->client_name.len, CROWD_CLIENT_NAME_MAX);
-	if (name_len) memcpy(s->name, info->client_name.data, name_len);
+	for (size_t i = 0; i < name_len; i++) { /* one log line per event: no control characters */
+		uint8_t ch = info->client_name.data[i];
+		s->name[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+	}
 	s->name[name_len] = '\0';
 	if (name_len < info->client_name.len)
 		log_info("client %u from %s: client_name of %u bytes cut to %zu", s->client_id, s->peer,
@@ -267,6 +270,9 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	}
 	s->hello_done = true;
 	s->keep_agents = hello->keep_agents_on_disconnect;
+	/* navigation: a minor-1 client hears about its own agents without asking */
+	s->protocol_minor = hello->protocol_minor;
+	s->events = hello->protocol_minor >= 1 ? SESSION_EVENTS_OWN : SESSION_EVENTS_NONE;
 	set_role(s, role);
 	/* persistence: a resume key of an earlier Welcome gives that client id (and its agents) back */
 	bool resumed = false;
@@ -310,6 +316,17 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	         config_role_name(role), hello->protocol_major, hello->protocol_minor,
 	         s->keep_agents ? "keeps" : "removes");
 	session_send(s, &msg);
+}
+
+/* navigation: which AgentEvents this client receives (all_agents: admins only) */
+static void handle_subscribe_events(session *s, uint32_t request_id, const crowd_v1_SubscribeEvents *m) {
+	if (m->all_agents && !m->unsubscribe && s->role != crowd_v1_Role_ROLE_ADMIN) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED, 0,
+		                   "only an admin may receive every agent's events");
+		return;
+	}
+	s->events = m->unsubscribe ? SESSION_EVENTS_NONE : m->all_agents ? SESSION_EVENTS_ALL : SESSION_EVENTS_OWN;
+	session_send_ack(s, request_id, NULL, 0);
 }
 
 static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Subscribe *sub) {
@@ -395,6 +412,12 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	crowd_client_message_info info;
 	bool well_formed = crowd_client_message_inspect(data, len, &info);
 	bool allowed = rate_allow(s);
+	if (!allowed && well_formed && info.longest_list <= cfg->max_batch) {
+		/* Over the limit, a frame must still decode to earn its RATE_LIMITED answer. */
+		crowd_v1_ClientMessage probe;
+		well_formed = crowd_decode_client_message_checked(data, len, &probe, &info);
+		if (well_formed) crowd_client_message_release(&probe);
+	}
 	if (!allowed && !well_formed) {
 		log_info("client %u from %s: undecodable frames over the rate limit: closing", s->client_id, s->peer);
 		session_send_error(s, info.request_id, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,
@@ -475,6 +498,9 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	}
 	case crowd_v1_ClientMessage_subscribe_tag:
 		handle_subscribe(s, rid, &msg->msg.subscribe);
+		goto drop;
+	case crowd_v1_ClientMessage_subscribe_events_tag:
+		handle_subscribe_events(s, rid, &msg->msg.subscribe_events);
 		goto drop;
 	default:
 		/* World changes wait for the next tick, in arrival order. What waits is

@@ -18,6 +18,14 @@ typedef struct server server;
 /* Hello.client_name is for logs: a longer one is cut to this many bytes. */
 #define CROWD_CLIENT_NAME_MAX 32
 
+/** AgentEvents a session receives: none, its own agents' (the default from
+ * protocol minor 1), or every agent's (admins, by SubscribeEvents{all_agents}). */
+typedef enum session_events {
+	SESSION_EVENTS_NONE = 0,
+	SESSION_EVENTS_OWN = 1,
+	SESSION_EVENTS_ALL = 2,
+} session_events;
+
 typedef struct session {
 	server *srv;
 	const transport_ops *ops;
@@ -29,6 +37,8 @@ typedef struct session {
 	uint64_t opened_ns;
 
 	bool hello_done;
+	uint32_t protocol_minor; /* from Hello: minor >= 1 may receive minor-1 messages */
+	session_events events;   /* which AgentEvents it receives (navigation.c sends them) */
 	bool closing; /* close requested: ignore input, send nothing more */
 	bool keep_agents;
 	bool peer_done; /* the peer half-closed: close once its requests are answered */

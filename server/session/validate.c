@@ -22,8 +22,10 @@ bool validate_rights(crowd_v1_Role role, pb_size_t which_msg, request_error *err
 	switch (which_msg) {
 	case crowd_v1_ClientMessage_subscribe_tag:
 	case crowd_v1_ClientMessage_ping_tag:
+	case crowd_v1_ClientMessage_subscribe_events_tag: /* all_agents: admin, checked by the session */
 		if (role >= crowd_v1_Role_ROLE_VIEWER) return true;
 		break;
+	case crowd_v1_ClientMessage_get_paths_tag:
 	case crowd_v1_ClientMessage_spawn_agents_tag:
 	case crowd_v1_ClientMessage_set_targets_tag:
 	case crowd_v1_ClientMessage_set_velocities_tag:
@@ -58,6 +60,11 @@ static bool speed_ok(const server_config *cfg, float vx, float vy) {
 	return len <= cfg->max_agent_speed;
 }
 
+static bool steer_ok(crowd_v1_SteerMode m) {
+	return m == crowd_v1_SteerMode_STEER_DEFAULT || m == crowd_v1_SteerMode_STEER_NAVIGATE ||
+	       m == crowd_v1_SteerMode_STEER_DIRECT;
+}
+
 static bool validate_spec(const server_config *cfg, const crowd_v1_AgentSpec *a, uint32_t i, request_error *err) {
 	const crowd_v1_ErrorCode bad = crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT;
 	if (a->has_position && !in_bounds(cfg, a->position.x, a->position.y))
@@ -89,6 +96,7 @@ static bool validate_spec(const server_config *cfg, const crowd_v1_AgentSpec *a,
 		                    cfg->min_time_horizon, cfg->max_time_horizon);
 	if (a->has_weight && !in_range(a->weight, 0, 1))
 		return request_fail(err, bad, i, "agent %u: weight must be in [0, 1]", i);
+	if (!steer_ok(a->steer)) return request_fail(err, bad, i, "agent %u: unknown steer mode %d", i, (int)a->steer);
 	return true;
 }
 
@@ -144,6 +152,8 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 		for (uint32_t i = 0; i < m->x_count; i++)
 			if (!in_bounds(cfg, m->x[i], m->y[i]))
 				return request_fail(err, bad, i, "target %u not finite or outside the world bounds", i);
+		if (m->steer && !steer_ok(*m->steer))
+			return request_fail(err, bad, 0, "unknown steer mode %d", (int)*m->steer);
 		return true;
 	}
 	case crowd_v1_ClientMessage_set_velocities_tag: {
@@ -193,6 +203,12 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 		return true;
 	}
 	case crowd_v1_ClientMessage_ping_tag:
+	case crowd_v1_ClientMessage_subscribe_events_tag:
+		return true;
+	case crowd_v1_ClientMessage_get_paths_tag:
+		if (msg->msg.get_paths.ids_count > cfg->nav_max_path_ids)
+			return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u ids, the limit is %u",
+			                    (unsigned)msg->msg.get_paths.ids_count, cfg->nav_max_path_ids);
 		return true;
 	case crowd_v1_ClientMessage_hello_tag:
 		return request_fail(err, crowd_v1_ErrorCode_ERROR_ALREADY_HELLO, 0, "Hello was already received");

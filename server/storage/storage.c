@@ -882,6 +882,7 @@ static void stop_writer(storage *st) {
 static void ext_stop(server *srv, void *state) {
 	(void)srv;
 	storage *st = state;
+	storage_commit(st); /* the last tick's hash record too */
 	stop_writer(st);
 	if (st->async_open) {
 		uv_close((uv_handle_t *)&st->async, NULL);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "scenario.h"
+#include "scenario_nav.h"
 
 static double now_ms(void)
 {
@@ -42,11 +43,88 @@ static double median(double *v, int n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: orca_bench random N | setup FILE | circle N  [--steps K] [--workers W] [--ref-dir DIR] [--mode M]\n"
+	fprintf(stderr, "usage: orca_bench random N | setup FILE | circle N | maze N  [--steps K] [--workers W] [--ref-dir DIR] [--mode M]\n"
 	                "  --mode reference|quality  avoidance mode (default reference, RVO2 bit for bit)\n"
 	                "  random N loads DIR/randomN_setup.csv (N = 1000, 10000, 50000)\n"
 	                "  setup FILE loads any *_setup.csv (agent_id,x,y,goal_x,goal_y)\n"
-	                "  circle N builds RVO2's Circle example with N agents (R = 200N/250)\n");
+	                "  circle N builds RVO2's Circle example with N agents (R = 200N/250)\n"
+	                "  maze N: N agents cross 8 walls by path (navigation, orca/nav.h)\n");
+}
+
+/* maze N (navigation, orca/nav.h): N agents in the left chamber of a
+ * 200-wide corridor crossed by 8 walls with 60-wide gaps alternating top and bottom,
+ * goals the same grid in the right chamber (the first to arrive go deepest). Each step is orca_nav_update then
+ * orca_world_step; prints the median of both and how many agents got home. */
+static int bench_maze(uint32_t n, int steps, int workers)
+{
+	const float half_h = 100.0f, chamber = 10.0f + (float)(n * 16u / 200u);
+	const float half_w = chamber + 8.0f * 25.0f / 2.0f + 10.0f;
+	orca_world_def wd = orca_default_world_def();
+	wd.worker_count = workers;
+	wd.agent_capacity = n + 1;
+	orca_world *w;
+	if (orca_world_create(&wd, &w) != ORCA_OK)
+		return 1;
+	const orca_vec2 outer[2][4] = {{{-half_w, -half_h - 2}, {half_w, -half_h - 2}, {half_w, -half_h}, {-half_w, -half_h}},
+	                               {{-half_w, half_h}, {half_w, half_h}, {half_w, half_h + 2}, {-half_w, half_h + 2}}};
+	orca_obstacle_add(w, outer[0], 4, NULL);
+	orca_obstacle_add(w, outer[1], 4, NULL);
+	for (int k = 0; k < 8; ++k) {
+		const float x = -half_w + chamber + 10.0f + 25.0f * (float)k;
+		const float y0 = k % 2 ? -half_h + 60.0f : -half_h, y1 = k % 2 ? half_h : half_h - 60.0f;
+		const orca_vec2 wall[4] = {{x - 1, y0}, {x + 1, y0}, {x + 1, y1}, {x - 1, y1}};
+		orca_obstacle_add(w, wall, 4, NULL);
+	}
+	orca_nav_def d = orca_nav_default_def();
+	d.bounds_min = (orca_vec2){-half_w - 5, -half_h - 5};
+	d.bounds_max = (orca_vec2){half_w + 5, half_h + 5};
+	d.path_budget = 0;
+	orca_nav *nav;
+	const double b0 = now_ms();
+	if (orca_nav_create(&d, w, &nav) != ORCA_OK)
+		return 1;
+	const double build_ms = now_ms() - b0;
+	orca_agent_id *ids = calloc(n, sizeof *ids);
+	orca_vec2 *goals = calloc(n, sizeof *goals);
+	const uint32_t rows = (uint32_t)((2.0f * half_h - 6.0f) / 4.0f);
+	for (uint32_t i = 0; i < n; ++i) {
+		orca_agent_def a = orca_default_agent_def();
+		a.position = (orca_vec2){-half_w + 3.0f + 4.0f * (float)(i / rows), -half_h + 3.0f + 4.0f * (float)(i % rows)};
+		a.max_speed = 2.5f;
+		a.pref_speed = 2.0f;
+		a.time_horizon = a.time_horizon_obst = 5.0f;
+		goals[i] = (orca_vec2){a.position.x + 2.0f * half_w - chamber, a.position.y}; /* first out, deepest in */
+		orca_agent_add(w, &a, &ids[i]);
+		orca_nav_set_target(nav, ids[i], goals[i]);
+	}
+	double *nav_ms = calloc((size_t)steps, sizeof *nav_ms), *step_ms = calloc((size_t)steps, sizeof *step_ms);
+	for (int s = 0; s < steps; ++s) {
+		const double a = now_ms();
+		orca_nav_update(nav, 0.25f);
+		const double b = now_ms();
+		orca_world_step(w, 0.25f);
+		nav_ms[s] = b - a;
+		step_ms[s] = now_ms() - b;
+	}
+	uint32_t home = 0;
+	for (uint32_t i = 0; i < n; ++i) {
+		orca_agent_state st;
+		orca_agent_get(w, ids[i], &st);
+		const float dx = st.position.x - goals[i].x, dy = st.position.y - goals[i].y;
+		home += dx * dx + dy * dy <= st.radius * st.radius;
+	}
+	printf("scenario maze %u  workers %d  steps %d  navmesh build %.1f ms\n", n, workers, steps, build_ms);
+	printf("median ms/step: navigation %.3f  engine step %.3f  (first step plans every path)\n",
+	       median(nav_ms, steps), median(step_ms, steps));
+	printf("agents home after %d steps: %u of %u\n", steps, home, n);
+	printf("final state hash %016" PRIx64 "\n", orca_world_state_hash(w));
+	orca_nav_destroy(nav);
+	orca_world_destroy(w);
+	free(ids);
+	free(goals);
+	free(nav_ms);
+	free(step_ms);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -82,6 +160,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (strcmp(kind, "maze") == 0)
+		return bench_maze(n, steps, workers);
 	scenario sc;
 	char err[512];
 	if (from_file) {

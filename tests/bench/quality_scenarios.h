@@ -10,7 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 #include "scenario.h"
+#ifdef __cplusplus
+}
+#endif
 
 static inline int qs_begin(scenario *s, uint32_t n)
 {
@@ -37,8 +43,9 @@ static inline void qs_block(scenario *s, uint32_t side, float cx, float cy, floa
 	for (uint32_t r = 0; r < side; ++r) {
 		for (uint32_t c = 0; c < side; ++c) {
 			const float dx = 4.0f * (float)c - half, dy = 4.0f * (float)r - half;
-			s->start[s->agent_count] = (orca_vec2){cx + dx, cy + dy};
-			s->goal[s->agent_count] = (orca_vec2){gx + dx, gy + dy};
+			orca_vec2 *start = &s->start[s->agent_count], *goal = &s->goal[s->agent_count];
+			start->x = cx + dx, start->y = cy + dy;
+			goal->x = gx + dx, goal->y = gy + dy;
 			s->agent_count++;
 		}
 	}

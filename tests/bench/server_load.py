@@ -295,6 +295,11 @@ def scenario_crowd(a, work):
         "rss_per_agent_b": (rss - rss0) * 1024.0 / agents if rss and rss0 and agents else None,
         "server_cpu": cpu_share(3), "load_cpu": cpu_share(4),
         "cpu_ms_per_tick": cpu_share(3) * span / ticks * 1000.0 if cpu_share(3) is not None and ticks else None,
+        # with --server-arg=--data-dir=DIR (persistence): journal bytes and fsyncs per second
+        "journal_bps": (metric_delta(m0, m1, "crowd_storage_journal_bytes_total") or 0) / span
+        if span and m0 and "crowd_storage_journal_bytes_total" in m0 else None,
+        "fsyncs_per_s": (metric_delta(m0, m1, "crowd_storage_fsyncs_total") or 0) / span
+        if span and m0 and "crowd_storage_fsyncs_total" in m0 else None,
         "table": table, "profile": profile, "shares": shares,
     }
 
@@ -386,6 +391,7 @@ def main():
                                                    r["snap_hz"], fmt(r["nominal_hz"]), r["agents_per_snap"]))
             rows = [("tick duration p50 / p99 (ms)", "%s / %s" % (fmt(r["tick_p50_ms"]), fmt(r["tick_p99_ms"]))),
                     ("ORCA step mean (ms)", fmt(r["step_mean_ms"])),
+                    ("server CPU per tick (ms)", fmt(r["cpu_ms_per_tick"])),
                     ("ticks overrun", fmt(r["overruns"], 0)),
                     ("snapshot bytes per agent", fmt(r["bytes_per_agent"], 2)),
                     ("request->ack p50 / p99 (ms)", "%s / %s" % (fmt(r["ack_p50"], 2), fmt(r["ack_p99"], 2))),
@@ -393,6 +399,8 @@ def main():
                     ("command->visible p50 / p99 (ms)", "%s / %s" % (fmt(r["vis_p50"]), fmt(r["vis_p99"]))),
                     ("retargets never seen turning", fmt(r["vis_unseen"], 0)),
                     ("skipped snapshots", fmt(r["skipped"], 0)),
+                    ("journal bytes/s; fsyncs/s (--data-dir)", "%s; %s" % (fmt(r["journal_bps"], 0),
+                                                                         fmt(r["fsyncs_per_s"], 1))),
                     ("errors + disconnects", fmt(r["errors"], 0)),
                     ("CPU cores busy: crowd-server / crowd-load", "%s / %s" % (fmt(r["server_cpu"], 2), fmt(r["load_cpu"], 2))),
                     ("server CPU time per tick (ms, all threads)", fmt(r["cpu_ms_per_tick"])),

@@ -48,6 +48,16 @@ def rss_kb(pid):
     return None
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of a process."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def varint(n):
     out = bytearray()
     while n >= 0x80:
@@ -305,8 +315,9 @@ def main():
 
     t0 = time.time()
     end = t0 + a.minutes * 60
-    samples = []  # (seconds, rss_kb, ticks, agents, obstacles, errors{code})
-    print("%8s %10s %9s %8s %9s %s" % ("t_s", "rss_MiB", "tick_Hz", "agents", "obstacles", "errors so far"))
+    samples = []  # (seconds, rss_kb, tick rate, agents, obstacles, errors{code}, work ms/tick, cpu share)
+    print("%8s %10s %9s %12s %8s %8s %9s %s" % ("t_s", "rss_MiB", "tick_Hz", "work_ms/tick", "cpu_%", "agents",
+                                                 "obstacles", "errors so far"))
     last = None
     while time.time() < end and server.proc.poll() is None:
         time.sleep(max(0.0, min(a.sample, end - time.time())))
@@ -320,13 +331,21 @@ def main():
         errors = {k[len('crowd_errors_total{code="'):-2]: int(v) for k, v in m.items()
                   if k.startswith("crowd_errors_total{") and v}
         ticks = m.get("crowd_ticks_total", 0)
-        rate = (ticks - last[1]) / (now - last[0]) if last else float("nan")
-        last = (now, ticks)
-        samples.append((now, rss, rate, m.get("crowd_agents", 0), m.get("crowd_obstacles", 0), errors))
-        print("%8.0f %10.1f %9.1f %8d %9d %s" % (now, rss / 1024, rate, m.get("crowd_agents", 0),
-                                                  m.get("crowd_obstacles", 0),
-                                                  " ".join("%s=%d" % kv for kv in sorted(errors.items()))),
-              flush=True)
+        work = m.get("crowd_tick_duration_seconds_sum", 0)
+        cpu = cpu_s(server.proc.pid)
+        if last:
+            dt = now - last[0]
+            rate = (ticks - last[1]) / dt
+            work_ms = (work - last[2]) / max(1, ticks - last[1]) * 1e3
+            share = (cpu - last[3]) / dt * 100
+        else:
+            rate = work_ms = share = float("nan")
+        last = (now, ticks, work, cpu)
+        samples.append((now, rss, rate, m.get("crowd_agents", 0), m.get("crowd_obstacles", 0), errors, work_ms,
+                        share))
+        print("%8.0f %10.1f %9.1f %12.2f %8.0f %8d %9d %s" %
+              (now, rss / 1024, rate, work_ms, share, m.get("crowd_agents", 0), m.get("crowd_obstacles", 0),
+               " ".join("%s=%d" % kv for kv in sorted(errors.items()))), flush=True)
     alive = server.proc.poll() is None
     soak.stop.set()
     disconnects = {k: int(v) for k, v in (server.metrics().items() if alive else []) if
@@ -355,8 +374,9 @@ def main():
         rates = [s[2] for s in samples if s[2] == s[2]]
         verdict.append("RSS after 1 min %.1f MiB, max %.1f MiB, end %.1f MiB (%+.1f MiB)" %
                        (first / 1024, top / 1024, final / 1024, growth))
-        verdict.append("tick rate min %.1f / mean %.1f Hz (target %d)" %
-                       (min(rates), sum(rates) / len(rates), a.tick_rate))
+        works = [s[6] for s in samples if s[6] == s[6]]
+        verdict.append("tick rate min %.1f / mean %.1f Hz (target %d), tick work mean %.1f / max %.1f ms" %
+                       (min(rates), sum(rates) / len(rates), a.tick_rate, sum(works) / len(works), max(works)))
         ok = ok and min(rates) >= 0.9 * a.tick_rate
     internal = samples[-1][5].get("ERROR_INTERNAL", 0) if samples else 0
     verdict.append("INTERNAL errors %d" % internal)

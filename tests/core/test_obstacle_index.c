@@ -3,8 +3,9 @@
  * through adds and removes (long edges, far coordinates, wide ranges
  * included); a crowd crossing a field where polygons appear and disappear
  * every few steps never has an agent centre inside a live polygon; the same
- * run hashes identically for 1, 2, 3 and 4 workers; and AUTO keeps RVO2's
- * tree for obstacles present at the first step, then changes to the grid. */
+ * run hashes identically for 1, 2, 3 and 4 workers; AUTO keeps RVO2's tree
+ * for obstacles present at the first step, then changes to the grid; and a
+ * saved and loaded world rebuilds the same index and steps identically. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,12 +38,18 @@ static void ngon(orca_vec2 *v, uint32_t k, float cx, float cy, float r, float ph
 	}
 }
 
+static const struct orca_world *sort_world;
+
+/* (distance, owner slot, corner): the grid's order */
 static int cmp_nb(const void *a_, const void *b_)
 {
 	const nb_entry *a = a_, *b = b_;
 	if (a->dist_sq != b->dist_sq)
 		return a->dist_sq < b->dist_sq ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
+	const obst_vertex *va = &sort_world->verts[a->index], *vb = &sort_world->verts[b->index];
+	if (va->owner != vb->owner)
+		return va->owner < vb->owner ? -1 : 1;
+	return va->corner < vb->corner ? -1 : va->corner > vb->corner;
 }
 
 /* Every live edge the agent sees within range, as the grid must return them. */
@@ -64,6 +71,7 @@ static uint32_t brute(const struct orca_world *w, vec2 pos, float range_sq, nb_e
 			}
 		}
 	}
+	sort_world = w;
 	qsort(out, n, sizeof *out, cmp_nb);
 	return n;
 }
@@ -303,12 +311,101 @@ static void test_auto_keeps_rvo2_tree_until_a_change(void **state)
 	orca_world_destroy(w);
 }
 
+/* A crowd around polygons; `churn` adds and removes polygons (the grid's
+ * vertex slots then come from its free list in a history-made order). */
+static orca_world *obstacle_world(orca_obstacle_index index, bool churn, orca_obstacle_id *keep)
+{
+	rng_state = 0x9E3779B97F4A7C15ull;
+	orca_world_def def = orca_default_world_def();
+	def.obstacle_index = index;
+	orca_world *w;
+	assert_int_equal(orca_world_create(&def, &w), ORCA_OK);
+	orca_vec2 v[48];
+	for (int k = 0; k < 6; ++k) {
+		ngon(v, 4 + 4 * (uint32_t)k, -25.0f + 10.0f * (float)k, (k % 2) ? 6.0f : -6.0f, 3.0f, 0.1f * (float)k);
+		assert_int_equal(orca_obstacle_add(w, v, 4 + 4 * (uint32_t)k, &keep[k]), ORCA_OK);
+	}
+	for (int i = 0; i < 120; ++i) {
+		orca_agent_def a = orca_default_agent_def();
+		a.radius = 0.4f;
+		a.position = (orca_vec2){frand(-40, -32), frand(-20, 20)};
+		a.steer_mode = ORCA_STEER_TARGET;
+		a.target = (orca_vec2){frand(32, 40), frand(-20, 20)};
+		assert_int_equal(orca_agent_add(w, &a, NULL), ORCA_OK);
+	}
+	for (int s = 0; s < 20; ++s) {
+		assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+		if (churn && s % 3 == 1) {
+			orca_obstacle_id t;
+			ngon(v, 3 + (uint32_t)s, frand(-20, 20), frand(-30, -24), 1.5f, 0.0f);
+			assert_int_equal(orca_obstacle_add(w, v, 3 + (uint32_t)s, &t), ORCA_OK);
+			if (s % 2)
+				assert_int_equal(orca_obstacle_remove(w, t), ORCA_OK);
+		}
+		if (churn && s == 10) { /* re-add one of the first ones: its vertices reuse freed slots */
+			assert_int_equal(orca_obstacle_remove(w, keep[2]), ORCA_OK);
+			ngon(v, 12, -5.0f, 6.0f, 3.0f, 0.2f);
+			assert_int_equal(orca_obstacle_add(w, v, 12, &keep[2]), ORCA_OK);
+		}
+	}
+	return w;
+}
+
+static void save_load_steps_identically(orca_obstacle_index index, bool churn, bool expect_grid)
+{
+	orca_obstacle_id keep[6];
+	orca_world *a = obstacle_world(index, churn, keep);
+	assert_true(a->obst_grid == expect_grid);
+	size_t size = 0;
+	assert_int_equal(orca_world_save(a, NULL, 0, &size), ORCA_ERR_CAPACITY);
+	uint8_t *buf = malloc(size);
+	assert_int_equal(orca_world_save(a, buf, size, &size), ORCA_OK);
+	orca_world_def def = orca_default_world_def();
+	def.obstacle_index = index;
+	orca_world *b;
+	assert_int_equal(orca_world_create(&def, &b), ORCA_OK);
+	assert_int_equal(orca_world_load(b, buf, size), ORCA_OK);
+	free(buf);
+	uint64_t lines_a = 0;
+	for (int s = 0; s < 300; ++s) {
+		if (s == 150) { /* a change after the load: both move on alike */
+			const orca_vec2 wall[2] = {{0, -40}, {0, -30}};
+			assert_int_equal(orca_obstacle_add(a, wall, 2, NULL), ORCA_OK);
+			assert_int_equal(orca_obstacle_add(b, wall, 2, NULL), ORCA_OK);
+			assert_int_equal(orca_obstacle_remove(a, keep[0]), ORCA_OK);
+			assert_int_equal(orca_obstacle_remove(b, keep[0]), ORCA_OK);
+		}
+		assert_int_equal(orca_world_step(a, 0.1f), ORCA_OK);
+		assert_int_equal(orca_world_step(b, 0.1f), ORCA_OK);
+		if (s == 0)
+			assert_true(b->obst_grid == expect_grid); /* the same index was rebuilt */
+		if (orca_world_state_hash(a) != orca_world_state_hash(b))
+			fail_msg("index %d churn %d: step %d after the load differs", (int)index, (int)churn, s);
+		orca_step_profile p;
+		orca_world_profile(a, &p);
+		lines_a += p.obstacle_line_count;
+	}
+	assert_true(lines_a > 1000); /* the crowd met the obstacles */
+	orca_world_destroy(a);
+	orca_world_destroy(b);
+}
+
+static void test_save_load_keeps_the_index(void **state)
+{
+	(void)state;
+	save_load_steps_identically(ORCA_OBSTACLE_INDEX_AUTO, false, false); /* RVO2's tree, then the grid */
+	save_load_steps_identically(ORCA_OBSTACLE_INDEX_AUTO, true, true);   /* the grid after changes */
+	save_load_steps_identically(ORCA_OBSTACLE_INDEX_GRID, true, true);
+	save_load_steps_identically(ORCA_OBSTACLE_INDEX_RVO2, true, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_grid_query_matches_brute_force),
 	    cmocka_unit_test(test_field_agents_never_enter_and_workers_agree),
 	    cmocka_unit_test(test_auto_keeps_rvo2_tree_until_a_change),
+	    cmocka_unit_test(test_save_load_keeps_the_index),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

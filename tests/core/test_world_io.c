@@ -14,6 +14,32 @@
 
 #include "orca/orca.h"
 
+typedef struct variant {
+	orca_avoidance avoidance;
+	bool bounds;         /* positions clamped to a box */
+	bool grid_history;   /* obstacles added and removed after steps: the edge grid with holes */
+	orca_obstacle_index index;
+} variant;
+
+static const variant plain = {ORCA_AVOIDANCE_REFERENCE, false, false, ORCA_OBSTACLE_INDEX_AUTO};
+
+static orca_world *make_world_v(int workers, const variant *v)
+{
+	orca_world_def d = orca_default_world_def();
+	d.worker_count = workers;
+	d.agent_capacity = 16;
+	d.avoidance = v->avoidance;
+	d.obstacle_index = v->index;
+	if (v->bounds) {
+		d.has_bounds = true;
+		d.bounds_min = (orca_vec2){-40.0f, -40.0f};
+		d.bounds_max = (orca_vec2){40.0f, 40.0f};
+	}
+	orca_world *w = NULL;
+	assert_int_equal(orca_world_create(&d, &w), ORCA_OK);
+	return w;
+}
+
 static orca_world *make_world(int workers)
 {
 	orca_world_def d = orca_default_world_def();
@@ -37,9 +63,9 @@ static float rndf(float lo, float hi) { return lo + (hi - lo) * (float)(rnd() >>
 /* A busy world: agents in every steer mode with varied parameters, some
  * removed (free and pending lists, a dirty order), obstacles added and one
  * removed (a free obstacle slot). */
-static orca_world *busy_world(int workers, uint32_t agents)
+static orca_world *busy_world_v(int workers, uint32_t agents, const variant *v)
 {
-	orca_world *w = make_world(workers);
+	orca_world *w = make_world_v(workers, v);
 	const orca_vec2 box[4] = {{-5, -5}, {5, -5}, {5, 5}, {-5, 5}};
 	const orca_vec2 seg[2] = {{20, -30}, {20, 30}};
 	const orca_vec2 tri[3] = {{-30, 10}, {-20, 10}, {-25, 20}};
@@ -66,9 +92,24 @@ static orca_world *busy_world(int workers, uint32_t agents)
 	for (uint32_t i = 0; i < agents; i += 7) assert_int_equal(orca_agent_remove(w, ids[i]), ORCA_OK);
 	assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
 	for (uint32_t i = 3; i < agents; i += 11) orca_agent_remove(w, ids[i]); /* pending, order dirty */
+	if (v->grid_history) { /* changes after the first step: the grid, with freed vertex slots */
+		const orca_vec2 a[4] = {{30, 30}, {36, 30}, {36, 36}, {30, 36}};
+		const orca_vec2 b[3] = {{-10, 30}, {-4, 30}, {-7, 35}};
+		const orca_vec2 c[2] = {{-30, -30}, {-20, -25}};
+		orca_obstacle_id oa, ob, oc;
+		assert_int_equal(orca_obstacle_add(w, a, 4, &oa), ORCA_OK);
+		assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+		assert_int_equal(orca_obstacle_add(w, b, 3, &ob), ORCA_OK);
+		assert_int_equal(orca_obstacle_add(w, c, 2, &oc), ORCA_OK);
+		assert_int_equal(orca_obstacle_remove(w, oa), ORCA_OK);
+		assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+		assert_int_equal(orca_obstacle_add(w, c, 2, &oc), ORCA_OK); /* takes some freed vertex slots */
+	}
 	free(ids);
 	return w;
 }
+
+static orca_world *busy_world(int workers, uint32_t agents) { return busy_world_v(workers, agents, &plain); }
 
 static uint8_t *save(const orca_world *w, size_t *size)
 {
@@ -106,11 +147,19 @@ static void step_both_equal(orca_world *a, orca_world *b, int steps)
 static void test_loaded_world_steps_identically(void **state)
 {
 	(void)state;
+	const variant variants[] = {
+	    plain,
+	    {ORCA_AVOIDANCE_QUALITY, true, false, ORCA_OBSTACLE_INDEX_AUTO},
+	    {ORCA_AVOIDANCE_REFERENCE, false, true, ORCA_OBSTACLE_INDEX_AUTO},
+	    {ORCA_AVOIDANCE_QUALITY, true, true, ORCA_OBSTACLE_INDEX_GRID},
+	    {ORCA_AVOIDANCE_REFERENCE, true, true, ORCA_OBSTACLE_INDEX_RVO2},
+	};
+	for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++)
 	for (int workers = 1; workers <= 3; workers += 2) {
-		orca_world *a = busy_world(1, 400);
+		orca_world *a = busy_world_v(1, 400, &variants[k]);
 		size_t size;
 		uint8_t *buf = save(a, &size);
-		orca_world *b = make_world(workers);
+		orca_world *b = make_world(workers); /* the default definition: the save carries the settings */
 		assert_int_equal(orca_world_load(b, buf, size), ORCA_OK);
 		assert_int_equal(orca_world_state_hash(a), orca_world_state_hash(b));
 		assert_int_equal(orca_world_agent_count(a), orca_world_agent_count(b));
@@ -186,7 +235,7 @@ static void test_corrupt_never_crashes(void **state)
 	assert_true(refused > 0);
 	for (int k = 0; k < 200; k++) {
 		for (size_t i = 0; i < size; i++) copy[i] = (uint8_t)rnd();
-		if (k % 2) memcpy(copy, buf, 16); /* valid header, garbage sections */
+		if (k % 2) memcpy(copy, buf, 24); /* valid header, garbage sections */
 		orca_world *b = make_world(1);
 		assert_int_equal(orca_world_load(b, copy, size), ORCA_ERR_INVALID_ARGUMENT);
 		orca_world_destroy(b);

@@ -37,6 +37,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					__builtin_trap();
 				crowd_client_message_release(&msg);
 			}
+			/* the server's path: inspect, then decode with over-long Hello strings set aside */
+			crowd_client_message_info info;
+			if (crowd_client_message_inspect(frame, len, &info) &&
+			    crowd_decode_client_message_checked(frame, len, &msg, &info))
+				crowd_client_message_release(&msg);
 		}
 		if (r != CROWD_FRAME_NEED_MORE)
 			break;

@@ -2,12 +2,14 @@
  * line and headers through http-parser and this server's callbacks (URL,
  * header capture, limits), the routes (/healthz, /metrics, /crowd.proto, static
  * files, /ws), the WebSocket upgrade checks, and after a 101 the WebSocket
- * frames to a session that echoes. http.c is compiled into this target so a
- * connection can be made over a socketpair and fed without the network.
+ * frames to a session that echoes. http.c is compiled into this target so
+ * the bytes can be handed to its read callback directly, on a connection the
+ * server accepted itself.
  * Input: byte 0 = chunk seed, the rest = the client's bytes. */
 #include "../../server/transport/http.c"
 
 #include <signal.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -83,33 +85,25 @@ static void drain(int fd)
 	}
 }
 
-/* As on_connection does for an accepted socket, over one end of a socketpair. */
-static crowd_http_ws *open_conn(int fd)
+/* A real loopback connection, accepted by the server's own on_connection
+ * (so the harness follows whatever it sets up); the bytes are then handed to
+ * on_read directly, as libuv would after a read. Returns the new connection,
+ * the newest in the server's list. */
+static crowd_http_ws *open_conn(int *client)
 {
 	crowd_http *h = srv;
-	crowd_http_ws *c = calloc(1, sizeof *c);
-	if (!c)
+	const uint32_t before = h->conn_allocated;
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)crowd_http_port(h));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*client = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (*client < 0 || (connect(*client, (struct sockaddr *)&a, sizeof a) != 0 && errno != EINPROGRESS))
 		abort();
-	c->server = h;
-	c->current = -1;
-	h->conn_allocated++;
-	uv_tcp_init(h->loop, &c->tcp);
-	uv_timer_init(h->loop, &c->timer);
-	c->tcp.data = c;
-	c->timer.data = c;
-	c->handles_open = 2;
-	c->next = h->conns;
-	if (h->conns)
-		h->conns->prev = c;
-	h->conns = c;
-	h->conn_count++;
-	if (uv_tcp_open(&c->tcp, fd) != 0)
-		abort();
-	snprintf(c->peer, sizeof c->peer, "fuzz:1");
-	http_parser_init(&c->parser, HTTP_REQUEST);
-	c->parser.data = c;
-	uv_timer_start(&c->timer, on_header_timeout, h->cfg.header_timeout_ms, 0);
-	return c;
+	while (h->conn_allocated == before) /* the accept is the event */
+		uv_run(&loop, UV_RUN_ONCE);
+	return h->conns;
 }
 
 static void feed(crowd_http_ws *c, const uint8_t *data, size_t n)
@@ -127,17 +121,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const size_t chunk = 1 + data[0] % 128u;
 	data++;
 	size--;
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) != 0)
-		abort();
-	crowd_http_ws *c = open_conn(sv[0]);
+	int client;
+	crowd_http_ws *c = open_conn(&client);
 	for (size_t off = 0; off < size; off += chunk) {
 		if (srv->conn_allocated == 0 || c->mode == MODE_CLOSED)
 			break;
 		const size_t n = size - off < chunk ? size - off : chunk;
 		feed(c, data + off, n);
 		uv_run(&loop, UV_RUN_NOWAIT);
-		drain(sv[1]);
+		drain(client);
 	}
 	if (srv->conn_allocated != 0 && c->mode != MODE_CLOSED) {
 		uv_buf_t none = uv_buf_init(NULL, 0);
@@ -145,8 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	while (srv->conn_allocated != 0) {
 		uv_run(&loop, UV_RUN_NOWAIT);
-		drain(sv[1]);
+		drain(client);
 	}
-	close(sv[1]);
+	close(client);
 	return 0;
 }

@@ -30,7 +30,20 @@ static void fake_close(void *c_, bool flush)
 	(void)flush;
 	((fake_conn *)c_)->closed = true;
 }
-static const transport_ops fake_ops = {TRANSPORT_TCP, true, fake_send, fake_pending, fake_close};
+static void fake_discard(void *c_)
+{
+	fake_conn *c = c_;
+	crowd_frame_splitter_free(&c->out); /* what was queued is dropped, unsent */
+	crowd_frame_splitter_init(&c->out, 64u << 20);
+}
+static const transport_ops fake_ops = {
+    .kind = TRANSPORT_TCP,
+    .length_prefixed = true,
+    .send = fake_send,
+    .pending_bytes = fake_pending,
+    .close = fake_close,
+    .discard_pending = fake_discard,
+};
 
 static server_config cfg;
 static server srv;

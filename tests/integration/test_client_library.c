@@ -78,7 +78,7 @@ static int setup(void **state) {
 	crowd_client_options o = crowd_client_default_options();
 	o.max_frame = 1u << 16;
 	o.user = &f->seen;
-	o.callbacks = (crowd_client_callbacks){on_welcome, on_ack, on_error, on_snapshot, on_pong, on_closed};
+	o.callbacks = (crowd_client_callbacks){.on_welcome = on_welcome, .on_ack = on_ack, .on_error = on_error, .on_snapshot = on_snapshot, .on_pong = on_pong, .on_closed = on_closed};
 	if (crowd_client_connect("127.0.0.1", ntohs(a.sin_port), &o, &f->client) != CROWD_CLIENT_OK) return -1;
 	f->server_fd = accept(f->listener, NULL, NULL);
 	*state = f;

@@ -80,6 +80,7 @@ test('every request type is answered', async () => {
   await c.unsubscribe();
   // Minor 1 (navigation): answered once the server speaks it; before, refused as unknown.
   if (c.welcome.protocolMinor >= 1) {
+    await c.setTargets(ids.slice(0, 2), { x: 40, y: 40 }); // walking somewhere: a path each
     const paths = await c.getPaths(ids.slice(0, 2));
     assert.deepEqual(paths.map((p) => p.agentId).sort(), ids.slice(0, 2).sort());
     await c.subscribeEvents({ allAgents: true });
@@ -168,6 +169,35 @@ test('reconnect after a server restart: back-off, Hello again, the subscription 
   }
 });
 
+test('a server restart on the same data dir: the reconnect presents the resume key and takes the agents back', async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(`${tmpdir()}/crowd-js-resume-`);
+  const args = ['--data-dir', `${dir}/data`, '--token', 'p1=player'];
+  let own = await startServer(args);
+  const c = new CrowdClient(`tcp://127.0.0.1:${own.tcp}`, { token: 'p1', reconnectMinMs: 20, reconnectMaxMs: 200 });
+  clients.push(c);
+  try {
+    const first = await c.connect();
+    assert.equal(first.resumed, false);
+    assert.equal(first.resumeKey.length, 32, 'a resume key with --data-dir');
+    const ids = await c.spawnAgents([{ position: { x: 0, y: 0 } }, { position: { x: 5, y: 0 } }]);
+    const again = nextEvent(c, 'welcome');
+    own.proc.kill('SIGKILL'); // a crash: no goodbye
+    await stopServer(own.proc);
+    own = await startServer(args, { tcp: `127.0.0.1:${own.tcp}` });
+    const [w] = await again;
+    assert.equal(w.resumed, true, 'the key was honoured');
+    assert.equal(w.clientId, first.clientId);
+    assert.equal(c.resumeKey, first.resumeKey);
+    await c.setTargets(ids, { x: 30, y: 30 }); // its agents answer to it again
+  } finally {
+    c.close();
+    await own.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a paused consumer falls behind, the server skips, and the next snapshot is a keyframe', async () => {
   const own = await startServer(['--demo', '--demo-agents', '3000', '--keyframe-interval', '100000',
                                  '--output-soft-limit', '1k', '--output-soft-seconds', '600']);
@@ -188,5 +218,28 @@ test('a paused consumer falls behind, the server skips, and the next snapshot is
   } finally {
     c.close();
     await own.stop();
+  }
+});
+
+test('the backend example spawns a squad and walks it (and logs arrivals once the server sends AgentEvents)', async () => {
+  const { spawn } = await import('node:child_process');
+  const example = new URL('../../clients/js/examples/backend.mjs', import.meta.url).pathname;
+  const probe = await connected('look');
+  const withEvents = probe.welcome.protocolMinor >= 1;
+  const p = spawn(process.execPath, [example, `tcp://127.0.0.1:${server.tcp}`, 'boss'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  p.stdout.on('data', (d) => { out += d; });
+  try {
+    await until('the squad walking', () => /spawned 16 agents/.test(out) && /walking east/.test(out));
+    await probe.subscribe({ area: { minX: -110, minY: -10, maxX: 120, maxY: 30 } });
+    const owner = Number(out.match(/connected as client (\d+)/)[1]);
+    const squad = () => [...probe.world.agents.values()].filter((a) => a.owner === owner);
+    await until('the squad moving east', () => squad().length === 16 && squad().every((a) => a.vx > 0));
+    if (withEvents) {
+      await until('every arrival logged', () => /squad arrived/.test(out), 120000);
+      assert.equal((out.match(/arrived at/g) || []).length, 16);
+    }
+  } finally {
+    p.kill();
   }
 });

@@ -16,7 +16,7 @@
 #include "nav_test_util.h"
 #include "scenario_nav.h"
 
-#define STEPS 400
+#define STEPS 1000
 
 static void run(int workers, uint64_t *hashes, uint64_t *events)
 {

@@ -4,7 +4,8 @@
  * near door and agents re-plan through the other (tiles rebuilt one per
  * update); the path queue answers at most `path_budget` queries per update;
  * an agent held back by one that never yields is STUCK; save/load; taking an
- * agent over through orca.h ends its navigation. */
+ * agent over through orca.h ends its navigation; a path longer than the
+ * corridor holds is walked in parts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,10 +65,10 @@ static void enclosed_target_is_unreachable(void **state)
 {
 	(void)state;
 	orca_world *w = make_world();
-	add_rect(w, 40, -10, 60, -8);
-	add_rect(w, 40, 8, 60, 10);
-	add_rect(w, 40, -8, 42, 8);
-	add_rect(w, 58, -8, 60, 8);
+	add_rect(w, 40, -20, 60, -18);
+	add_rect(w, 40, 18, 60, 20);
+	add_rect(w, 40, -18, 42, 18);
+	add_rect(w, 58, -18, 60, 18);
 	const orca_agent_id id = add_agent(w, -50, 0);
 	orca_nav_def d = small_def(100);
 	orca_nav *nav;
@@ -238,7 +239,8 @@ static void save_load_and_takeover(void **state)
 	assert_int_equal(orca_agent_set_pref_velocity(w, ids[0], (orca_vec2){1, 0}), ORCA_OK);
 	assert_int_equal(orca_agent_set_target(w, ids[1], (orca_vec2){-50, 0}), ORCA_OK);
 	assert_int_equal(orca_agent_remove(w, ids[2]), ORCA_OK);
-	assert_int_equal(orca_nav_update(nav, 0.25f), ORCA_OK);
+	for (uint32_t u = 0; u <= d.refresh_interval; ++u) /* noticed at each agent's next visit */
+		assert_int_equal(orca_nav_update(nav, 0.25f), ORCA_OK);
 	orca_nav_stats s;
 	orca_nav_get_stats(nav, &s);
 	assert_int_equal(s.agents, 1);
@@ -267,6 +269,28 @@ static void save_load_and_takeover(void **state)
 	orca_world_destroy(w);
 }
 
+/* A path longer than the corridor holds is walked in parts. */
+static void long_path_in_parts(void **state)
+{
+	(void)state;
+	orca_world *w = make_world();
+	add_rect(w, -50, -150, -40, 150);
+	add_rect(w, 40, -150, 50, 150);
+	orca_nav_def d = small_def(200);
+	d.max_path = 4;
+	orca_nav *nav;
+	assert_int_equal(orca_nav_create(&d, w, &nav), ORCA_OK);
+	const orca_agent_id id = add_agent(w, -180, -180);
+	assert_int_equal(orca_nav_set_target(nav, id, (orca_vec2){180, 180}), ORCA_OK);
+	const orca_nav_event e = run_until(nav, w, id, ORCA_NAV_ARRIVED, 6000);
+	assert_int_equal(e.kind, ORCA_NAV_ARRIVED);
+	orca_nav_stats s;
+	orca_nav_get_stats(nav, &s);
+	assert_true(s.replans[ORCA_NAV_REPLAN_NEXT_PART] > 0);
+	orca_nav_destroy(nav);
+	orca_world_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +300,7 @@ int main(void)
 	    cmocka_unit_test(path_queue_has_a_budget),
 	    cmocka_unit_test(blocked_agent_is_stuck),
 	    cmocka_unit_test(save_load_and_takeover),
+	    cmocka_unit_test(long_path_in_parts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "orca/orca.h"
 
 static int parse(server_config *cfg, char *err, size_t errlen, int argc, char **argv) {
 	config_init(cfg);
@@ -220,6 +221,22 @@ static void test_ini_errors(void **state) {
 	config_free(&cfg);
 }
 
+/* --avoidance: quality by default, reference on request, nothing else. */
+static void test_avoidance(void **state) {
+	(void)state;
+	server_config cfg;
+	char err[256];
+	config_init(&cfg);
+	assert_int_equal(cfg.avoidance, ORCA_AVOIDANCE_QUALITY);
+	config_free(&cfg);
+	char *argv[] = {"crowd-server", "--avoidance", "reference"};
+	assert_int_equal(parse(&cfg, err, sizeof err, 3, argv), 0);
+	assert_int_equal(cfg.avoidance, ORCA_AVOIDANCE_REFERENCE);
+	config_free(&cfg);
+	expect_error("--avoidance", "fast");
+	expect_error("--avoidance", NULL);
+}
+
 static void test_help(void **state) {
 	(void)state;
 	char *buf = NULL;
@@ -242,7 +259,7 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_flags),    cmocka_unit_test(test_open_server),
 	    cmocka_unit_test(test_flag_errors), cmocka_unit_test(test_hostport), cmocka_unit_test(test_ini_file),
-	    cmocka_unit_test(test_ini_errors),  cmocka_unit_test(test_help),
+	    cmocka_unit_test(test_ini_errors),  cmocka_unit_test(test_help),        cmocka_unit_test(test_avoidance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -558,8 +558,9 @@ static void test_hello_string_lengths(void **state) {
 	raw_hello(c, "v", 1, "a\0b", 3);
 	expect_error(c, 1, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 	assert_false(c->closed);
-	raw_hello(c, "v", 1, "ab", 2);
+	raw_hello(c, "v", 1, "a\nb", 3);
 	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_welcome_tag);
+	assert_string_equal(c->s->name, "a?b"); /* no forged log lines */
 	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
 	free_conn(c);
 }
@@ -650,6 +651,21 @@ static void test_malformed_frames_rate_limited(void **state) {
 	assert_int_equal(frames, 5);
 	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_RATE_LIMITED);
 	assert_int_equal(srv.metrics.errors[crowd_v1_ErrorCode_ERROR_MALFORMED], 4);
+	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
+	free_conn(c);
+
+	/* Frames that are protobuf at the tag level but not a ClientMessage
+	 * (request_id sent as a string) close it too once over the limit. */
+	c = open_conn();
+	hello(c, "a", 1);
+	const uint8_t wrong_type[] = {0x0a, 0x00};
+	frames = 0;
+	while (!c->closed && frames < 5000) {
+		session_on_message(c->s, wrong_type, sizeof wrong_type);
+		frames++;
+	}
+	assert_int_equal(frames, 5);
+	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_RATE_LIMITED);
 	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
 	free_conn(c);
 	cfg.request_burst = 1000;

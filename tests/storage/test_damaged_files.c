@@ -292,9 +292,39 @@ static void test_no_valid_checkpoint_refuses_to_start(void **state) {
 	assert_int_equal(file_size(ck), 3000);
 }
 
+/* --start-at-tick T: the world as it was after tick T, and nothing written */
+static void test_start_at_tick(void **state) {
+	(void)state;
+	char dir[256];
+	copy_fresh(dir, sizeof dir, "startat");
+	char listing[512];
+	snprintf(listing, sizeof listing, "ls -l --time-style=+%%s.%%N %s > %s/before.txt", dir, root);
+	sh("%s", listing);
+	const uint64_t at[3] = {0, 45, last_tick - 1};
+	for (int k = 0; k < 3; k++) {
+		char tick[32];
+		snprintf(tick, sizeof tick, "%" PRIu64, at[k]);
+		const char *args[] = {"--data-dir", dir, "--start-at-tick", tick, "--log-level", "warn", NULL};
+		server_proc srv;
+		assert_true(server_start(&srv, args));
+		char *out = read_text(srv.out_path);
+		uint64_t t = 0, h = 0;
+		assert_true(recovered_line(out, &t, &h));
+		assert_int_equal(t, at[k]);
+		assert_int_equal(h, history[at[k]]);
+		free(out);
+		assert_true(server_signal_and_wait(&srv, SIGTERM) >= 0);
+		server_stop(&srv);
+	}
+	snprintf(listing, sizeof listing, "ls -l --time-style=+%%s.%%N %s > %s/after.txt", dir, root);
+	sh("%s", listing);
+	sh("cmp -s %s/before.txt %s/after.txt", root, root); /* not a file touched */
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_intact),
+	    cmocka_unit_test(test_start_at_tick),
 	    cmocka_unit_test(test_truncated_journal),
 	    cmocka_unit_test(test_flipped_journal),
 	    cmocka_unit_test(test_garbage_appended),

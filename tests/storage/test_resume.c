@@ -89,6 +89,7 @@ static void test_resume_after_a_crash(void **state) {
 	server_proc srv;
 	assert_true(server_start(&srv, args));
 	player *a = connect_player(srv.port, NULL);
+	if (strlen(a->welcome.resume_key) != 32) server_dump_output(&srv);
 	assert_false(a->welcome.resumed);
 	assert_int_equal(strlen(a->welcome.resume_key), 32);
 	char key[65];

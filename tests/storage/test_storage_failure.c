@@ -43,7 +43,7 @@ static void on_ack(void *user, uint32_t rid, const uint32_t *ids, size_t count) 
 	}
 	p->acked_rid = rid;
 	p->acked_count = count < 8 ? count : 8;
-	memcpy(p->acked_ids, ids, sizeof *ids * p->acked_count);
+	if (p->acked_count) memcpy(p->acked_ids, ids, sizeof *ids * p->acked_count); /* an empty Ack has no ids array */
 }
 
 static void on_error(void *user, const crowd_v1_Error *e) {

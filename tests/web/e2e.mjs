@@ -240,11 +240,42 @@ test('the token field: an unknown token is refused on screen, a viewer token can
   }
 });
 
+test('selected agents show their paths; an unreachable target is marked until arrival (hand-fed minor-1 answers)', async () => {
+  await page.goto(`http://127.0.0.1:${httpPort}/`);
+  await waitFor('connected with snapshots', () =>
+    viewer(() => crowdViewer.state.status === 'connected' && crowdViewer.state.snapshots > 3));
+  const ids = await viewer(async () => {
+    const c = crowdViewer.client;
+    const ids = await c.spawnAgents([{ position: { x: -20, y: -20 } }, { position: { x: -16, y: -20 } }]);
+    // Until the server navigates, GetPaths is answered here the way proto/crowd.proto says it will be.
+    c.getPaths = (asked) => Promise.resolve(asked.map((id, i) => ({
+      agentId: id, points: [{ x: 0, y: 10 * i }, { x: 20, y: 10 * i }], goal: { x: 20, y: 10 * i }, unreachable: i === 1,
+      corridor: [[{ x: -25, y: -25 }, { x: 25, y: -25 }, { x: 25, y: 25 }, { x: -25, y: 25 }]] })));
+    crowdViewer.state.pathsUnsupported = false;
+    crowdViewer.state.selected = new Set(ids);
+    return ids;
+  });
+  await waitFor('both paths fetched', () => viewer(() => crowdViewer.state.paths.size === 2));
+  const red = (p) => p[0] > 200 && p[1] < 150 && p[2] < 150;
+  const pixel = (x, y) => viewer(([x, y]) => {
+    const s = crowdViewer.worldToScreen(x, y);
+    return Array.from(document.getElementById('world').getContext('2d').getImageData(Math.round(s.x), Math.round(s.y), 1, 1).data);
+  }, [x, y]);
+  const target = { x: 60, y: 40 };
+  await viewer(([id, target]) => crowdViewer.client.emit('agentEvent',
+    { agentId: id, kind: 2, kindName: 'UNREACHABLE', point: { x: 30, y: 30 }, target, owner: 0 }, 1), [ids[0], target]);
+  await waitFor('the unreachable target marked red', async () => red(await pixel(target.x, target.y)));
+  await shot('10-paths-and-unreachable.png');
+  await viewer((id) => crowdViewer.client.emit('agentEvent', { agentId: id, kind: 1, kindName: 'ARRIVED', point: { x: 30, y: 30 } }, 2), ids[0]);
+  await waitFor('the mark gone on arrival', async () =>
+    (await viewer(() => crowdViewer.state.unreachable.size)) === 0 && !red(await pixel(target.x, target.y)));
+});
+
 test('the example page draws the crowd with the crowd-client package', async () => {
   await page.goto(`http://127.0.0.1:${httpPort}/example.html`);
   await waitFor('example connected with agents', () =>
     viewer(() => window.crowdExample && crowdExample.connected && crowdExample.world.size > 0));
   const n = await viewer(() => crowdExample.world.size);
   assert.equal(n, (await healthz()).agents, 'every agent of the world in its view');
-  await shot('10-example-page.png');
+  await shot('11-example-page.png');
 });

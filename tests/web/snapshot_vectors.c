@@ -1,7 +1,7 @@
 /* snapshot_vectors.c — writes a stream of snapshots made by the C encoder
  * (proto/wire) as JSON lines: the encoded ServerMessage (hex) and the view the C
  * decoder gets from it. test_snapshot.mjs checks that the viewer's JavaScript
- * decoder (clients/web/snapshot.js) gets exactly the same views. */
+ * decoder (clients/js/src/snapshot.js, which the viewer uses) gets exactly the same views. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

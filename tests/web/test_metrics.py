@@ -253,7 +253,9 @@ class SlowWebSocketTest(unittest.TestCase):
         proc = subprocess.Popen(
             [SERVER, "--demo", "--demo-agents", "3000", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
              "--output-soft-limit", "64k", "--output-hard-limit", "512k", "--output-soft-seconds", "0.5",
-             "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
+             # every snapshot a keyframe: the kernel's send buffer (up to 4 MiB) fills
+             # in a few dozen ticks even when a loaded ASan build makes 8 ticks/s
+             "--keyframe-interval", "1", "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
         try:
             port = None
             while port is None:
@@ -268,8 +270,9 @@ class SlowWebSocketTest(unittest.TestCase):
             s.sendall(("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                        "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % key).encode())
             s.sendall(ws_frame(2, HELLO) + ws_frame(2, bytes([0x08, 0x02, 0x4A, 0x00])))  # Subscribe{}
-            # Never read; wait for the server to give up on us.
-            deadline = time.time() + 30
+            # Never read; wait for the server to give up on us (the event: the
+            # disconnect counted; the guard only stops a hung test).
+            deadline = time.time() + 90
             cut = 0
             while time.time() < deadline and not cut:
                 time.sleep(0.2)

@@ -336,6 +336,13 @@ static int dispatch_frame(crowd_client *c, const uint8_t *frame, size_t len) {
 	case crowd_v1_ServerMessage_pong_tag:
 		if (cb->on_pong) cb->on_pong(user, msg.msg.pong.client_time_us, msg.msg.pong.server_tick);
 		break;
+	case crowd_v1_ServerMessage_agent_events_tag:
+		c->counters.events_received += msg.msg.agent_events.events_count;
+		if (cb->on_agent_events) cb->on_agent_events(user, &msg.msg.agent_events);
+		break;
+	case crowd_v1_ServerMessage_paths_tag:
+		if (cb->on_paths) cb->on_paths(user, &msg.msg.paths);
+		break;
 	default:
 		/* A message from a newer minor version: ignore it, as protobuf would. */
 		break;

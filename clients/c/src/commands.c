@@ -87,6 +87,37 @@ int64_t crowd_client_set_targets(crowd_client *c, const uint32_t *ids, size_t co
 	return crowd_client_enqueue(c, &m);
 }
 
+int64_t crowd_client_set_targets_steer(crowd_client *c, const uint32_t *ids, size_t count, const float *x,
+                                       const float *y, size_t xy_count, crowd_v1_SteerMode steer) {
+	int s = check_pairs(ids, count, x, y, xy_count);
+	if (s < 0) return s;
+	crowd_v1_ClientMessage m = empty_message(crowd_v1_ClientMessage_set_targets_tag);
+	crowd_v1_SetTargets *t = &m.msg.set_targets;
+	t->ids_count = (pb_size_t)count;
+	t->ids = (uint32_t *)ids;
+	t->x_count = t->y_count = (pb_size_t)xy_count;
+	t->x = (float *)x;
+	t->y = (float *)y;
+	t->steer = &steer;
+	return crowd_client_enqueue(c, &m);
+}
+
+int64_t crowd_client_subscribe_events(crowd_client *c, bool all_agents, bool unsubscribe) {
+	crowd_v1_ClientMessage m = empty_message(crowd_v1_ClientMessage_subscribe_events_tag);
+	m.msg.subscribe_events.all_agents = all_agents;
+	m.msg.subscribe_events.unsubscribe = unsubscribe;
+	return crowd_client_enqueue(c, &m);
+}
+
+int64_t crowd_client_get_paths(crowd_client *c, const uint32_t *ids, size_t count) {
+	if (!ids && count) return CROWD_CLIENT_ERR_ARGUMENT;
+	if (count > MAX_ITEMS) return CROWD_CLIENT_ERR_TOO_MANY;
+	crowd_v1_ClientMessage m = empty_message(crowd_v1_ClientMessage_get_paths_tag);
+	m.msg.get_paths.ids_count = (pb_size_t)count;
+	m.msg.get_paths.ids = (uint32_t *)ids;
+	return crowd_client_enqueue(c, &m);
+}
+
 int64_t crowd_client_set_velocities(crowd_client *c, const uint32_t *ids, size_t count, const float *vx,
                                     const float *vy, size_t v_count) {
 	int s = check_pairs(ids, count, vx, vy, v_count);

@@ -159,6 +159,7 @@ export class CrowdClient extends Emitter {
       this.#settleConnect(null, e);
       return;
     }
+    if (this.closing) return; // close() while the transport module loaded
     this.transport = transport;
     try {
       await transport.open();
@@ -206,6 +207,10 @@ export class CrowdClient extends Emitter {
 
   #onClose({ reason, error }) {
     this.transport = null;
+    if (error && error.name === 'FrameError') {
+      this.stats.protocolErrors++;
+      this.emit('protocolError', error);
+    }
     const closed = new ConnectionClosedError('connection closed: ' + reason);
     for (const [, p] of this.pending) { clearTimeout(p.timer); p.reject(closed); }
     this.pending.clear();

@@ -13,6 +13,7 @@
 
 #define NAV_NO_INDEX UINT32_MAX
 #define NAV_MAX_CORNERS 3
+#define NAV_DONE_VISIT 64u /* arrived agents are checked this often (removed? taken over?) */
 
 typedef struct nav_agent {
 	orca_agent_id id;
@@ -31,6 +32,8 @@ typedef struct nav_agent {
 	orca_vec2 stuck_pos;     /* where STUCK was last said */
 	float stall_time;        /* seconds since */
 	float plan_off;          /* its distance from the corridor when the path was planned */
+	uint64_t next_visit;     /* the update at which it is looked at next */
+	uint64_t last_visit;
 	navmesh_corridor *corridor;
 } nav_agent;
 
@@ -118,7 +121,7 @@ orca_nav_def orca_nav_default_def(void)
 	d.path_budget = 256;
 	d.max_path = 128;
 	d.max_nodes = 8192;
-	d.refresh_interval = 4;
+	d.refresh_interval = 8;
 	d.stuck_time = 10.0f;
 	d.goal_tolerance = -1.0f; /* radius / 2 */
 	d.arrival_distance = 0.0f;
@@ -289,11 +292,15 @@ static void drop_agent(orca_nav *nav, uint32_t index)
 {
 	nav_agent *a = &nav->agents[index];
 	navmesh_corridor_destroy(a->corridor);
-	nav->index_of_slot[slot_of(a->id)] = NAV_NO_INDEX;
+	/* the slot may already name a newer agent's entry (a removed agent is
+	 * forgotten lazily): only clear it if it names this one */
+	if (nav->index_of_slot[slot_of(a->id)] == index)
+		nav->index_of_slot[slot_of(a->id)] = NAV_NO_INDEX;
 	const uint32_t last = nav->agent_count - 1;
 	if (index != last) {
 		nav->agents[index] = nav->agents[last];
-		nav->index_of_slot[slot_of(nav->agents[index].id)] = index;
+		if (nav->index_of_slot[slot_of(nav->agents[index].id)] == last)
+			nav->index_of_slot[slot_of(nav->agents[index].id)] = index;
 	}
 	nav->agent_count--;
 }
@@ -385,8 +392,9 @@ static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, flo
 	orca_vec2 corners[NAV_MAX_CORNERS];
 	bool end_is_last;
 	float off;
+	orca_vec2 on_mesh;
 	const int n = navmesh_corridor_corners(nav->mesh, a->corridor, st->position, optimize, corners, NAV_MAX_CORNERS,
-	                                       &end_is_last, &off);
+	                                       &end_is_last, &off, &on_mesh);
 	if (n < 0) {
 		nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED] += !a->queued;
 		enqueue(nav, a);
@@ -411,10 +419,32 @@ static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, flo
 	while (k + 1 < n && dist(st->position, corners[k]) < look)
 		++k;
 	a->final_leg = end_is_last && k == n - 1;
-	const orca_vec2 p = a->final_leg ? a->goal : corners[k];
+	orca_vec2 p = a->final_leg ? a->goal : corners[k];
+	/* Stalled for a quarter of stuck_time: two agents meeting head-on on one
+	 * string-pulled line can hold each other at zero velocity for ever (ORCA
+	 * is symmetric). Aim two radii to the right of the way until it moves
+	 * again: both keep right and pass. Not when the goal itself is near. */
+	const float r = nav->def.agent_radius;
+	const float dx = p.x - st->position.x, dy = p.y - st->position.y;
+	const float len = sqrtf(dx * dx + dy * dy);
+	if (nav->def.stuck_time > 0.0f && a->stall_time >= 0.25f * nav->def.stuck_time && len > 0.0f &&
+	    dist(st->position, a->goal) > 4.0f * r) {
+		p.x += dy / len * 2.0f * r;
+		p.y -= dx / len * 2.0f * r;
+		a->final_leg = false;
+	}
+	/* Pressed into a wall's margin (off the mesh), the straight line to the
+	 * next corner can cut the wall's corner and pin the agent against it:
+	 * first back onto the mesh, then on. */
+	if (off > 0.5f * r) {
+		p = on_mesh;
+		a->final_leg = false;
+	}
 	if (!same_point(a->steer, p))
 		steer_to(nav, a, p);
 }
+
+static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt);
 
 static void plan(orca_nav *nav, nav_agent *a, float dt)
 {
@@ -438,28 +468,52 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	a->goal = goal;
 	if (a->phase != ORCA_NAV_DONE)
 		a->phase = ORCA_NAV_MOVING;
+	a->last_visit = nav->updates;
 	if (r == NAVMESH_PLAN_FAILED) {
 		a->final_leg = true;
 		steer_to(nav, a, goal);
+		a->next_visit = nav->updates + 1;
 		return;
 	}
 	refresh(nav, a, &st, dt, false, true);
+	schedule(nav, a, &st, dt);
+	/* many agents planned in one update would all be due together: spread
+	 * the first visit by id, the interval keeps them apart afterwards */
+	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
+	if (a->next_visit == nav->updates + interval)
+		a->next_visit = nav->updates + 1u + a->id % interval;
 }
 
-static void step_agent(orca_nav *nav, uint32_t index, float dt, bool mesh_changed)
+/* When to look at this agent again: at its refresh interval, or sooner when
+ * it will reach the point it steers at before then (so it never stops at a
+ * corner, and ARRIVED is told on time). */
+static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt)
 {
-	nav_agent *a = &nav->agents[index];
-	if (mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
-		nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED]++;
-		enqueue(nav, a); /* a rebuilt tile touched its corridor */
-		if (a->phase == ORCA_NAV_DONE)
-			a->phase = ORCA_NAV_MOVING;
-	}
-	if (a->phase != ORCA_NAV_MOVING)
-		return;
+	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
+	const float speed = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	const float left = dist(st->position, a->steer) - (a->final_leg ? 0.0f : nav->def.agent_radius);
+	const float steps = left / (speed * dt);
+	uint32_t wait = interval;
+	if (steps < (float)interval)
+		wait = steps < 1.0f ? 1u : (uint32_t)steps;
+	a->next_visit = nav->updates + wait;
+}
+
+/* A due agent: still ours? progress, STUCK, arrival, corridor refresh.
+ * Returns false when the agent is to be forgotten (removed, or taken over
+ * through orca.h: a velocity, or a target that is not ours). */
+static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
+{
 	orca_agent_state st;
-	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK)
-		return;
+	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK || st.steer_mode == ORCA_STEER_VELOCITY ||
+	    !same_point(st.target, a->steer))
+		return false;
+	const float elapsed = (float)(nav->updates - a->last_visit) * dt;
+	a->last_visit = nav->updates;
+	if (a->phase == ORCA_NAV_DONE) {
+		a->next_visit = nav->updates + NAV_DONE_VISIT;
+		return true;
+	}
 
 	/* progress: moving at least a radius since the last mark. STUCK is said
 	 * once, and again only after the agent got 4 radii away from there. */
@@ -471,7 +525,7 @@ static void step_agent(orca_nav *nav, uint32_t index, float dt, bool mesh_change
 		a->stall_time = 0.0f;
 		a->replanned_for_stall = false;
 	} else {
-		a->stall_time += dt;
+		a->stall_time += elapsed;
 		if (nav->def.stuck_time > 0.0f) {
 			if (a->stall_time >= 0.5f * nav->def.stuck_time && !a->replanned_for_stall) {
 				a->replanned_for_stall = true;
@@ -491,17 +545,21 @@ static void step_agent(orca_nav *nav, uint32_t index, float dt, bool mesh_change
 		if (a->far) {
 			nav->replans[ORCA_NAV_REPLAN_NEXT_PART]++;
 			enqueue(nav, a); /* the end of a part: the next part */
-			return;
+			return true;
 		}
 		a->phase = ORCA_NAV_DONE;
+		a->next_visit = nav->updates + NAV_DONE_VISIT;
 		emit(nav, a, ORCA_NAV_ARRIVED, st.position);
-		return;
+		return true;
+	}
+	if (a->queued) {
+		a->next_visit = nav->updates + 1; /* its new path comes in this update or a later one */
+		return true;
 	}
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
-	const bool due = (nav->updates + a->id) % interval == 0;
-	const bool near = !a->final_leg && (st.arrived || dist(st.position, a->steer) < nav->def.agent_radius);
-	if (!a->queued && (due || near))
-		refresh(nav, a, &st, dt, due && ((nav->updates / interval + a->id) & 1u), false);
+	refresh(nav, a, &st, dt, ((nav->updates / interval + a->id) & 1u) != 0, false);
+	schedule(nav, a, &st, dt);
+	return true;
 }
 
 static void answer_paths(orca_nav *nav, float dt)
@@ -515,8 +573,10 @@ static void answer_paths(orca_nav *nav, float dt)
 		if (!a || !a->queued)
 			continue;
 		a->queued = false;
-		if (orca_agent_check(nav->world, id) != ORCA_OK)
+		if (orca_agent_check(nav->world, id) != ORCA_OK) {
+			drop_agent(nav, (uint32_t)(a - nav->agents));
 			continue;
+		}
 		plan(nav, a, dt);
 		++done;
 	}
@@ -530,19 +590,28 @@ int orca_nav_update(orca_nav *nav, float dt)
 	int rc = sync_obstacles(nav);
 	const bool mesh_changed = rebuild_tiles(nav, nav->def.tile_budget);
 
-	/* forget agents that were removed or taken over through orca.h */
+	/* Only agents that are due are looked at: a corridor refresh every
+	 * refresh_interval updates (staggered by id), sooner near a corner or the
+	 * goal. Removed or taken-over agents are forgotten at their next visit. */
 	for (uint32_t i = 0; i < nav->agent_count;) {
-		const nav_agent *a = &nav->agents[i];
-		orca_agent_state st;
-		if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK || st.steer_mode == ORCA_STEER_VELOCITY ||
-		    !same_point(st.target, a->steer)) {
+		nav_agent *a = &nav->agents[i];
+		if (mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
+			nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED]++;
+			enqueue(nav, a); /* a rebuilt tile touched its corridor */
+			if (a->phase == ORCA_NAV_DONE)
+				a->phase = ORCA_NAV_MOVING;
+			a->next_visit = nav->updates;
+		}
+		if (a->phase == ORCA_NAV_WAITING || nav->updates < a->next_visit) {
+			++i;
+			continue;
+		}
+		if (!visit_agent(nav, a, dt)) {
 			drop_agent(nav, i);
 			continue;
 		}
 		++i;
 	}
-	for (uint32_t i = 0; i < nav->agent_count; ++i)
-		step_agent(nav, i, dt, mesh_changed);
 	answer_paths(nav, dt);
 	nav->updates++;
 	return rc;
@@ -572,8 +641,10 @@ int orca_nav_get_path(orca_nav *nav, orca_agent_id id, orca_nav_path *out, orca_
 	orca_vec2 c[8];
 	bool end_is_last;
 	float off;
+	orca_vec2 on_mesh;
 	const int n = navmesh_corridor_corners(nav->mesh, a->corridor, st.position, false, c,
-	                                       corner_capacity < 8 ? (int)corner_capacity : 8, &end_is_last, &off);
+	                                       corner_capacity < 8 ? (int)corner_capacity : 8, &end_is_last, &off,
+	                                       &on_mesh);
 	for (int i = 0; i < n; ++i)
 		corners[i] = c[i];
 	out->corner_count = n > 0 ? (uint32_t)n : 0;

@@ -66,6 +66,16 @@ struct navmesh {
 	std::vector<dtPolyRef> stack;
 	std::vector<dtPolyRef> path; // findPath's output, reused (no allocation per query)
 	size_t tile_bytes = 0;
+	// A tile with no obstacle in reach and the world's edge out of reach is
+	// all open ground: Recast builds it the same wherever it lies (its
+	// vertices are in voxels from the tile's corner). The first one built is
+	// kept and every other such tile reuses it, skipping the voxel pipeline.
+	bool has_plain = false;
+	std::vector<unsigned short> plain_verts, plain_polys, plain_flags;
+	std::vector<unsigned char> plain_areas;
+	int plain_nverts = 0, plain_npolys = 0, plain_nvp = 0;
+	float plain_ymin = 0, plain_ymax = 0;
+	uint64_t plain_reused = 0;
 };
 
 struct navmesh_corridor {
@@ -185,6 +195,47 @@ static void mark_edges(navmesh *m, const navmesh_obstacle *o, rcCompactHeightfie
 	}
 }
 
+// Add an open-ground tile from the kept one, with this tile's corner: the
+// bounds Recast itself would give it (the heightfield's minus the border).
+static int add_plain_tile(navmesh *m, int tx, int ty, const rcConfig &cfg)
+{
+	const float pad = (float)cfg.borderSize * cfg.cs;
+	dtNavMeshCreateParams cp;
+	memset(&cp, 0, sizeof cp);
+	cp.verts = m->plain_verts.data();
+	cp.vertCount = m->plain_nverts;
+	cp.polys = m->plain_polys.data();
+	cp.polyAreas = m->plain_areas.data();
+	cp.polyFlags = m->plain_flags.data();
+	cp.polyCount = m->plain_npolys;
+	cp.nvp = m->plain_nvp;
+	cp.walkableHeight = (float)cfg.walkableHeight * cfg.ch;
+	cp.walkableRadius = m->p.radius;
+	cp.walkableClimb = (float)cfg.walkableClimb * cfg.ch;
+	cp.tileX = tx;
+	cp.tileY = ty;
+	cp.bmin[0] = cfg.bmin[0] + pad;
+	cp.bmin[1] = m->plain_ymin;
+	cp.bmin[2] = cfg.bmin[2] + pad;
+	cp.bmax[0] = cfg.bmax[0] - pad;
+	cp.bmax[1] = m->plain_ymax;
+	cp.bmax[2] = cfg.bmax[2] - pad;
+	cp.cs = cfg.cs;
+	cp.ch = cfg.ch;
+	cp.buildBvTree = true;
+	unsigned char *data = nullptr;
+	int size = 0;
+	if (!dtCreateNavMeshData(&cp, &data, &size))
+		return ORCA_ERR_NO_MEMORY;
+	if (dtStatusFailed(m->mesh->addTile(data, size, DT_TILE_FREE_DATA, 0, nullptr))) {
+		dtFree(data);
+		return ORCA_ERR_NO_MEMORY;
+	}
+	m->tile_bytes += (size_t)size;
+	m->plain_reused++;
+	return ORCA_OK;
+}
+
 extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obstacle *obstacles, uint32_t count)
 {
 	const float cs = m->p.cell_size;
@@ -222,6 +273,11 @@ extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obst
 			m->tile_bytes -= (size_t)t->dataSize;
 		m->mesh->removeTile(old, nullptr, nullptr);
 	}
+
+	const bool plain = count == 0 && lo.x >= m->p.bounds_min.x && lo.y >= m->p.bounds_min.y &&
+	                   hi.x <= m->p.bounds_max.x && hi.y <= m->p.bounds_max.y;
+	if (plain && m->has_plain)
+		return add_plain_tile(m, tx, ty, cfg);
 
 	int rc = ORCA_ERR_NO_MEMORY;
 	rcHeightfield *hf = rcAllocHeightfield();
@@ -275,6 +331,18 @@ extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obst
 		goto done; // nothing walkable here: no tile
 	for (int i = 0; i < pm->npolys; ++i)
 		pm->flags[i] = kWalkFlag;
+	if (plain) {
+		m->plain_nverts = pm->nverts;
+		m->plain_npolys = pm->npolys;
+		m->plain_nvp = pm->nvp;
+		m->plain_verts.assign(pm->verts, pm->verts + (size_t)pm->nverts * 3);
+		m->plain_polys.assign(pm->polys, pm->polys + (size_t)pm->npolys * 2 * (size_t)pm->nvp);
+		m->plain_flags.assign(pm->flags, pm->flags + pm->npolys);
+		m->plain_areas.assign(pm->areas, pm->areas + pm->npolys);
+		m->plain_ymin = pm->bmin[1];
+		m->plain_ymax = pm->bmax[1];
+		m->has_plain = true;
+	}
 	{
 		dtNavMeshCreateParams cp;
 		memset(&cp, 0, sizeof cp);
@@ -393,7 +461,10 @@ extern "C" size_t navmesh_memory(const navmesh *m)
 // Nearest polygon to p by 2-D distance, searching a box that grows until the
 // best point found lies within it. (Detour's findNearestPoly answers the best
 // polygon whose bounds touch its box, which can be farther than one outside.)
-static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt)
+static uint32_t component_of(const navmesh *m, dtPolyRef ref);
+
+// component 0: any polygon; else only polygons of that component.
+static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t component = 0)
 {
 	float c[3];
 	to3(p, c);
@@ -409,6 +480,8 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt)
 		for (int i = 0; i < n; ++i) {
 			float q[3];
 			bool over = false;
+			if (component && component_of(m, polys[i]) != component)
+				continue;
 			if (dtStatusFailed(m->query->closestPointOnPoly(polys[i], c, q, &over)))
 				continue;
 			const float dx = q[0] - c[0], dz = q[2] - c[2];
@@ -469,7 +542,9 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 		m->path.resize((size_t)c->max_path);
 	std::vector<dtPolyRef> &path = m->path;
 	int n = 0;
-	const dtStatus st = m->query->findPath(start, end, spt, ept, &m->filter, path.data(), &n, c->max_path);
+	// dtPathCorridor::setCorridor asserts npath < its capacity: one less
+	const int limit = c->max_path - 1;
+	const dtStatus st = m->query->findPath(start, end, spt, ept, &m->filter, path.data(), &n, limit);
 	if (dtStatusFailed(st) || n == 0) {
 		c->corridor.reset(start, spt);
 		*goal = to2(spt);
@@ -479,12 +554,28 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 	float gpt[3];
 	if (path[(size_t)n - 1] == end) {
 		dtVcopy(gpt, ept);
+	} else if (component_of(m, start) != component_of(m, end)) {
+		// no way there: the nearest point of the start's component, and a path to it
+		result = NAVMESH_PLAN_UNREACHABLE;
+		float npt[3];
+		const dtPolyRef near = nearest_poly(m, target, npt, component_of(m, start));
+		if (near && dtStatusSucceed(m->query->findPath(start, near, spt, npt, &m->filter, path.data(), &n,
+		                                               limit)) &&
+		    n > 0 && path[(size_t)n - 1] == near) {
+			dtVcopy(gpt, npt);
+		} else {
+			if (n == 0) {
+				c->corridor.reset(start, spt);
+				*goal = to2(spt);
+				return NAVMESH_PLAN_UNREACHABLE;
+			}
+			m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
+		}
 	} else {
+		// the same component but a limit was hit (nodes or corridor length):
+		// walk the part found and plan again from its end
 		m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
-		const bool other_component = component_of(m, start) != component_of(m, end);
-		result = other_component || !dtStatusDetail(st, DT_OUT_OF_NODES | DT_BUFFER_TOO_SMALL)
-		                 ? NAVMESH_PLAN_UNREACHABLE
-		                 : NAVMESH_PLAN_FAR;
+		result = NAVMESH_PLAN_FAR;
 	}
 	c->corridor.reset(start, spt);
 	c->corridor.setCorridor(gpt, path.data(), n);
@@ -493,7 +584,8 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 }
 
 extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize,
-                                        orca_vec2 *corners, int max, bool *end_is_last, float *off)
+                                        orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                                        orca_vec2 *on_mesh)
 {
 	dtPathCorridor &pc = c->corridor;
 	*end_is_last = false;
@@ -505,6 +597,7 @@ extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_ve
 	if (!pc.movePosition(p3, m->query, &m->filter))
 		return -1;
 	const float *cp = pc.getPos();
+	*on_mesh = to2(cp);
 	const float dx = cp[0] - pos.x, dy = cp[2] - pos.y;
 	*off = sqrtf(dx * dx + dy * dy);
 	enum { kMax = 8 };

@@ -66,11 +66,12 @@ void navmesh_corridor_destroy(navmesh_corridor *c);
  * target itself, its nearest walkable point, or the nearest reachable point). */
 navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target, orca_vec2 *goal);
 /* Move the corridor's start to pos and string-pull up to max corners.
- * *off gets how far pos is from the corridor (0 when on it); *end_reached is
+ * *off gets how far pos is from the corridor (0 when on it) and *on_mesh the
+ * corridor's own position (pos moved onto the mesh); *end_is_last is
  * true when the last corner returned is the corridor's end. Returns the corner
  * count, or -1 when the corridor is empty. */
 int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize, orca_vec2 *corners,
-                             int max, bool *end_is_last, float *off);
+                             int max, bool *end_is_last, float *off, orca_vec2 *on_mesh);
 /* False when a polygon of the corridor was removed (its tile was rebuilt). */
 bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c);
 int navmesh_corridor_length(const navmesh_corridor *c);

@@ -1,15 +1,18 @@
 // ServerMinorOneScenario.cs — the C# client's minor-1 side against a real crowd-server.
 // Each part runs when the server shows its feature, so the test follows the server as
 // it learns them: agent events and GetPaths when the Welcome says protocol minor >= 1,
-// resume when the Welcome carries a resume key. A server that shows neither makes the
-// test report itself skipped (exit 77), never passed.
-//   events: a Direct walk ends in AgentArrived (its target, its owner, where it stopped);
+// resume when the Welcome carries a resume key (the server runs with a fresh --data-dir).
+// A server that shows neither makes the test report itself skipped (exit 77), never passed.
+//   events: a walk ends in AgentArrived (its target, its owner, where it stopped);
 //           a target inside an obstacle gives AgentUnreachable with a point outside it.
 //   paths:  GetPaths on a walking agent: its corners end at its goal, the target.
-//   resume: a client keeping its agents goes; a new one presenting the key gets the same
-//           client id back (Welcome.resumed) and may command the old agent.
+//   resume: the server restarts on the same data dir and the client, reconnecting by
+//           itself, presents its key: the same client id back (Welcome.resumed), and the
+//           kept agent obeys it; then it goes, and a new client presenting the key (a game
+//           restarted) gets the identity back the same way.
 using System;
 using System.Collections.Generic;
+using System.IO;
 using Crowd.Client;
 using Crowd.V1;
 
@@ -17,12 +20,21 @@ namespace Crowd.Harness
 {
     public static class ServerMinorOneScenario
     {
-        const string Args = "--listen 127.0.0.1:0 --http 127.0.0.1:0 --log-level warn";
+        const string Args = "--listen 127.0.0.1:0 --http 127.0.0.1:0 --log-level warn --data-dir ";
 
         public static void Run(string serverExe)
         {
-            var server = new ServerProcess(serverExe, Args);
-            var client = new CrowdClient("127.0.0.1", server.Port, new CrowdClientOptions { ClientName = "unity-minor1", KeepAgentsOnDisconnect = true });
+            string dataDir = Path.Combine(Path.GetTempPath(), "crowd-unity-minor1-" + Guid.NewGuid().ToString("N"));
+            Directory.CreateDirectory(dataDir);
+            var server = new ServerProcess(serverExe, Args + dataDir);
+            var relay = new TcpRelay(server.Port); // the client keeps one address across a server restart
+            var client = new CrowdClient("127.0.0.1", relay.Port, new CrowdClientOptions
+            {
+                ClientName = "unity-minor1",
+                KeepAgentsOnDisconnect = true,
+                ReconnectInitialSeconds = 0.05,
+                ReconnectMaxSeconds = 0.5,
+            });
             var faults = new List<string>();
             client.ProtocolFault += f => faults.Add(f);
             client.ErrorReceived += e => Console.WriteLine("     " + e);
@@ -44,14 +56,24 @@ namespace Crowd.Harness
                     Events(client);
                     PathsOf(client);
                 }
-                if (resumable) Resume(client, server.Port);
+                else
+                {
+                    // Before minor 1 a GetPaths is still answered, by an Error (the README says so).
+                    Error refused = null;
+                    client.GetPaths(new List<uint> { 1 }, p => Check.That(false, "a minor-0 server answered GetPaths with Paths"), e => refused = e);
+                    Check.That(Wait.Until(() => refused != null, client) && refused.Code != ErrorCode.None,
+                               "minor 0: GetPaths is answered by an Error (" + (refused != null ? refused.Code.ToString() : "none") + ")");
+                }
+                if (resumable) server = Resume(client, server, relay, serverExe, Args + dataDir);
                 Check.That(faults.Count == 0, "no protocol faults (" + string.Join("; ", faults.ToArray()) + ")");
             }
             finally
             {
                 client.Dispose();
+                relay.Dispose();
                 server.DumpIfFailed();
                 server.Dispose();
+                try { Directory.Delete(dataDir, true); } catch (IOException) { }
             }
         }
 
@@ -70,7 +92,7 @@ namespace Crowd.Harness
             client.AgentArrived += e => arrived[e.AgentId] = e;
             client.AgentUnreachable += e => unreachable[e.AgentId] = e;
 
-            uint walker = SpawnOne(client, new AgentSpec { Position = new Vec2(0, -20), Target = new Vec2(6, -20), Radius = 0.5f, Steer = SteerMode.Direct }, "a Direct walker");
+            uint walker = SpawnOne(client, new AgentSpec { Position = new Vec2(0, -20), Target = new Vec2(6, -20), Radius = 0.5f, Steer = SteerMode.Navigate }, "a walker");
             Check.That(Wait.Until(() => arrived.ContainsKey(walker), client), "AgentArrived for the walker");
             AgentEvent a;
             if (arrived.TryGetValue(walker, out a))
@@ -100,42 +122,82 @@ namespace Crowd.Harness
         static void PathsOf(CrowdClient client)
         {
             uint id = SpawnOne(client, new AgentSpec { Position = new Vec2(0, 20), Target = new Vec2(40, 20), Radius = 0.5f, MaxSpeed = 0.5f, PrefSpeed = 0.5f }, "a slow walker");
-            Paths answer = null;
-            Error refused = null;
-            client.GetPaths(new List<uint> { id }, p => answer = p, e => refused = e);
-            Check.That(Wait.Until(() => answer != null || refused != null, client) && answer != null, "GetPaths answered by Paths" + (refused != null ? " (refused: " + refused + ")" : ""));
-            if (answer == null) return;
-            AgentPath path = answer.Paths_.Find(p => p.AgentId == id);
-            Check.That(path != null, "the answer holds the agent's path");
+            // Its path query waits in the server's queue for a few ticks: ask until the path has
+            // corners (each ask waits for its answer).
+            AgentPath path = null;
+            for (int ask = 0; ask < 300 && (path == null || path.X.Count == 0); ask++)
+            {
+                Paths answer = null;
+                Error refused = null;
+                client.GetPaths(new List<uint> { id }, p => answer = p, e => refused = e);
+                if (!Wait.Until(() => answer != null || refused != null, client) || answer == null)
+                {
+                    Check.That(false, "GetPaths answered by Paths" + (refused != null ? " (refused: " + refused + ")" : ""));
+                    return;
+                }
+                path = answer.Paths_.Find(p => p.AgentId == id);
+                if (path == null) break;
+            }
+            Check.That(path != null, "GetPaths answered with the agent's path");
             if (path == null) return;
-            Check.That(!path.Unreachable && path.Goal != null && path.Goal.X == 40f && path.Goal.Y == 20f, "its goal is the target, reachable");
-            Check.That(path.X.Count >= 1 && path.X.Count == path.Y.Count && Math.Abs(path.X[path.X.Count - 1] - 40f) < 0.01f && Math.Abs(path.Y[path.Y.Count - 1] - 20f) < 0.01f,
+            Check.That(!path.Unreachable && path.Goal != null && Math.Abs(path.Goal.X - 40f) < 0.05f && Math.Abs(path.Goal.Y - 20f) < 0.05f,
+                       "its goal is the target, reachable (" + (path.Goal != null ? path.Goal.X + ", " + path.Goal.Y : "none") + ")");
+            Check.That(path.X.Count >= 1 && path.X.Count == path.Y.Count && Math.Abs(path.X[path.X.Count - 1] - path.Goal.X) < 0.05f && Math.Abs(path.Y[path.Y.Count - 1] - path.Goal.Y) < 0.05f,
                        "its corners end at the goal (" + path.X.Count + " corners)");
         }
 
-        static void Resume(CrowdClient first, int port)
+        // A client presenting `key`; null unless the server resumed it. The server gives an old
+        // identity back only once it has seen that client's connection close, which this cannot
+        // observe: a Welcome that did not resume is a new identity, so that client goes and the key
+        // is presented again (each try waits for its Welcome; never a fixed wait).
+        static CrowdClient Resumed(int port, string key)
         {
-            uint owner = first.Welcome.ClientId;
-            uint kept = SpawnOne(first, new AgentSpec { Position = new Vec2(15, 15) }, "an agent to keep");
-            string key = first.ResumeKey;
-            first.Disconnect();
-            var second = new CrowdClient("127.0.0.1", port, new CrowdClientOptions { ClientName = "unity-minor1-again", ResumeKey = key, KeepAgentsOnDisconnect = true });
+            for (int attempt = 0; attempt < 100; attempt++)
+            {
+                var c = new CrowdClient("127.0.0.1", port, new CrowdClientOptions { ClientName = "unity-minor1-again", ResumeKey = key, KeepAgentsOnDisconnect = true, Resume = false });
+                c.Connect();
+                if (Wait.Until(() => c.Welcome != null, c) && c.Welcome.Resumed) return c;
+                c.Dispose();
+            }
+            return null;
+        }
+
+        static void ObeysResumed(CrowdClient c, uint owner, uint kept, string what)
+        {
+            Check.That(c != null && c.Welcome != null && c.Welcome.Resumed, what + ": the Hello presenting the key is resumed");
+            if (c == null || c.Welcome == null) return;
+            Check.That(c.Welcome.ClientId == owner, what + ": the same client id " + owner + " (got " + c.Welcome.ClientId + ")");
+            Check.That(c.Welcome.ResumeKey.Length > 0, what + ": and a resume key for next time");
+            bool acked = false;
+            Error err = null;
+            c.SetTarget(new List<uint> { kept }, 16, 16, a => acked = true, e => err = e);
+            Check.That(Wait.Until(() => acked || err != null, c) && acked, what + ": the kept agent obeys the resumed client" + (err != null ? " (" + err + ")" : ""));
+        }
+
+        static ServerProcess Resume(CrowdClient client, ServerProcess server, TcpRelay relay, string serverExe, string args)
+        {
+            uint owner = client.Welcome.ClientId;
+            uint kept = SpawnOne(client, new AgentSpec { Position = new Vec2(15, 15) }, "an agent to keep");
+            int code = server.Stop();
+            Check.That(code == 0, "crowd-server exits 0 on SIGTERM (" + code + ")");
+            var restarted = new ServerProcess(serverExe, args);
+            relay.Upstream = restarted.Port;
+            var before = client.Welcome;
+            Check.That(Wait.Until(() => client.Welcome != before && client.Welcome != null, client), "after a server restart the client reconnects by itself");
+            ObeysResumed(client, owner, kept, "reconnected to a server restarted on the same data dir");
+
+            string key = client.ResumeKey;
+            client.Disconnect();
+            var again = Resumed(restarted.Port, key);
             try
             {
-                second.Connect();
-                Check.That(Wait.Until(() => second.Welcome != null, second), "a new connection presenting the key is welcomed");
-                if (second.Welcome == null) return;
-                Check.That(second.Welcome.Resumed && second.Welcome.ClientId == owner, "resumed: the same client id " + owner + " (got " + second.Welcome.ClientId + ", resumed " + second.Welcome.Resumed + ")");
-                Check.That(second.Welcome.ResumeKey.Length > 0, "and a resume key for next time");
-                bool acked = false;
-                Error err = null;
-                second.SetTarget(new List<uint> { kept }, 16, 16, a => acked = true, e => err = e);
-                Check.That(Wait.Until(() => acked || err != null, second) && acked, "the kept agent obeys the resumed client" + (err != null ? " (" + err + ")" : ""));
+                ObeysResumed(again, owner, kept, "a new client presenting the saved key");
             }
             finally
             {
-                second.Dispose();
+                if (again != null) again.Dispose();
             }
+            return restarted;
         }
     }
 }

@@ -65,6 +65,11 @@ typedef struct crowd_client_callbacks {
 	/** The connection is gone: status CROWD_CLIENT_ERR_CLOSED for an orderly close
 	 * by the server, another negative status otherwise. Called once. */
 	void (*on_closed)(void *user, int status);
+	/** Minor 1: what happened to agents in one tick (ARRIVED, UNREACHABLE with
+	 * the point chosen, STUCK): your own agents' unless you asked for all. */
+	void (*on_agent_events)(void *user, const crowd_v1_AgentEvents *events);
+	/** Minor 1: the answer to crowd_client_get_paths (Paths.request_id). */
+	void (*on_paths)(void *user, const crowd_v1_Paths *paths);
 } crowd_client_callbacks;
 
 typedef struct crowd_client_options {
@@ -127,6 +132,7 @@ typedef struct crowd_client_counters {
 	uint64_t bytes_sent, bytes_received;
 	uint64_t messages_received, snapshots_received;
 	uint64_t acks_received, errors_received;
+	uint64_t events_received; /* AgentEvent items (minor 1) */
 } crowd_client_counters;
 crowd_client_counters crowd_client_get_counters(const crowd_client *client);
 
@@ -153,6 +159,17 @@ int64_t crowd_client_spawn(crowd_client *client, const crowd_v1_AgentSpec *agent
 /** Targets for `count` ids; x/y hold `xy_count` values: count, or 1 for all. */
 int64_t crowd_client_set_targets(crowd_client *client, const uint32_t *ids, size_t count, const float *x,
                                  const float *y, size_t xy_count);
+/** Minor 1: as crowd_client_set_targets, with how the targets are walked to:
+ * crowd_v1_SteerMode_STEER_NAVIGATE (by path around obstacles; what
+ * STEER_DEFAULT means) or STEER_DIRECT (a straight line). */
+int64_t crowd_client_set_targets_steer(crowd_client *client, const uint32_t *ids, size_t count, const float *x,
+                                       const float *y, size_t xy_count, crowd_v1_SteerMode steer);
+/** Minor 1: which AgentEvents to receive: your own agents' (the default),
+ * every agent's (all_agents, admins only), or none (unsubscribe). */
+int64_t crowd_client_subscribe_events(crowd_client *client, bool all_agents, bool unsubscribe);
+/** Minor 1: the current paths of these agents (own, or any for an admin);
+ * answered by on_paths. */
+int64_t crowd_client_get_paths(crowd_client *client, const uint32_t *ids, size_t count);
 /** Preferred velocities; vx/vy hold count values, or 1 for all. Clears targets. */
 int64_t crowd_client_set_velocities(crowd_client *client, const uint32_t *ids, size_t count, const float *vx,
                                     const float *vy, size_t v_count);

@@ -708,7 +708,7 @@ namespace Crowd.Client
                     }
                     precision = w.Precision == 0 ? 1 : w.Precision;
                     tickRateHz = w.TickRateHz;
-                    // A minor-0 server sends no key: then there is nothing to resume.
+                    // A server without a journal (or before minor 1) sends no key: nothing to resume.
                     resumeKey = w.ResumeKey;
                     welcomedOnce = true;
                     backoff.Reset();

@@ -49,24 +49,32 @@ namespace Crowd.V1
         LimitAgentsWorld = 13,
         /// <summary>this connection's agent limit would be passed</summary>
         LimitAgentsConnection = 14,
-        /// <summary>too many items in one request</summary>
+        /// <summary>too many items in one list of a request (repeated fields only)</summary>
         LimitBatch = 15,
-        /// <summary>over the requests-per-second limit</summary>
+        /// <summary>over the requests-per-second limit (undecodable frames count; past it they close)</summary>
         RateLimited = 16,
-        /// <summary>fewer than 2 vertices, non-finite or too many vertices</summary>
+        /// <summary>not a valid obstacle (see AddObstacle); the message says why</summary>
         BadPolygon = 17,
         /// <summary>a second Hello on one connection</summary>
         AlreadyHello = 18,
-        /// <summary>output above the soft limit for too long, or past the hard limit (then close)</summary>
+        /// <summary>
+        /// output above the soft limit for too long, or past the hard limit: the
+        /// output not yet sent is dropped, this Error follows what was, then close
+        /// </summary>
         SlowConsumer = 19,
         /// <summary>the server is stopping (then close)</summary>
         ShuttingDown = 20,
-        /// <summary>connection limit reached (then close)</summary>
+        /// <summary>
+        /// connection limit reached, or too many connections without Hello from
+        /// one address (then close)
+        /// </summary>
         ServerFull = 21,
         /// <summary>a bug on our side; the request had no effect</summary>
         Internal = 22,
         /// <summary>the journal cannot be written: world changes are refused until it can</summary>
         StorageUnavailable = 23,
+        /// <summary>the connection's agents x max_neighbors would pass its budget (the step's cost)</summary>
+        LimitCost = 27,
     }
 
     /// <summary>How an agent with a target chooses its way (minor 1).</summary>
@@ -166,9 +174,16 @@ namespace Crowd.V1
         /// <summary>must be PROTOCOL_MAJOR (1)</summary>
         public uint ProtocolMajor;
         public uint ProtocolMinor;
-        /// <summary>maps to a role in the server's configuration</summary>
+        /// <summary>
+        /// Maps to a role in the server's configuration. At most 64 bytes, no NUL
+        /// byte, compared whole: otherwise ERROR_BAD_TOKEN and the connection closes.
+        /// </summary>
         public string Token = "";
-        /// <summary>for logs only</summary>
+        /// <summary>
+        /// For logs only. Longer than 32 bytes: cut to 32 (at a UTF-8 character
+        /// boundary), never refused; control characters are logged as '?'. A NUL
+        /// byte: ERROR_INVALID_ARGUMENT (send another Hello).
+        /// </summary>
         public string ClientName = "";
         /// <summary>
         /// true: this client's agents stay in the world after it disconnects. They
@@ -179,7 +194,8 @@ namespace Crowd.V1
         /// <summary>
         /// Minor 1: the resume_key of an earlier Welcome. The server gives this
         /// connection that client's id, role and agents back (after a reconnect or a
-        /// server restart on the same data dir).
+        /// server restart on the same data dir). At most 64 bytes, no NUL byte:
+        /// otherwise ERROR_BAD_TOKEN and the connection closes.
         /// </summary>
         public string ResumeKey = "";
 
@@ -240,7 +256,9 @@ namespace Crowd.V1
         public float? PrefSpeed;
         public float? NeighborDist;
         public uint? MaxNeighbors;
+        /// <summary>seconds, in [server min (default 0.1), server max (default 60)]</summary>
         public float? TimeHorizon;
+        /// <summary>the same range</summary>
         public float? TimeHorizonObst;
         /// <summary>share of avoidance taken on; 0 = never yields</summary>
         public float? Weight;
@@ -296,7 +314,13 @@ namespace Crowd.V1
         }
     }
 
-    /// <summary>Ack.ids lists the new agent ids in the order of `agents`. All or nothing.</summary>
+    /// <summary>
+    /// Ack.ids lists the new agent ids in the order of `agents`. All or nothing.
+    /// Cost budget: a connection's agents (owned and being spawned) times the largest
+    /// max_neighbors it ever asked for must stay within the server's budget
+    /// (--neighbor-budget, default 200,000: 20,000 agents at the default 10
+    /// neighbours, or 3,125 at 64); past it ERROR_LIMIT_COST.
+    /// </summary>
     public sealed partial class SpawnAgents : IProtoMessage
     {
         public const int AgentsFieldNumber = 1;
@@ -422,6 +446,18 @@ namespace Crowd.V1
     /// <summary>
     /// A polygon, vertices counter-clockwise (RVO2's convention); 2 vertices make a
     /// line segment. Admin only. Ack.ids holds the obstacle id.
+    /// A valid obstacle (else ERROR_BAD_POLYGON, its message says why, index = the vertex):
+    /// - x and y of equal length, 2 to the server's vertex limit (default 256),
+    /// every vertex finite and inside the world bounds;
+    /// - every edge at least 0.01 long (no duplicate vertices), the closing edge too;
+    /// - no two edges cross or touch except neighbours at their shared vertex (a
+    /// simple polygon: no self-intersection, no back-and-forth spike);
+    /// - no three consecutive vertices on one line (a collinear vertex is refused,
+    /// not dropped);
+    /// - area at least 0.01 and no part thinner than 0.01 (every vertex at least
+    /// 0.01 from every edge it is not on);
+    /// - clockwise polygons are accepted and reversed to counter-clockwise (the
+    /// snapshot's Obstacle lists the vertices as stored).
     /// </summary>
     public sealed partial class AddObstacle : IProtoMessage
     {

@@ -47,7 +47,9 @@ typedef struct orca_nav_def {
 	uint32_t max_path;
 	/** A* node pool of a path query (<= 65535). */
 	uint32_t max_nodes;
-	/** Steps between two corridor refreshes of one agent (staggered by id). */
+	/** Updates between two corridor refreshes of one agent (staggered by id;
+	 * sooner when it nears a corner or its goal). Only due agents cost
+	 * anything in an update. */
 	uint32_t refresh_interval;
 	/** Seconds without progress (moving at least agent_radius) before a STUCK
 	 * event (said once, again only after moving 4 radii on); half of it
@@ -62,7 +64,7 @@ typedef struct orca_nav_def {
 
 /** Defaults: world -1000..1000, radius 1.5, cell radius/3, 64-cell tiles, 8
  * tiles and 256 paths per update, 128-polygon corridors, 8,192 nodes, refresh
- * every 4 steps, stuck after 10 s, goal tolerance radius/2, arrival 0. */
+ * every 8 updates, stuck after 10 s, goal tolerance radius/2, arrival 0. */
 orca_nav_def orca_nav_default_def(void);
 
 /** Create navigation for `world` and build the whole mesh from its obstacles
@@ -78,7 +80,8 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target);
 
 /** Stop navigating `id` (it keeps its current engine target). Not an error if
  * it was not navigating. Setting the agent's preferred velocity, or a target
- * through orca.h, also ends navigation at the next update. */
+ * through orca.h, also ends navigation when the agent is next looked at
+ * (within refresh_interval updates; nav never steers it before noticing). */
 int orca_nav_stop(orca_nav *nav, orca_agent_id id);
 
 /** Obstacle changes, tile rebuilds, path queue, corridors, preferred

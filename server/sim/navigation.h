@@ -1,0 +1,52 @@
+/* navigation.h — the server's glue to crowd_nav (orca/nav.h): builds the
+ * navigation mesh over the world at start-up, gives targets that arrive over
+ * the protocol to navigation (SteerMode STEER_NAVIGATE, the default; DIRECT
+ * keeps the straight line), runs the navigation update on the step's thread
+ * just before each step, sends AgentEvents after the tick's snapshots to
+ * owners (protocol minor >= 1) and to admins who asked for every agent, and
+ * answers GetPaths. Everything but navigation_before_step runs on the loop
+ * thread while no step runs. */
+#ifndef CROWD_SERVER_NAVIGATION_H
+#define CROWD_SERVER_NAVIGATION_H
+
+#include <stdint.h>
+
+#include <orca/orca.h>
+
+#include "commands.h"
+#include "config.h"
+
+typedef struct server server;
+typedef struct session session;
+typedef struct server_navigation server_navigation;
+
+/** NULL when navigation is off (--navigation=false) or failed (logged). */
+server_navigation *navigation_create(orca_world *world, const server_config *cfg);
+void navigation_destroy(server_navigation *nav);
+
+/** A command was applied with success: hand its targets to navigation (or
+ * stop navigating agents given a direct target or a velocity). */
+void navigation_after_command(server_navigation *nav, const command *cmd, const command_result *r);
+
+/** On the step's thread, just before orca_world_step: obstacles, paths,
+ * preferred directions; keeps the events for navigation_send_events. */
+void navigation_before_step(server_navigation *nav, float dt);
+
+/** After the tick's snapshots: AgentEvents to every session that receives them. */
+void navigation_send_events(server *srv);
+
+/** Answer a GetPaths command with Paths or an Error. */
+void navigation_answer_paths(server *srv, session *s, const command *cmd);
+
+/** Counters for /metrics and logs. */
+typedef struct navigation_counters {
+	uint64_t events[4];       /* by AgentEventKind */
+	uint64_t paths_planned;
+	uint32_t paths_pending;
+	uint32_t tiles_pending;
+	uint32_t agents;          /* navigating now */
+} navigation_counters;
+
+void navigation_get_counters(const server_navigation *nav, navigation_counters *out);
+
+#endif

@@ -1,0 +1,43 @@
+// typed_example.ts — a small typed use of crowd-client; `tsc --noEmit` checks
+// it against clients/js/index.d.ts (ctest js.types). Never run.
+import {
+  CrowdClient, CrowdError, RequestTimeoutError, ErrorCode, SteerMode, Role,
+  type AgentEvent, type AgentPath, type Welcome, type World, type ConnectionState,
+} from 'crowd-client';
+
+async function main(): Promise<number> {
+  const client = new CrowdClient('tcp://127.0.0.1:7777', { token: 'secret', requestTimeoutMs: 5000 });
+  client.on('state', (state: ConnectionState, info) => {
+    if (state === 'reconnecting') console.log(`retry ${info.attempt} in ${info.delayMs} ms`);
+  });
+  client.on('snapshot', (world: World, info) => {
+    const first = world.agents.values().next().value;
+    if (first) {
+      const p = world.positionAt(first, performance.now());
+      if (p) console.log(p.x + p.y, info.keyframe, world.stateHash + 1n);
+    }
+  });
+  client.on('agentEvent', (e: AgentEvent, tick: number) => {
+    if (e.kindName === 'ARRIVED' && e.point) console.log(e.agentId, e.point.x, tick);
+  });
+  const welcome: Welcome = await client.connect();
+  if (welcome.role !== Role.ROLE_ADMIN) return 1;
+  await client.subscribe({ area: { minX: -10, minY: -10, maxX: 10, maxY: 10 }, divisor: 2 });
+  const ids: number[] = await client.spawnAgents([{ position: { x: 0, y: 0 }, maxSpeed: 2, steer: SteerMode.STEER_NAVIGATE }]);
+  await client.setTargets(ids, { x: 5, y: 5 });
+  const obstacle: number = await client.addObstacle([{ x: 1, y: 1 }, { x: 2, y: 1 }]);
+  const paths: AgentPath[] = await client.getPaths(ids);
+  for (const p of paths) console.log(p.points.length, p.corridor.length, p.unreachable);
+  try {
+    await client.removeObstacle(obstacle);
+  } catch (e) {
+    if (e instanceof RequestTimeoutError) return 2;
+    if (e instanceof CrowdError && e.code === ErrorCode.ERROR_UNKNOWN_ID) return 3;
+    throw e;
+  }
+  const { rttMs } = await client.ping();
+  client.close();
+  return rttMs > 0 ? 0 : 4;
+}
+
+main().then((code) => console.log(code));
