@@ -355,7 +355,9 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 	}
 	res->pending_begin = tick_begin;
 	res->pending_end = res->tail_offset ? res->tail_offset : pos;
-	if (res->reached_to_tick || res->mismatch_tick) res->pending_end = res->pending_begin;
+	/* stopped early: what follows is not the unfinished tick */
+	if (res->reached_to_tick || (res->mismatch_tick && !(opt && opt->keep_going)))
+		res->pending_end = res->pending_begin;
 	res->pending_records = tick_records;
 	return 0;
 }
