@@ -52,27 +52,6 @@ server_navigation *navigation_create(orca_world *world, const server_config *cfg
 	return n;
 }
 
-uint8_t *navigation_save(const server_navigation *n, size_t *len) {
-	*len = 0;
-	if (!n) return NULL;
-	const size_t need = orca_nav_save(n->nav, NULL, 0);
-	uint8_t *b = malloc(need);
-	if (b) *len = orca_nav_save(n->nav, b, need);
-	return b;
-}
-
-server_navigation *navigation_restore(orca_world *world, const server_config *cfg, const uint8_t *blob, size_t len) {
-	server_config c = *cfg;
-	c.nav_enabled = true;
-	server_navigation *n = navigation_create(world, &c);
-	if (n && blob && len && orca_nav_load(n->nav, blob, len) != ORCA_OK) {
-		log_error("navigation: saved state malformed");
-		navigation_destroy(n);
-		return NULL;
-	}
-	return n;
-}
-
 void navigation_destroy(server_navigation *n) {
 	if (!n) return;
 	orca_nav_destroy(n->nav);
@@ -294,4 +273,14 @@ void navigation_get_counters(const server_navigation *n, navigation_counters *ou
 	out->paths_pending = s.paths_pending;
 	out->tiles_pending = s.tiles_pending;
 	out->agents = s.agents;
+}
+
+/* ---- persistence (server/storage) */
+
+size_t navigation_save(const server_navigation *n, uint8_t *buf, size_t capacity) {
+	return n ? orca_nav_save(n->nav, buf, capacity) : 0;
+}
+
+int navigation_load(server_navigation *n, const uint8_t *buf, size_t len) {
+	return n ? orca_nav_load(n->nav, buf, len) : ORCA_ERR_INVALID_ARGUMENT;
 }

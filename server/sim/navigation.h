@@ -24,15 +24,6 @@ typedef struct server_navigation server_navigation;
 server_navigation *navigation_create(orca_world *world, const server_config *cfg);
 void navigation_destroy(server_navigation *nav);
 
-/** Navigation's state as a blob (orca_nav_save, malloc'd; *len set), or NULL. */
-uint8_t *navigation_save(const server_navigation *nav, size_t *len);
-
-/** A fresh navigation over `world` with a saved state loaded (blob NULL: none).
- * Checkpoints use it on both sides: the live server rebuilds its navigation
- * from the blob it writes, recovery from the blob it reads, so both continue
- * from one and the same state. NULL on failure (logged). */
-server_navigation *navigation_restore(orca_world *world, const server_config *cfg, const uint8_t *blob, size_t len);
-
 /** A command was applied with success: hand its targets to navigation (or
  * stop navigating agents given a direct target or a velocity). */
 void navigation_after_command(server_navigation *nav, const command *cmd, const command_result *r);
@@ -46,6 +37,12 @@ void navigation_send_events(server *srv);
 
 /** Answer a GetPaths command with Paths or an Error. */
 void navigation_answer_paths(server *srv, session *s, const command *cmd);
+
+/** Persistence (server/storage): the navigation state for a checkpoint
+ * (orca_nav_save: each navigating agent's target and phase; NULL buf: the
+ * size), and back into a fresh navigation on the same world. */
+size_t navigation_save(const server_navigation *nav, uint8_t *buf, size_t capacity);
+int navigation_load(server_navigation *nav, const uint8_t *buf, size_t len);
 
 /** Counters for /metrics and logs. */
 typedef struct navigation_counters {

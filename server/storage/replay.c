@@ -9,7 +9,6 @@
 #include <pb_decode.h>
 
 #include "commands.h"
-#include "navigation.h"
 
 /* ------------------------------------------------------------------ identities */
 
@@ -69,6 +68,15 @@ static void apply_sim_config(server_config *cfg, const crowd_storage_v1_SimConfi
 	cfg->max_obstacles = s->max_obstacles;
 	cfg->demo = s->demo;
 	cfg->demo_agents = s->demo_agents;
+	cfg->nav_enabled = s->navigation;
+	if (s->navigation) {
+		cfg->nav_agent_radius = s->nav_agent_radius;
+		cfg->nav_cell_size = s->nav_cell_size;
+		cfg->nav_tile_budget = s->nav_tile_budget;
+		cfg->nav_path_budget = s->nav_path_budget;
+		cfg->nav_stuck_seconds = s->nav_stuck_seconds;
+		cfg->nav_arrival_distance = s->nav_arrival_distance;
+	}
 }
 
 void replay_world_free(replay_world *rw) {
@@ -132,11 +140,12 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 			goto fail_blobs;
 		}
 	}
-	/* navigation hook: a checkpoint of a navigating server holds its state
-	 * (even empty); the replay navigates exactly as the server did from it */
-	if (nav.len > 0 && !(rw->nav = navigation_restore(rw->world, &rw->cfg, nav.data, nav.len))) {
-		snprintf(err, errlen, "navigation state malformed");
-		goto fail_blobs;
+	if (rw->cfg.nav_enabled) { /* the mesh over the checkpoint's obstacles, then who navigates where */
+		rw->nav = navigation_create(rw->world, &rw->cfg);
+		if (!rw->nav || (nav.len > 0 && navigation_load(rw->nav, nav.data, nav.len) != ORCA_OK)) {
+			snprintf(err, errlen, "navigation state does not load");
+			goto fail_blobs;
+		}
 	}
 	rw->tick = c->tick;
 	rw->state_hash = c->state_hash;
@@ -216,7 +225,7 @@ static apply_status apply_record(replay_world *rw, const uint8_t *msg, size_t le
 			command_owners owners = {owned_none, changed_none, rw};
 			command_result r;
 			command_apply(rw->world, &rw->cfg, &cmd, &owners, rw->ids_scratch, &r);
-			navigation_after_command(rw->nav, &cmd, &r); /* navigation hook */
+			navigation_after_command(rw->nav, &cmd, &r); /* as the live tick does */
 			if (cmd.client_id >= rw->next_client_id) rw->next_client_id = cmd.client_id + 1;
 			crowd_client_message_release(&cmd.msg);
 			rw->commands_applied++;
@@ -279,22 +288,6 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 		         rw->tick);
 		return -1;
 	}
-	/* navigation hook: a segment begins at a checkpoint, where the server
-	 * restarted its navigation from the state it saved; a replay that runs on
-	 * from an earlier segment does the same */
-	if (rw->nav && rw->nav_ticks > 0) {
-		size_t nav_len = 0;
-		uint8_t *blob = navigation_save(rw->nav, &nav_len);
-		struct server_navigation *fresh = blob ? navigation_restore(rw->world, &rw->cfg, blob, nav_len) : NULL;
-		free(blob);
-		if (!fresh) {
-			snprintf(err, errlen, "cannot restart navigation at tick %" PRIu64, rw->tick);
-			return -1;
-		}
-		navigation_destroy(rw->nav);
-		rw->nav = fresh;
-		rw->nav_ticks = 0;
-	}
 	const float dt = 1.0f / (float)rw->cfg.tick_rate_hz;
 	size_t tick_begin = pos; /* the first record of the tick being read */
 	uint32_t tick_records = 0;
@@ -341,10 +334,7 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 			if (a == APPLY_BAD || a == APPLY_FAILED) failed = true;
 		}
 		if (rw->demo) demo_update(rw->demo, rw->world);
-		if (rw->nav) {
-			navigation_before_step(rw->nav, dt); /* navigation hook */
-			rw->nav_ticks++;
-		}
+		if (rw->nav) navigation_before_step(rw->nav, dt);
 		orca_world_step(rw->world, dt);
 		rw->tick = orca_world_step_count(rw->world);
 		rw->state_hash = orca_world_state_hash(rw->world);
@@ -356,7 +346,7 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 			res->mismatch_tick = rw->tick;
 			res->recorded_hash = rec.tick_end.state_hash;
 			res->computed_hash = rw->state_hash;
-			if (!opt || opt->verify) break;
+			if (!opt || (opt->verify && !opt->keep_going)) break;
 		}
 		if (opt && rw->tick >= opt->to_tick) {
 			res->reached_to_tick = true;
@@ -365,7 +355,9 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 	}
 	res->pending_begin = tick_begin;
 	res->pending_end = res->tail_offset ? res->tail_offset : pos;
-	if (res->reached_to_tick || res->mismatch_tick) res->pending_end = res->pending_begin;
+	/* stopped early: what follows is not the unfinished tick */
+	if (res->reached_to_tick || (res->mismatch_tick && !(opt && opt->keep_going)))
+		res->pending_end = res->pending_begin;
 	res->pending_records = tick_records;
 	return 0;
 }

@@ -39,10 +39,6 @@ void storage_close(storage *st);
 /** The journal can be written: world-changing requests are accepted. */
 bool storage_available(const storage *st);
 
-/** Navigation hook: navigation's state at the end of recovery (NULL: none);
- * the server starts its navigation from it. */
-const uint8_t *storage_recovered_nav(const storage *st, size_t *len);
-
 /** Journal a command the tick just applied with success (tick = ticks completed + 1). */
 void storage_journal_command(storage *st, const command *c);
 /** Journal the removal of every agent of these clients (one pass, as applied). */
