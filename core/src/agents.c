@@ -119,6 +119,7 @@ int orca_agent_add(orca_world *w, const orca_agent_def *def, orca_agent_id *out)
 	w->alive[s] = 1;
 	w->hint_count[s] = 0;
 	w->q_stuck[s] = 0.0f;
+	w->q_blocked[s] = 0.0f;
 	w->nb_guess[s] = 0.0f;
 	w->px[s] = def->position.x;
 	w->py[s] = def->position.y;

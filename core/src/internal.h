@@ -250,6 +250,7 @@ struct orca_world {
 
 	/* quality avoidance (quality.c) */
 	orca_avoidance avoidance;
+	float *q_blocked;     /* per slot: how far avoidance kept the agent from its aim last step (0..1); saved with the world */
 	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); below 0:
 	                       * seconds left of a new target's right of way; saved with the world */
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
@@ -348,7 +349,7 @@ void orca_quality_prepare(struct orca_world *w);
 /* The preferred velocity ORCA aims for: pref turned right while blocked. */
 vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref);
 /* After the linear program: update the stuck timer, remember close neighbours. */
-void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 new_velocity,
+void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
                         const nb_entry *nb, uint32_t nb_count, float dt);
 /* After integration, before the tree refit: push overlapping agents apart. */
 void orca_quality_resolve(struct orca_world *w);

@@ -3,15 +3,15 @@
  * overlapping. Each technique stays because a figure of
  * tests/bench/quality_bench says it helps (README, "Avoidance modes"):
  *
- *  1. Keep right while blocked: an agent slower than its preferred velocity
- *     aims to the right of it, more the more it is blocked and the longer it
+ *  1. Keep right while blocked: an agent that avoidance kept from what it
+ *     aimed for aims to the right of it, more the more it was kept and the longer it
  *     has been stuck (a per-agent timer, q_stuck), up to 135 degrees (past
  *     sideways: out of a ring pressed together, only backwards is free). All
  *     agents turning the same way is a traffic rule: symmetric jams
  *     (antipodal circles, crossing groups) become a roundabout. The timer
  *     restarts from straight ahead after Q_STUCK_MAX; near its target an
  *     agent goes straight.
- *  2. A tiny jitter of that aim, a hash of the agent id and the step count
+ *  2. A tiny jitter of that turn, a hash of the agent id and the step count
  *     (the same on every platform and for every worker count), so exactly
  *     symmetric agents do not stay symmetric.
  *  3. Right of way between equals (equal weights, see internal.h's
@@ -31,7 +31,9 @@
 
 /* How far right a blocked agent aims, as a turn t: 0..1 is tan(angle) (up to
  * 45 degrees), 1..3 goes on to 135. t = BIAS * blocked (0..1) + STUCK_GAIN *
- * stuck seconds, at most TURN_MAX (about 117 degrees). */
+ * stuck seconds, at most TURN_MAX (about 117 degrees); blocked = 1 - (last
+ * new velocity . last aim) / |pref|^2. With t = 0 (free way) the aim is the
+ * preferred velocity itself, bit for bit. */
 #define Q_BIAS 0.35f
 #define Q_STUCK_GAIN 0.25f
 #define Q_TURN_MAX 2.5f
@@ -131,12 +133,10 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	const float pref_sq = v2_abs_sq(pref);
 	if (!(pref_sq > 1e-8f))
 		return pref;
-	/* how blocked the last step left us: 0 at full progress, 1 at none */
-	const vec2 velocity = v2(w->tagent[self].vx, w->tagent[self].vy);
-	float blocked = 1.0f - v2_dot(velocity, pref) / pref_sq;
-	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
 	const float stuck = w->q_stuck[slot] > 0.0f ? w->q_stuck[slot] : 0.0f;
-	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * stuck;
+	float turn = Q_BIAS * w->q_blocked[slot] + Q_STUCK_GAIN * stuck;
+	if (!(turn > 0.0f))
+		return pref; /* free way: walk exactly as asked, as in reference mode */
 	turn = turn > Q_TURN_MAX ? Q_TURN_MAX : turn;
 	/* Close to its target an agent goes straight: the others there have
 	 * arrived and make way (reciprocally) as in ORCA, while turning away
@@ -159,10 +159,14 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	return v2_scale(aim, sqrtf(pref_sq / v2_abs_sq(aim)));
 }
 
-void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 new_velocity,
+void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
                         const nb_entry *nb, uint32_t nb_count, float dt)
 {
 	const float pref_sq = v2_abs_sq(pref);
+	/* how far avoidance kept us from what we aimed for: 0 free, 1 stopped */
+	float blocked = pref_sq > 1e-8f ? 1.0f - v2_dot(new_velocity, aim) / pref_sq : 0.0f;
+	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
+	w->q_blocked[slot] = blocked;
 	float stuck = w->q_stuck[slot];
 	if (stuck < 0.0f) {
 		/* a new target's right of way runs out */

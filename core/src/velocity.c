@@ -486,7 +486,7 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	w->tnvx[self] = new_velocity.x;
 	w->tnvy[self] = new_velocity.y;
 	if (quality)
-		orca_quality_after(w, self, slot, pref, new_velocity, sc->agent_nb, agent_count, dt);
+		orca_quality_after(w, self, slot, pref, aim, new_velocity, sc->agent_nb, agent_count, dt);
 }
 
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker)

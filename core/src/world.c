@@ -112,7 +112,8 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		          regrow(w, (void **)&w->pvx, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->pvy, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->params, sizeof(agent_params), oc, c) &&
-		          regrow(w, (void **)&w->q_stuck, sizeof(float), oc, c);
+		          regrow(w, (void **)&w->q_stuck, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->q_blocked, sizeof(float), oc, c);
 		if (!ok)
 			return false;
 		w->slot_cap = c;
@@ -251,6 +252,7 @@ void orca_world_destroy(orca_world *w)
 		orca_mem_free(w, *fa[i], sc * sizeof(float));
 	orca_mem_free(w, w->params, sc * sizeof(agent_params));
 	orca_mem_free(w, w->q_stuck, sc * sizeof(float));
+	orca_mem_free(w, w->q_blocked, sc * sizeof(float));
 	orca_mem_free(w, w->q_contact, (size_t)w->q_cap * ORCA_Q_CONTACTS * sizeof(uint32_t));
 	orca_mem_free(w, w->q_contact_count, w->q_cap * sizeof(uint8_t));
 	orca_mem_free(w, w->q_dx, w->q_cap * sizeof(float));

@@ -24,7 +24,7 @@ enum io_section {
 	IO_SECTION_AGENTS = 1,    /* slots, parameters, free lists, order */
 	IO_SECTION_OBSTACLES = 2, /* obstacle slots, vertices, add order */
 	IO_SECTION_SETTINGS = 3,  /* what the definition set and a step reads: bounds, avoidance, obstacle index */
-	IO_SECTION_QUALITY = 4,   /* quality avoidance (quality.c): per slot, time blocked and crowding */
+	IO_SECTION_QUALITY = 4,   /* quality avoidance (quality.c): per slot, time stuck and how blocked */
 	IO_SECTION_OBST_INDEX = 5, /* which obstacle index is built; the edge grid's vertex numbering */
 };
 
@@ -134,13 +134,14 @@ static void write_settings(const struct orca_world *w, io_out *o)
 	put_u32(o, (uint32_t)w->obst_index);
 }
 
-static size_t quality_bytes(const struct orca_world *w) { return 4 + (size_t)w->slot_count * 4; }
+static size_t quality_bytes(const struct orca_world *w) { return 4 + (size_t)w->slot_count * 8; }
 
 static void write_quality(const struct orca_world *w, io_out *o)
 {
 	put_u32(o, w->slot_count);
 	for (uint32_t s = 0; s < w->slot_count; ++s) {
 		put_f32(o, w->q_stuck[s]);
+		put_f32(o, w->q_blocked[s]);
 	}
 }
 
@@ -387,7 +388,8 @@ static int read_agents(struct orca_world *w, io_in *in)
 		p->arrived = get_u8(in);
 		w->hint_count[s] = 0;
 		w->nb_guess[s] = 0.0f; /* like the hints: only where the search starts */
-		w->q_stuck[s] = 0.0f;  /* the quality section, if any, sets it */
+		w->q_stuck[s] = 0.0f;  /* the quality section, if any, sets these */
+		w->q_blocked[s] = 0.0f;
 		if (w->alive[s] > 1 || w->gen[s] > ORCA_GEN_LIMIT)
 			return ORCA_ERR_INVALID_ARGUMENT;
 		if (!w->alive[s])
@@ -555,13 +557,15 @@ static int read_settings(struct orca_world *w, io_in *in)
 
 static int read_quality(struct orca_world *w, io_in *in)
 {
-	if (get_u32(in) != w->slot_count || in->left != (size_t)w->slot_count * 4)
+	if (get_u32(in) != w->slot_count || in->left != (size_t)w->slot_count * 8)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	for (uint32_t s = 0; s < w->slot_count; ++s) {
 		const float stuck = get_f32(in); /* seconds blocked, or below 0 the right of way left */
-		if (!isfinite(stuck))
+		const float blocked = get_f32(in); /* how far avoidance kept it from its aim, 0..1 */
+		if (!isfinite(stuck) || !(blocked >= 0.0f && blocked <= 1.0f))
 			return ORCA_ERR_INVALID_ARGUMENT;
 		w->q_stuck[s] = stuck; /* as saved, dead slots too (a reused slot resets them) */
+		w->q_blocked[s] = blocked;
 	}
 	return ORCA_OK;
 }

@@ -9,6 +9,8 @@
  *   quality_bench all                      every scenario of issue 11
  *   quality_bench circles [FROM TO]        antipodal circles, every N (default 5..50)
  *   quality_bench circle N | random N | swap SIDE | cross4 SIDE | blocks
+ *   quality_bench hash [--steps K]         cross4's state hash in quality mode
+ *                                          after K steps (default 500) and at the end
  *   options: --workers W  --cap STEPS  --steps STEPS (random crowds; default 500)
  *            --ref-dir DIR (tests/data/ref) */
 #include <inttypes.h>
@@ -254,6 +256,32 @@ static int bench_random(const char *ref_dir, uint32_t n, uint64_t steps, int wor
 	return bench_file(name, path, steps, false, workers);
 }
 
+/* `hash`: the state hash of cross4 8 in quality mode after `steps` steps (and
+ * at the end), the number compared across x86-64 and arm64. */
+static int print_hash(uint64_t steps, int workers)
+{
+	scenario sc;
+	if (qs_cross4(&sc, 8) != 0)
+		return -1;
+	orca_agent_id *ids = calloc(sc.agent_count, sizeof *ids);
+	orca_world *w = NULL;
+	if (!ids || scenario_make_world(&sc, workers, &w, ids) != ORCA_OK ||
+	    orca_world_set_avoidance(w, ORCA_AVOIDANCE_QUALITY) != ORCA_OK)
+		return -1;
+	uint64_t step = 0;
+	while (step < 3000 && !scenario_done(&sc, w, ids)) {
+		if (orca_world_step(w, sc.time_step) != ORCA_OK)
+			return -1;
+		if (++step == steps)
+			printf("cross4 256 quality: step %" PRIu64 " hash %016" PRIx64 "\n", step, orca_world_state_hash(w));
+	}
+	printf("cross4 256 quality: done at step %" PRIu64 " hash %016" PRIx64 "\n", step, orca_world_state_hash(w));
+	orca_world_destroy(w);
+	free(ids);
+	scenario_free(&sc);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *ref_dir = CROWD_REF_DIR;
@@ -275,12 +303,14 @@ int main(int argc, char **argv)
 	}
 	if (nargs == 0 || workers < 1 || workers > 256) {
 		fprintf(stderr, "usage: quality_bench all | circles [FROM TO] | circle N | random N | swap SIDE | "
-		                "cross4 SIDE | blocks [--workers W] [--cap STEPS] [--steps STEPS] [--ref-dir DIR]\n");
+		                "cross4 SIDE | blocks | hash [--workers W] [--cap STEPS] [--steps STEPS] [--ref-dir DIR]\n");
 		return 2;
 	}
 	const char *what = args[0];
 	const uint32_t arg = nargs > 1 ? (uint32_t)strtoul(args[1], NULL, 10) : 0;
 	int rc = 0;
+	if (strcmp(what, "hash") == 0)
+		return print_hash(steps, workers) == 0 ? 0 : 1;
 	header();
 	if (strcmp(what, "all") == 0 || strcmp(what, "circles") == 0) {
 		const uint32_t from = arg ? arg : 5, to = nargs > 2 ? (uint32_t)strtoul(args[2], NULL, 10) : 50;

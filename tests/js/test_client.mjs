@@ -236,7 +236,8 @@ test('the backend example spawns a squad and walks it (and logs arrivals once th
     const squad = () => [...probe.world.agents.values()].filter((a) => a.owner === owner);
     await until('the squad moving east', () => squad().length === 16 && squad().every((a) => a.vx > 0));
     if (withEvents) {
-      await until('every arrival logged', () => /squad arrived/.test(out), 120000);
+      // 200 units at the server's default 1.5 units/s: about 133 s of walking
+      await until('every arrival logged', () => /squad arrived/.test(out), 200000);
       assert.equal((out.match(/arrived at/g) || []).length, 16);
     }
   } finally {
