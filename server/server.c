@@ -55,13 +55,14 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 		srv->demo = demo_create(srv->world, cfg);
 		if (!srv->demo) return -1;
 	}
-	/* navigation: the mesh over the world as it is now (demo obstacles included) */
-	if (cfg->nav_enabled && !(srv->nav = navigation_create(srv->world, cfg))) return -1;
 	srv->status.agents = orca_world_agent_count(srv->world);
 	srv->status.obstacles = orca_world_obstacle_count(srv->world);
 	srv->status.state_hash = orca_world_state_hash(srv->world);
-	/* persistence hook: recover the world of --data-dir (replaces world and demo) */
+	/* persistence hook: recover the world of --data-dir (replaces world and demo; with
+	 * navigation it makes srv->nav over the recovered world, with its recorded state) */
 	if (cfg->data_dir[0] && storage_open(srv, &srv->storage) != 0) return -1;
+	/* navigation: the mesh over the world as it is now (demo obstacles included) */
+	if (cfg->nav_enabled && !srv->nav && !(srv->nav = navigation_create(srv->world, cfg))) return -1;
 	return 0;
 }
 

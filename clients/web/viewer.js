@@ -247,11 +247,16 @@ function maybeSubscribe(now) {
 // Selected agents' paths: the corridor's polygons faintly, the corners as a line from the agent.
 function drawPaths(now) {
   if (!state.paths.size) return;
+  // Corridors first, each polygon once however many selected agents cross it.
+  var seen = new Set();
+  ctx.fillStyle = 'rgba(90,140,200,0.12)';
   state.paths.forEach(function (p, id) {
     if (!state.selected.has(id)) return;
-    ctx.fillStyle = 'rgba(90,140,200,0.12)';
     p.corridor.forEach(function (poly) {
       if (poly.length < 3) return;
+      var key = poly.map(function (q) { return q.x + ',' + q.y; }).join(' ');
+      if (seen.has(key)) return;
+      seen.add(key);
       ctx.beginPath();
       poly.forEach(function (q, i) {
         var s = toScreen(q.x, q.y);
@@ -260,6 +265,9 @@ function drawPaths(now) {
       ctx.closePath();
       ctx.fill();
     });
+  });
+  state.paths.forEach(function (p, id) {
+    if (!state.selected.has(id)) return;
     var at = world().positionAt(id, now);
     var pts = (at ? [at] : []).concat(p.points);
     if (pts.length < 2) return;

@@ -5,11 +5,43 @@
 #include "internal.h"
 #include "neighbor_list.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* The box of [begin, end). min and max are exact, so taking them four lanes
+ * at a time gives RVO2's box (up to the sign of a zero, which no later
+ * operation can see: the split value, box widths and squared box distances
+ * all come out the same). */
 static void set_box(struct orca_world *w, agent_node *node, uint32_t begin, uint32_t end)
 {
 	const float *tx = w->tpx, *ty = w->tpy;
 	float min_x = tx[begin], max_x = tx[begin], min_y = ty[begin], max_y = ty[begin];
-	for (uint32_t i = begin + 1; i < end; ++i) {
+	uint32_t i = begin + 1;
+#ifdef __SSE2__
+	if (end - i >= 8) {
+		__m128 lo_x = _mm_loadu_ps(tx + i), hi_x = lo_x, lo_y = _mm_loadu_ps(ty + i), hi_y = lo_y;
+		for (i += 4; i + 4 <= end; i += 4) {
+			const __m128 x = _mm_loadu_ps(tx + i), y = _mm_loadu_ps(ty + i);
+			lo_x = _mm_min_ps(lo_x, x);
+			hi_x = _mm_max_ps(hi_x, x);
+			lo_y = _mm_min_ps(lo_y, y);
+			hi_y = _mm_max_ps(hi_y, y);
+		}
+		float a[4], b[4], c[4], d[4];
+		_mm_storeu_ps(a, lo_x);
+		_mm_storeu_ps(b, hi_x);
+		_mm_storeu_ps(c, lo_y);
+		_mm_storeu_ps(d, hi_y);
+		for (int k = 0; k < 4; ++k) {
+			min_x = minf(min_x, a[k]);
+			max_x = maxf(max_x, b[k]);
+			min_y = minf(min_y, c[k]);
+			max_y = maxf(max_y, d[k]);
+		}
+	}
+#endif
+	for (; i < end; ++i) {
 		max_x = maxf(max_x, tx[i]);
 		min_x = minf(min_x, tx[i]);
 		max_y = maxf(max_y, ty[i]);
@@ -53,8 +85,31 @@ static uint32_t split_node(struct orca_world *w, const build_job *job, build_job
 	const float *key = vertical ? w->tpx : w->tpy;
 	uint32_t left = begin, right = end;
 	while (left < right) {
+#ifdef __SSE2__
+		/* the same scans four keys at a time (the data is mostly still
+		 * partitioned from the last step: long runs stay in place) */
+		const __m128 sv = _mm_set1_ps(split);
+		while (right - left >= 4) {
+			const unsigned m = (unsigned)_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(key + left), sv));
+			if (m) {
+				left += (uint32_t)__builtin_ctz(m);
+				break;
+			}
+			left += 4;
+		}
+#endif
 		while (left < right && key[left] < split)
 			++left;
+#ifdef __SSE2__
+		while (right - left >= 4) {
+			const unsigned m = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(_mm_loadu_ps(key + right - 4), sv));
+			if (m) {
+				right = right - 4 + (31u - (uint32_t)__builtin_clz(m)) + 1;
+				break;
+			}
+			right -= 4;
+		}
+#endif
 		while (right > left && key[right - 1] >= split)
 			--right;
 		if (left < right) {
@@ -295,8 +350,6 @@ void orca_agent_tree_build(struct orca_world *w)
 }
 
 #ifdef __SSE2__
-#include <emmintrin.h>
-
 /* The box distance of both children at once. RVO2 sums four terms,
  * sqr(max(0, minX - x)) + sqr(max(0, x - maxX)) + (the same in y); of each
  * pair at most one is non-zero, so that sum is exactly sqr(dx) + sqr(dy) with

@@ -240,7 +240,7 @@ struct orca_world {
 	int obst_index;  /* orca_obstacle_index of the world def */
 	bool obst_grid;  /* the grid is in use (for good: a world never goes back) */
 	bool obst_tree;  /* AUTO: RVO2's tree was chosen (the next change moves to the grid) */
-	bool obst_stale; /* the grid does not hold the live obstacles yet (after a load) */
+	bool obst_stale; /* the grid does not hold the live obstacles yet (just switched to it) */
 	uint32_t obst_vert_free; /* grid: free vertex slots, linked through .next */
 	uint32_t obst_edges;     /* grid: live edges */
 	obst_cell *ocells;       /* grid: open-addressing hash table of cells */

@@ -170,12 +170,9 @@ int orca_obstacles_process(struct orca_world *w)
 		vertices += w->obst[w->obst_order[k]].count;
 	if (!w->obst_grid) {
 		/* AUTO: the tree only for what RVO2 itself can do — obstacles given
-		 * before the first step and never changed. A world loaded from one
-		 * that had chosen the tree (obst_tree and obst_stale, set by the load,
-		 * which also leaves built_version one behind) rebuilds it, unless
-		 * obstacles changed since the load. */
-		const bool loaded_tree = w->obst_tree && w->obst_stale && w->obst_built_version + 1u == w->obst_version;
-		const bool rvo2 = w->obst_index == ORCA_OBSTACLE_INDEX_RVO2 || loaded_tree ||
+		 * before the first step and never changed. (A loaded world that had
+		 * the tree gets it rebuilt by world_io.c, which steps it as at 0.) */
+		const bool rvo2 = w->obst_index == ORCA_OBSTACLE_INDEX_RVO2 ||
 		                  (!w->obst_tree && w->steps == 0 && vertices <= ORCA_RVO2_TREE_MAX_VERTICES);
 		if (rvo2) {
 			w->obst_tree = w->obst_index != ORCA_OBSTACLE_INDEX_RVO2;
@@ -187,7 +184,7 @@ int orca_obstacles_process(struct orca_world *w)
 		w->obst_stale = true;
 		w->obst_grid = true;
 	}
-	if (w->obst_stale || w->obst_edges != vertices) { /* switched, or obstacles loaded */
+	if (w->obst_stale || w->obst_edges != vertices) { /* just switched, or obstacles loaded without it */
 		const int rc = orca_obstacle_grid_rebuild(w);
 		if (rc != ORCA_OK)
 			return rc;

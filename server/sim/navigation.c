@@ -274,3 +274,13 @@ void navigation_get_counters(const server_navigation *n, navigation_counters *ou
 	out->tiles_pending = s.tiles_pending;
 	out->agents = s.agents;
 }
+
+/* ---- persistence (server/storage) */
+
+size_t navigation_save(const server_navigation *n, uint8_t *buf, size_t capacity) {
+	return n ? orca_nav_save(n->nav, buf, capacity) : 0;
+}
+
+int navigation_load(server_navigation *n, const uint8_t *buf, size_t len) {
+	return n ? orca_nav_load(n->nav, buf, len) : ORCA_ERR_INVALID_ARGUMENT;
+}

@@ -38,6 +38,12 @@ void navigation_send_events(server *srv);
 /** Answer a GetPaths command with Paths or an Error. */
 void navigation_answer_paths(server *srv, session *s, const command *cmd);
 
+/** Persistence (server/storage): the navigation state for a checkpoint
+ * (orca_nav_save: each navigating agent's target and phase; NULL buf: the
+ * size), and back into a fresh navigation on the same world. */
+size_t navigation_save(const server_navigation *nav, uint8_t *buf, size_t capacity);
+int navigation_load(server_navigation *nav, const uint8_t *buf, size_t len);
+
 /** Counters for /metrics and logs. */
 typedef struct navigation_counters {
 	uint64_t events[4];       /* by AgentEventKind */

@@ -68,9 +68,19 @@ static void apply_sim_config(server_config *cfg, const crowd_storage_v1_SimConfi
 	cfg->max_obstacles = s->max_obstacles;
 	cfg->demo = s->demo;
 	cfg->demo_agents = s->demo_agents;
+	cfg->nav_enabled = s->navigation;
+	if (s->navigation) {
+		cfg->nav_agent_radius = s->nav_agent_radius;
+		cfg->nav_cell_size = s->nav_cell_size;
+		cfg->nav_tile_budget = s->nav_tile_budget;
+		cfg->nav_path_budget = s->nav_path_budget;
+		cfg->nav_stuck_seconds = s->nav_stuck_seconds;
+		cfg->nav_arrival_distance = s->nav_arrival_distance;
+	}
 }
 
 void replay_world_free(replay_world *rw) {
+	navigation_destroy(rw->nav);
 	demo_destroy(rw->demo);
 	orca_world_destroy(rw->world);
 	free(rw->clients);
@@ -107,10 +117,6 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 		snprintf(err, errlen, "not a checkpoint this version reads");
 		goto fail_blobs;
 	}
-	if (nav.len > 0) {
-		snprintf(err, errlen, "holds navigation state this build cannot restore");
-		goto fail_blobs;
-	}
 	apply_sim_config(&rw->cfg, &c->config);
 	rw->ids_scratch = malloc(sizeof *rw->ids_scratch * (rw->cfg.max_batch + 1));
 	orca_world_def def = orca_default_world_def();
@@ -131,6 +137,13 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 		rw->demo = demo_load(demo.data, demo.len);
 		if (!rw->demo) {
 			snprintf(err, errlen, "demo state malformed");
+			goto fail_blobs;
+		}
+	}
+	if (rw->cfg.nav_enabled) { /* the mesh over the checkpoint's obstacles, then who navigates where */
+		rw->nav = navigation_create(rw->world, &rw->cfg);
+		if (!rw->nav || (nav.len > 0 && navigation_load(rw->nav, nav.data, nav.len) != ORCA_OK)) {
+			snprintf(err, errlen, "navigation state does not load");
 			goto fail_blobs;
 		}
 	}
@@ -212,6 +225,7 @@ static apply_status apply_record(replay_world *rw, const uint8_t *msg, size_t le
 			command_owners owners = {owned_none, changed_none, rw};
 			command_result r;
 			command_apply(rw->world, &rw->cfg, &cmd, &owners, rw->ids_scratch, &r);
+			navigation_after_command(rw->nav, &cmd, &r); /* as the live tick does */
 			if (cmd.client_id >= rw->next_client_id) rw->next_client_id = cmd.client_id + 1;
 			crowd_client_message_release(&cmd.msg);
 			rw->commands_applied++;
@@ -320,6 +334,7 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 			if (a == APPLY_BAD || a == APPLY_FAILED) failed = true;
 		}
 		if (rw->demo) demo_update(rw->demo, rw->world);
+		if (rw->nav) navigation_before_step(rw->nav, dt);
 		orca_world_step(rw->world, dt);
 		rw->tick = orca_world_step_count(rw->world);
 		rw->state_hash = orca_world_state_hash(rw->world);
@@ -331,7 +346,7 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 			res->mismatch_tick = rw->tick;
 			res->recorded_hash = rec.tick_end.state_hash;
 			res->computed_hash = rw->state_hash;
-			if (!opt || opt->verify) break;
+			if (!opt || (opt->verify && !opt->keep_going)) break;
 		}
 		if (opt && rw->tick >= opt->to_tick) {
 			res->reached_to_tick = true;
@@ -340,7 +355,9 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 	}
 	res->pending_begin = tick_begin;
 	res->pending_end = res->tail_offset ? res->tail_offset : pos;
-	if (res->reached_to_tick || res->mismatch_tick) res->pending_end = res->pending_begin;
+	/* stopped early: what follows is not the unfinished tick */
+	if (res->reached_to_tick || (res->mismatch_tick && !(opt && opt->keep_going)))
+		res->pending_end = res->pending_begin;
 	res->pending_records = tick_records;
 	return 0;
 }

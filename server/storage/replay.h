@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "demo.h"
+#include "navigation.h"
 #include "record.h"
 
 /** A client that may take its id back with its resume key. */
@@ -28,6 +29,7 @@ typedef struct replay_world {
 	server_config cfg; /* defaults, with the checkpoint's SimConfig over them */
 	orca_world *world;
 	demo_crowd *demo;
+	server_navigation *nav; /* when the recording ran navigation (SimConfig.navigation) */
 	uint64_t tick;       /* ticks completed */
 	uint64_t state_hash; /* after that tick */
 	uint32_t next_client_id;
@@ -48,6 +50,7 @@ bool replay_set_identity(replay_world *rw, const replay_identity *id);
 typedef struct replay_options {
 	uint64_t to_tick; /* stop once this tick is completed (UINT64_MAX: to the end) */
 	bool verify;      /* stop at the first tick whose hash differs from the recorded one */
+	bool keep_going;  /* with verify: count differences, do not stop (navigation's state is not restored exactly) */
 	/** After every completed tick (may be NULL). */
 	void (*on_tick)(void *user, const replay_world *rw, uint64_t recorded_hash);
 	void *user;

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include <orca/orca.h>
 
 /* Every figure is measured on one clock: the thread's CPU time by default
@@ -22,19 +24,7 @@
  * machine do not inflate it; --wall measures wall-clock time instead. */
 static int use_wall;
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(use_wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+static double now_ms(void) { return use_wall ? wall_ms() : thread_cpu_ms(); }
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static float frand(float lo, float hi)
@@ -89,9 +79,9 @@ static void one_at_a_time(orca_obstacle_index index, uint32_t agents, uint32_t p
 	orca_vec2 *v = calloc(vertices, sizeof *v);
 	for (uint32_t i = 0; i < polygons; ++i) {
 		ngon(v, vertices, frand(-1000, 1000), frand(-1000, 1000), frand(2, 12));
-		const double t0 = now_ms(), c0 = cpu_ms();
+		const double t0 = now_ms(), c0 = thread_cpu_ms();
 		orca_obstacle_add(w, v, vertices, &ids[i]);
-		const double dt = now_ms() - t0, dc = cpu_ms() - c0;
+		const double dt = now_ms() - t0, dc = thread_cpu_ms() - c0;
 		f->add_cpu_max = dc > f->add_cpu_max ? dc : f->add_cpu_max;
 		f->add_sum += dt;
 		f->add_max = dt > f->add_max ? dt : f->add_max;

@@ -13,3 +13,9 @@ add_executable(pile_bench ${CMAKE_CURRENT_LIST_DIR}/pile_bench.c)
 target_link_libraries(pile_bench PRIVATE crowd_core)
 add_test(NAME bench_pile COMMAND pile_bench 1000 64 --steps 2)
 set_tests_properties(bench_pile PROPERTIES LABELS bench TIMEOUT 120)
+
+# polygon_bench: the cost of the obstacle validity check (orca_polygon_check).
+add_executable(polygon_bench ${CMAKE_CURRENT_LIST_DIR}/polygon_bench.c)
+target_link_libraries(polygon_bench PRIVATE crowd_core m)
+add_test(NAME bench_polygon COMMAND polygon_bench 256 10)
+set_tests_properties(bench_polygon PROPERTIES LABELS bench TIMEOUT 60)

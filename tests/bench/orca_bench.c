@@ -10,36 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include "scenario.h"
 #include "scenario_nav.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* CPU time of the whole process: on a shared machine it shows what a step
- * costs when the cores are not taken away by other programs. */
-static double cpu_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	const double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void usage(void)
 {
@@ -80,10 +54,10 @@ static int bench_maze(uint32_t n, int steps, int workers)
 	d.bounds_max = (orca_vec2){half_w + 5, half_h + 5};
 	d.path_budget = 0;
 	orca_nav *nav;
-	const double b0 = now_ms();
+	const double b0 = wall_ms();
 	if (orca_nav_create(&d, w, &nav) != ORCA_OK)
 		return 1;
-	const double build_ms = now_ms() - b0;
+	const double build_ms = wall_ms() - b0;
 	orca_agent_id *ids = calloc(n, sizeof *ids);
 	orca_vec2 *goals = calloc(n, sizeof *goals);
 	const uint32_t rows = (uint32_t)((2.0f * half_h - 6.0f) / 4.0f);
@@ -99,12 +73,12 @@ static int bench_maze(uint32_t n, int steps, int workers)
 	}
 	double *nav_ms = calloc((size_t)steps, sizeof *nav_ms), *step_ms = calloc((size_t)steps, sizeof *step_ms);
 	for (int s = 0; s < steps; ++s) {
-		const double a = now_ms();
+		const double a = wall_ms();
 		orca_nav_update(nav, 0.25f);
-		const double b = now_ms();
+		const double b = wall_ms();
 		orca_world_step(w, 0.25f);
 		nav_ms[s] = b - a;
-		step_ms[s] = now_ms() - b;
+		step_ms[s] = wall_ms() - b;
 	}
 	uint32_t home = 0;
 	for (uint32_t i = 0; i < n; ++i) {
@@ -184,7 +158,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	const double t_setup = now_ms();
+	const double t_setup = wall_ms();
 	orca_agent_id *ids = calloc(sc.agent_count, sizeof *ids);
 	orca_world *w;
 	int rc = scenario_make_world(&sc, workers, &w, ids);
@@ -194,17 +168,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "orca_bench: %s\n", orca_strerror(rc));
 		return 1;
 	}
-	const double setup_ms = now_ms() - t_setup;
+	const double setup_ms = wall_ms() - t_setup;
 
 	double *total = calloc((size_t)steps, sizeof *total), *tree = calloc((size_t)steps, sizeof *tree);
 	double *vel = calloc((size_t)steps, sizeof *vel), *integ = calloc((size_t)steps, sizeof *integ);
 	double *pref = calloc((size_t)steps, sizeof *pref), *cpu = calloc((size_t)steps, sizeof *cpu);
 	uint64_t neighbors = 0, lp3 = 0, allocs = 0;
-	const double t0 = now_ms();
+	const double t0 = wall_ms();
 	for (int s = 0; s < steps; ++s) {
-		const double a = now_ms(), c = cpu_ms();
+		const double a = wall_ms(), c = cpu_ms();
 		rc = orca_world_step(w, sc.time_step);
-		total[s] = now_ms() - a;
+		total[s] = wall_ms() - a;
 		cpu[s] = cpu_ms() - c;
 		if (rc != ORCA_OK) {
 			fprintf(stderr, "orca_bench: step: %s\n", orca_strerror(rc));
@@ -220,7 +194,7 @@ int main(int argc, char **argv)
 		lp3 += p.lp3_fallbacks;
 		allocs += p.allocations;
 	}
-	const double wall = now_ms() - t0;
+	const double wall = wall_ms() - t0;
 	const double med = median(total, steps);
 	printf("scenario %s %s  agents %u  workers %d  steps %d  setup %.1f ms\n", kind, argv[2], sc.agent_count, workers,
 	       steps, setup_ms);

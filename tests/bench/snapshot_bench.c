@@ -9,14 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "crowd/wire.h"
+#include "bench_clock.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+#include "crowd/wire.h"
 
 static uint32_t rng(uint32_t *s)
 {
@@ -63,12 +58,12 @@ int main(int argc, char **argv)
 		}
 		const crowd_snapshot_header hd = {(uint64_t)s, 0x1234u, agents, s % 30 == 0};
 		out.len = 0;
-		const double t = now_ms();
+		const double t = cpu_ms();
 		if (!crowd_snapshot_encode(&hd, next, n, &baseline, NULL, true, &out)) {
 			fprintf(stderr, "snapshot_bench: encode failed\n");
 			return 1;
 		}
-		ms += now_ms() - t;
+		ms += cpu_ms() - t;
 		encoded += n;
 		bytes += out.len;
 		for (size_t k = 0; k < out.len; ++k) {

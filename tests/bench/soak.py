@@ -229,7 +229,7 @@ class Soak:
             s.sendall(delimited(hello("v")) + delimited(subscribe(2, None, 1)))
             # never read: wait for the server to cut it (the close itself is the event)
             s.settimeout(120)
-            time.sleep(rnd.uniform(15, 40))  # past the soft limit + output_soft_seconds
+            time.sleep(rnd.uniform(20, 50))  # past the soft limit (256k here) + output_soft_seconds
             s.settimeout(0.1)
             try:
                 while s.recv(1 << 20):
@@ -301,7 +301,7 @@ def main():
             os.remove(os.path.join(a.work, f))
     log_path = os.path.join(a.work, "server.log")
     server = Server(a.server, ["--tick-rate", str(a.tick_rate), "--token", "a=admin", "--token", "p=player",
-                               "--token", "v=viewer"], log_path, env)
+                               "--token", "v=viewer", "--output-soft-limit", "256k"], log_path, env)
     print("soak: %s, %.1f minutes, tick rate %d, pid %d, tcp %d, http %d" %
           (a.server, a.minutes, a.tick_rate, server.proc.pid, server.port, server.http_port))
     soak = Soak(a, server)

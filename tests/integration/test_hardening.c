@@ -29,8 +29,10 @@ static server_proc server;
 
 static int start_server(void **state) {
 	(void)state;
+	/* Hello timeouts (normal and busy) of a minute: no idle connection may time
+	 * out while a test counts on it being held. */
 	const char *args[] = {"--precision", "1000000", "--max-connections", "40", "--max-pending-per-peer", "16",
-	                      "--hello-timeout", "60", "--log-level", "error", NULL};
+	                      "--hello-timeout", "60", "--hello-timeout-busy", "60", "--log-level", "error", NULL};
 	return server_start(&server, args) ? 0 : -1;
 }
 

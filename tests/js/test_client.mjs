@@ -190,7 +190,8 @@ test('a server restart on the same data dir: the reconnect presents the resume k
     assert.equal(w.resumed, true, 'the key was honoured');
     assert.equal(w.clientId, first.clientId);
     assert.equal(c.resumeKey, first.resumeKey);
-    await c.setTargets(ids, { x: 30, y: 30 }); // its agents answer to it again
+    await c.setTargets(ids, { x: 30, y: 30 }); // its agents answer to it again (navigated on the recovered world)
+    assert.ok((await c.ping()).rttMs >= 0, 'the server lives on');
   } finally {
     c.close();
     await own.stop();
@@ -226,7 +227,7 @@ test('the backend example spawns a squad and walks it (and logs arrivals once th
   const example = new URL('../../clients/js/examples/backend.mjs', import.meta.url).pathname;
   const probe = await connected('look');
   const withEvents = probe.welcome.protocolMinor >= 1;
-  const p = spawn(process.execPath, [example, `tcp://127.0.0.1:${server.tcp}`, 'boss'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const p = spawn(process.execPath, [example, `tcp://127.0.0.1:${server.tcp}`, 'boss', '12'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   p.stdout.on('data', (d) => { out += d; });
   try {
@@ -236,7 +237,8 @@ test('the backend example spawns a squad and walks it (and logs arrivals once th
     const squad = () => [...probe.world.agents.values()].filter((a) => a.owner === owner);
     await until('the squad moving east', () => squad().length === 16 && squad().every((a) => a.vx > 0));
     if (withEvents) {
-      await until('every arrival logged', () => /squad arrived/.test(out), 120000);
+      // 200 units at the server's default 1.5 units/s: about 133 s of walking
+      await until('every arrival logged', () => /squad arrived/.test(out), 200000);
       assert.equal((out.match(/arrived at/g) || []).length, 16);
     }
   } finally {

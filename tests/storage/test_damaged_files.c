@@ -71,7 +71,7 @@ static char *read_text(const char *path) {
 
 /* Start on dir; expect recovery to a tick in [lo, hi] with the history's hash there. */
 static uint64_t recover_in(const char *dir, uint64_t lo, uint64_t hi) {
-	const char *args[] = {"--data-dir", dir, "--log-level", "warn", NULL};
+	const char *args[] = {"--data-dir", dir, "--log-level", "warn", "--navigation=false", NULL};
 	server_proc srv;
 	assert_true(server_start(&srv, args));
 	char *out = read_text(srv.out_path);
@@ -140,7 +140,7 @@ static int setup(void **state) {
 	assert_non_null(mkdtemp(root));
 	snprintf(pristine, sizeof pristine, "%s/pristine", root);
 	const char *args[] = {"--data-dir", pristine, "--checkpoint-every", "20", "--keep-checkpoints", "1000",
-	                      "--demo", "--demo-agents", "30", "--tick-rate", "60", "--log-level", "warn", NULL};
+	                      "--demo", "--demo-agents", "30", "--tick-rate", "60", "--log-level", "warn", "--navigation=false", NULL};
 	server_proc srv;
 	assert_true(server_start(&srv, args));
 	crowd_client_options o = crowd_client_default_options();
@@ -279,7 +279,7 @@ static void test_no_valid_checkpoint_refuses_to_start(void **state) {
 	char dir[256];
 	copy_fresh(dir, sizeof dir, "nockpt");
 	sh("for f in %s/checkpoint-*.ckpt; do head -c 3000 /dev/urandom > $f; done", dir);
-	const char *args[] = {"--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data-dir", dir, NULL};
+	const char *args[] = {"--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data-dir", dir, "--navigation=false", NULL};
 	int status = 0;
 	char *out = server_run_to_exit(args, &status);
 	assert_true(WIFEXITED(status)); /* not a signal: no crash */
@@ -304,7 +304,7 @@ static void test_start_at_tick(void **state) {
 	for (int k = 0; k < 3; k++) {
 		char tick[32];
 		snprintf(tick, sizeof tick, "%" PRIu64, at[k]);
-		const char *args[] = {"--data-dir", dir, "--start-at-tick", tick, "--log-level", "warn", NULL};
+		const char *args[] = {"--data-dir", dir, "--start-at-tick", tick, "--log-level", "warn", "--navigation=false", NULL};
 		server_proc srv;
 		assert_true(server_start(&srv, args));
 		char *out = read_text(srv.out_path);

@@ -105,7 +105,7 @@ static void test_replay_equals_live(void **state) {
 	snprintf(data, sizeof data, "%s/data", dir);
 	const char *args[] = {"--data-dir", data, "--fsync", "no", "--checkpoint-every", "2500", "--keep-checkpoints",
 	                      "100", "--demo", "--demo-agents", "100", "--tick-rate", "1000", "--log-level", "warn",
-	                      NULL};
+	                      "--navigation=false", NULL};
 	server_proc srv;
 	assert_true(server_start(&srv, args));
 	crowd_client_options o = crowd_client_default_options();

@@ -110,7 +110,7 @@ static void test_failing_disk(void **state) {
 	snprintf(data, sizeof data, "%s/data", dir);
 	snprintf(fail, sizeof fail, "%s/fail", dir);
 	const char *args[] = {"--data-dir", data, "--fsync", "always", "--storage-fail-file", fail, "--tick-rate", "60",
-	                      NULL};
+	                      "--navigation=false", NULL};
 	server_proc srv;
 	assert_true(server_start(&srv, args));
 	probe p = {0};

@@ -169,6 +169,9 @@ test('a drag spawns a group, a click sends it to a target, and the server shows 
     const c = centroid(ownedBy(watcher, me));
     return d0 - Math.hypot(target[0] - c.x, target[1] - c.y) > Math.min(4, d0 / 2);
   }, 20000);
+  // The selected group's paths, from the server's GetPaths (minor 1), drawn over their corridors.
+  await waitFor('paths of the selected agents', () =>
+    viewer(() => !crowdViewer.state.pathsUnsupported && crowdViewer.state.paths.size > 0));
   await shot('4-walking-to-target.png');
   watcher.close();
 });

@@ -28,7 +28,9 @@ typedef struct nav_agent {
 	orca_vec2 goal;          /* where the corridor ends */
 	orca_vec2 steer;         /* the point given to the engine as its target */
 	bool final_leg;          /* steer == goal */
-	orca_vec2 progress_pos;  /* where it last made progress */
+	orca_vec2 heading;       /* the corner (or goal) its path heads for, before any detour */
+	orca_vec2 progress_ref;  /* the corner progress is measured against */
+	float best_dist;         /* the closest it has been to progress_ref */
 	orca_vec2 stuck_pos;     /* where STUCK was last said */
 	float stall_time;        /* seconds since */
 	float plan_off;          /* its distance from the corridor when the path was planned */
@@ -121,7 +123,7 @@ orca_nav_def orca_nav_default_def(void)
 	d.path_budget = 256;
 	d.max_path = 128;
 	d.max_nodes = 8192;
-	d.refresh_interval = 8;
+	d.refresh_interval = 16;
 	d.stuck_time = 10.0f;
 	d.goal_tolerance = -1.0f; /* radius / 2 */
 	d.arrival_distance = 0.0f;
@@ -367,7 +369,8 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->goal = target;
 	a->phase = ORCA_NAV_WAITING;
 	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = false;
-	a->progress_pos = st.position;
+	a->heading = a->progress_ref = target;
+	a->best_dist = dist(st.position, target);
 	a->stall_time = 0.0f;
 	a->final_leg = false;
 	if (!enqueue(nav, a))
@@ -408,18 +411,20 @@ static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, flo
 	}
 	if (n == 0) {
 		a->final_leg = true;
+		a->heading = a->goal;
 		if (!same_point(a->steer, a->goal))
 			steer_to(nav, a, a->goal);
 		return;
 	}
 	/* look past a corner the agent is about to reach, so it never slows at one */
 	const float speed = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
-	const float look = nav->def.agent_radius + speed * dt * (float)nav->def.refresh_interval;
+	const float look = nav->def.agent_radius + 2.0f * speed * dt; /* visits come sooner near a corner */
 	int k = 0;
 	while (k + 1 < n && dist(st->position, corners[k]) < look)
 		++k;
 	a->final_leg = end_is_last && k == n - 1;
 	orca_vec2 p = a->final_leg ? a->goal : corners[k];
+	a->heading = p;
 	/* Stalled for a quarter of stuck_time: two agents meeting head-on on one
 	 * string-pulled line can hold each other at zero velocity for ever (ORCA
 	 * is symmetric). Aim two radii to the right of the way until it moves
@@ -471,6 +476,7 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	a->last_visit = nav->updates;
 	if (r == NAVMESH_PLAN_FAILED) {
 		a->final_leg = true;
+		a->heading = goal;
 		steer_to(nav, a, goal);
 		a->next_visit = nav->updates + 1;
 		return;
@@ -490,7 +496,11 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt)
 {
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
-	const float speed = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	/* at the speed it goes (a quarter of its cruising speed at least): an
+	 * agent held in a crowd near its corner is not looked at every update */
+	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	const float moving = sqrtf(st->velocity.x * st->velocity.x + st->velocity.y * st->velocity.y);
+	const float speed = moving > 0.25f * pref ? moving : 0.25f * pref;
 	const float left = dist(st->position, a->steer) - (a->final_leg ? 0.0f : nav->def.agent_radius);
 	const float steps = left / (speed * dt);
 	uint32_t wait = interval;
@@ -515,13 +525,16 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		return true;
 	}
 
-	/* progress: moving at least a radius since the last mark. STUCK is said
+	/* Progress: a radius closer to the corner it heads for (or a new corner).
+	 * Moving about without getting closer is no progress. STUCK is said
 	 * once, and again only after the agent got 4 radii away from there. */
 	const float r = nav->def.agent_radius;
 	if (a->stuck_sent && dist(st.position, a->stuck_pos) >= 4.0f * r)
 		a->stuck_sent = false;
-	if (dist(st.position, a->progress_pos) >= r) {
-		a->progress_pos = st.position;
+	const float to_corner = dist(st.position, a->heading);
+	if (!same_point(a->heading, a->progress_ref) || to_corner <= a->best_dist - r) {
+		a->progress_ref = a->heading;
+		a->best_dist = to_corner;
 		a->stall_time = 0.0f;
 		a->replanned_for_stall = false;
 	} else {
@@ -557,7 +570,7 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		return true;
 	}
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
-	refresh(nav, a, &st, dt, ((nav->updates / interval + a->id) & 1u) != 0, false);
+	refresh(nav, a, &st, dt, ((nav->updates / interval + a->id) & 3u) == 0, false); /* shortcut every 4th */
 	schedule(nav, a, &st, dt);
 	return true;
 }

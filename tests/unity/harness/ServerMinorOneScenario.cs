@@ -156,8 +156,10 @@ namespace Crowd.Harness
             {
                 var c = new CrowdClient("127.0.0.1", port, new CrowdClientOptions { ClientName = "unity-minor1-again", ResumeKey = key, KeepAgentsOnDisconnect = true, Resume = false });
                 c.Connect();
-                if (Wait.Until(() => c.Welcome != null, c) && c.Welcome.Resumed) return c;
+                bool welcomed = Wait.Until(() => c.Welcome != null, c);
+                if (welcomed && c.Welcome.Resumed) return c;
                 c.Dispose();
+                if (!welcomed) return null; // no server to ask
             }
             return null;
         }

@@ -64,7 +64,7 @@ typedef struct orca_nav_def {
 
 /** Defaults: world -1000..1000, radius 1.5, cell radius/3, 64-cell tiles, 8
  * tiles and 256 paths per update, 128-polygon corridors, 8,192 nodes, refresh
- * every 8 updates, stuck after 10 s, goal tolerance radius/2, arrival 0. */
+ * every 16 updates, stuck after 10 s, goal tolerance radius/2, arrival 0. */
 orca_nav_def orca_nav_default_def(void);
 
 /** Create navigation for `world` and build the whole mesh from its obstacles
