@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include "quality_scenarios.h"
 #include "scenario.h"
 
@@ -47,13 +49,6 @@ static orca_vec2 *g_pos;
 static float *g_rad;
 static int32_t *g_cx, *g_cy;
 static uint32_t *g_count, *g_sorted, g_buckets;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 static uint32_t cell_hash(int32_t x, int32_t y)
 {
@@ -181,10 +176,10 @@ static int run_pair(const char *name, const scenario *sc, uint64_t cap, bool sto
 			if (!active[m])
 				continue;
 			run *r = &runs[m];
-			const double t0 = now_ms();
+			const double t0 = wall_ms();
 			if (orca_world_step(r->w, sc->time_step) != ORCA_OK)
 				return -1;
-			r->st.step_ms += now_ms() - t0;
+			r->st.step_ms += wall_ms() - t0;
 			r->st.steps = step;
 			measure(sc, r);
 			if (!r->st.finish && scenario_done(sc, r->w, r->ids)) {
