@@ -137,7 +137,9 @@ namespace Crowd.Harness
                     var se = p.Read();
                     Check.That(se != null && se.SubscribeEvents != null && se.SubscribeEvents.AllAgents, "and SubscribeEvents again");
                     p.Send(new ServerMessage { Welcome = new Welcome { ProtocolMajor = 1, ProtocolMinor = 1, ClientId = 8, ResumeKey = "k2", Resumed = false } });
-                    Check.That(Wait.Until(() => client.ResumeKey == "k2", client) && !client.Welcome.Resumed, "a key not honoured: the new identity's key replaces it");
+                    // The key is taken on the receive thread, the Welcome property at Poll: wait for the Welcome itself.
+                    Check.That(Wait.Until(() => client.Welcome != null && client.Welcome.ClientId == 8, client) && client.ResumeKey == "k2" && !client.Welcome.Resumed,
+                               "a key not honoured: the new identity's key replaces it");
                     p.Socket.Shutdown(SocketShutdown.Both);
                 }
 
