@@ -19,19 +19,8 @@ import sys
 import time
 
 
-def varint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def field(num, wire, payload):
-    if wire == 0:
-        return varint(num << 3) + varint(payload)
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
+# Protobuf wire helpers shared with the soak (this script's folder is on sys.path).
+from soak import field, varint  # noqa: E402
 
 
 def msg(rid, num, body):

@@ -37,25 +37,8 @@ import time
 import urllib.request
 
 
-def rss_kb(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def cpu_s(pid):
-    """User + system CPU seconds of a process."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
+# /proc readers shared with the load benchmark (this script's folder is on sys.path).
+from server_load import cpu_s, rss_kb  # noqa: E402
 
 
 def varint(n):
@@ -332,7 +315,7 @@ def main():
                   if k.startswith("crowd_errors_total{") and v}
         ticks = m.get("crowd_ticks_total", 0)
         work = m.get("crowd_tick_duration_seconds_sum", 0)
-        cpu = cpu_s(server.proc.pid)
+        cpu = cpu_s(server.proc.pid) or 0.0
         if last:
             dt = now - last[0]
             rate = (ticks - last[1]) / dt
