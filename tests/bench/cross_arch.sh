@@ -10,8 +10,10 @@
 #   navigation orca-replay SETUP OUT.csv --navigate on the walled set-ups
 #              (tests/nav/data/*, tests/data/ref/blocks) in reference and
 #              quality avoidance: every row of the CSV
-#              nav_hash: the nav_determinism scenario's state hash after each
-#              of its 1,000 steps and its events
+#              nav_hash determinism: the nav_determinism scenario's state
+#              hash after each of its 1,000 steps and its events
+#              nav_hash crowd: 1,000 agents with random targets among 150
+#              random blocks, odd bounds and radius, 600 steps, likewise
 # and prints "identical" or "DIFFERENT" per case.
 #
 # usage: tests/bench/cross_arch.sh [BUILD_DIR]   (default: build)
@@ -125,10 +127,15 @@ for setup in "$SRC"/tests/nav/data/*_setup.txt "$SRC/tests/data/ref/blocks_setup
 	done
 done
 
-"$X86_NAV_HASH" "$SRC/tests/nav/data" >"$OUT/nav_hash_x86.txt"
-arm "$WORK/nav_hash" "$SRC/tests/nav/data" >"$OUT/nav_hash_arm.txt"
-compare "navigation nav_determinism scenario, hash after each of 1,000 steps" "$OUT/nav_hash_x86.txt" \
-	"$OUT/nav_hash_arm.txt"
+"$X86_NAV_HASH" determinism "$SRC/tests/nav/data" >"$OUT/nav_hash_x86.txt"
+arm "$WORK/nav_hash" determinism "$SRC/tests/nav/data" >"$OUT/nav_hash_arm.txt"
+compare "navigation nav_hash determinism (nav_determinism's scenario), hash after each of 1,000 steps" \
+	"$OUT/nav_hash_x86.txt" "$OUT/nav_hash_arm.txt"
+
+"$X86_NAV_HASH" crowd >"$OUT/nav_crowd_x86.txt"
+arm "$WORK/nav_hash" crowd >"$OUT/nav_crowd_arm.txt"
+compare "navigation nav_hash crowd (1,000 agents, 150 blocks), hash after each of 600 steps" \
+	"$OUT/nav_crowd_x86.txt" "$OUT/nav_crowd_arm.txt"
 
 echo "cross_arch: $same identical, $differ different (outputs in $OUT)"
 [ "$differ" = 0 ]
