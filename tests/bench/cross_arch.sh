@@ -69,11 +69,16 @@ OBJ=$WORK/obj
 rm -rf "$OBJ"
 mkdir -p "$OBJ"
 CFLAGS="-O2 -ffp-contract=off -fno-fast-math -D_GNU_SOURCE -I$SRC/core/include -I$SRC/core/src -I$SRC/core/tools -I$SRC/core/nav/include"
-for f in "$SRC"/core/src/*.c "$SRC"/core/tools/scenario.c "$SRC"/core/tools/scenario_nav.c "$SRC"/core/nav/src/nav.c; do
+# (every source of the engine, the navigation and the scenario tools but
+# orca-replay's main; a file added there is picked up)
+for f in "$SRC"/core/src/*.c "$SRC"/core/nav/src/*.c "$SRC"/core/tools/*.c; do
+	[ "$(basename "$f")" != orca_replay.c ] || continue
 	aarch64-linux-gnu-gcc -std=c11 $CFLAGS -c "$f" -o "$OBJ/lib_$(basename "$f").o"
 done
-aarch64-linux-gnu-g++ -std=c++11 $CFLAGS -fno-exceptions -isystem "$ROOT/usr/include" \
-	-c "$SRC/core/nav/src/navmesh.cpp" -o "$OBJ/lib_navmesh.o"
+for f in "$SRC"/core/nav/src/*.cpp; do
+	aarch64-linux-gnu-g++ -std=c++11 $CFLAGS -fno-exceptions -isystem "$ROOT/usr/include" \
+		-c "$f" -o "$OBJ/lib_$(basename "$f").o"
+done
 for o in "$OBJ"/lib_*.o; do
 	n=$(aarch64-linux-gnu-objdump -d "$o" | grep -c -E '	f(n)?m(add|sub)	' || true)
 	[ "$n" = 0 ] || { echo "cross_arch: $o has $n fused multiply-adds (-ffp-contract=off lost?)"; exit 1; }
