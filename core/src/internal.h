@@ -155,8 +155,8 @@ typedef struct worker_scratch {
 	uint32_t max_depth, not_plain, not_uniform;
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
-	uint32_t q_pushed;        /* quality overlap pass: agents this worker pushed */
 	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
+	float q_radius_min, q_radius_max; /* quality: the radii this worker saw */
 	char pad[64];
 } worker_scratch;
 
@@ -256,9 +256,12 @@ struct orca_world {
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
-	uint8_t *q_moved;     /* per tree index: pushed in the last overlap iteration */
+	uint8_t *q_flag;      /* per tree index: overlap pass flags (quality.c), 0 between steps */
+	uint32_t *q_list;     /* overlap pass: the agents an iteration looks at or pushes */
 	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
 	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
+	float q_radius_max;   /* the largest radius this step */
+	bool q_same_radius;   /* every agent has that radius this step */
 	uint32_t q_cap;       /* tree indices the q_ arrays above hold */
 
 	worker_scratch *scratch;
