@@ -160,6 +160,13 @@ typedef struct worker_scratch {
 	char pad[64];
 } worker_scratch;
 
+/* Quality mode, per tree index during a step: the turn it aims with (NAN:
+ * none), and its stuck timer and blockage, back to their slots after the
+ * velocities (quality.c). */
+typedef struct q_agent {
+	float turn, stuck, blocked, pad;
+} q_agent;
+
 /* ------------------------------------------------------------ world */
 
 struct orca_world {
@@ -258,6 +265,7 @@ struct orca_world {
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
 	uint8_t *q_flag;      /* per tree index: overlap pass flags (quality.c), 0 between steps */
 	uint32_t *q_list;     /* overlap pass: the agents an iteration looks at or pushes */
+	struct q_agent *q_agents; /* per tree index: this step's quality state (quality.c) */
 	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
 	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
 	float q_radius_max;   /* the largest radius this step */

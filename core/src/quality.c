@@ -73,10 +73,12 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 	orca_mem_free(w, w->q_dy, c * sizeof(float));
 	orca_mem_free(w, w->q_flag, c * sizeof(uint8_t));
 	orca_mem_free(w, w->q_list, c * sizeof(uint32_t));
+	orca_mem_free(w, w->q_agents, c * sizeof(q_agent));
 	orca_mem_free(w, w->q_rank, c * sizeof(uint8_t));
 	w->q_contact = NULL;
 	w->q_contact_count = w->q_flag = w->q_rank = NULL;
 	w->q_list = NULL;
+	w->q_agents = NULL;
 	w->q_dx = w->q_dy = NULL;
 }
 
@@ -93,8 +95,9 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_dy = orca_mem_alloc(w, c * sizeof(float));
 	w->q_flag = orca_mem_alloc(w, c * sizeof(uint8_t));
 	w->q_list = orca_mem_alloc(w, c * sizeof(uint32_t));
+	w->q_agents = orca_mem_alloc(w, c * sizeof(q_agent));
 	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
-	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_flag || !w->q_list || !w->q_rank) {
+	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_flag || !w->q_list || !w->q_agents || !w->q_rank) {
 		free_tree_arrays(w, c);
 		return false;
 	}
@@ -102,6 +105,32 @@ bool orca_quality_reserve(struct orca_world *w)
 	memset(w->q_flag, 0, c);
 	w->q_cap = c;
 	return true;
+}
+
+/* The turn an agent aims with this step (q_agent.turn, NAN: none), from its
+ * slot's saved state, in tree order: computed while ranking, where the
+ * scattered per-slot reads are the loop's only work, not in the middle of
+ * the velocity computation. */
+static float aim_turn(const struct orca_world *w, uint32_t self, uint32_t slot, float stuck_saved, float blocked)
+{
+	const float stuck = stuck_saved > 0.0f ? stuck_saved : 0.0f;
+	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * stuck;
+	if (!(turn > 0.0f))
+		return NAN; /* free way: walk exactly as asked, as in reference mode */
+	turn = turn > Q_TURN_MAX ? Q_TURN_MAX : turn;
+	/* Close to its target an agent goes straight: the others there have
+	 * arrived and make way (reciprocally) as in ORCA, while turning away
+	 * would only stir them up. Fades in from 1 to 4 radii out. */
+	const agent_params *ap = &w->params[slot];
+	if (ap->steer_mode != ORCA_STEER_VELOCITY) {
+		const float r = ap->radius;
+		const float d = v2_abs(v2_sub(ap->target, v2(w->tpx[self], w->tpy[self])));
+		const float f = (d - r) / (Q_NEAR * r);
+		turn *= f < 0.0f ? 0.0f : (f > 1.0f ? 1.0f : f);
+	}
+	const uint32_t id = (slot + 1u) | (w->gen[slot] << ORCA_ID_INDEX_BITS);
+	const uint32_t h = hash_u32(id, (uint32_t)w->steps);
+	return turn + Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
 }
 
 static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
@@ -112,8 +141,12 @@ static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	for (uint32_t i = begin; i < end; ++i) {
 		const self_params *p = &w->tself[i];
 		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
-		const uint8_t rank = idle ? 0 : (w->q_stuck[w->order[i]] < 0.0f ? 2 : 1);
+		const uint32_t s = w->order[i];
+		const float stuck = w->q_stuck[s];
+		const uint8_t rank = idle ? 0 : (stuck < 0.0f ? 2 : 1);
 		w->q_rank[i] = rank;
+		w->q_agents[i].stuck = stuck;
+		w->q_agents[i].turn = aim_turn(w, i, s, stuck, w->q_blocked[s]);
 		count[rank]++;
 		r_min = p->radius < r_min ? p->radius : r_min;
 		r_max = p->radius > r_max ? p->radius : r_max;
@@ -155,27 +188,13 @@ void orca_quality_prepare(struct orca_world *w)
 
 vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
 {
+	(void)slot;
 	const float pref_sq = v2_abs_sq(pref);
 	if (!(pref_sq > 1e-8f))
 		return pref;
-	const float stuck = w->q_stuck[slot] > 0.0f ? w->q_stuck[slot] : 0.0f;
-	float turn = Q_BIAS * w->q_blocked[slot] + Q_STUCK_GAIN * stuck;
-	if (!(turn > 0.0f))
-		return pref; /* free way: walk exactly as asked, as in reference mode */
-	turn = turn > Q_TURN_MAX ? Q_TURN_MAX : turn;
-	/* Close to its target an agent goes straight: the others there have
-	 * arrived and make way (reciprocally) as in ORCA, while turning away
-	 * would only stir them up. Fades in from 1 to 4 radii out. */
-	const agent_params *ap = &w->params[slot];
-	if (ap->steer_mode != ORCA_STEER_VELOCITY) {
-		const float r = ap->radius;
-		const float d = v2_abs(v2_sub(ap->target, v2(w->tpx[self], w->tpy[self])));
-		const float f = (d - r) / (Q_NEAR * r);
-		turn *= f < 0.0f ? 0.0f : (f > 1.0f ? 1.0f : f);
-	}
-	const uint32_t id = (slot + 1u) | (w->gen[slot] << ORCA_ID_INDEX_BITS);
-	const uint32_t h = hash_u32(id, (uint32_t)w->steps);
-	turn += Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
+	const float turn = w->q_agents[self].turn;
+	if (turn != turn)
+		return pref; /* free way */
 	/* turn 0..1: up to 45 degrees right (tangent = turn); 1..3: on to 135
 	 * degrees, past sideways, so that an agent pressed into a ring can step
 	 * back out of it (continuous in turn, no trigonometry) */
@@ -187,12 +206,14 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
                         const nb_entry *nb, uint32_t nb_count, float dt)
 {
+	(void)slot; /* the state is in tree order until the overlap pass */
 	const float pref_sq = v2_abs_sq(pref);
 	/* how far avoidance kept us from what we aimed for: 0 free, 1 stopped */
 	float blocked = pref_sq > 1e-8f ? 1.0f - v2_dot(new_velocity, aim) / pref_sq : 0.0f;
 	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
-	w->q_blocked[slot] = blocked;
-	float stuck = w->q_stuck[slot];
+	q_agent *qa = &w->q_agents[self];
+	qa->blocked = blocked;
+	float stuck = qa->stuck;
 	if (stuck < 0.0f) {
 		/* a new target's right of way runs out */
 		stuck = stuck + dt;
@@ -208,7 +229,7 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 		stuck = stuck - dt;
 		stuck = stuck < 0.0f ? 0.0f : stuck;
 	}
-	w->q_stuck[slot] = stuck;
+	qa->stuck = stuck; /* to its slot in the overlap pass */
 
 	/* neighbours this step can bring into contact (or within the slop):
 	 * this agent at its new speed, the other at most at our top speed;
@@ -258,6 +279,13 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const float *tx = w->tpx, *ty = w->tpy;
 	for (uint32_t k = begin; k < end; ++k) {
 		const uint32_t i = list ? list[k] : k;
+		if (!list) {
+			/* the first pass walks every agent: the state of the step
+			 * goes back to its slot */
+			const uint32_t s = w->order[i];
+			w->q_stuck[s] = w->q_agents[i].stuck;
+			w->q_blocked[s] = w->q_agents[i].blocked;
+		}
 		const self_params *p = &w->tself[i];
 		const uint32_t count = w->q_contact_count[i];
 		const uint32_t *c = &w->q_contact[(size_t)i * ORCA_Q_CONTACTS];

@@ -259,6 +259,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->q_dy, w->q_cap * sizeof(float));
 	orca_mem_free(w, w->q_flag, w->q_cap * sizeof(uint8_t));
 	orca_mem_free(w, w->q_list, w->q_cap * sizeof(uint32_t));
+	orca_mem_free(w, w->q_agents, w->q_cap * sizeof(q_agent));
 	orca_mem_free(w, w->q_rank, w->q_cap * sizeof(uint8_t));
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
