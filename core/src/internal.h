@@ -225,6 +225,7 @@ struct orca_world {
 	uint32_t grid_w, grid_h;
 	float grid_ox, grid_oy, grid_inv, grid_last_x, grid_last_y;
 	bool grid_on;
+	bool grid_order;          /* quality: this step's order is the grid's, no kd-tree */
 	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
 
 	/* obstacles */
@@ -287,6 +288,10 @@ void orca_agent_tree_refit(struct orca_world *w);
 uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
                                          uint32_t max_neighbors, uint32_t mask, nb_entry *out,
                                          tree_visit *stack);
+/* Copy each agent of [begin, end) of the order into the tree-order arrays
+ * (tagent, tself, tree_index), noting masks and weights that are not plain
+ * in the worker's scratch (pool task; ctx is the world). */
+void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker);
 typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
 
@@ -295,6 +300,10 @@ void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orc
  * this step. Then the build, which any worker may run. */
 bool orca_agent_grid_reserve(struct orca_world *w);
 void orca_agent_grid_build(struct orca_world *w);
+/* Quality mode: sort the order by grid cell and gather the tree-order
+ * arrays from it, no kd-tree (w->grid_order); false: the crowd is too
+ * small or clustered, build the kd-tree. Calling thread (may allocate). */
+bool orca_agent_grid_order(struct orca_world *w);
 /* Agent `self`'s (tree index; `slot` its slot) neighbours into sc->agent_nb,
  * exactly RVO2's list: the max_nb nearest closer than neighbor_dist, sorted,
  * ties in RVO2's discovery order. */

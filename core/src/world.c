@@ -432,7 +432,10 @@ int orca_world_step(orca_world *w, float dt)
 
 	if (!reserve_scratch(w) || (w->avoidance == ORCA_AVOIDANCE_QUALITY && !orca_quality_reserve(w)))
 		return ORCA_ERR_NO_MEMORY;
-	orca_agent_tree_build(w); /* and the neighbour grid */
+	/* quality mode: the grid alone when the crowd suits it, else the kd-tree */
+	w->grid_order = w->avoidance == ORCA_AVOIDANCE_QUALITY && orca_agent_grid_order(w);
+	if (!w->grid_order)
+		orca_agent_tree_build(w); /* and the neighbour grid */
 	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
 		orca_quality_prepare(w);
 	const double t3 = now_ms();
@@ -443,7 +446,10 @@ int orca_world_step(orca_world *w, float dt)
 	orca_pool_run(w->pool, integrate_task, w, w->slot_count, 4096);
 	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
 		orca_quality_resolve(w); /* moves tpx/tpy too, before the refit reads them */
-	orca_agent_tree_refit(w);
+	if (w->grid_order)
+		w->query_tree_valid = false; /* no kd-tree: box queries scan */
+	else
+		orca_agent_tree_refit(w);
 	w->steps++;
 	const double t5 = now_ms();
 
