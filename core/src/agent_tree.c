@@ -170,7 +170,7 @@ static void gather_positions_task(void *ctx, uint32_t begin, uint32_t end, int w
 	}
 }
 
-static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
 	bool plain = true, uniform = true;
@@ -235,7 +235,7 @@ static void gather_and_grid_task(void *ctx, uint32_t begin, uint32_t end, int wo
 			continue;
 		}
 		const uint32_t from = (k - 1) * GATHER_GRAIN, n = w->order_count;
-		gather_agents_task(ctx, from, n - from < GATHER_GRAIN ? n : from + GATHER_GRAIN, worker);
+		orca_agent_gather_task(ctx, from, n - from < GATHER_GRAIN ? n : from + GATHER_GRAIN, worker);
 	}
 }
 

@@ -155,10 +155,17 @@ typedef struct worker_scratch {
 	uint32_t max_depth, not_plain, not_uniform;
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
-	uint32_t q_pushed;        /* quality overlap pass: agents this worker pushed */
 	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
+	float q_radius_min, q_radius_max; /* quality: the radii this worker saw */
 	char pad[64];
 } worker_scratch;
+
+/* Quality mode, per tree index during a step: the turn it aims with (NAN:
+ * none), and its stuck timer and blockage, back to their slots after the
+ * velocities (quality.c). */
+typedef struct q_agent {
+	float turn, stuck, blocked, pad;
+} q_agent;
 
 /* ------------------------------------------------------------ world */
 
@@ -218,6 +225,7 @@ struct orca_world {
 	uint32_t grid_w, grid_h;
 	float grid_ox, grid_oy, grid_inv, grid_last_x, grid_last_y;
 	bool grid_on;
+	bool grid_order;          /* quality: this step's order is the grid's, no kd-tree */
 	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
 
 	/* obstacles */
@@ -256,9 +264,13 @@ struct orca_world {
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
-	uint8_t *q_moved;     /* per tree index: pushed in the last overlap iteration */
+	uint8_t *q_flag;      /* per tree index: overlap pass flags (quality.c), 0 between steps */
+	uint32_t *q_list;     /* overlap pass: the agents an iteration looks at or pushes */
+	struct q_agent *q_agents; /* per tree index: this step's quality state (quality.c) */
 	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
 	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
+	float q_radius_max;   /* the largest radius this step */
+	bool q_same_radius;   /* every agent has that radius this step */
 	uint32_t q_cap;       /* tree indices the q_ arrays above hold */
 
 	worker_scratch *scratch;
@@ -276,6 +288,10 @@ void orca_agent_tree_refit(struct orca_world *w);
 uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
                                          uint32_t max_neighbors, uint32_t mask, nb_entry *out,
                                          tree_visit *stack);
+/* Copy each agent of [begin, end) of the order into the tree-order arrays
+ * (tagent, tself, tree_index), noting masks and weights that are not plain
+ * in the worker's scratch (pool task; ctx is the world). */
+void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker);
 typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
 
@@ -284,6 +300,10 @@ void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orc
  * this step. Then the build, which any worker may run. */
 bool orca_agent_grid_reserve(struct orca_world *w);
 void orca_agent_grid_build(struct orca_world *w);
+/* Quality mode: sort the order by grid cell and gather the tree-order
+ * arrays from it, no kd-tree (w->grid_order); false: the crowd is too
+ * small or clustered, build the kd-tree. Calling thread (may allocate). */
+bool orca_agent_grid_order(struct orca_world *w);
 /* Agent `self`'s (tree index; `slot` its slot) neighbours into sc->agent_nb,
  * exactly RVO2's list: the max_nb nearest closer than neighbor_dist, sorted,
  * ties in RVO2's discovery order. */
