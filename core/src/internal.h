@@ -139,6 +139,20 @@ typedef struct orca_line {
 	vec2 point, direction;
 } orca_line;
 
+/* A scratch buffer of `cap` orca_lines seen as four arrays of `cap` floats
+ * (point x, point y, direction x, direction y): the linear programs read
+ * four lines with four loads. Writers leave room for 4 lines past the last. */
+typedef struct orca_lines {
+	float *px, *py, *dx, *dy;
+} orca_lines;
+
+static inline orca_lines orca_lines_of(orca_line *buf, uint32_t cap)
+{
+	float *f = &buf->point.x;
+	const orca_lines l = {f, f + cap, f + 2 * (size_t)cap, f + 3 * (size_t)cap};
+	return l;
+}
+
 typedef struct worker_scratch {
 	nb_entry *agent_nb;
 	uint32_t agent_nb_cap;
@@ -305,10 +319,10 @@ uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, flo
 void orca_obstacle_grid_free(struct orca_world *w);
 
 /* linear_program.c */
-uint32_t orca_linear_program2(const orca_line *lines, uint32_t count, float radius, vec2 opt_velocity,
+uint32_t orca_linear_program2(const orca_lines *lines, uint32_t count, float radius, vec2 opt_velocity,
                               bool direction_opt, vec2 *result);
-void orca_linear_program3(const orca_line *lines, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
-                          float radius, vec2 *result, orca_line *proj);
+void orca_linear_program3(const orca_lines *lines, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
+                          float radius, vec2 *result, orca_lines *proj);
 
 /* velocity.c */
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker);
