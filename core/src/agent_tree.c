@@ -480,11 +480,13 @@ static void refit_leaves_task(void *ctx, uint32_t begin, uint32_t end, int worke
 
 void orca_agent_tree_refit(struct orca_world *w)
 {
-	const uint32_t n = w->order_count;
-	if (n == 0) {
-		w->query_tree_valid = true;
-		return;
-	}
+	w->query_tree_valid = true;
+	w->refit_pending = w->order_count > 0;
+}
+
+static void refit_now(struct orca_world *w)
+{
+	w->refit_pending = false;
 	/* pre-order list of the nodes in use (the index space is sparse), then
 	 * backwards: children before parents */
 	uint32_t *list = w->node_list, count = 0;
@@ -507,13 +509,17 @@ void orca_agent_tree_refit(struct orca_world *w)
 			nd->max_y = maxf(l->max_y, r->max_y);
 		}
 	}
-	w->query_tree_valid = true;
 }
 
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx)
 {
 	if (w->order_count == 0)
 		return;
+	if (w->refit_pending) {
+		/* the world is never const itself, only this view of it (the API is
+		 * one thread at a time) */
+		refit_now((struct orca_world *)w);
+	}
 	/* the tree is at most tree_depth deep; walk it with a small local stack,
 	 * falling back to recursion-free leaf scanning when it is deeper */
 	uint32_t stack[128];

@@ -219,7 +219,8 @@ struct orca_world {
 	uint32_t tree_depth;   /* deepest node level of the last build */
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
-	bool query_tree_valid; /* node boxes match current positions */
+	bool query_tree_valid; /* the tree holds every agent and no edit since the step (boxes: see refit_pending) */
+	bool refit_pending;    /* node boxes still from before the step's moves: refit before a box query */
 	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
 	bool grid_wanted;      /* the grid has room this step */
 
@@ -286,6 +287,8 @@ void orca_world_compact_order(struct orca_world *w);
 
 /* agent_tree.c */
 void orca_agent_tree_build(struct orca_world *w);
+/* After a step: the boxes are refitted to the moved agents lazily, by the
+ * first box query (queries are rare; a step never reads them). */
 void orca_agent_tree_refit(struct orca_world *w);
 uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
                                          uint32_t max_neighbors, uint32_t mask, nb_entry *out,
