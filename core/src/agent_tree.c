@@ -332,7 +332,16 @@ void orca_agent_tree_build(struct orca_world *w)
 	/* the grid (agent_neighbors.c) as one more item of the gather, so that
 	 * with two workers one builds it while the other gathers */
 	w->grid_wanted = orca_agent_grid_reserve(w);
+	if (w->grid_wanted && w->grid_skip > 0) {
+		/* it refused this crowd lately (too clustered, e.g. a ring): the
+		 * kd-tree answers alone for a while. Either path gives the same
+		 * neighbours, so this only saves the grid's build. */
+		w->grid_skip--;
+		w->grid_wanted = false;
+	}
 	orca_pool_run(w->pool, gather_and_grid_task, w, 1 + (n + GATHER_GRAIN - 1) / GATHER_GRAIN, 1);
+	if (w->grid_wanted && !w->grid_on)
+		w->grid_skip = 15;
 	bool plain = true, uniform = true;
 	for (int i = 0; i < w->worker_count; ++i) {
 		if (w->scratch[i].max_depth > w->tree_depth)
@@ -361,10 +370,8 @@ static inline void child_dists(const query_node *q, __m128 p, float *dl, float *
 	__m128 m = _mm_max_ps(_mm_max_ps(a, b), _mm_setzero_ps());
 	m = _mm_mul_ps(m, m);
 	const __m128 s = _mm_add_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
-	float out[4];
-	_mm_storeu_ps(out, s);
-	*dl = out[0];
-	*dr = out[2];
+	*dl = _mm_cvtss_f32(s);
+	*dr = _mm_cvtss_f32(_mm_movehl_ps(s, s));
 }
 #else
 static inline float box_dist_sq(const float *mn, const float *mx, float x, float y)

@@ -223,6 +223,7 @@ struct orca_world {
 	bool refit_pending;    /* node boxes still from before the step's moves: refit before a box query */
 	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
 	bool grid_wanted;      /* the grid has room this step */
+	uint8_t grid_skip;     /* steps left before trying again a grid that refused the crowd (clustered) */
 
 	/* uniform grid over the tree-order positions (agent_neighbors.c) */
 	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
