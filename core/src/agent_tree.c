@@ -134,6 +134,24 @@ static uint32_t split_node(struct orca_world *w, const build_job *job, build_job
 	return 2;
 }
 
+/* One node of the frontier's level: split it (its children into
+ * level_next_pair[2k..], level_kids[k] = 2 or 0 for a leaf) or, when small,
+ * leave it to the subtree phase (level_kids[k] = 1). Each job writes only
+ * its range, its node and its children: any worker, same tree. */
+static void split_level_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	for (uint32_t k = begin; k < end; ++k) {
+		const build_job job = w->frontier[k];
+		if (job.end - job.begin <= ORCA_MAX_LEAF_SIZE * 4u) {
+			w->level_kids[k] = 1;
+			continue;
+		}
+		w->level_kids[k] = (uint8_t)split_node(w, &job, &w->level_next_pair[2 * k]);
+	}
+}
+
 /* Build a whole subtree depth-first with the worker's own stack. */
 static void build_subtree(struct orca_world *w, const build_job *root, build_job *stack, uint32_t *max_depth)
 {
@@ -297,28 +315,27 @@ void orca_agent_tree_build(struct orca_world *w)
 	uint32_t count = 1;
 	w->frontier[0] = (build_job){0, n, 0, 0, 0};
 	if (want > 1) {
-		build_job next[ORCA_FRONTIER_MAX];
+		/* one level at a time, the level's nodes split in parallel (only
+		 * the root's split runs alone) */
 		bool progress = true;
-		while (count < want && progress) {
+		while (count < want && progress && 2 * count <= ORCA_FRONTIER_MAX) {
+			orca_pool_run(w->pool, split_level_task, w, count, 1);
 			uint32_t m = 0;
 			progress = false;
 			for (uint32_t k = 0; k < count; ++k) {
 				const build_job job = w->frontier[k];
-				if (m + 2 > ORCA_FRONTIER_MAX || job.end - job.begin <= ORCA_MAX_LEAF_SIZE * 4u) {
-					next[m++] = job; /* small: left for a worker */
+				if (w->level_kids[k] == 1) {
+					w->level_next[m++] = job; /* small: left for a worker */
 					continue;
 				}
 				if (job.depth > w->tree_depth)
 					w->tree_depth = job.depth;
-				build_job kids[2];
-				if (split_node(w, &job, kids) == 2) {
-					next[m++] = kids[0];
-					next[m++] = kids[1];
-					progress = true;
-				}
+				for (uint32_t c = 0; c < w->level_kids[k]; ++c)
+					w->level_next[m++] = w->level_next_pair[2 * k + c];
+				progress = progress || w->level_kids[k] == 2;
 			}
 			for (uint32_t k = 0; k < m; ++k)
-				w->frontier[k] = next[k];
+				w->frontier[k] = w->level_next[k];
 			count = m;
 		}
 	}

@@ -219,6 +219,8 @@ struct orca_world {
 	uint32_t tree_depth;   /* deepest node level of the last build */
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
+	build_job level_next[ORCA_FRONTIER_MAX], level_next_pair[2 * ORCA_FRONTIER_MAX]; /* the top levels' build */
+	uint8_t level_kids[ORCA_FRONTIER_MAX];
 	bool query_tree_valid; /* the tree holds every agent and no edit since the step (boxes: see refit_pending) */
 	bool refit_pending;    /* node boxes still from before the step's moves: refit before a box query */
 	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
