@@ -367,17 +367,9 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 		                                 _mm_cmpgt_ps(_mm_mul_ps(dot1, dot1), _mm_mul_ps(cr_sq, wl_sq))));
 		const __m128 circle = _mm_or_ps(on_circle, _mm_andnot_ps(apart, _mm_castsi128_ps(_mm_set1_epi32(-1))));
 
-		/* Each lane needs one square root and one division: sqrt(|w|^2)
-		 * and 1 / |w| on the cut-off circle (or collision), sqrt(dist^2 -
-		 * r^2) and 1 / dist^2 on the legs. Select the operands first and
-		 * take one sqrtps and one divps for both; a lane's value for the
-		 * branch it does not take is never used. */
-		const __m128 root = _mm_sqrt_ps(blend(circle, wl_sq, _mm_sub_ps(dist_sq, cr_sq)));
-		const __m128 recip = _mm_div_ps(one, blend(circle, root, dist_sq));
-
 		/* cut-off circle (or collision) */
-		const __m128 wl = root;
-		const __m128 inv_wl = recip;
+		const __m128 wl = _mm_sqrt_ps(wl_sq);
+		const __m128 inv_wl = _mm_div_ps(one, wl);
 		__m128 ux = _mm_mul_ps(wx, inv_wl), uy = _mm_mul_ps(wy, inv_wl);
 		const unsigned stuck = (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(wl, zero)) & ~(unsigned)_mm_movemask_ps(apart);
 		if (stuck) {
@@ -400,9 +392,9 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 		const __m128 c_ux = _mm_mul_ps(ux, cs), c_uy = _mm_mul_ps(uy, cs);
 
 		/* legs */
-		const __m128 leg = root;
+		const __m128 leg = _mm_sqrt_ps(_mm_sub_ps(dist_sq, cr_sq));
 		const __m128 left = _mm_cmpgt_ps(_mm_sub_ps(_mm_mul_ps(rpx, wy), _mm_mul_ps(rpy, wx)), zero);
-		const __m128 inv_d = recip;
+		const __m128 inv_d = _mm_div_ps(one, dist_sq);
 		const __m128 lx = _mm_sub_ps(_mm_mul_ps(rpx, leg), _mm_mul_ps(rpy, cr));
 		const __m128 ly = _mm_add_ps(_mm_mul_ps(rpx, cr), _mm_mul_ps(rpy, leg));
 		const __m128 rx = _mm_xor_ps(_mm_add_ps(_mm_mul_ps(rpx, leg), _mm_mul_ps(rpy, cr)), sign);
