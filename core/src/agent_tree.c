@@ -467,9 +467,12 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 				near_node = nd->right, near_d = dr, far_node = nd->left, far_d = dl;
 			}
 			if (near_d < range_sq) {
+				/* the farther child waits on the stack only if it is in
+				 * range now: the range never grows, so one out of range
+				 * now would be dropped when popped (no branch here) */
 				stack[top].node = far_node;
 				stack[top].dist_sq = far_d;
-				++top;
+				top += far_d < range_sq;
 				node = near_node;
 				continue;
 			}
