@@ -243,11 +243,16 @@ static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int work
 
 #define GATHER_GRAIN 8192u
 
+static void make_query_nodes(struct orca_world *w);
+
 static void gather_and_grid_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
 	for (uint32_t k = begin; k < end; ++k) {
 		if (k == 0) {
+			/* item 0: the query's node copy and the grid, while other
+			 * workers gather (they read the built tree, write apart) */
+			make_query_nodes(w);
 			if (w->grid_wanted)
 				orca_agent_grid_build(w);
 			continue;
@@ -345,7 +350,6 @@ void orca_agent_tree_build(struct orca_world *w)
 		w->scratch[i].not_uniform = 0;
 	}
 	orca_pool_run(w->pool, build_task, w, count, 1);
-	make_query_nodes(w);
 	/* the grid (agent_neighbors.c) as one more item of the gather, so that
 	 * with two workers one builds it while the other gathers */
 	w->grid_wanted = orca_agent_grid_reserve(w);
