@@ -139,6 +139,20 @@ typedef struct orca_line {
 	vec2 point, direction;
 } orca_line;
 
+/* A scratch buffer of `cap` orca_lines seen as four arrays of `cap` floats
+ * (point x, point y, direction x, direction y): the linear programs read
+ * four lines with four loads. Writers leave room for 4 lines past the last. */
+typedef struct orca_lines {
+	float *px, *py, *dx, *dy;
+} orca_lines;
+
+static inline orca_lines orca_lines_of(orca_line *buf, uint32_t cap)
+{
+	float *f = &buf->point.x;
+	const orca_lines l = {f, f + cap, f + 2 * (size_t)cap, f + 3 * (size_t)cap};
+	return l;
+}
+
 typedef struct worker_scratch {
 	nb_entry *agent_nb;
 	uint32_t agent_nb_cap;
@@ -212,9 +226,13 @@ struct orca_world {
 	uint32_t tree_depth;   /* deepest node level of the last build */
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
-	bool query_tree_valid; /* node boxes match current positions */
+	build_job level_next[ORCA_FRONTIER_MAX], level_next_pair[2 * ORCA_FRONTIER_MAX]; /* the top levels' build */
+	uint8_t level_kids[ORCA_FRONTIER_MAX];
+	bool query_tree_valid; /* the tree holds every agent and no edit since the step (boxes: see refit_pending) */
+	bool refit_pending;    /* node boxes still from before the step's moves: refit before a box query */
 	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
 	bool grid_wanted;      /* the grid has room this step */
+	uint8_t grid_skip;     /* steps left before trying again a grid that refused the crowd (clustered) */
 
 	/* uniform grid over the tree-order positions (agent_neighbors.c) */
 	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
@@ -284,6 +302,8 @@ void orca_world_compact_order(struct orca_world *w);
 
 /* agent_tree.c */
 void orca_agent_tree_build(struct orca_world *w);
+/* After a step: the boxes are refitted to the moved agents lazily, by the
+ * first box query (queries are rare; a step never reads them). */
 void orca_agent_tree_refit(struct orca_world *w);
 uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
                                          uint32_t max_neighbors, uint32_t mask, nb_entry *out,
@@ -325,10 +345,10 @@ uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, flo
 void orca_obstacle_grid_free(struct orca_world *w);
 
 /* linear_program.c */
-uint32_t orca_linear_program2(const orca_line *lines, uint32_t count, float radius, vec2 opt_velocity,
+uint32_t orca_linear_program2(const orca_lines *lines, uint32_t count, float radius, vec2 opt_velocity,
                               bool direction_opt, vec2 *result);
-void orca_linear_program3(const orca_line *lines, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
-                          float radius, vec2 *result, orca_line *proj);
+void orca_linear_program3(const orca_lines *lines, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
+                          float radius, vec2 *result, orca_lines *proj);
 
 /* velocity.c */
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker);

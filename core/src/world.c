@@ -395,7 +395,7 @@ static bool reserve_scratch(struct orca_world *w)
 		if (!orca_mem_reserve(w, (void **)&s->agent_nb, &s->agent_nb_cap, nb + 1, sizeof(nb_entry)) ||
 		    !orca_mem_reserve(w, (void **)&s->obst_nb, &s->obst_nb_cap, w->vert_count + 1, sizeof(nb_entry)) ||
 		    !orca_mem_reserve(w, (void **)&s->lines, &s->lines_cap, lines + 8, sizeof(orca_line)) ||
-		    !orca_mem_reserve(w, (void **)&s->proj, &s->proj_cap, lines + 1, sizeof(orca_line)) ||
+		    !orca_mem_reserve(w, (void **)&s->proj, &s->proj_cap, lines + 8, sizeof(orca_line)) ||
 		    !orca_mem_reserve(w, (void **)&s->stack, &s->stack_cap, w->tree_cap + 1, sizeof(tree_visit)) ||
 		    !orca_mem_reserve(w, (void **)&s->build_stack, &s->build_stack_cap, w->tree_cap + 1, sizeof(build_job)))
 			return false;
