@@ -5,6 +5,8 @@
 // -ffp-contract=off like every file the step depends on.
 #include "navmesh.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath> // sqrtf only
 #include <cstdlib>
 #include <cstring>
@@ -90,6 +92,14 @@ struct navmesh {
 	int plain_nverts = 0, plain_npolys = 0, plain_nvp = 0;
 	float plain_ymin = 0, plain_ymax = 0;
 	uint64_t plain_reused = 0;
+	// When each tile position last got a tile (0: never). The order tiles
+	// were added decides the order of every polygon's links (Detour prepends
+	// a neighbour's links when it is added), and the links' order decides
+	// ties in A*: a restore adds tiles again in this order.
+	std::vector<uint64_t> added_at;
+	uint64_t add_count = 0;
+	int scratch_cap = 0;
+	dtPathCorridor scratch; // a copy to string-pull from without moving the agent's own corridor
 };
 
 struct navmesh_corridor {
@@ -131,6 +141,7 @@ extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 	m->tiles_x = (cells_x + cells - 1) / cells;
 	m->tiles_y = (cells_y + cells - 1) / cells;
 	m->walkable_radius = ceil_int(p->radius / cs);
+	m->added_at.assign((size_t)m->tiles_x * (size_t)m->tiles_y, 0);
 	m->border = m->walkable_radius + 3;
 
 	int tile_bits = 0;
@@ -220,6 +231,19 @@ static void mark_edges(navmesh *m, const navmesh_obstacle *o, rcCompactHeightfie
 	}
 }
 
+// Add tile data (Detour frees it with the tile) at position (tx, ty); a
+// non-zero ref puts it back at that tile index and salt (a restore).
+static int add_tile(navmesh *m, int tx, int ty, unsigned char *data, int size, dtTileRef ref)
+{
+	if (dtStatusFailed(m->mesh->addTile(data, size, DT_TILE_FREE_DATA, ref, nullptr))) {
+		dtFree(data);
+		return ORCA_ERR_NO_MEMORY;
+	}
+	m->tile_bytes += (size_t)size;
+	m->added_at[(size_t)ty * (size_t)m->tiles_x + (size_t)tx] = ++m->add_count;
+	return ORCA_OK;
+}
+
 // Add an open-ground tile from the kept one, with this tile's corner: the
 // bounds Recast itself would give it (the heightfield's minus the border).
 static int add_plain_tile(navmesh *m, int tx, int ty, const rcConfig &cfg)
@@ -252,13 +276,9 @@ static int add_plain_tile(navmesh *m, int tx, int ty, const rcConfig &cfg)
 	int size = 0;
 	if (!dtCreateNavMeshData(&cp, &data, &size))
 		return ORCA_ERR_NO_MEMORY;
-	if (dtStatusFailed(m->mesh->addTile(data, size, DT_TILE_FREE_DATA, 0, nullptr))) {
-		dtFree(data);
-		return ORCA_ERR_NO_MEMORY;
-	}
-	m->tile_bytes += (size_t)size;
-	m->plain_reused++;
-	return ORCA_OK;
+	const int rc = add_tile(m, tx, ty, data, size, 0);
+	m->plain_reused += rc == ORCA_OK;
+	return rc;
 }
 
 extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obstacle *obstacles, uint32_t count)
@@ -392,12 +412,7 @@ extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obst
 		rc = ORCA_ERR_NO_MEMORY;
 		if (!dtCreateNavMeshData(&cp, &data, &data_size))
 			goto done;
-		if (dtStatusFailed(m->mesh->addTile(data, data_size, DT_TILE_FREE_DATA, 0, nullptr))) {
-			dtFree(data);
-			goto done;
-		}
-		m->tile_bytes += (size_t)data_size;
-		rc = ORCA_OK;
+		rc = add_tile(m, tx, ty, data, data_size, 0);
 	}
 done:
 	rcFreePolyMesh(pm);
@@ -682,11 +697,39 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 	return result;
 }
 
-extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize,
-                                        orca_vec2 *corners, int max, bool *end_is_last, float *off,
-                                        orca_vec2 *on_mesh)
+// Detour 1.5.1's optimizePathVisibility merges the polygons its raycast
+// visited (up to 32) into the corridor, and writes past a corridor smaller
+// than the merge (dtMergeCorridorStartShortcut: req > maxPath). For such
+// small corridors the same raycast is made first, and the shortcut skipped
+// when the merge would not fit.
+static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, const float *next, float range)
 {
-	dtPathCorridor &pc = c->corridor;
+	enum { kMaxRes = 32 };
+	if (capacity > kMaxRes)
+		return true;
+	const float *pos = pc.getPos();
+	const float dx = next[0] - pos[0], dz = next[2] - pos[2];
+	const float d = sqrtf(dx * dx + dz * dz);
+	if (d < 0.01f)
+		return true; // Detour does nothing then
+	const float reach = d + 0.01f < range ? d + 0.01f : range; // as Detour: overshoot a little, clamp
+	const float scale = range / reach;
+	const float goal[3] = {pos[0] + dx * scale, pos[1] + (next[1] - pos[1]) * scale, pos[2] + dz * scale};
+	dtPolyRef res[kMaxRes];
+	float t, norm[3];
+	int nres = 0;
+	m->query->raycast(pc.getFirstPoly(), pos, goal, &m->filter, &t, norm, res, &nres, kMaxRes);
+	const dtPolyRef *path = pc.getPath();
+	for (int i = pc.getPathCount() - 1; i >= 0; --i)
+		for (int j = nres - 1; j >= 0; --j)
+			if (path[i] == res[j])
+				return j <= capacity; // the furthest common polygon: the j visited before it go first
+	return true;
+}
+
+static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_vec2 pos, bool optimize,
+                            orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh)
+{
 	*end_is_last = false;
 	*off = 0.0f;
 	if (pc.getPathCount() == 0)
@@ -741,7 +784,7 @@ extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_ve
 			float end[3] = {snap(m, cp[0] + fx * s), far[1], snap(m, cp[2] + fz * s)};
 			const float ex = end[0] - cp[0], ez = end[2] - cp[2];
 			const float range = sqrtf(ex * ex + ez * ez);
-			if (range > 0.02f) {
+			if (range > 0.02f && shortcut_fits(m, pc, capacity, end, range)) {
 				pc.optimizePathVisibility(end, range, m->query, &m->filter);
 				n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
 			}
@@ -751,6 +794,36 @@ extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_ve
 		corners[i] = to2(&verts[i * 3]);
 	*end_is_last = n > 0 && (flags[n - 1] & DT_STRAIGHTPATH_END);
 	return n;
+}
+
+extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize,
+                                        orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                                        orca_vec2 *on_mesh)
+{
+	return corridor_corners(m, c->corridor, c->max_path, pos, optimize, corners, max, end_is_last, off, on_mesh);
+}
+
+static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
+                            const dtPolyRef *path, int n);
+
+// For a query (GetPaths): string-pull a copy, so that asking never moves the
+// agent's corridor (which would change its future).
+extern "C" int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor *c, orca_vec2 pos,
+                                             orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                                             orca_vec2 *on_mesh)
+{
+	const int n = c->corridor.getPathCount();
+	*end_is_last = false;
+	*off = 0.0f;
+	if (n == 0)
+		return -1;
+	if (m->scratch_cap < c->max_path) {
+		if (!m->scratch.init(c->max_path))
+			return -1;
+		m->scratch_cap = c->max_path;
+	}
+	corridor_assign(m->scratch, m->scratch_cap, c->corridor.getPos(), c->corridor.getTarget(), c->corridor.getPath(), n);
+	return corridor_corners(m, m->scratch, m->scratch_cap, pos, false, corners, max, end_is_last, off, on_mesh);
 }
 
 extern "C" bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c)
@@ -786,4 +859,186 @@ extern "C" int navmesh_corridor_polygon(const navmesh *m, const navmesh_corridor
 extern "C" size_t navmesh_corridor_memory(const navmesh_corridor *c)
 {
 	return sizeof *c + (size_t)c->max_path * sizeof(dtPolyRef);
+}
+
+// ------------------------------------------------------------------ save / restore
+
+// Detour's dtPathCorridor::setCorridor asserts that the path is shorter than
+// the corridor's capacity, while a corridor can be full (its merges fill it
+// to capacity). Debian builds Detour with its asserts on; this hook, when the
+// library has it, quiets that one assert for the one call that needs it.
+typedef void(navmesh_assert_func)(const char *, const char *, int);
+__attribute__((weak)) void dtAssertFailSetCustom(navmesh_assert_func *f);
+__attribute__((weak)) navmesh_assert_func *dtAssertFailGetCustom();
+
+static void ignore_assert(const char *, const char *, int)
+{
+}
+
+static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
+                            const dtPolyRef *path, int n)
+{
+	pc.reset(path[0], pos);
+	const bool full = n >= capacity && dtAssertFailSetCustom && dtAssertFailGetCustom;
+	navmesh_assert_func *before = full ? dtAssertFailGetCustom() : nullptr;
+	if (full)
+		dtAssertFailSetCustom(ignore_assert);
+	pc.setCorridor(target, path, n);
+	if (full)
+		dtAssertFailSetCustom(before);
+}
+
+extern "C" uint32_t navmesh_tile_count(const navmesh *m)
+{
+	return (uint32_t)m->tiles_x * (uint32_t)m->tiles_y;
+}
+
+// Positions of the tiles present, in the order they were last added.
+extern "C" uint32_t navmesh_tiles_in_add_order(const navmesh *m, uint32_t *positions)
+{
+	uint32_t n = 0;
+	for (int y = 0; y < m->tiles_y; ++y)
+		for (int x = 0; x < m->tiles_x; ++x)
+			if (m->mesh->getTileRefAt(x, y, 0))
+				positions[n++] = (uint32_t)(y * m->tiles_x + x);
+	std::vector<uint64_t> key(m->added_at);
+	std::sort(positions, positions + n, [&key](uint32_t a, uint32_t b) { return key[a] < key[b]; });
+	return n;
+}
+
+extern "C" uint32_t navmesh_tile_ref(const navmesh *m, uint32_t position, const uint8_t **data, uint32_t *size)
+{
+	const int x = (int)(position % (uint32_t)m->tiles_x), y = (int)(position / (uint32_t)m->tiles_x);
+	const dtTileRef ref = m->mesh->getTileRefAt(x, y, 0);
+	const dtMeshTile *t = ref ? m->mesh->getTileByRef(ref) : nullptr;
+	*data = t ? t->data : nullptr;
+	*size = t ? (uint32_t)t->dataSize : 0;
+	return (uint32_t)ref;
+}
+
+// Tile data from a save: sizes and every index Detour follows checked (the
+// checkpoint has a CRC, this is the second line).
+extern "C" bool navmesh_tile_data_valid(const navmesh *m, uint32_t position, const uint8_t *bytes, uint32_t size)
+{
+	if (size < sizeof(dtMeshHeader) || size > (1u << 28) || position >= navmesh_tile_count(m))
+		return false;
+	std::vector<uint32_t> aligned(size / 4 + 1); // the saved bytes may sit anywhere in the blob
+	memcpy(aligned.data(), bytes, size);
+	const uint8_t *data = (const uint8_t *)aligned.data();
+	const dtMeshHeader *h = (const dtMeshHeader *)data;
+	const int lim = 1 << 20;
+	if (h->magic != DT_NAVMESH_MAGIC || h->version != DT_NAVMESH_VERSION || h->layer != 0 ||
+	    h->x != (int)(position % (uint32_t)m->tiles_x) || h->y != (int)(position / (uint32_t)m->tiles_x) ||
+	    h->polyCount < 0 || h->polyCount > lim || h->vertCount < 0 || h->vertCount > lim || h->maxLinkCount < 1 ||
+	    h->maxLinkCount > lim || h->detailMeshCount != h->polyCount || h->detailVertCount < 0 ||
+	    h->detailVertCount > lim || h->detailTriCount < 0 || h->detailTriCount > lim || h->bvNodeCount < 0 ||
+	    h->bvNodeCount > lim || h->offMeshConCount != 0 || h->offMeshBase != h->polyCount)
+		return false;
+	const size_t header = (size_t)dtAlign4(sizeof(dtMeshHeader));
+	const size_t verts = (size_t)dtAlign4((int)sizeof(float) * 3 * h->vertCount);
+	const size_t polys = (size_t)dtAlign4((int)sizeof(dtPoly) * h->polyCount);
+	const size_t links = (size_t)dtAlign4((int)sizeof(dtLink) * h->maxLinkCount);
+	const size_t dmeshes = (size_t)dtAlign4((int)sizeof(dtPolyDetail) * h->detailMeshCount);
+	const size_t dverts = (size_t)dtAlign4((int)sizeof(float) * 3 * h->detailVertCount);
+	const size_t dtris = (size_t)dtAlign4(4 * h->detailTriCount);
+	const size_t bv = (size_t)dtAlign4((int)sizeof(dtBVNode) * h->bvNodeCount);
+	if (header + verts + polys + links + dmeshes + dverts + dtris + bv != size)
+		return false;
+	const dtPoly *poly = (const dtPoly *)(data + header + verts);
+	const dtPolyDetail *dm = (const dtPolyDetail *)(data + header + verts + polys + links);
+	const unsigned char *tris = data + header + verts + polys + links + dmeshes + dverts;
+	const dtBVNode *node = (const dtBVNode *)(data + header + verts + polys + links + dmeshes + dverts + dtris);
+	for (int i = 0; i < h->polyCount; ++i) {
+		const dtPoly &p = poly[i];
+		if (p.vertCount < 3 || p.vertCount > DT_VERTS_PER_POLYGON || p.getType() != DT_POLYTYPE_GROUND)
+			return false;
+		for (int k = 0; k < p.vertCount; ++k) {
+			if (p.verts[k] >= h->vertCount)
+				return false;
+			if (!(p.neis[k] & DT_EXT_LINK) && p.neis[k] != 0 && p.neis[k] > h->polyCount)
+				return false;
+		}
+		const dtPolyDetail &d = dm[i];
+		if ((size_t)d.vertBase + d.vertCount > (size_t)h->detailVertCount ||
+		    (size_t)d.triBase + d.triCount > (size_t)h->detailTriCount)
+			return false;
+		for (int k = 0; k < d.triCount; ++k)
+			for (int j = 0; j < 3; ++j)
+				if (tris[((size_t)d.triBase + (size_t)k) * 4 + (size_t)j] >= p.vertCount + d.vertCount)
+					return false;
+	}
+	for (int i = 0; i < h->bvNodeCount; ++i) {
+		const int v = node[i].i;
+		if (v >= 0 ? v >= h->polyCount : (v == INT_MIN || i - v > h->bvNodeCount))
+			return false;
+	}
+	return true;
+}
+
+// Put the saved tiles back, in the saved order, each at its saved ref. A
+// tile without data is the one this mesh built for that position (its
+// obstacles have not changed since): it was built from what the world holds.
+extern "C" int navmesh_restore_tiles(navmesh *m, const navmesh_saved_tile *tiles, uint32_t count)
+{
+	const uint32_t total = navmesh_tile_count(m);
+	std::vector<std::vector<uint8_t>> built(total);
+	for (uint32_t t = 0; t < total; ++t) {
+		const uint8_t *d;
+		uint32_t size;
+		if (navmesh_tile_ref(m, t, &d, &size))
+			built[t].assign(d, d + size);
+	}
+	for (int i = 0; i < m->mesh->getMaxTiles(); ++i) {
+		const dtMeshTile *t = static_cast<const dtNavMesh *>(m->mesh)->getTile(i);
+		if (t->header)
+			m->mesh->removeTile(m->mesh->getTileRef(t), nullptr, nullptr);
+	}
+	m->tile_bytes = 0;
+	std::fill(m->added_at.begin(), m->added_at.end(), 0);
+	m->add_count = 0;
+	int rc = ORCA_OK;
+	for (uint32_t i = 0; i < count && rc == ORCA_OK; ++i) {
+		const navmesh_saved_tile &s = tiles[i];
+		const uint8_t *src = s.data;
+		uint32_t size = s.size;
+		if (!src) {
+			if (s.position >= total || built[s.position].empty()) {
+				rc = ORCA_ERR_INVALID_ARGUMENT; // the world no longer gives this tile
+				break;
+			}
+			src = built[s.position].data();
+			size = (uint32_t)built[s.position].size();
+		}
+		unsigned char *data = (unsigned char *)dtAlloc((int)size, DT_ALLOC_PERM);
+		if (!data) {
+			rc = ORCA_ERR_NO_MEMORY;
+			break;
+		}
+		memcpy(data, src, size);
+		const int x = (int)(s.position % (uint32_t)m->tiles_x), y = (int)(s.position / (uint32_t)m->tiles_x);
+		if (add_tile(m, x, y, data, (int)size, (dtTileRef)s.ref) != ORCA_OK)
+			rc = ORCA_ERR_INVALID_ARGUMENT; // that tile index is taken, or out of range
+	}
+	navmesh_update_components(m);
+	return rc;
+}
+
+extern "C" int navmesh_corridor_state(const navmesh_corridor *c, float pos[3], float target[3], const uint32_t **path)
+{
+	static_assert(sizeof(dtPolyRef) == sizeof(uint32_t), "32-bit polygon refs");
+	dtVcopy(pos, c->corridor.getPos());
+	dtVcopy(target, c->corridor.getTarget());
+	*path = c->corridor.getPath();
+	return c->corridor.getPathCount();
+}
+
+extern "C" int navmesh_corridor_restore(navmesh_corridor *c, const float pos[3], const float target[3],
+                                        const uint32_t *path, int n)
+{
+	if (n < 0 || n > c->max_path)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (n == 0)
+		return c->corridor.getPathCount() == 0 ? ORCA_OK : ORCA_ERR_INVALID_ARGUMENT; /* a fresh one: never planned */
+	corridor_assign(c->corridor, c->max_path, pos, target, path, n);
+	return ORCA_OK;
 }
