@@ -617,9 +617,13 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 extern "C" bool navmesh_nearest(const navmesh *m, orca_vec2 p, orca_vec2 *out)
 {
 	float pt[3];
-	if (!nearest_poly(m, p, pt))
+	const dtPolyRef ref = nearest_poly(m, p, pt);
+	if (!ref)
 		return false;
-	*out = to2(pt);
+	// A point on the mesh answers itself: the grid (see snap) is for what
+	// enters Detour's queries, not for this answer to a caller (the test of
+	// inside is ours, unfused, the same on every CPU).
+	*out = inside_poly(m, ref, p.x, p.y) ? p : to2(pt);
 	return true;
 }
 
