@@ -310,7 +310,7 @@ static void on_tick(uv_timer_t *timer) {
 	srv->tick_started_ns = now;
 	/* Iterate backwards: a check may close a session (it is freed later, in a close callback). */
 	for (uint32_t i = srv->session_count; i-- > 0;) session_check_timers(srv->sessions[i], now);
-	server_apply_commands(srv);
+	if (!(srv->storage && storage_quiet_tick(srv->storage))) server_apply_commands(srv); /* persistence hook */
 	if (srv->storage) storage_commit(srv->storage); /* persistence hook: group commit while the step runs */
 	if (srv->demo) demo_update(srv->demo, srv->world);
 	srv->build_table = false;

@@ -270,7 +270,7 @@ static void test_obstacles_never_entered(void **state)
 	scenario_free(&sc);
 }
 
-/* Same bits for 1, 2 and 3 workers after every step, through removals and
+/* Same bits for 1 to 4 workers after every step, through removals and
  * additions, and through a switch of mode at run time. */
 static void run_hashes(const scenario *sc, int workers, uint64_t *hashes, int steps)
 {
@@ -302,7 +302,7 @@ static void test_deterministic_across_workers(void **state)
 	assert_int_equal(qs_cross4(&sc, 8), 0);
 	uint64_t base[STEPS], other[STEPS];
 	run_hashes(&sc, 1, base, STEPS);
-	for (int workers = 2; workers <= 3; ++workers) {
+	for (int workers = 2; workers <= 4; ++workers) {
 		run_hashes(&sc, workers, other, STEPS);
 		for (int step = 0; step < STEPS; ++step) {
 			if (base[step] != other[step])
@@ -310,7 +310,7 @@ static void test_deterministic_across_workers(void **state)
 			assert_true(base[step] == other[step]);
 		}
 	}
-	fprintf(stderr, "cross4 quality: hashes equal for 1, 2, 3 workers (final %016llx)\n",
+	fprintf(stderr, "cross4 quality: hashes equal for 1 to 4 workers (final %016llx)\n",
 	        (unsigned long long)base[STEPS - 1]);
 	scenario_free(&sc);
 
@@ -323,11 +323,36 @@ static void test_deterministic_across_workers(void **state)
 	sim_make(&s, &sc, 2, ORCA_AVOIDANCE_QUALITY);
 	for (int step = 0; step < STEPS; ++step)
 		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
-	const uint64_t pinned = 0x90bde2444cddac68ull;
+	const uint64_t pinned = 0x7ce0a0b98f67eb8aull;
 	if (orca_world_state_hash(s.w) != pinned)
 		fprintf(stderr, "cross4 quality after 300 steps: hash %016llx, pinned %016llx\n",
 		        (unsigned long long)orca_world_state_hash(s.w), (unsigned long long)pinned);
 	assert_true(orca_world_state_hash(s.w) == pinned);
+	sim_free(&s);
+	scenario_free(&sc);
+
+	/* A spread-out crowd of 1,000 (quality mode's neighbours from the grid
+	 * alone, no kd-tree): the same for 1 to 4 workers, and pinned the same
+	 * way (`quality_bench hash --steps 300` on x86-64 and arm64). */
+	char err[256];
+	assert_int_equal(scenario_load(CROWD_REF_DIR "/random1000_setup.csv", &sc, err, sizeof err), 0);
+	run_hashes(&sc, 1, base, STEPS);
+	for (int workers = 2; workers <= 4; ++workers) {
+		run_hashes(&sc, workers, other, STEPS);
+		for (int step = 0; step < STEPS; ++step) {
+			if (base[step] != other[step])
+				fprintf(stderr, "random 1000: %d workers differ from 1 at step %d\n", workers, step + 1);
+			assert_true(base[step] == other[step]);
+		}
+	}
+	sim_make(&s, &sc, 3, ORCA_AVOIDANCE_QUALITY);
+	for (int step = 0; step < STEPS; ++step)
+		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
+	const uint64_t pinned_random = 0xdb8144130e6ca2c2ull;
+	if (orca_world_state_hash(s.w) != pinned_random)
+		fprintf(stderr, "random 1000 quality after 300 steps: hash %016llx, pinned %016llx\n",
+		        (unsigned long long)orca_world_state_hash(s.w), (unsigned long long)pinned_random);
+	assert_true(orca_world_state_hash(s.w) == pinned_random);
 	sim_free(&s);
 	scenario_free(&sc);
 }
