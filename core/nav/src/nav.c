@@ -329,10 +329,12 @@ static bool enqueue(orca_nav *nav, nav_agent *a)
 	return true;
 }
 
+/* A corner, the goal, or a detour on the way to the target given: a waypoint,
+ * which leaves the agent's right of way as orca_nav_set_target gave it. */
 static int steer_to(orca_nav *nav, nav_agent *a, orca_vec2 p)
 {
 	a->steer = p;
-	return orca_agent_set_target(nav->world, a->id, p);
+	return orca_agent_set_waypoint(nav->world, a->id, p);
 }
 
 int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
@@ -375,8 +377,10 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->final_leg = false;
 	if (!enqueue(nav, a))
 		return ORCA_ERR_NO_MEMORY;
-	/* until its path comes: straight at the target */
-	return steer_to(nav, a, target);
+	/* until its path comes: straight at the target, a new target (quality
+	 * mode's right of way) */
+	a->steer = target;
+	return orca_agent_set_target(nav->world, a->id, target);
 }
 
 int orca_nav_stop(orca_nav *nav, orca_agent_id id)
@@ -655,9 +659,10 @@ int orca_nav_get_path(orca_nav *nav, orca_agent_id id, orca_nav_path *out, orca_
 	bool end_is_last;
 	float off;
 	orca_vec2 on_mesh;
-	const int n = navmesh_corridor_corners(nav->mesh, a->corridor, st.position, false, c,
-	                                       corner_capacity < 8 ? (int)corner_capacity : 8, &end_is_last, &off,
-	                                       &on_mesh);
+	/* on a copy: asking must not move the corridor (that would change what comes next) */
+	const int n = navmesh_corridor_peek_corners(nav->mesh, a->corridor, st.position, c,
+	                                            corner_capacity < 8 ? (int)corner_capacity : 8, &end_is_last, &off,
+	                                            &on_mesh);
 	for (int i = 0; i < n; ++i)
 		corners[i] = c[i];
 	out->corner_count = n > 0 ? (uint32_t)n : 0;
@@ -768,60 +773,471 @@ void orca_nav_destroy(orca_nav *nav)
 
 /* ------------------------------------------------------------------ save / load */
 
-#define NAV_SAVE_MAGIC 0x3176616eu /* "nav1" */
-#define NAV_SAVE_RECORD 13u        /* id u32, target x f32, y f32, phase u8 */
+/* "nav2": everything that decides navigation's future, so that a world and
+ * its navigation loaded from a save step exactly as the ones saved would
+ * have. Little-endian:
+ *   u32 magic, tiles_x, tiles_y, max_path; u64 updates, paths_planned,
+ *   tiles_built, replans[4];
+ *   u32 obstacles; each: u32 id, u32 n, n x (f32 x, f32 y)   (navigation's view of them)
+ *   u32 tiles; each, in the order they were last added: u32 position, u32 ref,
+ *     u32 size, size bytes (0: the tile the world's obstacles build, i.e. not
+ *     waiting for a rebuild)
+ *   u32 dirty tiles; each u32 position, in rebuild order
+ *   u32 agents; each, in navigation's order: u32 id, u8 phase, u8 flags,
+ *     f32 x 15 (target, goal, steer, heading, progress_ref, best_dist,
+ *     stuck_pos, stall_time, plan_off), u64 next_visit, last_visit,
+ *     corridor: f32 x 6 (position, target, 3-D), u32 n, n x u32 polygon refs
+ *   u32 queued; each u32 agent id (the path queue in order, stale entries too) */
+#define NAV_SAVE_MAGIC 0x3276616eu /* "nav2" */
 
-static void put32(uint8_t *p, uint32_t v)
+enum {
+	NAV_FLAG_QUEUED = 1,
+	NAV_FLAG_FAR = 2,
+	NAV_FLAG_UNREACHABLE = 4,
+	NAV_FLAG_UNREACHABLE_SENT = 8,
+	NAV_FLAG_STUCK_SENT = 16,
+	NAV_FLAG_REPLANNED = 32,
+	NAV_FLAG_FINAL_LEG = 64,
+	NAV_FLAG_NAMED = 128, /* its slot's index names this entry (a removed agent's may linger) */
+};
+
+typedef struct nav_writer {
+	uint8_t *p;
+	size_t at, cap;
+} nav_writer;
+
+static void w_bytes(nav_writer *w, const void *src, size_t n)
 {
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
+	if (w->p && w->at + n <= w->cap)
+		memcpy(w->p + w->at, src, n);
+	w->at += n;
 }
 
-static uint32_t get32(const uint8_t *p)
+static void w_u8(nav_writer *w, uint8_t v)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	w_bytes(w, &v, 1);
+}
+
+static void w_u32(nav_writer *w, uint32_t v)
+{
+	const uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+	w_bytes(w, b, 4);
+}
+
+static void w_u64(nav_writer *w, uint64_t v)
+{
+	w_u32(w, (uint32_t)v);
+	w_u32(w, (uint32_t)(v >> 32));
+}
+
+static void w_f32(nav_writer *w, float f)
+{
+	uint32_t v;
+	memcpy(&v, &f, 4);
+	w_u32(w, v);
+}
+
+static void w_vec(nav_writer *w, orca_vec2 v)
+{
+	w_f32(w, v.x);
+	w_f32(w, v.y);
 }
 
 size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 {
-	const size_t need = 8 + (size_t)nav->agent_count * NAV_SAVE_RECORD;
-	if (!buf || capacity < need)
-		return need;
-	put32(buf, NAV_SAVE_MAGIC);
-	put32(buf + 4, nav->agent_count);
-	uint8_t *p = buf + 8;
-	for (uint32_t i = 0; i < nav->agent_count; ++i, p += NAV_SAVE_RECORD) {
-		const nav_agent *a = &nav->agents[i];
-		uint32_t x, y;
-		memcpy(&x, &a->target.x, 4);
-		memcpy(&y, &a->target.y, 4);
-		put32(p, a->id);
-		put32(p + 4, x);
-		put32(p + 8, y);
-		p[12] = (uint8_t)a->phase;
+	nav_writer w = {buf, 0, buf ? capacity : 0};
+	w_u32(&w, NAV_SAVE_MAGIC);
+	w_u32(&w, (uint32_t)nav->tiles_x);
+	w_u32(&w, (uint32_t)nav->tiles_y);
+	w_u32(&w, nav->def.max_path);
+	w_u64(&w, nav->updates);
+	w_u64(&w, nav->paths_planned);
+	w_u64(&w, nav->tiles_built);
+	for (int i = 0; i < ORCA_NAV_REPLAN_REASONS; ++i)
+		w_u64(&w, nav->replans[i]);
+
+	w_u32(&w, nav->obstacle_count);
+	for (uint32_t i = 0; i < nav->obstacle_count; ++i) {
+		const nav_obstacle *o = &nav->obstacles[i];
+		w_u32(&w, o->id);
+		w_u32(&w, o->count);
+		for (uint32_t k = 0; k < o->count; ++k)
+			w_vec(&w, o->vertices[k]);
 	}
-	return need;
+
+	/* A tile whose obstacles changed since it was built (it waits in the
+	 * rebuild queue) is saved whole; any other is what the world's obstacles
+	 * build, so a load builds it again. If the world's obstacles changed since
+	 * the last update (not yet seen here), every tile is saved whole. */
+	const bool all = nav->obstacle_version != orca_world_obstacle_version(nav->world);
+	const uint32_t total = navmesh_tile_count(nav->mesh);
+	uint32_t *order = malloc((size_t)(total ? total : 1) * sizeof *order);
+	const uint32_t present = order ? navmesh_tiles_in_add_order(nav->mesh, order) : 0;
+	w_u32(&w, order ? present : UINT32_MAX); /* out of memory: a count that no load accepts */
+	for (uint32_t i = 0; i < present; ++i) {
+		const uint8_t *data;
+		uint32_t size;
+		const uint32_t ref = navmesh_tile_ref(nav->mesh, order[i], &data, &size);
+		const bool whole = all || nav->tile_dirty[order[i]];
+		w_u32(&w, order[i]);
+		w_u32(&w, ref);
+		w_u32(&w, whole ? size : 0);
+		if (whole)
+			w_bytes(&w, data, size);
+	}
+	free(order);
+	w_u32(&w, nav->tile_len);
+	for (uint32_t i = 0; i < nav->tile_len; ++i)
+		w_u32(&w, nav->tile_queue[(nav->tile_head + i) % total]);
+
+	w_u32(&w, nav->agent_count);
+	for (uint32_t i = 0; i < nav->agent_count; ++i) {
+		const nav_agent *a = &nav->agents[i];
+		w_u32(&w, a->id);
+		w_u8(&w, (uint8_t)a->phase);
+		w_u8(&w, (uint8_t)((a->queued ? NAV_FLAG_QUEUED : 0) | (a->far ? NAV_FLAG_FAR : 0) |
+		                   (a->unreachable ? NAV_FLAG_UNREACHABLE : 0) |
+		                   (a->unreachable_sent ? NAV_FLAG_UNREACHABLE_SENT : 0) |
+		                   (a->stuck_sent ? NAV_FLAG_STUCK_SENT : 0) |
+		                   (a->replanned_for_stall ? NAV_FLAG_REPLANNED : 0) |
+		                   (a->final_leg ? NAV_FLAG_FINAL_LEG : 0) |
+		                   (nav->index_of_slot[slot_of(a->id)] == i ? NAV_FLAG_NAMED : 0)));
+		w_vec(&w, a->target);
+		w_vec(&w, a->goal);
+		w_vec(&w, a->steer);
+		w_vec(&w, a->heading);
+		w_vec(&w, a->progress_ref);
+		w_f32(&w, a->best_dist);
+		w_vec(&w, a->stuck_pos);
+		w_f32(&w, a->stall_time);
+		w_f32(&w, a->plan_off);
+		w_u64(&w, a->next_visit);
+		w_u64(&w, a->last_visit);
+		float pos[3], target[3];
+		const uint32_t *path;
+		const int n = navmesh_corridor_state(a->corridor, pos, target, &path);
+		for (int k = 0; k < 3; ++k)
+			w_f32(&w, pos[k]);
+		for (int k = 0; k < 3; ++k)
+			w_f32(&w, target[k]);
+		w_u32(&w, (uint32_t)n);
+		for (int k = 0; k < n; ++k)
+			w_u32(&w, path[k]);
+	}
+	w_u32(&w, nav->queue_len);
+	for (uint32_t i = 0; i < nav->queue_len; ++i)
+		w_u32(&w, nav->queue[(nav->queue_head + i) % nav->queue_cap]);
+	return w.at;
+}
+
+typedef struct nav_reader {
+	const uint8_t *p;
+	size_t at, len;
+	bool bad;
+} nav_reader;
+
+static const uint8_t *r_bytes(nav_reader *r, size_t n)
+{
+	if (r->bad || n > r->len - r->at) {
+		r->bad = true;
+		return NULL;
+	}
+	const uint8_t *p = r->p + r->at;
+	r->at += n;
+	return p;
+}
+
+static uint8_t r_u8(nav_reader *r)
+{
+	const uint8_t *p = r_bytes(r, 1);
+	return p ? p[0] : 0;
+}
+
+static uint32_t r_u32(nav_reader *r)
+{
+	const uint8_t *p = r_bytes(r, 4);
+	return p ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24 : 0;
+}
+
+static uint64_t r_u64(nav_reader *r)
+{
+	const uint64_t lo = r_u32(r);
+	return lo | (uint64_t)r_u32(r) << 32;
+}
+
+static float r_f32(nav_reader *r)
+{
+	const uint32_t v = r_u32(r);
+	float f;
+	memcpy(&f, &v, 4);
+	return f;
+}
+
+static orca_vec2 r_vec(nav_reader *r)
+{
+	orca_vec2 v;
+	v.x = r_f32(r);
+	v.y = r_f32(r);
+	return v;
+}
+
+/* A count of items of at least `min_size` bytes each that the rest can hold. */
+static uint32_t r_count(nav_reader *r, size_t min_size)
+{
+	const uint32_t n = r_u32(r);
+	if (!r->bad && (size_t)n > (r->len - r->at) / min_size)
+		r->bad = true;
+	return r->bad ? 0 : n;
+}
+
+/* What a load builds before it touches the nav (all or nothing). */
+typedef struct nav_loaded {
+	nav_obstacle *obstacles;
+	uint32_t obstacle_count;
+	navmesh_saved_tile *tiles;
+	uint32_t tile_count;
+	uint32_t *dirty;
+	uint32_t dirty_count;
+	nav_agent *agents;
+	bool *named;
+	uint32_t agent_count;
+	orca_agent_id *queue;
+	uint32_t queue_len;
+} nav_loaded;
+
+static void loaded_free(nav_loaded *l)
+{
+	for (uint32_t i = 0; i < l->obstacle_count; ++i)
+		free(l->obstacles[i].vertices);
+	for (uint32_t i = 0; i < l->agent_count; ++i)
+		navmesh_corridor_destroy(l->agents[i].corridor);
+	free(l->obstacles);
+	free(l->tiles);
+	free(l->dirty);
+	free(l->agents);
+	free(l->named);
+	free(l->queue);
+}
+
+static bool finite2(orca_vec2 v)
+{
+	return v.x - v.x == 0.0f && v.y - v.y == 0.0f;
+}
+
+static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_t counters[7])
+{
+	const uint32_t total = navmesh_tile_count(nav->mesh);
+	if (r_u32(r) != NAV_SAVE_MAGIC || r_u32(r) != (uint32_t)nav->tiles_x || r_u32(r) != (uint32_t)nav->tiles_y ||
+	    r_u32(r) != nav->def.max_path)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	for (int i = 0; i < 7; ++i)
+		counters[i] = r_u64(r);
+
+	const uint32_t no = r_count(r, 8);
+	l->obstacles = calloc(no ? no : 1, sizeof *l->obstacles);
+	if (!l->obstacles)
+		return ORCA_ERR_NO_MEMORY;
+	for (uint32_t i = 0; i < no && !r->bad; ++i) {
+		nav_obstacle *o = &l->obstacles[i];
+		o->id = r_u32(r);
+		o->count = r_count(r, 8);
+		if (r->bad || o->count == 0 || (i > 0 && o->id <= l->obstacles[i - 1].id))
+			return ORCA_ERR_INVALID_ARGUMENT;
+		o->vertices = malloc((size_t)o->count * sizeof *o->vertices);
+		if (!o->vertices)
+			return ORCA_ERR_NO_MEMORY;
+		l->obstacle_count = i + 1;
+		for (uint32_t k = 0; k < o->count; ++k) {
+			const orca_vec2 v = r_vec(r);
+			if (!finite2(v))
+				return ORCA_ERR_INVALID_ARGUMENT;
+			o->vertices[k] = v;
+			if (k == 0)
+				o->lo = o->hi = v;
+			o->lo.x = v.x < o->lo.x ? v.x : o->lo.x;
+			o->lo.y = v.y < o->lo.y ? v.y : o->lo.y;
+			o->hi.x = v.x > o->hi.x ? v.x : o->hi.x;
+			o->hi.y = v.y > o->hi.y ? v.y : o->hi.y;
+		}
+	}
+
+	uint8_t *seen = calloc(total ? total : 1, 1);
+	if (!seen)
+		return ORCA_ERR_NO_MEMORY;
+	int rc = ORCA_OK;
+	l->tile_count = r_count(r, 12);
+	l->tiles = calloc(l->tile_count ? l->tile_count : 1, sizeof *l->tiles);
+	if (!l->tiles)
+		rc = ORCA_ERR_NO_MEMORY;
+	for (uint32_t i = 0; rc == ORCA_OK && i < l->tile_count && !r->bad; ++i) {
+		navmesh_saved_tile *t = &l->tiles[i];
+		t->position = r_u32(r);
+		t->ref = r_u32(r);
+		t->size = r_u32(r);
+		t->data = t->size ? r_bytes(r, t->size) : NULL;
+		if (r->bad || t->position >= total || seen[t->position] || t->ref == 0 ||
+		    (t->size && !navmesh_tile_data_valid(nav->mesh, t->position, t->data, t->size)))
+			rc = ORCA_ERR_INVALID_ARGUMENT;
+		else
+			seen[t->position] = 1;
+	}
+	memset(seen, 0, total ? total : 1);
+	l->dirty_count = r_count(r, 4);
+	if (rc == ORCA_OK && l->dirty_count > total)
+		rc = ORCA_ERR_INVALID_ARGUMENT;
+	l->dirty = rc == ORCA_OK ? malloc((size_t)(l->dirty_count ? l->dirty_count : 1) * sizeof *l->dirty) : NULL;
+	if (rc == ORCA_OK && !l->dirty)
+		rc = ORCA_ERR_NO_MEMORY;
+	for (uint32_t i = 0; rc == ORCA_OK && i < l->dirty_count && !r->bad; ++i) {
+		l->dirty[i] = r_u32(r);
+		if (l->dirty[i] >= total || seen[l->dirty[i]])
+			rc = ORCA_ERR_INVALID_ARGUMENT;
+		else
+			seen[l->dirty[i]] = 1;
+	}
+	free(seen);
+	if (rc != ORCA_OK || r->bad)
+		return rc != ORCA_OK ? rc : ORCA_ERR_INVALID_ARGUMENT;
+
+	const uint32_t na = r_count(r, 4 + 2 + 15 * 4 + 16 + 28);
+	l->agents = calloc(na ? na : 1, sizeof *l->agents);
+	l->named = calloc(na ? na : 1, sizeof *l->named);
+	if (!l->agents || !l->named)
+		return ORCA_ERR_NO_MEMORY;
+	uint32_t *path = malloc((size_t)nav->def.max_path * sizeof *path);
+	if (!path)
+		return ORCA_ERR_NO_MEMORY;
+	for (uint32_t i = 0; rc == ORCA_OK && i < na && !r->bad; ++i) {
+		nav_agent *a = &l->agents[i];
+		if (!(a->corridor = navmesh_corridor_create((int)nav->def.max_path))) {
+			rc = ORCA_ERR_NO_MEMORY;
+			break;
+		}
+		l->agent_count = i + 1;
+		a->id = r_u32(r);
+		const uint8_t phase = r_u8(r), flags = r_u8(r);
+		a->phase = (orca_nav_agent_phase)phase;
+		a->queued = flags & NAV_FLAG_QUEUED;
+		a->far = flags & NAV_FLAG_FAR;
+		a->unreachable = flags & NAV_FLAG_UNREACHABLE;
+		a->unreachable_sent = flags & NAV_FLAG_UNREACHABLE_SENT;
+		a->stuck_sent = flags & NAV_FLAG_STUCK_SENT;
+		a->replanned_for_stall = flags & NAV_FLAG_REPLANNED;
+		a->final_leg = flags & NAV_FLAG_FINAL_LEG;
+		l->named[i] = flags & NAV_FLAG_NAMED;
+		a->target = r_vec(r);
+		a->goal = r_vec(r);
+		a->steer = r_vec(r);
+		a->heading = r_vec(r);
+		a->progress_ref = r_vec(r);
+		a->best_dist = r_f32(r);
+		a->stuck_pos = r_vec(r);
+		a->stall_time = r_f32(r);
+		a->plan_off = r_f32(r);
+		a->next_visit = r_u64(r);
+		a->last_visit = r_u64(r);
+		float pos[3], target[3];
+		for (int k = 0; k < 3; ++k)
+			pos[k] = r_f32(r);
+		for (int k = 0; k < 3; ++k)
+			target[k] = r_f32(r);
+		const uint32_t n = r_count(r, 4);
+		if (r->bad || a->id == ORCA_NULL_ID || phase < ORCA_NAV_WAITING || phase > ORCA_NAV_DONE ||
+		    n > nav->def.max_path) {
+			rc = ORCA_ERR_INVALID_ARGUMENT;
+			break;
+		}
+		for (uint32_t k = 0; k < n; ++k)
+			path[k] = r_u32(r);
+		if (!r->bad && navmesh_corridor_restore(a->corridor, pos, target, path, (int)n) != ORCA_OK)
+			rc = ORCA_ERR_INVALID_ARGUMENT;
+	}
+	free(path);
+	if (rc != ORCA_OK || r->bad)
+		return rc != ORCA_OK ? rc : ORCA_ERR_INVALID_ARGUMENT;
+	/* one named entry per slot */
+	for (uint32_t i = 0; i < l->agent_count; ++i)
+		for (uint32_t k = i + 1; l->named[i] && k < l->agent_count; ++k)
+			if (l->named[k] && slot_of(l->agents[k].id) == slot_of(l->agents[i].id))
+				return ORCA_ERR_INVALID_ARGUMENT;
+
+	l->queue_len = r_count(r, 4);
+	l->queue = malloc((size_t)(l->queue_len ? l->queue_len : 1) * sizeof *l->queue);
+	if (!l->queue)
+		return ORCA_ERR_NO_MEMORY;
+	for (uint32_t i = 0; i < l->queue_len; ++i)
+		l->queue[i] = r_u32(r);
+	if (r->bad || r->at != r->len)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	return ORCA_OK;
 }
 
 int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 {
-	if (!nav || !buf || len < 8 || get32(buf) != NAV_SAVE_MAGIC)
+	if (!nav || !buf || nav->agent_count != 0 || nav->updates != 0)
 		return ORCA_ERR_INVALID_ARGUMENT;
-	const uint32_t n = get32(buf + 4);
-	if ((len - 8) / NAV_SAVE_RECORD < n || len != 8 + (size_t)n * NAV_SAVE_RECORD)
-		return ORCA_ERR_INVALID_ARGUMENT;
-	const uint8_t *p = buf + 8;
-	for (uint32_t i = 0; i < n; ++i, p += NAV_SAVE_RECORD) {
-		const uint32_t x = get32(p + 4), y = get32(p + 8);
-		orca_vec2 t;
-		memcpy(&t.x, &x, 4);
-		memcpy(&t.y, &y, 4);
-		if (p[12] > ORCA_NAV_DONE)
-			return ORCA_ERR_INVALID_ARGUMENT;
-		if (orca_nav_set_target(nav, get32(p), t) != ORCA_OK)
-			continue; /* the agent is gone (or the target is not a number): skip it */
+	nav_reader r = {buf, 0, len, false};
+	nav_loaded l;
+	memset(&l, 0, sizeof l);
+	uint64_t counters[7];
+	int rc = parse_save(nav, &r, &l, counters);
+	uint32_t slots = 0;
+	for (uint32_t i = 0; rc == ORCA_OK && i < l.agent_count; ++i)
+		slots = slot_of(l.agents[i].id) + 1 > slots ? slot_of(l.agents[i].id) + 1 : slots;
+	if (rc == ORCA_OK) {
+		const uint32_t old = nav->slot_cap;
+		if (!grow((void **)&nav->index_of_slot, &nav->slot_cap, slots ? slots : 1, sizeof *nav->index_of_slot))
+			rc = ORCA_ERR_NO_MEMORY;
+		else
+			for (uint32_t i = old; i < nav->slot_cap; ++i)
+				nav->index_of_slot[i] = NAV_NO_INDEX;
 	}
+	if (rc == ORCA_OK && l.queue_len > 0) {
+		free(nav->queue);
+		nav->queue = l.queue;
+		nav->queue_cap = l.queue_len;
+		l.queue = NULL;
+	}
+	if (rc == ORCA_OK) /* the mesh: the saved tiles, in their order, at their refs */
+		rc = navmesh_restore_tiles(nav->mesh, l.tiles, l.tile_count);
+	if (rc != ORCA_OK) {
+		loaded_free(&l);
+		return rc;
+	}
+	for (uint32_t i = 0; i < nav->obstacle_count; ++i)
+		free(nav->obstacles[i].vertices);
+	free(nav->obstacles);
+	nav->obstacles = l.obstacles;
+	nav->obstacle_count = nav->obstacle_cap = l.obstacle_count;
+	l.obstacles = NULL;
+	l.obstacle_count = 0;
+	/* see the world's obstacles again at the next update: a change made after
+	 * the saved update's (not yet seen then) is seen now, as it would have been */
+	nav->obstacle_version = orca_world_obstacle_version(nav->world) + 1u;
+	const uint32_t total = navmesh_tile_count(nav->mesh);
+	memset(nav->tile_dirty, 0, total);
+	nav->tile_head = 0;
+	nav->tile_len = l.dirty_count;
+	for (uint32_t i = 0; i < l.dirty_count; ++i) {
+		nav->tile_queue[i] = l.dirty[i];
+		nav->tile_dirty[l.dirty[i]] = 1;
+	}
+	free(nav->agents);
+	nav->agents = l.agents;
+	nav->agent_count = nav->agent_cap = l.agent_count;
+	for (uint32_t i = 0; i < l.agent_count; ++i)
+		if (l.named[i])
+			nav->index_of_slot[slot_of(l.agents[i].id)] = i;
+	l.agents = NULL;
+	l.agent_count = 0;
+	nav->queue_head = 0;
+	nav->queue_len = l.queue_len;
+	nav->updates = counters[0];
+	nav->paths_planned = counters[1];
+	nav->tiles_built = counters[2];
+	for (int i = 0; i < ORCA_NAV_REPLAN_REASONS; ++i)
+		nav->replans[i] = counters[3 + i];
+	nav->event_count = 0;
+	loaded_free(&l);
 	return ORCA_OK;
 }

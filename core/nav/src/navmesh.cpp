@@ -5,6 +5,8 @@
 // -ffp-contract=off like every file the step depends on.
 #include "navmesh.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath> // sqrtf only
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +52,17 @@ inline int ceil_int(float v)
 	return (float)i < v ? i + 1 : i;
 }
 
+// The largest power of two <= v (v > 0), within [2^-8, 2^8].
+inline float pow2_floor(float v)
+{
+	float p = 1.0f;
+	while (p > v && p > 1.0f / 256.0f)
+		p *= 0.5f;
+	while (p * 2.0f <= v && p < 256.0f)
+		p *= 2.0f;
+	return p;
+}
+
 } // namespace
 
 struct navmesh {
@@ -57,6 +70,9 @@ struct navmesh {
 	int tiles_x = 0, tiles_y = 0;
 	int tile_cells = 0, border = 0, walkable_radius = 0;
 	float tile_world = 0;
+	// The tile grid's corner: bounds_min snapped down to a multiple of the
+	// cell size (see navmesh_create).
+	orca_vec2 origin = {0, 0};
 	dtNavMesh *mesh = nullptr;
 	dtNavMeshQuery *query = nullptr;
 	dtQueryFilter filter;
@@ -76,6 +92,14 @@ struct navmesh {
 	int plain_nverts = 0, plain_npolys = 0, plain_nvp = 0;
 	float plain_ymin = 0, plain_ymax = 0;
 	uint64_t plain_reused = 0;
+	// When each tile position last got a tile (0: never). The order tiles
+	// were added decides the order of every polygon's links (Detour prepends
+	// a neighbour's links when it is added), and the links' order decides
+	// ties in A*: a restore adds tiles again in this order.
+	std::vector<uint64_t> added_at;
+	uint64_t add_count = 0;
+	int scratch_cap = 0;
+	dtPathCorridor scratch; // a copy to string-pull from without moving the agent's own corridor
 };
 
 struct navmesh_corridor {
@@ -89,12 +113,23 @@ extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 	if (!m)
 		return ORCA_ERR_NO_MEMORY;
 	m->p = *p;
-	const float cs = p->cell_size;
-	const float w = p->bounds_max.x - p->bounds_min.x, h = p->bounds_max.y - p->bounds_min.y;
-	if (!(cs > 0.0f) || !(w > 0.0f) || !(h > 0.0f) || !(p->radius > 0.0f)) {
+	if (!(p->cell_size > 0.0f) || !(p->bounds_max.x > p->bounds_min.x) || !(p->bounds_max.y > p->bounds_min.y) ||
+	    !(p->radius > 0.0f)) {
 		delete m;
 		return ORCA_ERR_INVALID_ARGUMENT;
 	}
+	// Same mesh on every CPU. Debian's Recast/Detour are built with the
+	// compiler's default contraction, so on arm64 they turn a*b+c into a fused
+	// multiply-add (Recast's voxel-to-world conversions, Detour's geometry):
+	// a different last bit from x86-64 wherever a*b is inexact. With a
+	// power-of-two cell (and cell height) and the grid's corner on a multiple of
+	// the cell, every voxel corner is an exact float, a*b+c is exact, fused
+	// or not, and the mesh's vertices agree to the bit.
+	const float cs = pow2_floor(p->cell_size);
+	m->p.cell_size = cs;
+	m->origin.x = (float)floor_int(p->bounds_min.x / cs) * cs;
+	m->origin.y = (float)floor_int(p->bounds_min.y / cs) * cs;
+	const float w = p->bounds_max.x - m->origin.x, h = p->bounds_max.y - m->origin.y;
 	// 32-bit polygon refs: tile bits + polygon bits <= 22 (Detour keeps 10 for
 	// salt). At most 4,096 tiles (64 per axis) leaves 1,024 polygons per tile.
 	int cells = p->tile_cells > 8 ? p->tile_cells : 64;
@@ -106,6 +141,7 @@ extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 	m->tiles_x = (cells_x + cells - 1) / cells;
 	m->tiles_y = (cells_y + cells - 1) / cells;
 	m->walkable_radius = ceil_int(p->radius / cs);
+	m->added_at.assign((size_t)m->tiles_x * (size_t)m->tiles_y, 0);
 	m->border = m->walkable_radius + 3;
 
 	int tile_bits = 0;
@@ -113,9 +149,9 @@ extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 		++tile_bits;
 	dtNavMeshParams np;
 	memset(&np, 0, sizeof np);
-	np.orig[0] = p->bounds_min.x;
+	np.orig[0] = m->origin.x;
 	np.orig[1] = 0.0f;
-	np.orig[2] = p->bounds_min.y;
+	np.orig[2] = m->origin.y;
 	np.tileWidth = m->tile_world;
 	np.tileHeight = m->tile_world;
 	np.maxTiles = m->tiles_x * m->tiles_y;
@@ -151,10 +187,10 @@ extern "C" void navmesh_tile_grid(const navmesh *m, int *tiles_x, int *tiles_y)
 extern "C" void navmesh_tile_read_rect(const navmesh *m, int tx, int ty, orca_vec2 *lo, orca_vec2 *hi)
 {
 	const float pad = (float)m->border * m->p.cell_size;
-	lo->x = m->p.bounds_min.x + (float)tx * m->tile_world - pad;
-	lo->y = m->p.bounds_min.y + (float)ty * m->tile_world - pad;
-	hi->x = m->p.bounds_min.x + (float)(tx + 1) * m->tile_world + pad;
-	hi->y = m->p.bounds_min.y + (float)(ty + 1) * m->tile_world + pad;
+	lo->x = m->origin.x + (float)tx * m->tile_world - pad;
+	lo->y = m->origin.y + (float)ty * m->tile_world - pad;
+	hi->x = m->origin.x + (float)(tx + 1) * m->tile_world + pad;
+	hi->y = m->origin.y + (float)(ty + 1) * m->tile_world + pad;
 }
 
 static int clampi(int v, int lo, int hi)
@@ -166,10 +202,10 @@ extern "C" void navmesh_tiles_touching(const navmesh *m, orca_vec2 lo, orca_vec2
                                        int *y1)
 {
 	const float pad = (float)m->border * m->p.cell_size + m->p.cell_size;
-	*x0 = clampi(floor_int((lo.x - pad - m->p.bounds_min.x) / m->tile_world), 0, m->tiles_x - 1);
-	*y0 = clampi(floor_int((lo.y - pad - m->p.bounds_min.y) / m->tile_world), 0, m->tiles_y - 1);
-	*x1 = clampi(floor_int((hi.x + pad - m->p.bounds_min.x) / m->tile_world), 0, m->tiles_x - 1);
-	*y1 = clampi(floor_int((hi.y + pad - m->p.bounds_min.y) / m->tile_world), 0, m->tiles_y - 1);
+	*x0 = clampi(floor_int((lo.x - pad - m->origin.x) / m->tile_world), 0, m->tiles_x - 1);
+	*y0 = clampi(floor_int((lo.y - pad - m->origin.y) / m->tile_world), 0, m->tiles_y - 1);
+	*x1 = clampi(floor_int((hi.x + pad - m->origin.x) / m->tile_world), 0, m->tiles_x - 1);
+	*y1 = clampi(floor_int((hi.y + pad - m->origin.y) / m->tile_world), 0, m->tiles_y - 1);
 }
 
 // Mark a thin quad along each obstacle edge: a segment (2 vertices) or a
@@ -193,6 +229,19 @@ static void mark_edges(navmesh *m, const navmesh_obstacle *o, rcCompactHeightfie
 		                     b.x + dx - dy, 0.0f, b.y + dy + dx, a.x - dx - dy, 0.0f, a.y - dy + dx};
 		rcMarkConvexPolyArea(&m->ctx, q, 4, -kGroundHalfHeight, kGroundHalfHeight, RC_NULL_AREA, chf);
 	}
+}
+
+// Add tile data (Detour frees it with the tile) at position (tx, ty); a
+// non-zero ref puts it back at that tile index and salt (a restore).
+static int add_tile(navmesh *m, int tx, int ty, unsigned char *data, int size, dtTileRef ref)
+{
+	if (dtStatusFailed(m->mesh->addTile(data, size, DT_TILE_FREE_DATA, ref, nullptr))) {
+		dtFree(data);
+		return ORCA_ERR_NO_MEMORY;
+	}
+	m->tile_bytes += (size_t)size;
+	m->added_at[(size_t)ty * (size_t)m->tiles_x + (size_t)tx] = ++m->add_count;
+	return ORCA_OK;
 }
 
 // Add an open-ground tile from the kept one, with this tile's corner: the
@@ -227,13 +276,9 @@ static int add_plain_tile(navmesh *m, int tx, int ty, const rcConfig &cfg)
 	int size = 0;
 	if (!dtCreateNavMeshData(&cp, &data, &size))
 		return ORCA_ERR_NO_MEMORY;
-	if (dtStatusFailed(m->mesh->addTile(data, size, DT_TILE_FREE_DATA, 0, nullptr))) {
-		dtFree(data);
-		return ORCA_ERR_NO_MEMORY;
-	}
-	m->tile_bytes += (size_t)size;
-	m->plain_reused++;
-	return ORCA_OK;
+	const int rc = add_tile(m, tx, ty, data, size, 0);
+	m->plain_reused += rc == ORCA_OK;
+	return rc;
 }
 
 extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obstacle *obstacles, uint32_t count)
@@ -242,7 +287,7 @@ extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obst
 	rcConfig cfg;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.cs = cs;
-	cfg.ch = 0.1f;
+	cfg.ch = 0.125f; // a power of two: vertex heights exact (see navmesh_create)
 	cfg.walkableSlopeAngle = 45.0f;
 	cfg.walkableHeight = 4;
 	cfg.walkableClimb = 1;
@@ -367,12 +412,7 @@ extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obst
 		rc = ORCA_ERR_NO_MEMORY;
 		if (!dtCreateNavMeshData(&cp, &data, &data_size))
 			goto done;
-		if (dtStatusFailed(m->mesh->addTile(data, data_size, DT_TILE_FREE_DATA, 0, nullptr))) {
-			dtFree(data);
-			goto done;
-		}
-		m->tile_bytes += (size_t)data_size;
-		rc = ORCA_OK;
+		rc = add_tile(m, tx, ty, data, data_size, 0);
 	}
 done:
 	rcFreePolyMesh(pm);
@@ -458,6 +498,74 @@ extern "C" size_t navmesh_memory(const navmesh *m)
 	return bytes;
 }
 
+// Positions that enter Detour's queries, on a grid (cell / 8: 1/16 by
+// default). Detour's geometry on arm64 is fused (see navmesh_create); when
+// its inputs are grid points and the mesh's vertices are too, the products
+// of coordinate differences it forms (cross products, squared lengths, over
+// the ranges a corridor or a shortcut spans) are exact, so fused and unfused
+// agree and so do its decisions (which side of an edge, which polygon, which
+// corner). Points Detour computes (a position clamped onto a polygon's edge,
+// the nearest point on a polygon) are put back on the grid before they are
+// used, inside their polygon, so the next query starts from a grid point too.
+static float snap(const navmesh *m, float v)
+{
+	const float q = m->p.cell_size * 0.125f;
+	const float k = v / q; // exact: q is a power of two
+	if (!(k > -8388608.0f && k < 8388608.0f))
+		return v; // beyond float's integer range (not a world coordinate): as is
+	const int i = (int)(k < 0.0f ? k - 0.5f : k + 0.5f);
+	return (float)i * q;
+}
+
+// Inside or on polygon ref's boundary (exact for grid points: the cross
+// products of grid differences within a tile fit a float's mantissa).
+static bool inside_poly(const navmesh *m, dtPolyRef ref, float x, float z)
+{
+	const dtMeshTile *t;
+	const dtPoly *poly;
+	if (dtStatusFailed(m->mesh->getTileAndPolyByRef(ref, &t, &poly)))
+		return false;
+	const int n = poly->vertCount;
+	bool pos = false, neg = false; // either winding
+	for (int i = 0, j = n - 1; i < n; j = i++) {
+		const float *a = &t->verts[poly->verts[j] * 3], *b = &t->verts[poly->verts[i] * 3];
+		const float cross = (b[0] - a[0]) * (z - a[2]) - (b[2] - a[2]) * (x - a[0]);
+		pos = pos || cross > 0.0f;
+		neg = neg || cross < 0.0f;
+	}
+	return !(pos && neg);
+}
+
+// p on the grid: the nearest grid point inside polygon ref, else (a sliver
+// with no grid point near p) the nearest grid point.
+static void snap_into(const navmesh *m, dtPolyRef ref, float p[3])
+{
+	const float q = m->p.cell_size * 0.125f;
+	const float x = snap(m, p[0]), z = snap(m, p[2]);
+	if (x == p[0] && z == p[2])
+		return;
+	if (ref && !inside_poly(m, ref, x, z)) {
+		// the four grid points around p, nearest first
+		const float x0 = x <= p[0] ? x : x - q, z0 = z <= p[2] ? z : z - q;
+		float best_d = -1.0f, bx = x, bz = z;
+		for (int k = 0; k < 4; ++k) {
+			const float cx = x0 + (float)(k & 1) * q, cz = z0 + (float)(k >> 1) * q;
+			const float dx = cx - p[0], dz = cz - p[2];
+			const float d = dx * dx + dz * dz;
+			if (inside_poly(m, ref, cx, cz) && (best_d < 0.0f || d < best_d)) {
+				best_d = d;
+				bx = cx;
+				bz = cz;
+			}
+		}
+		p[0] = bx;
+		p[2] = bz;
+		return;
+	}
+	p[0] = x;
+	p[2] = z;
+}
+
 // Nearest polygon to p by 2-D distance, searching a box that grows until the
 // best point found lies within it. (Detour's findNearestPoly answers the best
 // polygon whose bounds touch its box, which can be farther than one outside.)
@@ -468,6 +576,8 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 {
 	float c[3];
 	to3(p, c);
+	c[0] = snap(m, c[0]);
+	c[2] = snap(m, c[2]);
 	const float world = (m->p.bounds_max.x - m->p.bounds_min.x) + (m->p.bounds_max.y - m->p.bounds_min.y);
 	enum { kMaxPolys = 512 };
 	dtPolyRef polys[kMaxPolys];
@@ -496,8 +606,11 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 		}
 		// a polygon's bounds may reach into the box while its nearest point
 		// is outside it: only a point within r is surely the nearest
-		if ((best && best_d <= r * r) || r > world)
+		if ((best && best_d <= r * r) || r > world) {
+			if (best)
+				snap_into(m, best, pt);
 			return best;
+		}
 	}
 }
 
@@ -577,25 +690,73 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 		m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
 		result = NAVMESH_PLAN_FAR;
 	}
+	snap_into(m, path[(size_t)n - 1], gpt);
 	c->corridor.reset(start, spt);
 	c->corridor.setCorridor(gpt, path.data(), n);
 	*goal = to2(gpt);
 	return result;
 }
 
-extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize,
-                                        orca_vec2 *corners, int max, bool *end_is_last, float *off,
-                                        orca_vec2 *on_mesh)
+// Detour 1.5.1's optimizePathVisibility merges the polygons its raycast
+// visited (up to 32) into the corridor, and writes past a corridor smaller
+// than the merge (dtMergeCorridorStartShortcut: req > maxPath). For such
+// small corridors the same raycast is made first, and the shortcut skipped
+// when the merge would not fit.
+static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, const float *next, float range)
 {
-	dtPathCorridor &pc = c->corridor;
+	enum { kMaxRes = 32 };
+	if (capacity > kMaxRes)
+		return true;
+	const float *pos = pc.getPos();
+	const float dx = next[0] - pos[0], dz = next[2] - pos[2];
+	const float d = sqrtf(dx * dx + dz * dz);
+	if (d < 0.01f)
+		return true; // Detour does nothing then
+	const float reach = d + 0.01f < range ? d + 0.01f : range; // as Detour: overshoot a little, clamp
+	const float scale = range / reach;
+	const float goal[3] = {pos[0] + dx * scale, pos[1] + (next[1] - pos[1]) * scale, pos[2] + dz * scale};
+	dtPolyRef res[kMaxRes];
+	float t, norm[3];
+	int nres = 0;
+	m->query->raycast(pc.getFirstPoly(), pos, goal, &m->filter, &t, norm, res, &nres, kMaxRes);
+	const dtPolyRef *path = pc.getPath();
+	for (int i = pc.getPathCount() - 1; i >= 0; --i)
+		for (int j = nres - 1; j >= 0; --j)
+			if (path[i] == res[j])
+				return j <= capacity; // the furthest common polygon: the j visited before it go first
+	return true;
+}
+
+static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_vec2 pos, bool optimize,
+                            orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh)
+{
 	*end_is_last = false;
 	*off = 0.0f;
 	if (pc.getPathCount() == 0)
 		return -1;
 	float p3[3];
 	to3(pos, p3);
+	p3[0] = snap(m, p3[0]);
+	p3[2] = snap(m, p3[2]);
 	if (!pc.movePosition(p3, m->query, &m->filter))
 		return -1;
+	{
+		// a position clamped onto the corridor's edge is Detour's arithmetic:
+		// back onto the grid (see snap), inside the first polygon
+		float sp[3];
+		dtVcopy(sp, pc.getPos());
+		snap_into(m, pc.getFirstPoly(), sp);
+		if (sp[0] != pc.getPos()[0] || sp[2] != pc.getPos()[2]) {
+			const int np = pc.getPathCount();
+			if (m->path.size() < (size_t)np)
+				m->path.resize((size_t)np);
+			memcpy(m->path.data(), pc.getPath(), (size_t)np * sizeof(dtPolyRef));
+			float target[3];
+			dtVcopy(target, pc.getTarget());
+			pc.reset(m->path[0], sp);
+			pc.setCorridor(target, m->path.data(), np);
+		}
+	}
 	const float *cp = pc.getPos();
 	*on_mesh = to2(cp);
 	const float dx = cp[0] - pos.x, dy = cp[2] - pos.y;
@@ -608,14 +769,61 @@ extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_ve
 		max = kMax;
 	int n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
 	if (optimize && n > 0) {
-		// shortcut toward the furthest corner in view (DetourCrowd's rule)
-		pc.optimizePathVisibility(&verts[(n - 1) * 3], 30.0f * m->p.radius, m->query, &m->filter);
-		n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
+		// Shortcut toward the furthest corner when it is in view (DetourCrowd's
+		// rule: a ray toward it, past it to 30 radii). The ray's end is
+		// computed here and put on the grid (see snap), and the range given
+		// to Detour is its distance, so Detour's scale range / distance is
+		// exactly 1 and the ray ends at that grid point rather than at a
+		// product Detour rounds (fused on arm64): the ray grazes the corner's
+		// vertex, where one rounding decides the side.
+		const float *far = &verts[(n - 1) * 3];
+		const float fx = far[0] - cp[0], fz = far[2] - cp[2];
+		const float d = sqrtf(fx * fx + fz * fz);
+		if (d > 0.02f) {
+			const float s = 30.0f * m->p.radius / d;
+			float end[3] = {snap(m, cp[0] + fx * s), far[1], snap(m, cp[2] + fz * s)};
+			const float ex = end[0] - cp[0], ez = end[2] - cp[2];
+			const float range = sqrtf(ex * ex + ez * ez);
+			if (range > 0.02f && shortcut_fits(m, pc, capacity, end, range)) {
+				pc.optimizePathVisibility(end, range, m->query, &m->filter);
+				n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
+			}
+		}
 	}
 	for (int i = 0; i < n; ++i)
 		corners[i] = to2(&verts[i * 3]);
 	*end_is_last = n > 0 && (flags[n - 1] & DT_STRAIGHTPATH_END);
 	return n;
+}
+
+extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize,
+                                        orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                                        orca_vec2 *on_mesh)
+{
+	return corridor_corners(m, c->corridor, c->max_path, pos, optimize, corners, max, end_is_last, off, on_mesh);
+}
+
+static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
+                            const dtPolyRef *path, int n);
+
+// For a query (GetPaths): string-pull a copy, so that asking never moves the
+// agent's corridor (which would change its future).
+extern "C" int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor *c, orca_vec2 pos,
+                                             orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                                             orca_vec2 *on_mesh)
+{
+	const int n = c->corridor.getPathCount();
+	*end_is_last = false;
+	*off = 0.0f;
+	if (n == 0)
+		return -1;
+	if (m->scratch_cap < c->max_path) {
+		if (!m->scratch.init(c->max_path))
+			return -1;
+		m->scratch_cap = c->max_path;
+	}
+	corridor_assign(m->scratch, m->scratch_cap, c->corridor.getPos(), c->corridor.getTarget(), c->corridor.getPath(), n);
+	return corridor_corners(m, m->scratch, m->scratch_cap, pos, false, corners, max, end_is_last, off, on_mesh);
 }
 
 extern "C" bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c)
@@ -651,4 +859,186 @@ extern "C" int navmesh_corridor_polygon(const navmesh *m, const navmesh_corridor
 extern "C" size_t navmesh_corridor_memory(const navmesh_corridor *c)
 {
 	return sizeof *c + (size_t)c->max_path * sizeof(dtPolyRef);
+}
+
+// ------------------------------------------------------------------ save / restore
+
+// Detour's dtPathCorridor::setCorridor asserts that the path is shorter than
+// the corridor's capacity, while a corridor can be full (its merges fill it
+// to capacity). Debian builds Detour with its asserts on; this hook, when the
+// library has it, quiets that one assert for the one call that needs it.
+typedef void(navmesh_assert_func)(const char *, const char *, int);
+__attribute__((weak)) void dtAssertFailSetCustom(navmesh_assert_func *f);
+__attribute__((weak)) navmesh_assert_func *dtAssertFailGetCustom();
+
+static void ignore_assert(const char *, const char *, int)
+{
+}
+
+static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
+                            const dtPolyRef *path, int n)
+{
+	pc.reset(path[0], pos);
+	const bool full = n >= capacity && dtAssertFailSetCustom && dtAssertFailGetCustom;
+	navmesh_assert_func *before = full ? dtAssertFailGetCustom() : nullptr;
+	if (full)
+		dtAssertFailSetCustom(ignore_assert);
+	pc.setCorridor(target, path, n);
+	if (full)
+		dtAssertFailSetCustom(before);
+}
+
+extern "C" uint32_t navmesh_tile_count(const navmesh *m)
+{
+	return (uint32_t)m->tiles_x * (uint32_t)m->tiles_y;
+}
+
+// Positions of the tiles present, in the order they were last added.
+extern "C" uint32_t navmesh_tiles_in_add_order(const navmesh *m, uint32_t *positions)
+{
+	uint32_t n = 0;
+	for (int y = 0; y < m->tiles_y; ++y)
+		for (int x = 0; x < m->tiles_x; ++x)
+			if (m->mesh->getTileRefAt(x, y, 0))
+				positions[n++] = (uint32_t)(y * m->tiles_x + x);
+	std::vector<uint64_t> key(m->added_at);
+	std::sort(positions, positions + n, [&key](uint32_t a, uint32_t b) { return key[a] < key[b]; });
+	return n;
+}
+
+extern "C" uint32_t navmesh_tile_ref(const navmesh *m, uint32_t position, const uint8_t **data, uint32_t *size)
+{
+	const int x = (int)(position % (uint32_t)m->tiles_x), y = (int)(position / (uint32_t)m->tiles_x);
+	const dtTileRef ref = m->mesh->getTileRefAt(x, y, 0);
+	const dtMeshTile *t = ref ? m->mesh->getTileByRef(ref) : nullptr;
+	*data = t ? t->data : nullptr;
+	*size = t ? (uint32_t)t->dataSize : 0;
+	return (uint32_t)ref;
+}
+
+// Tile data from a save: sizes and every index Detour follows checked (the
+// checkpoint has a CRC, this is the second line).
+extern "C" bool navmesh_tile_data_valid(const navmesh *m, uint32_t position, const uint8_t *bytes, uint32_t size)
+{
+	if (size < sizeof(dtMeshHeader) || size > (1u << 28) || position >= navmesh_tile_count(m))
+		return false;
+	std::vector<uint32_t> aligned(size / 4 + 1); // the saved bytes may sit anywhere in the blob
+	memcpy(aligned.data(), bytes, size);
+	const uint8_t *data = (const uint8_t *)aligned.data();
+	const dtMeshHeader *h = (const dtMeshHeader *)data;
+	const int lim = 1 << 20;
+	if (h->magic != DT_NAVMESH_MAGIC || h->version != DT_NAVMESH_VERSION || h->layer != 0 ||
+	    h->x != (int)(position % (uint32_t)m->tiles_x) || h->y != (int)(position / (uint32_t)m->tiles_x) ||
+	    h->polyCount < 0 || h->polyCount > lim || h->vertCount < 0 || h->vertCount > lim || h->maxLinkCount < 1 ||
+	    h->maxLinkCount > lim || h->detailMeshCount != h->polyCount || h->detailVertCount < 0 ||
+	    h->detailVertCount > lim || h->detailTriCount < 0 || h->detailTriCount > lim || h->bvNodeCount < 0 ||
+	    h->bvNodeCount > lim || h->offMeshConCount != 0 || h->offMeshBase != h->polyCount)
+		return false;
+	const size_t header = (size_t)dtAlign4(sizeof(dtMeshHeader));
+	const size_t verts = (size_t)dtAlign4((int)sizeof(float) * 3 * h->vertCount);
+	const size_t polys = (size_t)dtAlign4((int)sizeof(dtPoly) * h->polyCount);
+	const size_t links = (size_t)dtAlign4((int)sizeof(dtLink) * h->maxLinkCount);
+	const size_t dmeshes = (size_t)dtAlign4((int)sizeof(dtPolyDetail) * h->detailMeshCount);
+	const size_t dverts = (size_t)dtAlign4((int)sizeof(float) * 3 * h->detailVertCount);
+	const size_t dtris = (size_t)dtAlign4(4 * h->detailTriCount);
+	const size_t bv = (size_t)dtAlign4((int)sizeof(dtBVNode) * h->bvNodeCount);
+	if (header + verts + polys + links + dmeshes + dverts + dtris + bv != size)
+		return false;
+	const dtPoly *poly = (const dtPoly *)(data + header + verts);
+	const dtPolyDetail *dm = (const dtPolyDetail *)(data + header + verts + polys + links);
+	const unsigned char *tris = data + header + verts + polys + links + dmeshes + dverts;
+	const dtBVNode *node = (const dtBVNode *)(data + header + verts + polys + links + dmeshes + dverts + dtris);
+	for (int i = 0; i < h->polyCount; ++i) {
+		const dtPoly &p = poly[i];
+		if (p.vertCount < 3 || p.vertCount > DT_VERTS_PER_POLYGON || p.getType() != DT_POLYTYPE_GROUND)
+			return false;
+		for (int k = 0; k < p.vertCount; ++k) {
+			if (p.verts[k] >= h->vertCount)
+				return false;
+			if (!(p.neis[k] & DT_EXT_LINK) && p.neis[k] != 0 && p.neis[k] > h->polyCount)
+				return false;
+		}
+		const dtPolyDetail &d = dm[i];
+		if ((size_t)d.vertBase + d.vertCount > (size_t)h->detailVertCount ||
+		    (size_t)d.triBase + d.triCount > (size_t)h->detailTriCount)
+			return false;
+		for (int k = 0; k < d.triCount; ++k)
+			for (int j = 0; j < 3; ++j)
+				if (tris[((size_t)d.triBase + (size_t)k) * 4 + (size_t)j] >= p.vertCount + d.vertCount)
+					return false;
+	}
+	for (int i = 0; i < h->bvNodeCount; ++i) {
+		const int v = node[i].i;
+		if (v >= 0 ? v >= h->polyCount : (v == INT_MIN || i - v > h->bvNodeCount))
+			return false;
+	}
+	return true;
+}
+
+// Put the saved tiles back, in the saved order, each at its saved ref. A
+// tile without data is the one this mesh built for that position (its
+// obstacles have not changed since): it was built from what the world holds.
+extern "C" int navmesh_restore_tiles(navmesh *m, const navmesh_saved_tile *tiles, uint32_t count)
+{
+	const uint32_t total = navmesh_tile_count(m);
+	std::vector<std::vector<uint8_t>> built(total);
+	for (uint32_t t = 0; t < total; ++t) {
+		const uint8_t *d;
+		uint32_t size;
+		if (navmesh_tile_ref(m, t, &d, &size))
+			built[t].assign(d, d + size);
+	}
+	for (int i = 0; i < m->mesh->getMaxTiles(); ++i) {
+		const dtMeshTile *t = static_cast<const dtNavMesh *>(m->mesh)->getTile(i);
+		if (t->header)
+			m->mesh->removeTile(m->mesh->getTileRef(t), nullptr, nullptr);
+	}
+	m->tile_bytes = 0;
+	std::fill(m->added_at.begin(), m->added_at.end(), 0);
+	m->add_count = 0;
+	int rc = ORCA_OK;
+	for (uint32_t i = 0; i < count && rc == ORCA_OK; ++i) {
+		const navmesh_saved_tile &s = tiles[i];
+		const uint8_t *src = s.data;
+		uint32_t size = s.size;
+		if (!src) {
+			if (s.position >= total || built[s.position].empty()) {
+				rc = ORCA_ERR_INVALID_ARGUMENT; // the world no longer gives this tile
+				break;
+			}
+			src = built[s.position].data();
+			size = (uint32_t)built[s.position].size();
+		}
+		unsigned char *data = (unsigned char *)dtAlloc((int)size, DT_ALLOC_PERM);
+		if (!data) {
+			rc = ORCA_ERR_NO_MEMORY;
+			break;
+		}
+		memcpy(data, src, size);
+		const int x = (int)(s.position % (uint32_t)m->tiles_x), y = (int)(s.position / (uint32_t)m->tiles_x);
+		if (add_tile(m, x, y, data, (int)size, (dtTileRef)s.ref) != ORCA_OK)
+			rc = ORCA_ERR_INVALID_ARGUMENT; // that tile index is taken, or out of range
+	}
+	navmesh_update_components(m);
+	return rc;
+}
+
+extern "C" int navmesh_corridor_state(const navmesh_corridor *c, float pos[3], float target[3], const uint32_t **path)
+{
+	static_assert(sizeof(dtPolyRef) == sizeof(uint32_t), "32-bit polygon refs");
+	dtVcopy(pos, c->corridor.getPos());
+	dtVcopy(target, c->corridor.getTarget());
+	*path = c->corridor.getPath();
+	return c->corridor.getPathCount();
+}
+
+extern "C" int navmesh_corridor_restore(navmesh_corridor *c, const float pos[3], const float target[3],
+                                        const uint32_t *path, int n)
+{
+	if (n < 0 || n > c->max_path)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (n == 0)
+		return c->corridor.getPathCount() == 0 ? ORCA_OK : ORCA_ERR_INVALID_ARGUMENT; /* a fresh one: never planned */
+	corridor_assign(c->corridor, c->max_path, pos, target, path, n);
+	return ORCA_OK;
 }

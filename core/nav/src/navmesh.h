@@ -78,6 +78,33 @@ int navmesh_corridor_length(const navmesh_corridor *c);
 /* Vertices of corridor polygon i (up to max); returns the vertex count. */
 int navmesh_corridor_polygon(const navmesh *m, const navmesh_corridor *c, int i, orca_vec2 *vertices, int max);
 size_t navmesh_corridor_memory(const navmesh_corridor *c);
+/* As navmesh_corridor_corners (no shortcut) on a copy: the corridor itself
+ * does not move (a query must not change what comes next). */
+int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor *c, orca_vec2 pos, orca_vec2 *corners, int max,
+                                  bool *end_is_last, float *off, orca_vec2 *on_mesh);
+
+/* Save and restore (nav.c's orca_nav_save/orca_nav_load). */
+uint32_t navmesh_tile_count(const navmesh *m);
+/* Positions (y * tiles_x + x) of the tiles present, in the order they were
+ * last added (that order decides the order of every polygon's links, and so
+ * ties in path search); returns how many. positions holds tile_count. */
+uint32_t navmesh_tiles_in_add_order(const navmesh *m, uint32_t *positions);
+/* The tile at a position: its ref (0: none) and its bytes. */
+uint32_t navmesh_tile_ref(const navmesh *m, uint32_t position, const uint8_t **data, uint32_t *size);
+/* Saved tile bytes that Detour can take for this position (sizes and indices checked). */
+bool navmesh_tile_data_valid(const navmesh *m, uint32_t position, const uint8_t *data, uint32_t size);
+typedef struct navmesh_saved_tile {
+	uint32_t position, ref;
+	const uint8_t *data; /* NULL: the tile this mesh built for the position */
+	uint32_t size;
+} navmesh_saved_tile;
+/* Replace every tile by these, added in this order at these refs. */
+int navmesh_restore_tiles(navmesh *m, const navmesh_saved_tile *tiles, uint32_t count);
+/* A corridor's position, target (3-D, as Detour keeps them) and polygons. */
+int navmesh_corridor_state(const navmesh_corridor *c, float pos[3], float target[3], const uint32_t **path);
+/* Into a corridor that was never planned. */
+int navmesh_corridor_restore(navmesh_corridor *c, const float pos[3], const float target[3], const uint32_t *path,
+                             int n);
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,8 @@ typedef struct orca_nav_def {
 	/** Obstacles and bounds are inflated by this: the largest radius of the
 	 * agents that navigate (smaller ones get paths a little wider than needed). */
 	float agent_radius;
-	/** Voxel size of the mesh build; 0: agent_radius / 3. */
+	/** Voxel size of the mesh build; 0: agent_radius / 3. Rounded down to a
+	 * power of two (so the mesh is the same on every CPU; see the README). */
 	float cell_size;
 	/** Tile edge in voxels; 0: 64 (raised until the world fits 4,096 tiles). */
 	uint32_t tile_cells;
@@ -43,7 +44,9 @@ typedef struct orca_nav_def {
 	uint32_t tile_budget;
 	/** Path queries answered per update (the rest wait, in order); 0: all. */
 	uint32_t path_budget;
-	/** Polygons a corridor holds; a longer path is walked in parts. */
+	/** Polygons a corridor holds; a longer path is walked in parts. At 32 or
+	 * fewer the visibility shortcut is skipped (Detour 1.5.1 overruns smaller
+	 * corridors there). */
 	uint32_t max_path;
 	/** A* node pool of a path query (<= 65535). */
 	uint32_t max_nodes;
@@ -158,15 +161,25 @@ typedef struct orca_nav_stats {
 
 void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out);
 
-/** Save what decides navigation's future — each navigating agent's id,
- * target and phase — into buf (NULL: just the size). The mesh is rebuilt
- * from the world's obstacles and corridors are re-planned on load, so a
- * loaded run follows the same targets but is not bit-identical to one that
- * never stopped. Returns the bytes needed. */
+/** Save everything that decides navigation's future into buf (NULL: just the
+ * size; returns the bytes needed): the update count and counters; its view
+ * of the obstacles; the mesh's tiles in the order they were last added (that
+ * order decides the order of Detour's links, and so ties in path search),
+ * each with its tile ref, and the bytes of those waiting for a rebuild (the
+ * others are what the world's obstacles build); the rebuild queue; every
+ * navigating agent in order with all its state and its corridor (polygon
+ * refs, position, target); the path queue in order. A world saved with
+ * orca_world_save at the same moment and loaded, with a navigation loaded
+ * from this, steps bit-identically to the pair saved (tests/nav
+ * nav_checkpoint). Size: ~110 bytes per agent plus 4 per corridor polygon,
+ * plus the waiting tiles (a few kB each). */
 size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity);
 
-/** Restore a save into a fresh nav on the world it was saved with (agents
- * that no longer exist are skipped). ORCA_ERR_INVALID_ARGUMENT on a malformed blob. */
+/** Restore a save into a nav just created (orca_nav_create, no update yet) on
+ * the world loaded from the save made with it. ORCA_ERR_INVALID_ARGUMENT on
+ * a malformed blob or one made with another tile grid or max_path (the nav
+ * is then unchanged, but for the mesh if the error came from its tiles:
+ * destroy it). */
 int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len);
 
 #ifdef __cplusplus
