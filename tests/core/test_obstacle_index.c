@@ -447,7 +447,7 @@ static void test_obstacles_coming_and_going_keep_memory_bounded(void **state)
 	}
 	/* 40 live polygons of up to 63 vertices on ~4 cells each: the lists
 	 * and the table may differ in size from the warm-up's, not by the
-	 * ~23,000 cells the 6,000 polygons visited */
+	 * thousands of cells the 6,000 polygons visited */
 	assert_true(w->ocell_used <= LIVE * 16u);
 	assert_true(held <= after_warm + 64u * 1024u);
 	while (live > 0)
