@@ -91,6 +91,28 @@ static obst_cell *get_cell(struct orca_world *w, int32_t cx, int32_t cy)
 	}
 }
 
+/* Take an emptied cell out of the table (backward-shift deletion, so every
+ * probe chain stays unbroken) and free its list: cells live only while they
+ * hold an edge, so obstacles that come and go over a wide world leave no
+ * trace — neither memory nor table entries every wide query would read. */
+static void drop_cell(struct orca_world *w, obst_cell *c)
+{
+	const uint32_t mask = w->ocell_cap - 1u;
+	uint32_t hole = (uint32_t)(c - w->ocells);
+	orca_mem_free(w, c->edges, sizeof(obst_grid_edge) * c->cap);
+	for (uint32_t j = (hole + 1u) & mask; w->ocells[j].used; j = (j + 1u) & mask) {
+		const uint32_t home = cell_hash(w->ocells[j].cx, w->ocells[j].cy, w->ocell_cap);
+		/* the entry at j may move back to the hole unless its home lies cyclically in (hole, j] */
+		const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+		if (stays)
+			continue;
+		w->ocells[hole] = w->ocells[j];
+		hole = j;
+	}
+	memset(&w->ocells[hole], 0, sizeof(obst_cell));
+	w->ocell_used--;
+}
+
 static bool list_add(struct orca_world *w, obst_grid_edge **items, uint32_t *count, uint32_t *cap,
                      const obst_grid_edge *e)
 {
@@ -151,8 +173,11 @@ static bool edge_cells(struct orca_world *w, uint32_t vi, bool insert)
 					return false;
 			} else {
 				obst_cell *c = (obst_cell *)find_cell(w, cx, cy);
-				if (c)
+				if (c) {
 					list_remove(c->edges, &c->count, vi);
+					if (c->count == 0)
+						drop_cell(w, c);
+				}
 			}
 		}
 	}
@@ -232,8 +257,12 @@ int orca_obstacle_grid_rebuild(struct orca_world *w)
 	w->obst_vert_free = ORCA_NONE;
 	w->obst_edges = 0;
 	w->obig_count = 0;
-	for (uint32_t i = 0; i < w->ocell_cap; ++i)
-		w->ocells[i].count = 0;
+	for (uint32_t i = 0; i < w->ocell_cap; ++i) /* the table's room stays, its cells go */
+		if (w->ocells[i].used)
+			orca_mem_free(w, w->ocells[i].edges, sizeof(obst_grid_edge) * w->ocells[i].cap);
+	if (w->ocell_cap)
+		memset(w->ocells, 0, sizeof(obst_cell) * w->ocell_cap);
+	w->ocell_used = 0;
 	for (uint32_t k = 0; k < w->obst_live; ++k) {
 		const uint32_t s = w->obst_order[k];
 		const int rc = orca_obstacle_grid_insert(w, s, w->obst[s].vertices, w->obst[s].count, &w->obst[s].first_vert);

@@ -4,11 +4,12 @@
 #
 #   cmake -S . -B build-fuzz -DCROWD_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCROWD_BENCH=OFF -DCROWD_BROWSER_TESTS=OFF
 #   cmake --build build-fuzz --target crowd_fuzz_all
-#   tests/bench/fuzz.sh [-m MINUTES] [-n RUNS] [-b BUILD_DIR] [-p] [fuzz_target ...]
+#   tests/bench/fuzz.sh [-m MINUTES] [-n RUNS] [-b BUILD_DIR] [-N NICE] [-p] [fuzz_target ...]
 #
 # -m minutes per target (default 5); -n stop a target after this many
 # executions (default: no cap; with -p the CPU then goes to the slower ones);
-# -p runs the targets at once instead of one after another. Every run is `nice -n 19`. The
+# -p runs the targets at once instead of one after another. Every run is
+# `nice -n NICE` (default 19: a shared machine's other work comes first). The
 # working corpus grows in BUILD_DIR/fuzz-corpus/<target> (seeded from
 # tests/fuzz/corpus/<target>, which stays untouched); crashes land in
 # BUILD_DIR/fuzz-artifacts/. Coverage is libFuzzer's own count of covered edges
@@ -18,13 +19,15 @@ MINUTES=5
 BUILD=build-fuzz
 PARALLEL=0
 RUNS=-1
-while getopts "m:n:b:p" opt; do
+NICE=19
+while getopts "m:n:b:N:p" opt; do
 	case $opt in
 	m) MINUTES=$OPTARG ;;
 	n) RUNS=$OPTARG ;;
 	b) BUILD=$OPTARG ;;
+	N) NICE=$OPTARG ;;
 	p) PARALLEL=1 ;;
-	*) echo "usage: $0 [-m MINUTES] [-n RUNS] [-b BUILD_DIR] [-p] [target ...]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-m MINUTES] [-n RUNS] [-b BUILD_DIR] [-N NICE] [-p] [target ...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -46,7 +49,7 @@ run_one() {
 	fuzz_session | fuzz_http | fuzz_load) leaks=-detect_leaks=0 ;;
 	*) leaks=-detect_leaks=1 ;;
 	esac
-	nice -n 19 "$exe" $leaks -max_total_time="$SECONDS_EACH" -runs="$RUNS" -print_final_stats=1 -rss_limit_mb=2048 \
+	nice -n "$NICE" "$exe" $leaks -max_total_time="$SECONDS_EACH" -runs="$RUNS" -print_final_stats=1 -rss_limit_mb=2048 \
 		-timeout=10 -artifact_prefix="$BUILD/fuzz-artifacts/$t-" \
 		"$BUILD/fuzz-corpus/$t" "$SEEDS/$t" >"$BUILD/fuzz-logs/$t.log" 2>&1
 	echo $? >"$BUILD/fuzz-logs/$t.rc"

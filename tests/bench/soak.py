@@ -15,9 +15,10 @@ opening and closing:
            valid upgrade.
 Every --sample seconds: server RSS, ticks done (tick rate), errors by code from
 /metrics. At the end: SIGTERM, then the server log is searched for sanitizer
-reports. Prints the RSS series and one verdict line:
-  RSS flat after the first minute, tick rate held, 0 INTERNAL errors,
-  0 sanitizer reports.
+reports. Prints the RSS series and one verdict line, and exits 1 unless every bar
+holds: RSS flat after the first minute (least-squares slope <= --max-rss-slope
+MiB/min), tick rate held (every sample >= 90 % of the set rate), 0 INTERNAL
+errors, 0 sanitizer reports, the server alive and exiting 0 on SIGTERM.
 A benchmark, not a ctest test (it runs for minutes); `--minutes 0.5` checks it works.
 
   python3 tests/bench/soak.py --server build-asan/server/crowd-server \
@@ -79,10 +80,10 @@ def subscribe(rid, area=None, divisor=1):
 
 
 class Server:
-    def __init__(self, binary, args, log_path, env):
+    def __init__(self, binary, args, log_path, env, prefix=()):
         self.log_path = log_path
         self.log = open(log_path, "w")
-        cmd = [binary, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"] + args
+        cmd = list(prefix) + [binary, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"] + args
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         self.port = self.http_port = None
         while self.port is None or self.http_port is None:  # wait for the lines themselves
@@ -254,6 +255,22 @@ class Soak:
             s.close()
 
 
+def rss_slope(samples):
+    """Least-squares slope of RSS over time, MiB per minute (0 for < 2 samples)."""
+    if len(samples) < 2:
+        return 0.0
+    xs = [s[0] / 60 for s in samples]
+    ys = [s[1] / 1024 for s in samples]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.abspath(os.path.join(here, "..", ".."))
@@ -267,7 +284,14 @@ def main():
     ap.add_argument("--agents", type=int, default=100, help="per connection")
     ap.add_argument("--tick-rate", type=int, default=30)
     ap.add_argument("--work", default="/tmp/crowd-soak")
-    ap.add_argument("--nice", type=int, default=0, help="run the server and clients at this niceness")
+    ap.add_argument("--nice", type=int, default=0,
+                    help="run the server and clients at this niceness (negative, as root: ahead of a busy "
+                         "machine's other work, so the tick rate measures the server)")
+    ap.add_argument("--rt", type=int, default=0,
+                    help="run the server under `chrt -r RT` (round-robin real-time priority, as root): "
+                         "on a machine busy with other work its ticks then wait for no one")
+    ap.add_argument("--max-rss-slope", type=float, default=0.1,
+                    help="bar: least-squares RSS slope after the first minute, MiB/min")
     ap.add_argument("--verbose", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -284,9 +308,11 @@ def main():
             os.remove(os.path.join(a.work, f))
     log_path = os.path.join(a.work, "server.log")
     server = Server(a.server, ["--tick-rate", str(a.tick_rate), "--token", "a=admin", "--token", "p=player",
-                               "--token", "v=viewer", "--output-soft-limit", "256k"], log_path, env)
-    print("soak: %s, %.1f minutes, tick rate %d, pid %d, tcp %d, http %d" %
-          (a.server, a.minutes, a.tick_rate, server.proc.pid, server.port, server.http_port))
+                               "--token", "v=viewer", "--output-soft-limit", "256k"], log_path, env,
+                    ["chrt", "-r", str(a.rt)] if a.rt else [])
+    print("soak: %s, %.1f minutes, tick rate %d, pid %d, tcp %d, http %d, nice %d, rt %d, load average %s" %
+          (a.server, a.minutes, a.tick_rate, server.proc.pid, server.port, server.http_port, os.nice(0), a.rt,
+           load_average()))
     soak = Soak(a, server)
     soak.loop("tcp", soak.load_client(False))
     soak.loop("tcp2", soak.load_client(False))
@@ -355,8 +381,12 @@ def main():
         final = after[-1][1]
         growth = (final - first) / 1024
         rates = [s[2] for s in samples if s[2] == s[2]]
-        verdict.append("RSS after 1 min %.1f MiB, max %.1f MiB, end %.1f MiB (%+.1f MiB)" %
-                       (first / 1024, top / 1024, final / 1024, growth))
+        slope = rss_slope(after)
+        late = rss_slope(after[len(after) // 2:])
+        verdict.append("RSS after 1 min %.1f MiB, max %.1f MiB, end %.1f MiB (%+.1f MiB); slope after 1 min "
+                       "%+.3f MiB/min (bar <= %.2f), over the second half %+.3f MiB/min" %
+                       (first / 1024, top / 1024, final / 1024, growth, slope, a.max_rss_slope, late))
+        ok = ok and slope <= a.max_rss_slope
         works = [s[6] for s in samples if s[6] == s[6]]
         verdict.append("tick rate min %.1f / mean %.1f Hz (target %d), tick work mean %.1f / max %.1f ms" %
                        (min(rates), sum(rates) / len(rates), a.tick_rate, sum(works) / len(works), max(works)))
@@ -365,6 +395,7 @@ def main():
     verdict.append("INTERNAL errors %d" % internal)
     verdict.append("sanitizer reports %d" % san)
     verdict.append("server exit %s" % rc)
+    verdict.append("load average at the end %s" % load_average())
     ok = ok and internal == 0 and san == 0
     print("soak: %.1f minutes: %s -> %s" % ((time.time() - t0) / 60, "; ".join(verdict), "OK" if ok else "FAILED"))
     if san:

@@ -5,7 +5,8 @@
  * every few steps never has an agent centre inside a live polygon; the same
  * run hashes identically for 1, 2, 3 and 4 workers; AUTO keeps RVO2's tree
  * for obstacles present at the first step, then changes to the grid; and a
- * saved and loaded world rebuilds the same index and steps identically. */
+ * saved and loaded world rebuilds the same index and steps identically; and
+ * obstacles that come and go all over the world leave no memory behind. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -399,6 +400,65 @@ static void test_save_load_keeps_the_index(void **state)
 	save_load_steps_identically(ORCA_OBSTACLE_INDEX_RVO2, true, false);
 }
 
+/* An allocator that counts the bytes the world holds. */
+static void *counted_alloc(size_t size, void *user)
+{
+	*(size_t *)user += size;
+	return malloc(size);
+}
+static void counted_free(void *p, size_t size, void *user)
+{
+	*(size_t *)user -= size;
+	free(p);
+}
+
+/* Obstacles that come and go all over a wide world (buildings placed and
+ * razed, vehicles parked) leave nothing behind: the grid keeps a cell only
+ * while an edge is in it, so the world's memory after thousands of
+ * add/remove pairs at new places is what it was after the first hundred,
+ * and an empty world has no cell. Queries stay equal to the brute force
+ * through the cells' removals. */
+static void test_obstacles_coming_and_going_keep_memory_bounded(void **state)
+{
+	(void)state;
+	size_t held = 0;
+	orca_world_def def = orca_default_world_def();
+	def.obstacle_index = ORCA_OBSTACLE_INDEX_GRID;
+	def.allocator = (orca_allocator){counted_alloc, counted_free, &held};
+	orca_world *w;
+	assert_int_equal(orca_world_create(&def, &w), ORCA_OK);
+	enum { LIVE = 40, WARM = 200, TOTAL = 6000 };
+	orca_obstacle_id ids[LIVE];
+	uint32_t live = 0;
+	size_t after_warm = 0;
+	orca_vec2 v[64];
+	for (int op = 0; op < TOTAL; ++op) {
+		if (live == LIVE) { /* the oldest goes */
+			assert_int_equal(orca_obstacle_remove(w, ids[0]), ORCA_OK);
+			memmove(ids, ids + 1, sizeof ids[0] * --live);
+		}
+		const uint32_t k = 4 + rnd() % 60;
+		ngon(v, k, frand(-4000, 4000), frand(-4000, 4000), frand(1.0f, 15.0f), frand(0, 1));
+		assert_int_equal(orca_obstacle_add(w, v, k, &ids[live++]), ORCA_OK);
+		if (op == WARM)
+			after_warm = held;
+		if (op % 1000 == 999)
+			check_queries(w, 4000.0f, 100);
+	}
+	/* 40 live polygons of up to 63 vertices on ~4 cells each: the lists
+	 * and the table may differ in size from the warm-up's, not by the
+	 * thousands of cells the 6,000 polygons visited */
+	assert_true(w->ocell_used <= LIVE * 16u);
+	assert_true(held <= after_warm + 64u * 1024u);
+	while (live > 0)
+		assert_int_equal(orca_obstacle_remove(w, ids[--live]), ORCA_OK);
+	assert_int_equal(w->ocell_used, 0);
+	for (uint32_t i = 0; i < w->ocell_cap; ++i)
+		assert_int_equal(w->ocells[i].used, 0);
+	orca_world_destroy(w);
+	assert_int_equal(held, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +466,7 @@ int main(void)
 	    cmocka_unit_test(test_field_agents_never_enter_and_workers_agree),
 	    cmocka_unit_test(test_auto_keeps_rvo2_tree_until_a_change),
 	    cmocka_unit_test(test_save_load_keeps_the_index),
+	    cmocka_unit_test(test_obstacles_coming_and_going_keep_memory_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
