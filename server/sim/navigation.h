@@ -39,8 +39,9 @@ void navigation_send_events(server *srv);
 void navigation_answer_paths(server *srv, session *s, const command *cmd);
 
 /** Persistence (server/storage): the navigation state for a checkpoint
- * (orca_nav_save: each navigating agent's target and phase; NULL buf: the
- * size), and back into a fresh navigation on the same world. */
+ * (orca_nav_save: everything that decides its future; NULL buf: the size),
+ * and back into a navigation just created on the world loaded with it: the
+ * two then step exactly as the saved ones would have. */
 size_t navigation_save(const server_navigation *nav, uint8_t *buf, size_t capacity);
 int navigation_load(server_navigation *nav, const uint8_t *buf, size_t len);
 
