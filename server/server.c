@@ -245,6 +245,7 @@ static void step_work(uv_work_t *req) {
 	server *srv = req->data;
 	uint64_t t0 = uv_hrtime();
 	if (srv->nav) navigation_before_step(srv->nav, 1.0f / (float)srv->cfg->tick_rate_hz); /* navigation */
+	uint64_t t_nav = uv_hrtime();
 	srv->step_status = orca_world_step(srv->world, 1.0f / (float)srv->cfg->tick_rate_hz);
 	uint64_t t1 = uv_hrtime();
 	srv->step_seconds = (double)(t1 - t0) * 1e-9;
@@ -253,7 +254,12 @@ static void step_work(uv_work_t *req) {
 		srv->table_ok = snapshots_build_table(srv, &srv->step_hash); /* table_seconds: with the hash */
 	else
 		srv->step_hash = orca_world_state_hash(srv->world);
-	srv->table_seconds = (double)(uv_hrtime() - t1) * 1e-9;
+	srv->tick_worked_ns = uv_hrtime();
+	srv->table_seconds = (double)(srv->tick_worked_ns - t1) * 1e-9;
+	srv->tick_part[TICK_WAIT] = (double)(t0 - srv->tick_queued_ns) * 1e-9;
+	srv->tick_part[TICK_NAVIGATION] = (double)(t_nav - t0) * 1e-9;
+	srv->tick_part[TICK_STEP] = (double)(t1 - t_nav) * 1e-9;
+	srv->tick_part[TICK_TABLE] = srv->table_seconds;
 }
 
 static void step_finish(server *srv);
@@ -283,10 +289,15 @@ static void step_done(uv_work_t *req, int status) {
 /* The rest of a tick: snapshots out, the next tick scheduled. */
 static void step_finish(server *srv) {
 	uint64_t t0 = uv_hrtime();
+	srv->tick_part[TICK_HANDOFF] = (double)(t0 - srv->tick_worked_ns) * 1e-9; /* with the journal's durable wait */
 	if (srv->table_ok && !srv->stopping) snapshots_send(srv);
+	uint64_t t_snap = uv_hrtime();
 	if (!srv->stopping) navigation_send_events(srv); /* navigation: after the tick's snapshots */
 	uint64_t t1 = uv_hrtime();
 	srv->metrics.snapshot_seconds_sum += (double)(t1 - t0) * 1e-9;
+	srv->tick_part[TICK_SNAPSHOTS] = (double)(t_snap - t0) * 1e-9;
+	srv->tick_part[TICK_EVENTS] = (double)(t1 - t_snap) * 1e-9;
+	for (int k = 0; k < TICK_PARTS; k++) srv->metrics.tick_part_seconds_sum[k] += srv->tick_part[k];
 	metrics_observe_tick(&srv->metrics, (double)(t1 - srv->tick_started_ns) * 1e-9);
 	log_tick_profile(srv);
 	if (!srv->stopping) schedule_next_tick(srv);
@@ -299,7 +310,7 @@ static void on_tick(uv_timer_t *timer) {
 	srv->tick_started_ns = now;
 	/* Iterate backwards: a check may close a session (it is freed later, in a close callback). */
 	for (uint32_t i = srv->session_count; i-- > 0;) session_check_timers(srv->sessions[i], now);
-	server_apply_commands(srv);
+	if (!(srv->storage && storage_quiet_tick(srv->storage))) server_apply_commands(srv); /* persistence hook */
 	if (srv->storage) storage_commit(srv->storage); /* persistence hook: group commit while the step runs */
 	if (srv->demo) demo_update(srv->demo, srv->world);
 	srv->build_table = false;
@@ -310,6 +321,8 @@ static void on_tick(uv_timer_t *timer) {
 		}
 	srv->step_running = true;
 	srv->step_work.data = srv;
+	srv->tick_queued_ns = uv_hrtime();
+	srv->tick_part[TICK_APPLY] = (double)(srv->tick_queued_ns - now) * 1e-9;
 	int rc = uv_queue_work(srv->loop, &srv->step_work, step_work, step_done);
 	if (rc != 0) {
 		/* Should not happen; step on the loop thread rather than stop the world. */

@@ -95,8 +95,11 @@ struct server {
 	uint64_t period_ns;
 	uint64_t next_deadline_ns;
 	uint64_t tick_started_ns;
-	double step_seconds;
+	double step_seconds;  /* navigation + step, as crowd_step_seconds_total always counted */
 	double table_seconds;
+	uint64_t tick_queued_ns;   /* the step handed to the pool */
+	uint64_t tick_worked_ns;   /* the pool thread's work done */
+	double tick_part[TICK_PARTS]; /* this tick's parts (seconds), added to the metrics at its end */
 	uint64_t step_hash; /* computed on the worker after the step */
 	bool table_ok;
 	bool build_table; /* the step also builds `table` (someone subscribed) */

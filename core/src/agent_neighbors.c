@@ -50,17 +50,14 @@ bool orca_agent_grid_reserve(struct orca_world *w)
 	       orca_mem_reserve(w, (void **)&w->grid_start, &w->grid_start_cap, cell_need + 1, sizeof(uint32_t));
 }
 
-void orca_agent_grid_build(struct orca_world *w)
+/* The grid's cells over the box [min, max] for n agents (about one a cell,
+ * at most 2n + 16 cells); false if the box gives no usable cell size. */
+static bool grid_layout(struct orca_world *w, float min_x, float min_y, float max_x, float max_y, uint32_t n)
 {
-	w->grid_on = false;
-	const uint32_t n = w->order_count;
-
-	/* the root box is the crowd's bounding box */
-	const agent_node *root = &w->nodes[0];
-	const float bw = root->max_x - root->min_x, bh = root->max_y - root->min_y;
+	const float bw = max_x - min_x, bh = max_y - min_y;
 	float cell = sqrtf((bw > 1.0f ? bw : 1.0f) * (bh > 1.0f ? bh : 1.0f) / (float)n); /* ~1 agent a cell */
 	if (!(cell > 0.0f) || !isfinite(cell))
-		return;
+		return false;
 	uint64_t gw, gh;
 	for (;;) {
 		gw = (uint64_t)(bw / cell) + 1, gh = (uint64_t)(bh / cell) + 1;
@@ -68,15 +65,27 @@ void orca_agent_grid_build(struct orca_world *w)
 			break;
 		cell *= 1.25f;
 	}
-	const uint32_t cells = (uint32_t)(gw * gh);
-	const float inv = 1.0f / cell, ox = root->min_x, oy = root->min_y;
 	w->grid_w = (uint32_t)gw;
 	w->grid_h = (uint32_t)gh;
-	w->grid_ox = ox;
-	w->grid_oy = oy;
-	w->grid_inv = inv;
+	w->grid_ox = min_x;
+	w->grid_oy = min_y;
+	w->grid_inv = 1.0f / cell;
 	w->grid_last_x = (float)(w->grid_w - 1);
 	w->grid_last_y = (float)(w->grid_h - 1);
+	return true;
+}
+
+void orca_agent_grid_build(struct orca_world *w)
+{
+	w->grid_on = false;
+	const uint32_t n = w->order_count;
+
+	/* the root box is the crowd's bounding box */
+	const agent_node *root = &w->nodes[0];
+	if (!grid_layout(w, root->min_x, root->min_y, root->max_x, root->max_y, n))
+		return;
+	const uint32_t cells = w->grid_w * w->grid_h;
+	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
 
 	uint32_t *start = w->grid_start, *cell_ix = w->grid_cell;
 	memset(start, 0, (cells + 1) * sizeof *start);
@@ -106,6 +115,79 @@ void orca_agent_grid_build(struct orca_world *w)
 	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
 		w->grid_x[k] = w->grid_y[k] = 0.0f;
 	w->grid_on = true;
+}
+
+/* Quality mode without the kd-tree: the persistent order itself sorted by
+ * grid cell (stably: within a cell, last step's order), so the tree order IS
+ * the grid order and a scan of cells walks ascending indices. */
+bool orca_agent_grid_order(struct orca_world *w)
+{
+	w->grid_on = false;
+	const uint32_t n = w->order_count;
+	if (n < GRID_MIN_AGENTS || !orca_agent_grid_reserve(w))
+		return false;
+	const uint32_t *order = w->order;
+	float min_x = w->px[order[0]], max_x = min_x, min_y = w->py[order[0]], max_y = min_y;
+	for (uint32_t k = 1; k < n; ++k) {
+		const float x = w->px[order[k]], y = w->py[order[k]];
+		min_x = minf(min_x, x);
+		max_x = maxf(max_x, x);
+		min_y = minf(min_y, y);
+		max_y = maxf(max_y, y);
+	}
+	if (!grid_layout(w, min_x, min_y, max_x, max_y, n))
+		return false;
+	const uint32_t cells = w->grid_w * w->grid_h;
+	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
+	uint32_t *start = w->grid_start, *cell_ix = w->grid_cell;
+	memset(start, 0, (cells + 1) * sizeof *start);
+	for (uint32_t k = 0; k < n; ++k) {
+		const uint32_t s = order[k];
+		const uint32_t c =
+		    cell_of(w->py[s], oy, inv, w->grid_last_y) * w->grid_w + cell_of(w->px[s], ox, inv, w->grid_last_x);
+		cell_ix[k] = c;
+		start[c + 1]++;
+	}
+	uint32_t occupied = 0;
+	for (uint32_t c = 1; c <= cells; ++c) {
+		occupied += start[c] != 0;
+		start[c] += start[c - 1];
+	}
+	if (occupied * 3u < n)
+		return false; /* clustered: the kd-tree copes better */
+	uint32_t *sorted = w->grid_index; /* the new order, for now */
+	for (uint32_t k = 0; k < n; ++k) {
+		const uint32_t s = order[k];
+		const uint32_t i = start[cell_ix[k]]++;
+		sorted[i] = s;
+		w->grid_x[i] = w->px[s];
+		w->grid_y[i] = w->py[s];
+	}
+	memmove(start + 1, start, cells * sizeof *start);
+	start[0] = 0;
+	memcpy(w->order, sorted, n * sizeof *sorted);
+	memcpy(w->tpx, w->grid_x, n * sizeof(float));
+	memcpy(w->tpy, w->grid_y, n * sizeof(float));
+	for (uint32_t i = 0; i < n; ++i)
+		w->grid_index[i] = i;
+	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
+		w->grid_x[k] = w->grid_y[k] = w->tpx[k] = w->tpy[k] = 0.0f;
+	w->grid_on = true;
+
+	/* the tree-order copies, every agent (a moved cell shifts the indices
+	 * after it: last step's copies rarely hold) */
+	w->gather_reuse = false;
+	for (int i = 0; i < w->worker_count; ++i)
+		w->scratch[i].not_plain = w->scratch[i].not_uniform = 0;
+	orca_pool_run(w->pool, orca_agent_gather_task, w, n, 4096);
+	bool plain = true, uniform = true;
+	for (int i = 0; i < w->worker_count; ++i) {
+		plain = plain && !w->scratch[i].not_plain;
+		uniform = uniform && !w->scratch[i].not_uniform;
+	}
+	w->plain_masks = plain;
+	w->uniform_share = plain && uniform;
+	return true;
 }
 
 #define SCAN_BUFFER 32u /* candidates held before ranking; more go to the kd-tree */
@@ -245,6 +327,62 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32
 	return count < k ? count : k;
 }
 
+/* Quality mode on the grid order: the max_nb nearest closer than
+ * sqrt(range_sq), by (distance, tree index), over every cell the disc
+ * touches (no cap on cells or candidates); masks checked. A scan visits
+ * ascending indices, so nb_offer's stable order is (distance, index). */
+static uint32_t grid_exact_scan(const struct orca_world *w, uint32_t self, const self_params *p, uint32_t max_nb,
+                                vec2 position, float range_sq, nb_entry *out)
+{
+	const float x = position.x, y = position.y;
+	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
+	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
+	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
+	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
+	const bool check_mask = !(w->plain_masks && p->mask == UINT32_MAX);
+	const float *tx = w->tpx, *ty = w->tpy;
+	uint32_t count = 0;
+	for (uint32_t cy = cy0; cy <= cy1; ++cy) {
+		const uint32_t row = cy * w->grid_w;
+		const uint32_t begin = w->grid_start[row + cx0], end = w->grid_start[row + cx1 + 1];
+		for (uint32_t j = begin; j < end; ++j) {
+			const float dx = x - tx[j], dy = y - ty[j];
+			const float dist_sq = dx * dx + dy * dy;
+			if (dist_sq < range_sq && j != self && !(check_mask && !(p->mask & w->tagent[j].layer)))
+				nb_offer(out, &count, max_nb, &range_sq, dist_sq, j);
+		}
+	}
+	if (count < max_nb)
+		nb_sort(out, count);
+	return count;
+}
+
+static uint32_t quality_grid_neighbors(struct orca_world *w, uint32_t self, uint32_t slot, const self_params *p,
+                                       uint32_t max_nb, vec2 position, nb_entry *out)
+{
+	uint32_t count = ORCA_NONE;
+	if (w->plain_masks && p->mask == UINT32_MAX) {
+		/* the fast scan's answer holds when it has no equal distances
+		 * among the k + 1 nearest: then the (distance, index) order is
+		 * the distance order */
+		count = grid_neighbors(w, self, slot, p, max_nb, position, out);
+	}
+	if (count == ORCA_NONE) {
+		/* the same guessed disc, then the whole range, exactly */
+		const float full = sqrf(p->neighbor_dist), guess = w->nb_guess[slot];
+		float range_sq = full;
+		if (guess > 0.0f) {
+			const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
+			range_sq = r * r < full ? r * r : full;
+		}
+		count = grid_exact_scan(w, self, p, max_nb, position, range_sq, out);
+		if (count < max_nb && range_sq < full)
+			count = grid_exact_scan(w, self, p, max_nb, position, full, out);
+	}
+	w->nb_guess[slot] = count == max_nb ? sqrtf(out[count - 1].dist_sq) : 0.0f;
+	return count;
+}
+
 /* The range the kd-tree search starts with. RVO2 starts at neighbor_dist^2
  * and shrinks it to the k-th distance once k candidates are in. Any k valid
  * candidates bound the k-th distance from above, and last step's neighbours
@@ -279,6 +417,8 @@ uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t
                               const self_params *p, uint32_t max_nb, vec2 position)
 {
 	nb_entry *out = sc->agent_nb;
+	if (w->grid_order)
+		return quality_grid_neighbors(w, self, slot, p, max_nb, position, out);
 	uint32_t count = ORCA_NONE;
 	if (w->grid_on && w->plain_masks && p->mask == UINT32_MAX)
 		count = grid_neighbors(w, self, slot, p, max_nb, position, out);

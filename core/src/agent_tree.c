@@ -134,6 +134,24 @@ static uint32_t split_node(struct orca_world *w, const build_job *job, build_job
 	return 2;
 }
 
+/* One node of the frontier's level: split it (its children into
+ * level_next_pair[2k..], level_kids[k] = 2 or 0 for a leaf) or, when small,
+ * leave it to the subtree phase (level_kids[k] = 1). Each job writes only
+ * its range, its node and its children: any worker, same tree. */
+static void split_level_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	for (uint32_t k = begin; k < end; ++k) {
+		const build_job job = w->frontier[k];
+		if (job.end - job.begin <= ORCA_MAX_LEAF_SIZE * 4u) {
+			w->level_kids[k] = 1;
+			continue;
+		}
+		w->level_kids[k] = (uint8_t)split_node(w, &job, &w->level_next_pair[2 * k]);
+	}
+}
+
 /* Build a whole subtree depth-first with the worker's own stack. */
 static void build_subtree(struct orca_world *w, const build_job *root, build_job *stack, uint32_t *max_depth)
 {
@@ -170,7 +188,7 @@ static void gather_positions_task(void *ctx, uint32_t begin, uint32_t end, int w
 	}
 }
 
-static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
 	bool plain = true, uniform = true;
@@ -225,17 +243,22 @@ static void gather_agents_task(void *ctx, uint32_t begin, uint32_t end, int work
 
 #define GATHER_GRAIN 8192u
 
+static void make_query_nodes(struct orca_world *w);
+
 static void gather_and_grid_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
 	for (uint32_t k = begin; k < end; ++k) {
 		if (k == 0) {
+			/* item 0: the query's node copy and the grid, while other
+			 * workers gather (they read the built tree, write apart) */
+			make_query_nodes(w);
 			if (w->grid_wanted)
 				orca_agent_grid_build(w);
 			continue;
 		}
 		const uint32_t from = (k - 1) * GATHER_GRAIN, n = w->order_count;
-		gather_agents_task(ctx, from, n - from < GATHER_GRAIN ? n : from + GATHER_GRAIN, worker);
+		orca_agent_gather_task(ctx, from, n - from < GATHER_GRAIN ? n : from + GATHER_GRAIN, worker);
 	}
 }
 
@@ -297,28 +320,27 @@ void orca_agent_tree_build(struct orca_world *w)
 	uint32_t count = 1;
 	w->frontier[0] = (build_job){0, n, 0, 0, 0};
 	if (want > 1) {
-		build_job next[ORCA_FRONTIER_MAX];
+		/* one level at a time, the level's nodes split in parallel (only
+		 * the root's split runs alone) */
 		bool progress = true;
-		while (count < want && progress) {
+		while (count < want && progress && 2 * count <= ORCA_FRONTIER_MAX) {
+			orca_pool_run(w->pool, split_level_task, w, count, 1);
 			uint32_t m = 0;
 			progress = false;
 			for (uint32_t k = 0; k < count; ++k) {
 				const build_job job = w->frontier[k];
-				if (m + 2 > ORCA_FRONTIER_MAX || job.end - job.begin <= ORCA_MAX_LEAF_SIZE * 4u) {
-					next[m++] = job; /* small: left for a worker */
+				if (w->level_kids[k] == 1) {
+					w->level_next[m++] = job; /* small: left for a worker */
 					continue;
 				}
 				if (job.depth > w->tree_depth)
 					w->tree_depth = job.depth;
-				build_job kids[2];
-				if (split_node(w, &job, kids) == 2) {
-					next[m++] = kids[0];
-					next[m++] = kids[1];
-					progress = true;
-				}
+				for (uint32_t c = 0; c < w->level_kids[k]; ++c)
+					w->level_next[m++] = w->level_next_pair[2 * k + c];
+				progress = progress || w->level_kids[k] == 2;
 			}
 			for (uint32_t k = 0; k < m; ++k)
-				w->frontier[k] = next[k];
+				w->frontier[k] = w->level_next[k];
 			count = m;
 		}
 	}
@@ -328,11 +350,19 @@ void orca_agent_tree_build(struct orca_world *w)
 		w->scratch[i].not_uniform = 0;
 	}
 	orca_pool_run(w->pool, build_task, w, count, 1);
-	make_query_nodes(w);
 	/* the grid (agent_neighbors.c) as one more item of the gather, so that
 	 * with two workers one builds it while the other gathers */
 	w->grid_wanted = orca_agent_grid_reserve(w);
+	if (w->grid_wanted && w->grid_skip > 0) {
+		/* it refused this crowd lately (too clustered, e.g. a ring): the
+		 * kd-tree answers alone for a while. Either path gives the same
+		 * neighbours, so this only saves the grid's build. */
+		w->grid_skip--;
+		w->grid_wanted = false;
+	}
 	orca_pool_run(w->pool, gather_and_grid_task, w, 1 + (n + GATHER_GRAIN - 1) / GATHER_GRAIN, 1);
+	if (w->grid_wanted && !w->grid_on)
+		w->grid_skip = 15;
 	bool plain = true, uniform = true;
 	for (int i = 0; i < w->worker_count; ++i) {
 		if (w->scratch[i].max_depth > w->tree_depth)
@@ -361,10 +391,8 @@ static inline void child_dists(const query_node *q, __m128 p, float *dl, float *
 	__m128 m = _mm_max_ps(_mm_max_ps(a, b), _mm_setzero_ps());
 	m = _mm_mul_ps(m, m);
 	const __m128 s = _mm_add_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
-	float out[4];
-	_mm_storeu_ps(out, s);
-	*dl = out[0];
-	*dr = out[2];
+	*dl = _mm_cvtss_f32(s);
+	*dr = _mm_cvtss_f32(_mm_movehl_ps(s, s));
 }
 #else
 static inline float box_dist_sq(const float *mn, const float *mx, float x, float y)
@@ -443,9 +471,12 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 				near_node = nd->right, near_d = dr, far_node = nd->left, far_d = dl;
 			}
 			if (near_d < range_sq) {
+				/* the farther child waits on the stack only if it is in
+				 * range now: the range never grows, so one out of range
+				 * now would be dropped when popped (no branch here) */
 				stack[top].node = far_node;
 				stack[top].dist_sq = far_d;
-				++top;
+				top += far_d < range_sq;
 				node = near_node;
 				continue;
 			}
@@ -480,11 +511,13 @@ static void refit_leaves_task(void *ctx, uint32_t begin, uint32_t end, int worke
 
 void orca_agent_tree_refit(struct orca_world *w)
 {
-	const uint32_t n = w->order_count;
-	if (n == 0) {
-		w->query_tree_valid = true;
-		return;
-	}
+	w->query_tree_valid = true;
+	w->refit_pending = w->order_count > 0;
+}
+
+static void refit_now(struct orca_world *w)
+{
+	w->refit_pending = false;
 	/* pre-order list of the nodes in use (the index space is sparse), then
 	 * backwards: children before parents */
 	uint32_t *list = w->node_list, count = 0;
@@ -507,13 +540,17 @@ void orca_agent_tree_refit(struct orca_world *w)
 			nd->max_y = maxf(l->max_y, r->max_y);
 		}
 	}
-	w->query_tree_valid = true;
 }
 
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx)
 {
 	if (w->order_count == 0)
 		return;
+	if (w->refit_pending) {
+		/* the world is never const itself, only this view of it (the API is
+		 * one thread at a time) */
+		refit_now((struct orca_world *)w);
+	}
 	/* the tree is at most tree_depth deep; walk it with a small local stack,
 	 * falling back to recursion-free leaf scanning when it is deeper */
 	uint32_t stack[128];

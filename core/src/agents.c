@@ -158,7 +158,7 @@ int orca_agent_check(const orca_world *w, orca_agent_id id)
 	return lookup(w, id, &s);
 }
 
-int orca_agent_set_target(orca_world *w, orca_agent_id id, orca_vec2 target)
+static int steer_at(orca_world *w, orca_agent_id id, orca_vec2 target, bool new_target)
 {
 	uint32_t s;
 	const int rc = lookup(w, id, &s);
@@ -168,11 +168,22 @@ int orca_agent_set_target(orca_world *w, orca_agent_id id, orca_vec2 target)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	agent_params *p = &w->params[s];
 	p->target = target;
-	w->q_stuck[s] = -ORCA_Q_FRESH; /* quality mode: a new target has right of way for a while */
+	if (new_target)
+		w->q_stuck[s] = -ORCA_Q_FRESH; /* quality mode: a new target has right of way for a while */
 	if (p->steer_mode == ORCA_STEER_VELOCITY)
 		p->steer_mode = ORCA_STEER_TARGET;
 	p->arrived = 0;
 	return ORCA_OK;
+}
+
+int orca_agent_set_target(orca_world *w, orca_agent_id id, orca_vec2 target)
+{
+	return steer_at(w, id, target, true);
+}
+
+int orca_agent_set_waypoint(orca_world *w, orca_agent_id id, orca_vec2 waypoint)
+{
+	return steer_at(w, id, waypoint, false);
 }
 
 int orca_agent_set_pref_velocity(orca_world *w, orca_agent_id id, orca_vec2 pref_velocity)

@@ -139,6 +139,20 @@ typedef struct orca_line {
 	vec2 point, direction;
 } orca_line;
 
+/* A scratch buffer of `cap` orca_lines seen as four arrays of `cap` floats
+ * (point x, point y, direction x, direction y): the linear programs read
+ * four lines with four loads. Writers leave room for 4 lines past the last. */
+typedef struct orca_lines {
+	float *px, *py, *dx, *dy;
+} orca_lines;
+
+static inline orca_lines orca_lines_of(orca_line *buf, uint32_t cap)
+{
+	float *f = &buf->point.x;
+	const orca_lines l = {f, f + cap, f + 2 * (size_t)cap, f + 3 * (size_t)cap};
+	return l;
+}
+
 typedef struct worker_scratch {
 	nb_entry *agent_nb;
 	uint32_t agent_nb_cap;
@@ -155,10 +169,17 @@ typedef struct worker_scratch {
 	uint32_t max_depth, not_plain, not_uniform;
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
-	uint32_t q_pushed;        /* quality overlap pass: agents this worker pushed */
 	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
+	float q_radius_min, q_radius_max; /* quality: the radii this worker saw */
 	char pad[64];
 } worker_scratch;
+
+/* Quality mode, per tree index during a step: the turn it aims with (NAN:
+ * none), and its stuck timer and blockage, back to their slots after the
+ * velocities (quality.c). */
+typedef struct q_agent {
+	float turn, stuck, blocked, pad;
+} q_agent;
 
 /* ------------------------------------------------------------ world */
 
@@ -205,9 +226,13 @@ struct orca_world {
 	uint32_t tree_depth;   /* deepest node level of the last build */
 	uint32_t *node_list;   /* refit scratch: nodes in use (the index space is sparse) */
 	build_job frontier[ORCA_FRONTIER_MAX]; /* subtrees handed to the workers */
-	bool query_tree_valid; /* node boxes match current positions */
+	build_job level_next[ORCA_FRONTIER_MAX], level_next_pair[2 * ORCA_FRONTIER_MAX]; /* the top levels' build */
+	uint8_t level_kids[ORCA_FRONTIER_MAX];
+	bool query_tree_valid; /* the tree holds every agent and no edit since the step (boxes: see refit_pending) */
+	bool refit_pending;    /* node boxes still from before the step's moves: refit before a box query */
 	bool gather_reuse;     /* this step's gather may keep last step's per-agent copies */
 	bool grid_wanted;      /* the grid has room this step */
+	uint8_t grid_skip;     /* steps left before trying again a grid that refused the crowd (clustered) */
 
 	/* uniform grid over the tree-order positions (agent_neighbors.c) */
 	float *grid_x, *grid_y;   /* positions sorted by cell, ORCA_TREE_PAD spare */
@@ -218,6 +243,7 @@ struct orca_world {
 	uint32_t grid_w, grid_h;
 	float grid_ox, grid_oy, grid_inv, grid_last_x, grid_last_y;
 	bool grid_on;
+	bool grid_order;          /* quality: this step's order is the grid's, no kd-tree */
 	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
 
 	/* obstacles */
@@ -256,9 +282,13 @@ struct orca_world {
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
 	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
-	uint8_t *q_moved;     /* per tree index: pushed in the last overlap iteration */
+	uint8_t *q_flag;      /* per tree index: overlap pass flags (quality.c), 0 between steps */
+	uint32_t *q_list;     /* overlap pass: the agents an iteration looks at or pushes */
+	struct q_agent *q_agents; /* per tree index: this step's quality state (quality.c) */
 	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
 	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
+	float q_radius_max;   /* the largest radius this step */
+	bool q_same_radius;   /* every agent has that radius this step */
 	uint32_t q_cap;       /* tree indices the q_ arrays above hold */
 
 	worker_scratch *scratch;
@@ -272,10 +302,16 @@ void orca_world_compact_order(struct orca_world *w);
 
 /* agent_tree.c */
 void orca_agent_tree_build(struct orca_world *w);
+/* After a step: the boxes are refitted to the moved agents lazily, by the
+ * first box query (queries are rare; a step never reads them). */
 void orca_agent_tree_refit(struct orca_world *w);
 uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
                                          uint32_t max_neighbors, uint32_t mask, nb_entry *out,
                                          tree_visit *stack);
+/* Copy each agent of [begin, end) of the order into the tree-order arrays
+ * (tagent, tself, tree_index), noting masks and weights that are not plain
+ * in the worker's scratch (pool task; ctx is the world). */
+void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker);
 typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
 
@@ -284,6 +320,10 @@ void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orc
  * this step. Then the build, which any worker may run. */
 bool orca_agent_grid_reserve(struct orca_world *w);
 void orca_agent_grid_build(struct orca_world *w);
+/* Quality mode: sort the order by grid cell and gather the tree-order
+ * arrays from it, no kd-tree (w->grid_order); false: the crowd is too
+ * small or clustered, build the kd-tree. Calling thread (may allocate). */
+bool orca_agent_grid_order(struct orca_world *w);
 /* Agent `self`'s (tree index; `slot` its slot) neighbours into sc->agent_nb,
  * exactly RVO2's list: the max_nb nearest closer than neighbor_dist, sorted,
  * ties in RVO2's discovery order. */
@@ -305,10 +345,10 @@ uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, flo
 void orca_obstacle_grid_free(struct orca_world *w);
 
 /* linear_program.c */
-uint32_t orca_linear_program2(const orca_line *lines, uint32_t count, float radius, vec2 opt_velocity,
+uint32_t orca_linear_program2(const orca_lines *lines, uint32_t count, float radius, vec2 opt_velocity,
                               bool direction_opt, vec2 *result);
-void orca_linear_program3(const orca_line *lines, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
-                          float radius, vec2 *result, orca_line *proj);
+void orca_linear_program3(const orca_lines *lines, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
+                          float radius, vec2 *result, orca_lines *proj);
 
 /* velocity.c */
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker);
@@ -331,9 +371,13 @@ static inline float avoidance_share(float w_self, float w_other, bool other_avoi
 /* Quality mode, right of way between equals (share 0.5): an idle agent
  * (wanting less than ORCA_Q_IDLE speed: arrived, or waiting) makes way for a
  * walking one, a walking one for one given a new target in the last
- * ORCA_Q_FRESH seconds. The lower rank takes ORCA_Q_YIELD_SHARE. */
+ * ORCA_Q_FRESH seconds. The lower rank takes ORCA_Q_YIELD_SHARE. One second
+ * is enough to turn (the jammed agent of core_quality turns in one step);
+ * longer, more agents hold it at once and it means less: with 2,000 retargets
+ * a second among 50,000 agents, 3 s gave the load bench's probes a p99 of
+ * 1.25 s to turn visibly, 1 s gives 150 ms (tests/bench/retarget_bench). */
 #define ORCA_Q_IDLE 0.1f
-#define ORCA_Q_FRESH 3.0f
+#define ORCA_Q_FRESH 1.0f
 #define ORCA_Q_YIELD_SHARE 1.0f
 static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
 {

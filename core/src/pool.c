@@ -1,20 +1,43 @@
 /* pool.c — the engine's own small thread pool: worker_count - 1 threads that
- * sleep on a condition variable and, with the caller, take chunks of a
- * parallel loop from an atomic counter. Which worker runs which chunk never
- * changes a result: every item writes only its own slot. */
+ * wait for a job and, with the caller, take chunks of a parallel loop from an
+ * atomic counter. Which worker runs which chunk never changes a result: every
+ * item writes only its own slot.
+ *
+ * A step runs about eight jobs back to back. Waking a thread asleep on a
+ * condition variable (and waking the caller when the last chunk ends) costs
+ * tens of microseconds on a virtual machine, each time; so both sides first
+ * watch the job counters for a short while (POOL_SPIN_NS) and only then
+ * sleep. The spin is bounded, so idle pools still sleep, and it is off when
+ * there are more workers than processors (a spinning thread would hold the
+ * processor that the thread it waits for needs). */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+#define POOL_SPIN_NS 100000 /* 0.1 ms: longer than a step's gaps between jobs */
+
 struct orca_pool {
 	int workers;
+	bool spin; /* workers <= processors */
 	pthread_t *threads;
 	pthread_mutex_t mutex;
 	pthread_cond_t start_cv, done_cv;
-	uint64_t generation; /* bumped for every job */
-	int running;         /* background workers still in the current job */
-	bool quit;
+	atomic_uint_fast64_t generation; /* bumped for every job (release: the job's fields are set) */
+	atomic_int running;              /* background workers still in the current job */
+	atomic_bool quit;
 	int allocated; /* entries in threads / args */
 	struct thread_arg *args;
 	/* the current job */
@@ -41,26 +64,67 @@ static void work(orca_pool *pool, int worker)
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spin until done(pool) or POOL_SPIN_NS have passed; true if done. */
+static bool spin_until(orca_pool *pool, bool (*done)(orca_pool *, uint64_t), uint64_t arg)
+{
+	if (!pool->spin)
+		return false;
+	const uint64_t t0 = now_ns();
+	for (;;) {
+		for (int k = 0; k < 32; ++k) {
+			if (done(pool, arg))
+				return true;
+			cpu_relax();
+		}
+		if (now_ns() - t0 > POOL_SPIN_NS)
+			return false;
+		sched_yield(); /* on a busy machine, let the thread we wait for run */
+	}
+}
+
+static bool job_posted(orca_pool *pool, uint64_t seen)
+{
+	return atomic_load_explicit(&pool->quit, memory_order_acquire) ||
+	       atomic_load_explicit(&pool->generation, memory_order_acquire) != seen;
+}
+
+static bool job_done(orca_pool *pool, uint64_t unused)
+{
+	(void)unused;
+	return atomic_load_explicit(&pool->running, memory_order_acquire) == 0;
+}
+
 static void *thread_main(void *p)
 {
 	thread_arg *arg = p;
 	orca_pool *pool = arg->pool;
 	const int index = arg->index;
 	uint64_t seen = 0;
-	pthread_mutex_lock(&pool->mutex);
 	for (;;) {
-		while (!pool->quit && pool->generation == seen)
-			pthread_cond_wait(&pool->start_cv, &pool->mutex);
-		if (pool->quit)
+		if (!spin_until(pool, job_posted, seen)) {
+			pthread_mutex_lock(&pool->mutex);
+			while (!job_posted(pool, seen))
+				pthread_cond_wait(&pool->start_cv, &pool->mutex);
+			pthread_mutex_unlock(&pool->mutex);
+		}
+		if (atomic_load_explicit(&pool->quit, memory_order_acquire))
 			break;
-		seen = pool->generation;
-		pthread_mutex_unlock(&pool->mutex);
+		seen = atomic_load_explicit(&pool->generation, memory_order_acquire);
 		work(pool, index);
-		pthread_mutex_lock(&pool->mutex);
-		if (--pool->running == 0)
+		if (atomic_fetch_sub_explicit(&pool->running, 1, memory_order_acq_rel) == 1) {
+			/* the last one out: wake the caller if it went to sleep */
+			pthread_mutex_lock(&pool->mutex);
 			pthread_cond_signal(&pool->done_cv);
+			pthread_mutex_unlock(&pool->mutex);
+		}
 	}
-	pthread_mutex_unlock(&pool->mutex);
 	return NULL;
 }
 
@@ -72,9 +136,14 @@ int orca_pool_create(struct orca_world *w, int workers, orca_pool **out)
 	*pool = (orca_pool){0};
 	pool->workers = workers;
 	atomic_init(&pool->next, 0);
+	atomic_init(&pool->generation, 0);
+	atomic_init(&pool->running, 0);
+	atomic_init(&pool->quit, false);
 	pthread_mutex_init(&pool->mutex, NULL);
 	pthread_cond_init(&pool->start_cv, NULL);
 	pthread_cond_init(&pool->done_cv, NULL);
+	const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pool->spin = cpus > 0 && workers <= cpus; /* set before any thread reads it */
 	const int extra = workers - 1;
 	if (extra > 0) {
 		pool->threads = orca_mem_alloc(w, sizeof(pthread_t) * (size_t)extra);
@@ -97,6 +166,7 @@ int orca_pool_create(struct orca_world *w, int workers, orca_pool **out)
 				break;
 		pool->workers = started + 1; /* fewer threads still give the same bits */
 	}
+
 	*out = pool;
 	return ORCA_OK;
 }
@@ -107,7 +177,7 @@ void orca_pool_destroy(struct orca_world *w, orca_pool *pool)
 		return;
 	const int extra = pool->workers - 1;
 	pthread_mutex_lock(&pool->mutex);
-	pool->quit = true;
+	atomic_store_explicit(&pool->quit, true, memory_order_release);
 	pthread_cond_broadcast(&pool->start_cv);
 	pthread_mutex_unlock(&pool->mutex);
 	for (int i = 0; i < extra; ++i)
@@ -130,21 +200,25 @@ void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, 
 		fn(ctx, 0, count, 0);
 		return;
 	}
-	pthread_mutex_lock(&pool->mutex);
+	/* every worker has left the last job (running was 0): the fields are
+	 * free to write */
 	pool->fn = fn;
 	pool->ctx = ctx;
 	pool->count = count;
 	pool->grain = grain;
 	atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
-	pool->running = pool->workers - 1;
-	pool->generation++;
+	atomic_store_explicit(&pool->running, pool->workers - 1, memory_order_relaxed);
+	pthread_mutex_lock(&pool->mutex);
+	atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
 	pthread_cond_broadcast(&pool->start_cv);
 	pthread_mutex_unlock(&pool->mutex);
 
 	work(pool, 0);
 
-	pthread_mutex_lock(&pool->mutex);
-	while (pool->running > 0)
-		pthread_cond_wait(&pool->done_cv, &pool->mutex);
-	pthread_mutex_unlock(&pool->mutex);
+	if (!spin_until(pool, job_done, 0)) {
+		pthread_mutex_lock(&pool->mutex);
+		while (!job_done(pool, 0))
+			pthread_cond_wait(&pool->done_cv, &pool->mutex);
+		pthread_mutex_unlock(&pool->mutex);
+	}
 }

@@ -71,10 +71,14 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 	orca_mem_free(w, w->q_contact_count, c * sizeof(uint8_t));
 	orca_mem_free(w, w->q_dx, c * sizeof(float));
 	orca_mem_free(w, w->q_dy, c * sizeof(float));
-	orca_mem_free(w, w->q_moved, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_flag, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_list, c * sizeof(uint32_t));
+	orca_mem_free(w, w->q_agents, c * sizeof(q_agent));
 	orca_mem_free(w, w->q_rank, c * sizeof(uint8_t));
 	w->q_contact = NULL;
-	w->q_contact_count = w->q_moved = w->q_rank = NULL;
+	w->q_contact_count = w->q_flag = w->q_rank = NULL;
+	w->q_list = NULL;
+	w->q_agents = NULL;
 	w->q_dx = w->q_dy = NULL;
 }
 
@@ -89,54 +93,30 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_contact_count = orca_mem_alloc(w, c * sizeof(uint8_t));
 	w->q_dx = orca_mem_alloc(w, c * sizeof(float));
 	w->q_dy = orca_mem_alloc(w, c * sizeof(float));
-	w->q_moved = orca_mem_alloc(w, c * sizeof(uint8_t));
+	w->q_flag = orca_mem_alloc(w, c * sizeof(uint8_t));
+	w->q_list = orca_mem_alloc(w, c * sizeof(uint32_t));
+	w->q_agents = orca_mem_alloc(w, c * sizeof(q_agent));
 	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
-	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_moved || !w->q_rank) {
+	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_flag || !w->q_list || !w->q_agents || !w->q_rank) {
 		free_tree_arrays(w, c);
 		return false;
 	}
 	memset(w->q_contact_count, 0, c);
+	memset(w->q_flag, 0, c);
 	w->q_cap = c;
 	return true;
 }
 
-static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+/* The turn an agent aims with this step (q_agent.turn, NAN: none), from its
+ * slot's saved state, in tree order: computed while ranking, where the
+ * scattered per-slot reads are the loop's only work, not in the middle of
+ * the velocity computation. */
+static float aim_turn(const struct orca_world *w, uint32_t self, uint32_t slot, float stuck_saved, float blocked)
 {
-	struct orca_world *w = ctx;
-	uint32_t count[3] = {0, 0, 0};
-	for (uint32_t i = begin; i < end; ++i) {
-		const self_params *p = &w->tself[i];
-		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
-		const uint8_t rank = idle ? 0 : (w->q_stuck[w->order[i]] < 0.0f ? 2 : 1);
-		w->q_rank[i] = rank;
-		count[rank]++;
-	}
-	for (int r = 0; r < 3; ++r)
-		w->scratch[worker].q_rank_count[r] += count[r];
-}
-
-void orca_quality_prepare(struct orca_world *w)
-{
-	for (int k = 0; k < w->worker_count; ++k)
-		memset(w->scratch[k].q_rank_count, 0, sizeof w->scratch[k].q_rank_count);
-	orca_pool_run(w->pool, rank_task, w, w->order_count, 4096);
-	uint32_t count[3] = {0, 0, 0};
-	for (int k = 0; k < w->worker_count; ++k)
-		for (int r = 0; r < 3; ++r)
-			count[r] += w->scratch[k].q_rank_count[r];
-	/* one rank for all is as good as none: every share stays 0.5 */
-	w->q_any_rank = count[0] < w->order_count && count[1] < w->order_count && count[2] < w->order_count;
-}
-
-vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
-{
-	const float pref_sq = v2_abs_sq(pref);
-	if (!(pref_sq > 1e-8f))
-		return pref;
-	const float stuck = w->q_stuck[slot] > 0.0f ? w->q_stuck[slot] : 0.0f;
-	float turn = Q_BIAS * w->q_blocked[slot] + Q_STUCK_GAIN * stuck;
+	const float stuck = stuck_saved > 0.0f ? stuck_saved : 0.0f;
+	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * stuck;
 	if (!(turn > 0.0f))
-		return pref; /* free way: walk exactly as asked, as in reference mode */
+		return NAN; /* free way: walk exactly as asked, as in reference mode */
 	turn = turn > Q_TURN_MAX ? Q_TURN_MAX : turn;
 	/* Close to its target an agent goes straight: the others there have
 	 * arrived and make way (reciprocally) as in ORCA, while turning away
@@ -150,7 +130,71 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	}
 	const uint32_t id = (slot + 1u) | (w->gen[slot] << ORCA_ID_INDEX_BITS);
 	const uint32_t h = hash_u32(id, (uint32_t)w->steps);
-	turn += Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
+	return turn + Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
+}
+
+static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	uint32_t count[3] = {0, 0, 0};
+	float r_min = w->tself[begin].radius, r_max = r_min;
+	for (uint32_t i = begin; i < end; ++i) {
+		const self_params *p = &w->tself[i];
+		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
+		const uint32_t s = w->order[i];
+		const float stuck = w->q_stuck[s];
+		const uint8_t rank = idle ? 0 : (stuck < 0.0f ? 2 : 1);
+		w->q_rank[i] = rank;
+		w->q_agents[i].stuck = stuck;
+		w->q_agents[i].turn = aim_turn(w, i, s, stuck, w->q_blocked[s]);
+		count[rank]++;
+		r_min = p->radius < r_min ? p->radius : r_min;
+		r_max = p->radius > r_max ? p->radius : r_max;
+	}
+	worker_scratch *sc = &w->scratch[worker];
+	for (int r = 0; r < 3; ++r)
+		sc->q_rank_count[r] += count[r];
+	sc->q_radius_min = r_min < sc->q_radius_min ? r_min : sc->q_radius_min;
+	sc->q_radius_max = r_max > sc->q_radius_max ? r_max : sc->q_radius_max;
+}
+
+void orca_quality_prepare(struct orca_world *w)
+{
+	for (int k = 0; k < w->worker_count; ++k) {
+		memset(w->scratch[k].q_rank_count, 0, sizeof w->scratch[k].q_rank_count);
+		w->scratch[k].q_radius_min = INFINITY;
+		w->scratch[k].q_radius_max = 0.0f;
+	}
+	w->q_radius_max = 0.0f;
+	w->q_same_radius = false;
+	if (w->order_count == 0)
+		return;
+	orca_pool_run(w->pool, rank_task, w, w->order_count, 4096);
+	uint32_t count[3] = {0, 0, 0};
+	float r_min = INFINITY, r_max = 0.0f;
+	for (int k = 0; k < w->worker_count; ++k) {
+		for (int r = 0; r < 3; ++r)
+			count[r] += w->scratch[k].q_rank_count[r];
+		r_min = w->scratch[k].q_radius_min < r_min ? w->scratch[k].q_radius_min : r_min;
+		r_max = w->scratch[k].q_radius_max > r_max ? w->scratch[k].q_radius_max : r_max;
+	}
+	/* one rank for all is as good as none: every share stays 0.5 */
+	w->q_any_rank = count[0] < w->order_count && count[1] < w->order_count && count[2] < w->order_count;
+	w->q_radius_max = r_max;
+	/* one radius and one share rule for all: the overlap pass reads no
+	 * other agent's parameters */
+	w->q_same_radius = r_min == r_max && w->uniform_share;
+}
+
+vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
+{
+	(void)slot;
+	const float pref_sq = v2_abs_sq(pref);
+	if (!(pref_sq > 1e-8f))
+		return pref;
+	const float turn = w->q_agents[self].turn;
+	if (turn != turn)
+		return pref; /* free way */
 	/* turn 0..1: up to 45 degrees right (tangent = turn); 1..3: on to 135
 	 * degrees, past sideways, so that an agent pressed into a ring can step
 	 * back out of it (continuous in turn, no trigonometry) */
@@ -162,12 +206,14 @@ vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, 
 void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
                         const nb_entry *nb, uint32_t nb_count, float dt)
 {
+	(void)slot; /* the state is in tree order until the overlap pass */
 	const float pref_sq = v2_abs_sq(pref);
 	/* how far avoidance kept us from what we aimed for: 0 free, 1 stopped */
 	float blocked = pref_sq > 1e-8f ? 1.0f - v2_dot(new_velocity, aim) / pref_sq : 0.0f;
 	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
-	w->q_blocked[slot] = blocked;
-	float stuck = w->q_stuck[slot];
+	q_agent *qa = &w->q_agents[self];
+	qa->blocked = blocked;
+	float stuck = qa->stuck;
 	if (stuck < 0.0f) {
 		/* a new target's right of way runs out */
 		stuck = stuck + dt;
@@ -183,19 +229,21 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 		stuck = stuck - dt;
 		stuck = stuck < 0.0f ? 0.0f : stuck;
 	}
-	w->q_stuck[slot] = stuck;
+	qa->stuck = stuck; /* to its slot in the overlap pass */
 
 	/* neighbours this step can bring into contact (or within the slop):
-	 * this agent at its new speed, the other at most at our top speed */
+	 * this agent at its new speed, the other at most at our top speed;
+	 * bounded with the largest radius, so the list (sorted by distance)
+	 * ends at the first one too far */
 	const self_params *p = &w->tself[self];
 	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP + 2.0f;
+	const float limit = p->radius + w->q_radius_max + reach, limit_sq = limit * limit;
 	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
+	const uint32_t most = nb_count < ORCA_Q_CONTACTS ? nb_count : ORCA_Q_CONTACTS;
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < nb_count && k < ORCA_Q_CONTACTS; ++i) {
-		const uint32_t j = nb[i].index;
-		const float limit = p->radius + w->tagent[j].radius + reach;
-		if (nb[i].dist_sq < limit * limit)
-			out[k++] = j;
+	while (k < most && nb[k].dist_sq < limit_sq) {
+		out[k] = nb[k].index;
+		++k;
 	}
 	w->q_contact_count[self] = (uint8_t)k;
 }
@@ -212,36 +260,63 @@ static vec2 apart_direction(uint32_t self, uint32_t other)
 	return self < other ? v2(dir[k][0], dir[k][1]) : v2(-dir[k][0], -dir[k][1]);
 }
 
+/* Overlap pass flags (q_flag, per tree index): pushed this iteration, pushed
+ * deep enough that its neighbours look again, to be examined next iteration. */
+#define F_PUSHED 1u
+#define F_MOVED 2u
+#define F_NEXT 4u
+
 typedef struct pass_ctx {
 	struct orca_world *w;
-	bool first; /* the first iteration looks at every agent */
+	const uint32_t *list; /* the agents to look at; NULL: every agent */
 } pass_ctx;
 
 static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ((pass_ctx *)ctx)->w;
-	const bool first = ((pass_ctx *)ctx)->first;
+	const uint32_t *list = ((pass_ctx *)ctx)->list;
 	(void)worker;
 	const float *tx = w->tpx, *ty = w->tpy;
-	for (uint32_t i = begin; i < end; ++i) {
+	for (uint32_t k = begin; k < end; ++k) {
+		const uint32_t i = list ? list[k] : k;
+		if (!list) {
+			/* the first pass walks every agent: the state of the step
+			 * goes back to its slot */
+			const uint32_t s = w->order[i];
+			w->q_stuck[s] = w->q_agents[i].stuck;
+			w->q_blocked[s] = w->q_agents[i].blocked;
+		}
 		const self_params *p = &w->tself[i];
 		const uint32_t count = w->q_contact_count[i];
 		const uint32_t *c = &w->q_contact[(size_t)i * ORCA_Q_CONTACTS];
+		const float xi = tx[i], yi = ty[i];
 		float dx = 0.0f, dy = 0.0f;
-		if (!first) {
-			/* not pushed last time and no contact moved: still no overlap */
-			bool changed = w->q_moved[i] != 0;
-			for (uint32_t k = 0; k < count && !changed; ++k)
-				changed = w->q_moved[c[k]] != 0;
-			if (!changed) {
-				w->q_dx[i] = w->q_dy[i] = 0.0f;
-				continue;
+		if (w->q_same_radius) {
+			/* every pair: the same radius sum, share 0.5 or the right of way */
+			const float rsum = 2.0f * p->radius + Q_SLOP, rsum_sq = rsum * rsum;
+			const uint8_t rank = w->q_rank[i];
+			for (uint32_t m = 0; m < count; ++m) {
+				const uint32_t j = c[m];
+				const float rx = xi - tx[j], ry = yi - ty[j];
+				const float d_sq = rx * rx + ry * ry;
+				if (!(d_sq < rsum_sq))
+					continue;
+				float share = 0.5f;
+				if (w->q_any_rank && w->q_rank[j] != rank)
+					share = rank < w->q_rank[j] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+				if (share == 0.0f)
+					continue;
+				const float d = sqrtf(d_sq);
+				const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
+				const float push = (rsum - d) * share;
+				dx += n.x * push;
+				dy += n.y * push;
 			}
 		}
-		for (uint32_t k = 0; k < count; ++k) {
-			const uint32_t j = c[k];
+		for (uint32_t m = 0; m < count && !w->q_same_radius; ++m) {
+			const uint32_t j = c[m];
 			const tree_agent *o = &w->tagent[j];
-			const float rx = tx[i] - tx[j], ry = ty[i] - ty[j];
+			const float rx = xi - tx[j], ry = yi - ty[j];
 			const float d_sq = rx * rx + ry * ry;
 			const float rsum = p->radius + o->radius + Q_SLOP;
 			if (!(d_sq < rsum * rsum))
@@ -260,6 +335,8 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			dy += n.y * push;
 		}
 		const float len_sq = dx * dx + dy * dy, max_push = Q_PUSH_MAX * p->radius;
+		if (!(len_sq > 0.0f))
+			continue; /* no overlap: nothing to apply (ORCA's obstacle lines kept it out) */
 		if (len_sq > max_push * max_push) {
 			const float s = max_push / sqrtf(len_sq);
 			dx *= s;
@@ -267,6 +344,9 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		}
 		w->q_dx[i] = dx;
 		w->q_dy[i] = dy;
+		/* a push too small to make a deep overlap does not make the
+		 * neighbours look again */
+		w->q_flag[i] = (uint8_t)(F_PUSHED | (dx * dx + dy * dy > Q_MOVED * Q_MOVED ? F_MOVED : 0u));
 	}
 }
 
@@ -302,16 +382,8 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	nb_entry *obst_nb = w->scratch[worker].obst_nb;
 	const bool obstacles = w->obst_root != ORCA_NONE;
 	const float inv_dt = 1.0f / w->dt;
-	uint32_t pushed = 0;
-	for (uint32_t i = begin; i < end; ++i) {
-		const float push_sq = w->q_dx[i] * w->q_dx[i] + w->q_dy[i] * w->q_dy[i];
-		/* a push too small to make a deep overlap does not make the
-		 * neighbours look again */
-		const bool moved = push_sq > Q_MOVED * Q_MOVED;
-		w->q_moved[i] = moved;
-		pushed += moved;
-		if (!(push_sq > 0.0f))
-			continue; /* ORCA's obstacle lines kept it out; nothing to do */
+	for (uint32_t k = begin; k < end; ++k) {
+		const uint32_t i = w->q_list[k];
 		vec2 pos = v2(w->tpx[i] + w->q_dx[i], w->tpy[i] + w->q_dy[i]);
 		if (obstacles)
 			pos = out_of_obstacles(w, obst_nb, pos, w->tself[i].radius);
@@ -320,9 +392,9 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		float vx = w->vx[s] + (pos.x - w->tpx[i]) * inv_dt, vy = w->vy[s] + (pos.y - w->tpy[i]) * inv_dt;
 		const float v_sq = vx * vx + vy * vy, max = w->tself[i].max_speed;
 		if (v_sq > max * max) {
-			const float k = max / sqrtf(v_sq);
-			vx *= k;
-			vy *= k;
+			const float f = max / sqrtf(v_sq);
+			vx *= f;
+			vy *= f;
 		}
 		w->vx[s] = vx;
 		w->vy[s] = vy;
@@ -331,24 +403,87 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		w->px[s] = pos.x;
 		w->py[s] = pos.y;
 	}
-	w->scratch[worker].q_pushed += pushed;
 }
 
+/* Collect, in ascending order, the agents whose flags have any of `bits`
+ * into q_list, clearing those bits; returns how many. Most flags are 0:
+ * eight at a time are skipped in one test. */
+static uint32_t collect(struct orca_world *w, uint32_t n, uint8_t bits)
+{
+	uint8_t *f = w->q_flag;
+	uint32_t count = 0, i = 0;
+	const uint64_t any = bits * 0x0101010101010101ull;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t word;
+		memcpy(&word, f + i, sizeof word);
+		if (!(word & any))
+			continue;
+		for (uint32_t k = i; k < i + 8; ++k) {
+			if (f[k] & bits) {
+				w->q_list[count++] = k;
+				f[k] &= (uint8_t)~bits;
+			}
+		}
+	}
+	for (; i < n; ++i) {
+		if (f[i] & bits) {
+			w->q_list[count++] = i;
+			f[i] &= (uint8_t)~bits;
+		}
+	}
+	return count;
+}
+
+/* Jacobi iterations: every push of an iteration is computed from the same
+ * positions, then all are applied. The first looks at every agent; each
+ * later one only at the agents that moved deeper than Q_MOVED and their
+ * contacts. Lists are in ascending tree index, so the split over workers
+ * changes nothing. */
 void orca_quality_resolve(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
-
-	for (uint32_t it = 0; it < Q_ITERATIONS; ++it) {
-		pass_ctx ctx = {w, it == 0};
-		orca_pool_run(w->pool, push_task, &ctx, n, 256);
-		for (int k = 0; k < w->worker_count; ++k)
-			w->scratch[k].q_pushed = 0;
-		orca_pool_run(w->pool, apply_task, w, n, 256);
-		uint32_t pushed = 0;
-		for (int k = 0; k < w->worker_count; ++k)
-			pushed += w->scratch[k].q_pushed;
+	const uint32_t *look = NULL; /* NULL: every agent */
+	uint32_t look_count = n;
+	for (uint32_t it = 0; it < Q_ITERATIONS && look_count > 0; ++it) {
+		pass_ctx ctx = {w, look};
+		orca_pool_run(w->pool, push_task, &ctx, look_count, 256);
+		uint32_t pushed;
+		if (!look) {
+			pushed = collect(w, n, F_PUSHED);
+		} else {
+			/* the pushed ones, compacted in place (order kept) */
+			pushed = 0;
+			for (uint32_t k = 0; k < look_count; ++k) {
+				const uint32_t i = w->q_list[k];
+				if (w->q_flag[i] & F_PUSHED) {
+					w->q_flag[i] &= (uint8_t)~F_PUSHED;
+					w->q_list[pushed++] = i;
+				}
+			}
+		}
 		if (pushed == 0)
 			break; /* every overlap resolved */
+		orca_pool_run(w->pool, apply_task, w, pushed, 256);
+		if (it + 1 == Q_ITERATIONS) {
+			for (uint32_t k = 0; k < pushed; ++k)
+				w->q_flag[w->q_list[k]] = 0; /* every flag clear between steps */
+			break;
+		}
+		/* who looks next: the deep movers and their contacts */
+		bool again = false;
+		for (uint32_t k = 0; k < pushed; ++k) {
+			const uint32_t i = w->q_list[k];
+			if (!(w->q_flag[i] & F_MOVED))
+				continue;
+			w->q_flag[i] = (uint8_t)((w->q_flag[i] & ~F_MOVED) | F_NEXT);
+			again = true;
+			const uint32_t *c = &w->q_contact[(size_t)i * ORCA_Q_CONTACTS];
+			for (uint32_t m = 0; m < w->q_contact_count[i]; ++m)
+				w->q_flag[c[m]] |= F_NEXT;
+		}
+		if (!again)
+			break;
+		look_count = collect(w, n, F_NEXT);
+		look = w->q_list;
 	}
-
 }

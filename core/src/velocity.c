@@ -26,9 +26,19 @@ static vec2 separation_direction(uint32_t self, uint32_t other)
 	return self < other ? v2(dir[k][0], dir[k][1]) : v2(-dir[k][0], -dir[k][1]);
 }
 
+static inline void put_line(const orca_lines *lines, uint32_t n, orca_line line)
+{
+	lines->px[n] = line.point.x;
+	lines->py[n] = line.point.y;
+	lines->dx[n] = line.direction.x;
+	lines->dy[n] = line.direction.y;
+}
+static inline vec2 line_point(const orca_lines *lines, uint32_t j) { return v2(lines->px[j], lines->py[j]); }
+static inline vec2 line_direction(const orca_lines *lines, uint32_t j) { return v2(lines->dx[j], lines->dy[j]); }
+
 static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_nb, uint32_t obst_count,
                                vec2 position, vec2 velocity, float radius, float time_horizon_obst,
-                               orca_line *lines)
+                               const orca_lines *lines)
 {
 	uint32_t n = 0;
 	const float inv_th_obst = 1.0f / time_horizon_obst;
@@ -44,10 +54,10 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 		/* already covered by an earlier obstacle line? */
 		bool covered = false;
 		for (uint32_t j = 0; j < n; ++j) {
-			if (v2_det(v2_sub(v2_scale(rel1, inv_th_obst), lines[j].point), lines[j].direction) -
+			if (v2_det(v2_sub(v2_scale(rel1, inv_th_obst), line_point(lines, j)), line_direction(lines, j)) -
 			            inv_th_obst * radius >=
 			        -ORCA_EPSILON &&
-			    v2_det(v2_sub(v2_scale(rel2, inv_th_obst), lines[j].point), lines[j].direction) -
+			    v2_det(v2_sub(v2_scale(rel2, inv_th_obst), line_point(lines, j)), line_direction(lines, j)) -
 			            inv_th_obst * radius >=
 			        -ORCA_EPSILON) {
 				covered = true;
@@ -70,7 +80,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 			if (obstacle1->convex) {
 				line.point = v2(0.0f, 0.0f);
 				line.direction = v2_normalize(v2(-rel1.y, rel1.x));
-				lines[n++] = line;
+				put_line(lines, n++, line);
 			}
 			continue;
 		}
@@ -80,7 +90,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 			if (obstacle2->convex && v2_det(rel2, obstacle2->unit_dir) >= 0.0f) {
 				line.point = v2(0.0f, 0.0f);
 				line.direction = v2_normalize(v2(-rel2.y, rel2.x));
-				lines[n++] = line;
+				put_line(lines, n++, line);
 			}
 			continue;
 		}
@@ -88,7 +98,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 			/* collision with the edge */
 			line.point = v2(0.0f, 0.0f);
 			line.direction = v2_neg(obstacle1->unit_dir);
-			lines[n++] = line;
+			put_line(lines, n++, line);
 			continue;
 		}
 
@@ -159,7 +169,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 			const vec2 unit_w = v2_normalize(v2_sub(velocity, left_cutoff));
 			line.direction = v2(unit_w.y, -unit_w.x);
 			line.point = v2_add(left_cutoff, v2_scale(unit_w, radius * inv_th_obst));
-			lines[n++] = line;
+			put_line(lines, n++, line);
 			continue;
 		}
 		if (t > 1.0f && t_right < 0.0f) {
@@ -167,7 +177,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 			const vec2 unit_w = v2_normalize(v2_sub(velocity, right_cutoff));
 			line.direction = v2(unit_w.y, -unit_w.x);
 			line.point = v2_add(right_cutoff, v2_scale(unit_w, radius * inv_th_obst));
-			lines[n++] = line;
+			put_line(lines, n++, line);
 			continue;
 		}
 
@@ -187,7 +197,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 			/* cut-off line */
 			line.direction = v2_neg(obstacle1->unit_dir);
 			line.point = v2_add(left_cutoff, v2_scale(v2(-line.direction.y, line.direction.x), radius * inv_th_obst));
-			lines[n++] = line;
+			put_line(lines, n++, line);
 			continue;
 		}
 		if (dist_sq_left <= dist_sq_right) {
@@ -196,7 +206,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 				continue;
 			line.direction = left_leg;
 			line.point = v2_add(left_cutoff, v2_scale(v2(-line.direction.y, line.direction.x), radius * inv_th_obst));
-			lines[n++] = line;
+			put_line(lines, n++, line);
 			continue;
 		}
 		/* right leg */
@@ -204,7 +214,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 			continue;
 		line.direction = v2_neg(right_leg);
 		line.point = v2_add(right_cutoff, v2_scale(v2(-line.direction.y, line.direction.x), radius * inv_th_obst));
-		lines[n++] = line;
+		put_line(lines, n++, line);
 	}
 	return n;
 }
@@ -213,7 +223,7 @@ static uint32_t obstacle_lines(const struct orca_world *w, const nb_entry *obst_
 /* One line per agent neighbour, RVO2's loop as written. */
 static uint32_t agent_lines_scalar(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
                                    const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
-                                   float dt, orca_line *lines, uint32_t n)
+                                   float dt, const orca_lines *lines, uint32_t n)
 {
 	const float radius = p->radius;
 	const tree_agent *ta = w->tagent;
@@ -271,7 +281,7 @@ static uint32_t agent_lines_scalar(const struct orca_world *w, uint32_t self, co
 			u = v2_scale(unit_w, combined_radius * inv_time_step - w_length);
 		}
 		line.point = v2_add(velocity, v2_scale(u, share));
-		lines[n++] = line;
+		put_line(lines, n++, line);
 	}
 	return n;
 }
@@ -290,7 +300,7 @@ static inline __m128 blend(__m128 mask, __m128 a, __m128 b)
  * with a different 1/tau, as in RVO2. */
 static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
                                 const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
-                                float inv_time_step, orca_line *lines, uint32_t n)
+                                float inv_time_step, const orca_lines *lines, uint32_t n)
 {
 	const tree_agent *ta = w->tagent;
 	const __m128 zero = _mm_setzero_ps(), sign = _mm_set1_ps(-0.0f), one = _mm_set1_ps(1.0f);
@@ -397,18 +407,16 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 		const __m128 l_uy = _mm_sub_ps(_mm_mul_ps(l_dy, dot2), rvy);
 
 		const __m128 sh = _mm_loadu_ps(share);
-		__m128 opx = _mm_add_ps(vx, _mm_mul_ps(blend(circle, c_ux, l_ux), sh));
-		__m128 opy = _mm_add_ps(vy, _mm_mul_ps(blend(circle, c_uy, l_uy), sh));
-		__m128 odx = blend(circle, c_dx, l_dx), ody = blend(circle, c_dy, l_dy);
+		const __m128 opx = _mm_add_ps(vx, _mm_mul_ps(blend(circle, c_ux, l_ux), sh));
+		const __m128 opy = _mm_add_ps(vy, _mm_mul_ps(blend(circle, c_uy, l_uy), sh));
+		const __m128 odx = blend(circle, c_dx, l_dx), ody = blend(circle, c_dy, l_dy);
 		if (store_all) {
 			/* no share is 0: write the lines straight out (the buffer
 			 * has room for 4 past the last) */
-			_MM_TRANSPOSE4_PS(opx, opy, odx, ody);
-			float *out = &lines[n].point.x;
-			_mm_storeu_ps(out, opx);
-			_mm_storeu_ps(out + 4, opy);
-			_mm_storeu_ps(out + 8, odx);
-			_mm_storeu_ps(out + 12, ody);
+			_mm_storeu_ps(lines->px + n, opx);
+			_mm_storeu_ps(lines->py + n, opy);
+			_mm_storeu_ps(lines->dx + n, odx);
+			_mm_storeu_ps(lines->dy + n, ody);
 			n += lanes;
 			continue;
 		}
@@ -420,8 +428,10 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 		for (uint32_t l = 0; l < lanes; ++l) {
 			if (share[l] == 0.0f)
 				continue; /* this agent never yields to that one */
-			lines[n].point = v2(px[l], py[l]);
-			lines[n].direction = v2(dx[l], dy[l]);
+			lines->px[n] = px[l];
+			lines->py[n] = py[l];
+			lines->dx[n] = dx[l];
+			lines->dy[n] = dy[l];
 			++n;
 		}
 	}
@@ -432,7 +442,7 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 
 static inline uint32_t agent_lines(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
                                    const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
-                                   float dt, orca_line *lines, uint32_t n)
+                                   float dt, const orca_lines *lines, uint32_t n)
 {
 #ifdef __SSE2__
 	return agent_lines_sse(w, self, nb, agent_count, p, position, velocity, inv_time_horizon, 1.0f / dt, lines, n);
@@ -462,7 +472,7 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 		agent_count = orca_agent_neighbors(w, sc, self, slot, p, max_nb, position);
 	}
 
-	orca_line *lines = sc->lines;
+	const orca_lines lines_soa = orca_lines_of(sc->lines, sc->lines_cap), *lines = &lines_soa;
 	const uint32_t num_obst_lines =
 	    obst_count ? obstacle_lines(w, sc->obst_nb, obst_count, position, velocity, radius, p->time_horizon_obst,
 	                                lines)
@@ -480,7 +490,8 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	vec2 new_velocity;
 	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
 	if (line_fail < n) {
-		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, sc->proj);
+		orca_lines proj = orca_lines_of(sc->proj, sc->proj_cap);
+		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, &proj);
 		sc->lp3_fallbacks++;
 	}
 	w->tnvx[self] = new_velocity.x;

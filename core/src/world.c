@@ -257,7 +257,9 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->q_contact_count, w->q_cap * sizeof(uint8_t));
 	orca_mem_free(w, w->q_dx, w->q_cap * sizeof(float));
 	orca_mem_free(w, w->q_dy, w->q_cap * sizeof(float));
-	orca_mem_free(w, w->q_moved, w->q_cap * sizeof(uint8_t));
+	orca_mem_free(w, w->q_flag, w->q_cap * sizeof(uint8_t));
+	orca_mem_free(w, w->q_list, w->q_cap * sizeof(uint32_t));
+	orca_mem_free(w, w->q_agents, w->q_cap * sizeof(q_agent));
 	orca_mem_free(w, w->q_rank, w->q_cap * sizeof(uint8_t));
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
@@ -393,7 +395,7 @@ static bool reserve_scratch(struct orca_world *w)
 		if (!orca_mem_reserve(w, (void **)&s->agent_nb, &s->agent_nb_cap, nb + 1, sizeof(nb_entry)) ||
 		    !orca_mem_reserve(w, (void **)&s->obst_nb, &s->obst_nb_cap, w->vert_count + 1, sizeof(nb_entry)) ||
 		    !orca_mem_reserve(w, (void **)&s->lines, &s->lines_cap, lines + 8, sizeof(orca_line)) ||
-		    !orca_mem_reserve(w, (void **)&s->proj, &s->proj_cap, lines + 1, sizeof(orca_line)) ||
+		    !orca_mem_reserve(w, (void **)&s->proj, &s->proj_cap, lines + 8, sizeof(orca_line)) ||
 		    !orca_mem_reserve(w, (void **)&s->stack, &s->stack_cap, w->tree_cap + 1, sizeof(tree_visit)) ||
 		    !orca_mem_reserve(w, (void **)&s->build_stack, &s->build_stack_cap, w->tree_cap + 1, sizeof(build_job)))
 			return false;
@@ -430,7 +432,10 @@ int orca_world_step(orca_world *w, float dt)
 
 	if (!reserve_scratch(w) || (w->avoidance == ORCA_AVOIDANCE_QUALITY && !orca_quality_reserve(w)))
 		return ORCA_ERR_NO_MEMORY;
-	orca_agent_tree_build(w); /* and the neighbour grid */
+	/* quality mode: the grid alone when the crowd suits it, else the kd-tree */
+	w->grid_order = w->avoidance == ORCA_AVOIDANCE_QUALITY && orca_agent_grid_order(w);
+	if (!w->grid_order)
+		orca_agent_tree_build(w); /* and the neighbour grid */
 	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
 		orca_quality_prepare(w);
 	const double t3 = now_ms();
@@ -441,7 +446,10 @@ int orca_world_step(orca_world *w, float dt)
 	orca_pool_run(w->pool, integrate_task, w, w->slot_count, 4096);
 	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
 		orca_quality_resolve(w); /* moves tpx/tpy too, before the refit reads them */
-	orca_agent_tree_refit(w);
+	if (w->grid_order)
+		w->query_tree_valid = false; /* no kd-tree: box queries scan */
+	else
+		orca_agent_tree_refit(w);
 	w->steps++;
 	const double t5 = now_ms();
 

@@ -202,7 +202,7 @@ static const config_option option_table[] = {
     {"nav-agent-radius", "navigation", "R", "1.5",
      "the navigation mesh keeps this far from obstacles: the largest radius of agents that navigate",
      config_set_double, OFF(nav_agent_radius), 0.01, 1000},
-    {"nav-cell-size", "navigation", "S", "0", "voxel size of the mesh build; 0: nav-agent-radius / 3",
+    {"nav-cell-size", "navigation", "S", "0", "voxel size of the mesh build, rounded down to a power of two; 0: nav-agent-radius / 3",
      config_set_double, OFF(nav_cell_size), 0, 100},
     {"nav-tile-budget", "navigation", "N", "8",
      "tiles rebuilt per tick after an obstacle changes (the rest wait for later ticks)", config_set_u32,

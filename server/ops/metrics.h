@@ -40,6 +40,11 @@ extern const double metrics_tick_bucket_bounds[METRICS_TICK_BUCKETS];
 
 #define METRICS_ERROR_CODES (_crowd_v1_ErrorCode_MAX + 1)
 
+/** The parts of a tick, in the order they run (see tick_part_seconds_sum). */
+typedef enum tick_part {
+	TICK_APPLY, TICK_WAIT, TICK_NAVIGATION, TICK_STEP, TICK_TABLE, TICK_HANDOFF, TICK_SNAPSHOTS, TICK_EVENTS, TICK_PARTS
+} tick_part;
+
 typedef struct server_metrics {
 	/* tick: whole tick (apply commands + step + snapshots), histogram in seconds;
 	 * bucket i counts ticks <= bounds[i] and > bounds[i-1] (NOT cumulative);
@@ -52,6 +57,13 @@ typedef struct server_metrics {
 	double step_seconds_sum;       /* time in orca_world_step */
 	double table_seconds_sum;      /* quantizing the world for snapshots (on the worker) */
 	double snapshot_seconds_sum;   /* selecting, encoding and queueing snapshots (loop thread) */
+	/* where a tick's wall time goes, in order (seconds summed over ticks):
+	 * apply (timers, commands, journal commit, demo; loop thread), wait (the
+	 * step queued for a pool thread), navigation (its update before the step),
+	 * step (orca_world_step alone), table (quantize + hash), handoff (back to
+	 * the loop thread, and the journal's durable wait with --fsync always),
+	 * snapshots, events (navigation's AgentEvents). */
+	double tick_part_seconds_sum[TICK_PARTS];
 
 	/* world (gauges) */
 	uint64_t agents;

@@ -99,6 +99,14 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	         m->table_seconds_sum);
 	scalar_d(&t, "crowd_snapshot_seconds_total", "counter",
 	         "Time spent selecting, encoding and queueing snapshots on the loop thread.", m->snapshot_seconds_sum);
+	{
+		static const char *const parts[TICK_PARTS] = {"apply", "wait", "navigation", "step",
+		                                     "table", "handoff", "snapshots", "events"};
+		family(&t, "crowd_tick_part_seconds_total", "counter",
+		       "Wall time of each part of a tick, in the order they run (step: orca_world_step alone).");
+		for (int k = 0; k < TICK_PARTS; k++)
+			put(&t, "crowd_tick_part_seconds_total{part=\"%s\"} %.9g\n", parts[k], m->tick_part_seconds_sum[k]);
+	}
 	if (extra) {
 		scalar_u(&t, "crowd_tick", "gauge", "The world's current tick number.", extra->tick);
 		scalar_u(&t, "crowd_tick_rate_hz", "gauge", "Configured ticks per second.", extra->tick_rate_hz);

@@ -48,7 +48,10 @@ static bool sort_by_id(world_table *t) {
 	return true;
 }
 
-bool world_table_build(world_table *t, const orca_world *world, float precision) {
+/* The table in three parts, so that two threads can fill it: room and the
+ * ids; rows [begin, end) (row i is ids[i]; a row whose agent is gone gets id
+ * 0, which no agent has); then compaction, the id order and the grid. */
+static bool table_prepare(world_table *t, const orca_world *world, uint32_t *n_out) {
 	uint32_t n = orca_world_agent_count(world);
 	if (!grow((void **)&t->ids, &t->ids_cap, n + 1, sizeof *t->ids) ||
 	    !grow((void **)&t->agents, &t->cap, n + 1, sizeof *t->agents) ||
@@ -57,13 +60,18 @@ bool world_table_build(world_table *t, const orca_world *world, float precision)
 		return false;
 	}
 	n = orca_world_agent_ids(world, t->ids, t->ids_cap);
-	if (n > t->ids_cap) n = t->ids_cap;
-	bool sorted = true;
-	uint32_t count = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	*n_out = n > t->ids_cap ? t->ids_cap : n;
+	return true;
+}
+
+static void table_fill(world_table *t, const orca_world *world, float precision, uint32_t begin, uint32_t end) {
+	for (uint32_t i = begin; i < end; i++) {
 		orca_agent_state st;
-		if (orca_agent_get(world, t->ids[i], &st) != ORCA_OK) continue;
-		crowd_agent_q *q = &t->agents[count];
+		crowd_agent_q *q = &t->agents[i];
+		if (orca_agent_get(world, t->ids[i], &st) != ORCA_OK) {
+			q->id = 0;
+			continue;
+		}
 		q->id = st.id;
 		q->x = crowd_quantize(st.position.x, precision);
 		q->y = crowd_quantize(st.position.y, precision);
@@ -72,9 +80,22 @@ bool world_table_build(world_table *t, const orca_world *world, float precision)
 		int32_t r = crowd_quantize(st.radius, precision);
 		q->radius = r > 0 ? (uint32_t)r : 0;
 		q->owner = st.user_data;
-		t->x[count] = st.position.x;
-		t->y[count] = st.position.y;
-		if (count > 0 && t->agents[count - 1].id > q->id) sorted = false;
+		t->x[i] = st.position.x;
+		t->y[i] = st.position.y;
+	}
+}
+
+static bool table_finish(world_table *t, uint32_t n) {
+	bool sorted = true;
+	uint32_t count = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (t->agents[i].id == 0) continue; /* gone between the id list and its row */
+		if (count != i) {
+			t->agents[count] = t->agents[i];
+			t->x[count] = t->x[i];
+			t->y[count] = t->y[i];
+		}
+		if (count > 0 && t->agents[count - 1].id > t->agents[count].id) sorted = false;
 		count++;
 	}
 	t->count = count;
@@ -83,6 +104,13 @@ bool world_table_build(world_table *t, const orca_world *world, float precision)
 		return false;
 	}
 	return true;
+}
+
+bool world_table_build(world_table *t, const orca_world *world, float precision) {
+	uint32_t n;
+	if (!table_prepare(t, world, &n)) return false;
+	table_fill(t, world, precision, 0, n);
+	return table_finish(t, n);
 }
 
 void world_table_free(world_table *t) {
@@ -188,7 +216,9 @@ typedef struct snapshot_job {
 } snapshot_job;
 
 enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
-enum helper_task { TASK_ENCODE, TASK_HASH };
+enum helper_task { TASK_ENCODE, TASK_TABLE };
+
+#define TABLE_CHUNK 4096u /* rows taken at a time by either thread */
 
 /* The area subscribers' snapshots are encoded by the loop thread and one
  * helper thread together, taking jobs from a shared counter; the loop thread
@@ -198,6 +228,7 @@ struct snapshot_workers {
 	snapshot_job *jobs;
 	uint32_t job_count, job_cap;
 	atomic_uint next_job;
+	server *srv;
 	const world_table *table;
 	const crowd_obstacle_set *obstacles;
 	crowd_snapshot_header header;
@@ -209,10 +240,20 @@ struct snapshot_workers {
 	enum helper_state state;
 	enum helper_task task;
 	bool quit;
-	const orca_world *hash_world; /* TASK_HASH: hash this world into `hash` */
+	/* TASK_TABLE: hash `table_world` into `hash`, then fill rows with the
+	 * step's thread, TABLE_CHUNK at a time from next_row */
+	const orca_world *table_world;
+	world_table *table_out;
+	float table_precision;
+	uint32_t table_rows;
+	atomic_uint next_row;
 	uint64_t hash;
 };
 
+static void send_job(server *srv, struct snapshot_workers *w, const snapshot_job *j);
+
+/* Either thread; the loop thread (encoder 0) sends each of its snapshots as
+ * soon as it is encoded, so its writes overlap the helper's encoding. */
 static void encode_jobs(struct snapshot_workers *w, int encoder) {
 	snapshot_encoder *e = &w->encoders[encoder];
 	for (;;) {
@@ -230,6 +271,16 @@ static void encode_jobs(struct snapshot_workers *w, int encoder) {
 		                                   j->with_obstacles ? w->obstacles : NULL, j->s->ops->length_prefixed,
 		                                   &e->out);
 		j->len = e->out.len - j->offset;
+		if (encoder == 0) send_job(w->srv, w, j);
+	}
+}
+
+static void fill_rows(struct snapshot_workers *w) {
+	for (;;) {
+		uint32_t begin = atomic_fetch_add(&w->next_row, TABLE_CHUNK);
+		if (begin >= w->table_rows) return;
+		uint32_t end = w->table_rows - begin < TABLE_CHUNK ? w->table_rows : begin + TABLE_CHUNK;
+		table_fill(w->table_out, w->table_world, w->table_precision, begin, end);
 	}
 }
 
@@ -241,9 +292,10 @@ static void helper_main(void *arg) {
 		if (w->quit) break;
 		w->state = HELPER_RUNNING;
 		uv_mutex_unlock(&w->lock);
-		if (w->task == TASK_HASH)
-			w->hash = orca_world_state_hash(w->hash_world);
-		else
+		if (w->task == TASK_TABLE) {
+			w->hash = orca_world_state_hash(w->table_world);
+			fill_rows(w);
+		} else
 			encode_jobs(w, 1);
 		uv_mutex_lock(&w->lock);
 		w->state = HELPER_IDLE;
@@ -258,6 +310,7 @@ static struct snapshot_workers *workers_get(server *srv) {
 	if (!w) return NULL;
 	for (int i = 0; i < 2; i++) crowd_buf_init(&w->encoders[i].out);
 	atomic_init(&w->next_job, 0);
+	atomic_init(&w->next_row, 0);
 	if (uv_mutex_init(&w->lock) != 0) {
 		free(w);
 		return NULL;
@@ -304,29 +357,35 @@ static void encode_all(server *srv, struct snapshot_workers *w) {
 	}
 }
 
+/* On the step's thread after the step: the table, with the helper (when
+ * there is one) computing the state hash and then filling rows beside it. */
 bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 	struct snapshot_workers *w = workers_get(srv);
 	bool helper = w && helper_available(srv, w);
-	if (helper) {
-		uv_mutex_lock(&w->lock);
-		w->task = TASK_HASH;
-		w->hash_world = srv->world;
-		w->state = HELPER_POSTED;
-		uv_cond_signal(&w->wake);
-		uv_mutex_unlock(&w->lock);
-	} else {
+	if (!helper) {
 		*state_hash = orca_world_state_hash(srv->world);
+		return world_table_build(&srv->table, srv->world, (float)srv->cfg->precision);
 	}
-	bool ok = world_table_build(&srv->table, srv->world, (float)srv->cfg->precision);
-	if (helper) {
-		uv_mutex_lock(&w->lock);
-		bool started = w->state != HELPER_POSTED;
-		if (!started) w->state = HELPER_IDLE; /* it never woke: hash here */
-		while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
-		uv_mutex_unlock(&w->lock);
-		*state_hash = started ? w->hash : orca_world_state_hash(srv->world);
-	}
-	return ok;
+	uint32_t n;
+	bool ok = table_prepare(&srv->table, srv->world, &n);
+	uv_mutex_lock(&w->lock);
+	w->task = TASK_TABLE;
+	w->table_world = srv->world;
+	w->table_out = &srv->table;
+	w->table_precision = (float)srv->cfg->precision;
+	w->table_rows = ok ? n : 0;
+	atomic_store(&w->next_row, 0);
+	w->state = HELPER_POSTED;
+	uv_cond_signal(&w->wake);
+	uv_mutex_unlock(&w->lock);
+	if (ok) fill_rows(w);
+	uv_mutex_lock(&w->lock);
+	bool started = w->state != HELPER_POSTED;
+	if (!started) w->state = HELPER_IDLE; /* it never woke: every row is done; hash here */
+	while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
+	uv_mutex_unlock(&w->lock);
+	*state_hash = started ? w->hash : orca_world_state_hash(srv->world);
+	return ok && table_finish(&srv->table, n);
 }
 
 void snapshots_free(server *srv) {
@@ -461,18 +520,22 @@ void snapshots_send(server *srv) {
 	w->table = &srv->table;
 	w->obstacles = obstacles_needed ? current_obstacles(srv) : NULL;
 	w->header = header;
+	w->srv = srv;
 	encode_all(srv, w);
-	for (uint32_t i = 0; i < w->job_count; i++) {
-		const snapshot_job *j = &w->jobs[i];
-		if (!j->selected) {
-			log_error("client %u: out of memory building its snapshot", j->s->client_id);
-			continue;
-		}
-		if (!j->encoded) {
-			log_error("client %u: snapshot encoding failed (%u agents)", j->s->client_id, j->agents);
-			j->s->need_keyframe = true;
-			continue;
-		}
-		sent(srv, j->s, j->keyframe, j->with_obstacles, w->encoders[j->encoder].out.data + j->offset, j->len);
+	for (uint32_t i = 0; i < w->job_count; i++)
+		if (w->jobs[i].encoder == 1) send_job(srv, w, &w->jobs[i]); /* the loop thread sent its own */
+}
+
+/* Loop thread: one area snapshot out (or why not). */
+static void send_job(server *srv, struct snapshot_workers *w, const snapshot_job *j) {
+	if (!j->selected) {
+		log_error("client %u: out of memory building its snapshot", j->s->client_id);
+		return;
 	}
+	if (!j->encoded) {
+		log_error("client %u: snapshot encoding failed (%u agents)", j->s->client_id, j->agents);
+		j->s->need_keyframe = true;
+		return;
+	}
+	sent(srv, j->s, j->keyframe, j->with_obstacles, w->encoders[j->encoder].out.data + j->offset, j->len);
 }

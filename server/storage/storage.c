@@ -73,6 +73,7 @@ struct storage {
 	replay_identity *clients;
 	uint32_t client_count, client_cap;
 	bool checkpoint_in_flight;
+	uint32_t quiet_ticks; /* after a recovery: ticks that apply no new command */
 	double copy_seconds;
 	uint64_t refused;
 	uv_async_t async;
@@ -637,6 +638,12 @@ void storage_tick_end(storage *st) {
 	}
 }
 
+bool storage_quiet_tick(storage *st) {
+	if (!st->quiet_ticks) return false;
+	st->quiet_ticks--;
+	return true;
+}
+
 bool storage_defers_replies(const storage *st) {
 	return st->recording && st->mode == CONFIG_FSYNC_ALWAYS;
 }
@@ -965,22 +972,19 @@ static int recover(storage *st, int64_t stop_at) {
 		free(last);
 		return 0;
 	}
-	/* Later recoveries start here: a checkpoint of tick T, then a new segment
-	 * that begins with the acknowledged commands of the tick that never
-	 * finished (they apply before anything new). */
-	int rc = write_checkpoint_now(st);
+	/* Later recoveries start here: a segment that continues tick T and begins
+	 * with the acknowledged commands of the tick that never finished, then a
+	 * checkpoint of tick T. In this order a crash between the two files loses
+	 * nothing: the older checkpoint's segment chains into the new one. */
 	const bool has_pending = last && res.pending_end > res.pending_begin;
-	if (rc == 0) {
-		off_t size = 0;
-		int fd = segment_create(st->dir, tick, has_pending ? last + res.pending_begin : NULL,
-		                        has_pending ? res.pending_end - res.pending_begin : 0, &size);
-		if (fd < 0)
-			rc = fd;
-		else {
-			st->fd = fd;
-			st->segment_tick = tick;
-			st->synced_offset = size;
-		}
+	off_t size = 0;
+	int rc = segment_create(st->dir, tick, has_pending ? last + res.pending_begin : NULL,
+	                        has_pending ? res.pending_end - res.pending_begin : 0, &size);
+	if (rc >= 0) {
+		st->fd = rc;
+		st->segment_tick = tick;
+		st->synced_offset = size;
+		rc = write_checkpoint_now(st);
 	}
 	if (rc != 0) {
 		log_error("storage: cannot write the recovery checkpoint in %s: %s", st->dir, strerror(-rc));
@@ -994,6 +998,9 @@ static int recover(storage *st, int64_t stop_at) {
 		log_info("storage: %u acknowledged command(s) of tick %" PRIu64 " applied again", n, tick + 1);
 		srv->status.agents = orca_world_agent_count(srv->world);
 	}
+	/* Tick T+1 may have run and been seen (its commands durable, its hash
+	 * record not): it runs again with exactly those commands, new ones wait a tick. */
+	st->quiet_ticks = 1;
 	if (rc == 0) prune(st->dir, st->cfg->keep_checkpoints);
 	replay_world_free(&rw);
 	free(last);

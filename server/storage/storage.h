@@ -43,6 +43,10 @@ bool storage_available(const storage *st);
 void storage_journal_command(storage *st, const command *c);
 /** Journal the removal of every agent of these clients (one pass, as applied). */
 void storage_journal_drop_owners(storage *st, const uint32_t *client_ids, uint32_t count);
+/** True for the first tick after a recovery: it applies only the recorded
+ * commands of the tick that never finished (already applied by recovery),
+ * none that arrived since, so that it is the tick clients may have seen. */
+bool storage_quiet_tick(storage *st);
 /** Hand the batch to the writer (the tick calls this after applying commands). */
 void storage_commit(storage *st);
 /** After a step: journal its hash; start a checkpoint when one is due. */

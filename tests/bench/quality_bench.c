@@ -10,7 +10,8 @@
  *   quality_bench circles [FROM TO]        antipodal circles, every N (default 5..50)
  *   quality_bench circle N | random N | swap SIDE | cross4 SIDE | blocks
  *   quality_bench hash [--steps K]         cross4's state hash in quality mode
- *                                          after K steps (default 500) and at the end
+ *                                          after K steps (default 500) and at the end,
+ *                                          random 1000's after K steps
  *   options: --workers W  --cap STEPS  --steps STEPS (random crowds; default 500)
  *            --ref-dir DIR (tests/data/ref) */
 #include <inttypes.h>
@@ -252,8 +253,9 @@ static int bench_random(const char *ref_dir, uint32_t n, uint64_t steps, int wor
 }
 
 /* `hash`: the state hash of cross4 8 in quality mode after `steps` steps (and
- * at the end), the number compared across x86-64 and arm64. */
-static int print_hash(uint64_t steps, int workers)
+ * at the end), then of random 1000 after `steps` steps: the numbers compared
+ * across x86-64 and arm64. */
+static int print_hash(const char *ref_dir, uint64_t steps, int workers)
 {
 	scenario sc;
 	if (qs_cross4(&sc, 8) != 0)
@@ -271,6 +273,25 @@ static int print_hash(uint64_t steps, int workers)
 			printf("cross4 256 quality: step %" PRIu64 " hash %016" PRIx64 "\n", step, orca_world_state_hash(w));
 	}
 	printf("cross4 256 quality: done at step %" PRIu64 " hash %016" PRIx64 "\n", step, orca_world_state_hash(w));
+	orca_world_destroy(w);
+	free(ids);
+	scenario_free(&sc);
+
+	/* a spread-out crowd: quality mode's grid path (no kd-tree) */
+	char path[1024], err[256];
+	snprintf(path, sizeof path, "%s/random1000_setup.csv", ref_dir);
+	if (scenario_load(path, &sc, err, sizeof err) != 0) {
+		fprintf(stderr, "quality_bench: %s\n", err);
+		return -1;
+	}
+	ids = calloc(sc.agent_count, sizeof *ids);
+	if (!ids || scenario_make_world(&sc, workers, &w, ids) != ORCA_OK ||
+	    orca_world_set_avoidance(w, ORCA_AVOIDANCE_QUALITY) != ORCA_OK)
+		return -1;
+	for (step = 0; step < steps; ++step)
+		if (orca_world_step(w, sc.time_step) != ORCA_OK)
+			return -1;
+	printf("random 1000 quality: step %" PRIu64 " hash %016" PRIx64 "\n", step, orca_world_state_hash(w));
 	orca_world_destroy(w);
 	free(ids);
 	scenario_free(&sc);
@@ -305,7 +326,7 @@ int main(int argc, char **argv)
 	const uint32_t arg = nargs > 1 ? (uint32_t)strtoul(args[1], NULL, 10) : 0;
 	int rc = 0;
 	if (strcmp(what, "hash") == 0)
-		return print_hash(steps, workers) == 0 ? 0 : 1;
+		return print_hash(ref_dir, steps, workers) == 0 ? 0 : 1;
 	header();
 	if (strcmp(what, "all") == 0 || strcmp(what, "circles") == 0) {
 		const uint32_t from = arg ? arg : 5, to = nargs > 2 ? (uint32_t)strtoul(args[2], NULL, 10) : 50;

@@ -221,17 +221,45 @@ def fmt(v, digits=1):
     return str(v)
 
 
-def scenario_crowd(a, work):
+def crowd_setup(a, work):
+    """tests/data/ref's randomN_setup.csv, or one written by
+    tests/data/gen_random_setup.py (the same jittered grid, spacing 4) for
+    other N; and --world-bounds holding it with a margin when the default
+    (-1000..1000) does not."""
     setup = os.path.join(REF, "random%d_setup.csv" % a.agents)
     if not os.path.exists(setup):
-        raise RuntimeError("no set-up file " + setup)
+        setup = os.path.join(work, "random%d_setup.csv" % a.agents)
+        if not os.path.exists(setup):
+            subprocess.run([sys.executable, os.path.join(HERE, "..", "data", "gen_random_setup.py"), str(a.agents),
+                            setup], check=True)
+    lo, hi = math.inf, -math.inf
+    with open(setup) as f:
+        for line in f:
+            if line[:1].isdigit():
+                v = [float(x) for x in line.split(",")[1:5]]
+                lo, hi = min(lo, *v), max(hi, *v)
+    bounds = [] if lo > -1000 and hi < 1000 else ["--world-bounds", "%d,%d,%d,%d" % (
+        math.floor(lo) - 100, math.floor(lo) - 100, math.ceil(hi) + 100, math.ceil(hi) + 100)]
+    return setup, bounds
+
+
+TICK_PARTS = ("apply", "wait", "navigation", "step", "table", "handoff", "snapshots", "events")
+
+
+def scenario_crowd(a, work, server_bin=None, workers=None):
+    server_bin = server_bin or a.server
+    workers = workers or a.workers
+    setup, bounds = crowd_setup(a, work)
+    scenario_crowd.runs = getattr(scenario_crowd, "runs", 0) + 1
+    tag = "" if scenario_crowd.runs == 1 else "-%d" % scenario_crowd.runs
+    load_start = os.getloadavg()[0]
     per_conn = math.ceil(a.agents / a.clients)
     # a window holding about --window-agents agents of this crowd (grid spacing 4: 16 units^2 each)
     side = math.sqrt(a.window_agents * 16.0)
-    server = Server(a.server, ["--tick-rate", str(a.tick_rate), "--snapshot-divisor", str(a.divisor),
-                               "--workers", str(a.workers), "--max-agents", str(a.agents + 1000),
-                               "--max-connections", str(a.clients + 100), "--max-batch", str(max(per_conn, 1000)),
-                               "--log-level", "info"] + a.server_arg, os.path.join(work, "crowd-server.log"))
+    server = Server(server_bin, ["--tick-rate", str(a.tick_rate), "--snapshot-divisor", str(a.divisor),
+                                 "--workers", str(workers), "--max-agents", str(a.agents + 1000),
+                                 "--max-connections", str(a.clients + 100), "--max-batch", str(max(per_conn, 1000)),
+                                 "--log-level", "info"] + bounds + a.server_arg, os.path.join(work, "crowd-server%s.log" % tag))
     perf = []
 
     def start_perf():
@@ -241,7 +269,7 @@ def scenario_crowd(a, work):
         elif a.perf > 0:
             perf.append(subprocess.Popen(
                 ["perf", "record", "-F", "499", "-g", "-p", str(server.proc.pid), "-o",
-                 os.path.join(work, "perf.data"), "--", "sleep", str(a.perf)],
+                 os.path.join(work, "perf%s.data" % tag), "--", "sleep", str(a.perf)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
     try:
@@ -251,7 +279,7 @@ def scenario_crowd(a, work):
             "--connections", str(a.clients), "--setup", setup, "--local-targets",
             "--area", "%gx%g" % (side, side), "--divisor", str(a.divisor),
             "--retarget", "1", "--retarget-count", "10", "--spawn-batch", str(min(per_conn, 5000)),
-            "--duration", str(a.duration), "--ramp-up", str(a.ramp_up)], os.path.join(work, "crowd.json"), samples,
+            "--duration", str(a.duration), "--ramp-up", str(a.ramp_up)], os.path.join(work, "crowd%s.json" % tag), samples,
             start_perf)
         for proc in perf:
             proc.wait()
@@ -260,7 +288,7 @@ def scenario_crowd(a, work):
     profile = shares = None
     if perf:
         rep_out = subprocess.run(["perf", "report", "--stdio", "--no-children", "--percent-limit", "0", "-i",
-                                  os.path.join(work, "perf.data"), "--sort", "symbol", "-g", "none"],
+                                  os.path.join(work, "perf%s.data" % tag), "--sort", "symbol", "-g", "none"],
                                  capture_output=True, text=True).stdout
         lines = [ln for ln in rep_out.splitlines() if ln.strip() and not ln.startswith("#")]
         profile = [ln for ln in lines if float(ln.split("%")[0]) >= 1.5][:25]
@@ -273,12 +301,19 @@ def scenario_crowd(a, work):
     step_s = metric_delta(m0, m1, "crowd_step_seconds_total")
     rss = max((s[2] for s in samples if s[2]), default=None)
     agents = r["agents_spawned"]
+    parts = {}
+    for part in TICK_PARTS:
+        d = metric_delta(m0, m1, 'crowd_tick_part_seconds_total{part="%s"}' % part)
+        if d is not None and ticks:
+            parts[part] = d / ticks * 1000.0
     def cpu_share(i):
         if len(samples) < 2 or samples[0][i] is None or samples[-1][i] is None or not span:
             return None
         return (samples[-1][i] - samples[0][i]) / span
     return {
-        "scenario": "crowd", "agents": agents, "clients": a.clients,
+        "scenario": "crowd", "agents": agents, "clients": a.clients, "server": server_bin, "workers": workers,
+        "tick_parts_ms": parts or None,
+        "load_avg": (load_start, os.getloadavg()[0]),
         "tick_hz_set": a.tick_rate, "tick_hz": ticks / span if ticks is not None and span else None,
         "tick_p50_ms": p50, "tick_p99_ms": p99,
         "step_mean_ms": step_s / ticks * 1000.0 if step_s is not None and ticks else None,
@@ -352,17 +387,21 @@ def scenario_compact(a, work):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--server", required=True, help="crowd-server binary (a Release build)")
+    p.add_argument("--server", required=True, help="crowd-server binary (a Release build); for crowd, a comma "
+                   "separated list runs each in turn (A/B comparisons in one window)")
     p.add_argument("--load", required=True, help="crowd-load binary")
     p.add_argument("--work", default="server_load.out", help="directory for logs and JSON")
     p.add_argument("--scenarios", default="crowd,idle,compact")
     p.add_argument("--small", action="store_true", help="tiny sizes, for ctest")
-    p.add_argument("--agents", type=int, default=50000, help="1000, 10000 or 50000 (tests/data/ref set-ups)")
+    p.add_argument("--agents", type=int, default=50000, help="1000, 10000 or 50000 use tests/data/ref's set-ups; any "
+                   "other N one written by tests/data/gen_random_setup.py (e.g. 100000: the 1,268 square)")
     p.add_argument("--clients", type=int, default=200)
     p.add_argument("--window-agents", type=int, default=1000)
     p.add_argument("--tick-rate", type=int, default=20)
     p.add_argument("--divisor", type=int, default=2)
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", default="2", help="step workers; for crowd, a comma separated list runs each in turn")
+    p.add_argument("--rounds", type=int, default=1, help="crowd: run every (server, workers) pair this many times, "
+                   "interleaved (A B A B ...)")
     p.add_argument("--idle", type=int, default=1000)
     p.add_argument("--duration", type=float, default=30)
     p.add_argument("--ramp-up", type=float, default=10)
@@ -375,9 +414,19 @@ def main():
         a.duration, a.ramp_up, a.compact_duration = 3, 0.5, 2
     os.makedirs(a.work, exist_ok=True)
     load_before = os.getloadavg()
+    servers = a.server.split(",")
+    worker_counts = [int(x) for x in a.workers.split(",")]
+    a.server, a.workers = servers[0], worker_counts[0]
     results = []
     for name in a.scenarios.split(","):
-        fn = {"crowd": scenario_crowd, "idle": scenario_idle, "compact": scenario_compact}[name]
+        if name == "crowd":
+            for rnd in range(a.rounds):
+                for srv in servers:
+                    for wk in worker_counts:
+                        print("== crowd: %s, %d worker(s), round %d" % (srv, wk, rnd + 1), file=sys.stderr, flush=True)
+                        results.append(scenario_crowd(a, a.work, srv, wk))
+            continue
+        fn = {"idle": scenario_idle, "compact": scenario_compact}[name]
         print("== %s" % name, file=sys.stderr, flush=True)
         results.append(fn(a, a.work))
 
@@ -387,12 +436,16 @@ def main():
     for r in results:
         if r["scenario"] == "crowd":
             print("\ncrowd: %d agents, %d clients, tick %d Hz set / %s Hz run, snapshots %.1f Hz per client "
-                  "(nominal %s) of %.0f agents" % (r["agents"], r["clients"], r["tick_hz_set"], fmt(r["tick_hz"]),
-                                                   r["snap_hz"], fmt(r["nominal_hz"]), r["agents_per_snap"]))
+                  "(nominal %s) of %.0f agents; %s, %d worker(s)" % (
+                      r["agents"], r["clients"], r["tick_hz_set"], fmt(r["tick_hz"]), r["snap_hz"],
+                      fmt(r["nominal_hz"]), r["agents_per_snap"], os.path.basename(r["server"]), r["workers"]))
+            print("  load average %.1f at the start, %.1f at the end" % r["load_avg"])
             rows = [("tick duration p50 / p99 (ms)", "%s / %s" % (fmt(r["tick_p50_ms"]), fmt(r["tick_p99_ms"]))),
                     ("ORCA step mean (ms)", fmt(r["step_mean_ms"])),
                     ("server CPU per tick (ms)", fmt(r["cpu_ms_per_tick"])),
-                    ("ticks overrun", fmt(r["overruns"], 0)),
+                    ("ticks overrun (in the measured time)", fmt(r["overruns"], 0)),
+                    ("tick parts, ms per tick (wall)", ", ".join("%s %.2f" % kv for kv in r["tick_parts_ms"].items())
+                     if r.get("tick_parts_ms") else "-"),
                     ("snapshot bytes per agent", fmt(r["bytes_per_agent"], 2)),
                     ("request->ack p50 / p99 (ms)", "%s / %s" % (fmt(r["ack_p50"], 2), fmt(r["ack_p99"], 2))),
                     ("command->next snapshot p50 / p99 (ms)", "%s / %s" % (fmt(r["snap_p50"]), fmt(r["snap_p99"]))),

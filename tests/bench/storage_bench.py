@@ -10,9 +10,19 @@ Then SIGKILLs it K ticks after a checkpoint, restarts it on the same data dir
 and measures the recovery: from exec to the `recovered tick ...` line, and how
 many ticks were replayed; crowd-replay gives the replay rate alone.
 
+With --p99-pairs N it measures instead what --fsync everysec costs the load
+bench: tests/bench/server_load.py's crowd scenario N times without persistence
+and N times with --data-dir (a fresh one each run) --fsync everysec,
+interleaved none/everysec/none/everysec... so the machine's drift hits both
+alike, and prints each run's tick p99, the medians and their ratio
+(everysec / none; the issue's bar is <= 1.05). Extra server_load.py flags
+follow `--`.
+
 A benchmark, not a test: it prints figures and fails only when something does
 not run. Wall-clock figures depend on the machine's load: it prints uptime's.
 """
+import json
+import statistics
 import argparse
 import os
 import re
@@ -72,10 +82,43 @@ def wait_metric(port, name, at_least, limit_s=900):
     raise RuntimeError("%s never reached %s" % (name, at_least))
 
 
+def p99_pairs(a, extra):
+    """Interleaved server_load.py crowd runs: no persistence vs --fsync everysec."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    work = a.work or tempfile.mkdtemp(prefix="crowd-storage-p99-")
+    os.makedirs(work, exist_ok=True)
+    runs = {"none": [], "everysec": []}
+    print("storage_bench --p99-pairs %d: load average %.1f before" % (a.p99_pairs, os.getloadavg()[0]), flush=True)
+    for i in range(a.p99_pairs):
+        for mode in ("none", "everysec"):
+            out = os.path.join(work, "%s-%d" % (mode, i))
+            shutil.rmtree(out, ignore_errors=True)
+            cmd = [sys.executable, os.path.join(here, "server_load.py"), "--server", a.server, "--load", a.load,
+                   "--scenarios", "crowd", "--work", out] + extra
+            if mode == "everysec":
+                cmd += ["--server-arg=--data-dir=" + os.path.join(out, "data"), "--server-arg=--fsync=everysec"]
+            with open(out + ".log", "w") as log:
+                subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT)
+            with open(os.path.join(out, "server_load.json")) as f:
+                r = [x for x in json.load(f) if x["scenario"] == "crowd"][0]
+            runs[mode].append(r["tick_p99_ms"])
+            print("  pair %d %-8s tick p50 %.2f ms p99 %.2f ms, %.1f Hz, journal %.0f bytes/s, load %.1f"
+                  % (i + 1, mode, r["tick_p50_ms"], r["tick_p99_ms"], r["tick_hz"] or 0, r.get("journal_bps") or 0,
+                     os.getloadavg()[0]), flush=True)
+            shutil.rmtree(os.path.join(out, "data"), ignore_errors=True)
+    none, every = statistics.median(runs["none"]), statistics.median(runs["everysec"])
+    print("tick p99 median: none %.2f ms, everysec %.2f ms, ratio everysec/none %.3f (bar 1.05); "
+          "load average %.1f after" % (none, every, every / none, os.getloadavg()[0]))
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--load", help="crowd-load binary (--p99-pairs)")
+    p.add_argument("--p99-pairs", type=int, default=0,
+                   help="interleaved server_load.py runs: tick p99 without persistence vs --fsync everysec")
     p.add_argument("--server", required=True)
-    p.add_argument("--replay", required=True, help="crowd-replay binary")
+    p.add_argument("--replay", help="crowd-replay binary")
     p.add_argument("--agents", type=int, default=50000)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--tick-rate", type=int, default=20)
@@ -83,7 +126,13 @@ def main():
     p.add_argument("--kill-after", type=int, default=100, help="ticks after the second checkpoint")
     p.add_argument("--fsync", default="everysec")
     p.add_argument("--work", default=None)
-    a = p.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    a = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    if a.p99_pairs:
+        return p99_pairs(a, extra)
+    if not a.replay:
+        p.error("--replay is required")
     work = a.work or tempfile.mkdtemp(prefix="crowd-storage-bench-")
     os.makedirs(work, exist_ok=True)
     data = os.path.join(work, "data")

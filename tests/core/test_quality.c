@@ -270,7 +270,7 @@ static void test_obstacles_never_entered(void **state)
 	scenario_free(&sc);
 }
 
-/* Same bits for 1, 2 and 3 workers after every step, through removals and
+/* Same bits for 1 to 4 workers after every step, through removals and
  * additions, and through a switch of mode at run time. */
 static void run_hashes(const scenario *sc, int workers, uint64_t *hashes, int steps)
 {
@@ -302,7 +302,7 @@ static void test_deterministic_across_workers(void **state)
 	assert_int_equal(qs_cross4(&sc, 8), 0);
 	uint64_t base[STEPS], other[STEPS];
 	run_hashes(&sc, 1, base, STEPS);
-	for (int workers = 2; workers <= 3; ++workers) {
+	for (int workers = 2; workers <= 4; ++workers) {
 		run_hashes(&sc, workers, other, STEPS);
 		for (int step = 0; step < STEPS; ++step) {
 			if (base[step] != other[step])
@@ -310,7 +310,7 @@ static void test_deterministic_across_workers(void **state)
 			assert_true(base[step] == other[step]);
 		}
 	}
-	fprintf(stderr, "cross4 quality: hashes equal for 1, 2, 3 workers (final %016llx)\n",
+	fprintf(stderr, "cross4 quality: hashes equal for 1 to 4 workers (final %016llx)\n",
 	        (unsigned long long)base[STEPS - 1]);
 	scenario_free(&sc);
 
@@ -323,11 +323,36 @@ static void test_deterministic_across_workers(void **state)
 	sim_make(&s, &sc, 2, ORCA_AVOIDANCE_QUALITY);
 	for (int step = 0; step < STEPS; ++step)
 		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
-	const uint64_t pinned = 0x90bde2444cddac68ull;
+	const uint64_t pinned = 0x7ce0a0b98f67eb8aull;
 	if (orca_world_state_hash(s.w) != pinned)
 		fprintf(stderr, "cross4 quality after 300 steps: hash %016llx, pinned %016llx\n",
 		        (unsigned long long)orca_world_state_hash(s.w), (unsigned long long)pinned);
 	assert_true(orca_world_state_hash(s.w) == pinned);
+	sim_free(&s);
+	scenario_free(&sc);
+
+	/* A spread-out crowd of 1,000 (quality mode's neighbours from the grid
+	 * alone, no kd-tree): the same for 1 to 4 workers, and pinned the same
+	 * way (`quality_bench hash --steps 300` on x86-64 and arm64). */
+	char err[256];
+	assert_int_equal(scenario_load(CROWD_REF_DIR "/random1000_setup.csv", &sc, err, sizeof err), 0);
+	run_hashes(&sc, 1, base, STEPS);
+	for (int workers = 2; workers <= 4; ++workers) {
+		run_hashes(&sc, workers, other, STEPS);
+		for (int step = 0; step < STEPS; ++step) {
+			if (base[step] != other[step])
+				fprintf(stderr, "random 1000: %d workers differ from 1 at step %d\n", workers, step + 1);
+			assert_true(base[step] == other[step]);
+		}
+	}
+	sim_make(&s, &sc, 3, ORCA_AVOIDANCE_QUALITY);
+	for (int step = 0; step < STEPS; ++step)
+		assert_int_equal(orca_world_step(s.w, sc.time_step), ORCA_OK);
+	const uint64_t pinned_random = 0xdb8144130e6ca2c2ull;
+	if (orca_world_state_hash(s.w) != pinned_random)
+		fprintf(stderr, "random 1000 quality after 300 steps: hash %016llx, pinned %016llx\n",
+		        (unsigned long long)orca_world_state_hash(s.w), (unsigned long long)pinned_random);
+	assert_true(orca_world_state_hash(s.w) == pinned_random);
 	sim_free(&s);
 	scenario_free(&sc);
 }
@@ -418,6 +443,71 @@ static void test_api(void **state)
 	assert_int_equal(orca_world_create(&d, &w), ORCA_ERR_INVALID_ARGUMENT);
 }
 
+/* Two agents head-on. Told a new target (orca_agent_set_target), one has the
+ * right of way for a while: it walks straight and the other makes all the
+ * room. Moved to a waypoint on the way to the target it has
+ * (orca_agent_set_waypoint, what navigation does at every corner), it gets no
+ * right of way: both make room, as between any two walking agents. */
+static float head_on_deviation(bool new_target, float *other_deviation)
+{
+	orca_world_def d = orca_default_world_def();
+	d.avoidance = ORCA_AVOIDANCE_QUALITY;
+	orca_world *w;
+	assert_int_equal(orca_world_create(&d, &w), ORCA_OK);
+	orca_agent_def a = orca_default_agent_def();
+	a.steer_mode = ORCA_STEER_TARGET;
+	orca_agent_id x, y;
+	a.position = (orca_vec2){-4.0f, 0.0f};
+	a.target = (orca_vec2){10.0f, 0.0f};
+	assert_int_equal(orca_agent_add(w, &a, &x), ORCA_OK);
+	a.position = (orca_vec2){4.0f, 0.2f};
+	a.target = (orca_vec2){-10.0f, 0.2f};
+	assert_int_equal(orca_agent_add(w, &a, &y), ORCA_OK);
+	const orca_vec2 t = {10.0f, 0.0f};
+	assert_int_equal(new_target ? orca_agent_set_target(w, x, t) : orca_agent_set_waypoint(w, x, t), ORCA_OK);
+	float dev_x = 0.0f, dev_y = 0.0f;
+	for (int step = 0; step < 8; ++step) { /* 0.8 s: within a new target's right of way */
+		assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+		orca_agent_state sx, sy;
+		assert_int_equal(orca_agent_get(w, x, &sx), ORCA_OK);
+		assert_int_equal(orca_agent_get(w, y, &sy), ORCA_OK);
+		dev_x = fmaxf(dev_x, fabsf(sx.position.y));
+		dev_y = fmaxf(dev_y, fabsf(sy.position.y - 0.2f));
+	}
+	orca_world_destroy(w);
+	*other_deviation = dev_y;
+	return dev_x;
+}
+
+static void test_waypoint_keeps_right_of_way(void **state)
+{
+	(void)state;
+	float other;
+	const float fresh = head_on_deviation(true, &other);
+	fprintf(stderr, "new target: it moves aside %.4f, the other %.4f\n", fresh, other);
+	assert_true(fresh < 1e-4f);
+	assert_true(other > 0.05f);
+	const float waypoint = head_on_deviation(false, &other);
+	fprintf(stderr, "waypoint: it moves aside %.4f, the other %.4f\n", waypoint, other);
+	assert_true(waypoint > 0.25f * other);
+	assert_true(other > 0.05f);
+	/* the same errors as orca_agent_set_target */
+	orca_world *w;
+	orca_world_def d = orca_default_world_def();
+	assert_int_equal(orca_world_create(&d, &w), ORCA_OK);
+	assert_int_equal(orca_agent_set_waypoint(w, 12345u, (orca_vec2){0, 0}), ORCA_ERR_UNKNOWN_ID);
+	orca_agent_def a = orca_default_agent_def();
+	orca_agent_id id;
+	assert_int_equal(orca_agent_add(w, &a, &id), ORCA_OK);
+	assert_int_equal(orca_agent_set_waypoint(w, id, (orca_vec2){NAN, 0}), ORCA_ERR_INVALID_ARGUMENT);
+	orca_agent_state st;
+	assert_int_equal(orca_agent_set_waypoint(w, id, (orca_vec2){3, 4}), ORCA_OK);
+	assert_int_equal(orca_agent_get(w, id, &st), ORCA_OK);
+	assert_int_equal(st.steer_mode, ORCA_STEER_TARGET);
+	assert_true(st.target.x == 3.0f && st.target.y == 4.0f);
+	orca_world_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +517,7 @@ int main(void)
 	    cmocka_unit_test(test_crossings_finish),
 	    cmocka_unit_test(test_dense_crowd_no_deep_overlaps),
 	    cmocka_unit_test(test_retarget_in_jam_turns),
+	    cmocka_unit_test(test_waypoint_keeps_right_of_way),
 	    cmocka_unit_test(test_obstacles_never_entered),
 	    cmocka_unit_test(test_deterministic_across_workers),
 	    cmocka_unit_test(test_free_agents_and_weights),

@@ -199,6 +199,13 @@ int orca_agent_check(const orca_world *world, orca_agent_id id);
  * ORCA_STEER_TARGET_RVO2, which stays; arrived clears). */
 int orca_agent_set_target(orca_world *world, orca_agent_id id, orca_vec2 target);
 
+/** Steer at a waypoint on the way to the target already given: like
+ * orca_agent_set_target, but not a new target, so in quality mode the agent
+ * keeps the right of way it has (a new target gets it for ORCA_Q_FRESH
+ * seconds; navigation moves the waypoint at every corner and while a stalled
+ * agent keeps right, and would otherwise hold it for ever). */
+int orca_agent_set_waypoint(orca_world *world, orca_agent_id id, orca_vec2 waypoint);
+
 /** Use this preferred velocity from now on (steer mode becomes ORCA_STEER_VELOCITY). */
 int orca_agent_set_pref_velocity(orca_world *world, orca_agent_id id, orca_vec2 pref_velocity);
 

@@ -332,10 +332,12 @@ static bool enqueue(orca_nav *nav, nav_agent *a)
 	return true;
 }
 
+/* A corner, the goal, or a detour on the way to the target given: a waypoint,
+ * which leaves the agent's right of way as orca_nav_set_target gave it. */
 static int steer_to(orca_nav *nav, nav_agent *a, orca_vec2 p)
 {
 	a->steer = p;
-	return orca_agent_set_target(nav->world, a->id, p);
+	return orca_agent_set_waypoint(nav->world, a->id, p);
 }
 
 int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
@@ -378,8 +380,10 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->final_leg = false;
 	if (!enqueue(nav, a))
 		return ORCA_ERR_NO_MEMORY;
-	/* until its path comes: straight at the target */
-	return steer_to(nav, a, target);
+	/* until its path comes: straight at the target, a new target (quality
+	 * mode's right of way) */
+	a->steer = target;
+	return orca_agent_set_target(nav->world, a->id, target);
 }
 
 int orca_nav_stop(orca_nav *nav, orca_agent_id id)

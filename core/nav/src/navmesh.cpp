@@ -52,6 +52,17 @@ inline int ceil_int(float v)
 	return (float)i < v ? i + 1 : i;
 }
 
+// The largest power of two <= v (v > 0), within [2^-8, 2^8].
+inline float pow2_floor(float v)
+{
+	float p = 1.0f;
+	while (p > v && p > 1.0f / 256.0f)
+		p *= 0.5f;
+	while (p * 2.0f <= v && p < 256.0f)
+		p *= 2.0f;
+	return p;
+}
+
 } // namespace
 
 struct navmesh {
@@ -59,6 +70,9 @@ struct navmesh {
 	int tiles_x = 0, tiles_y = 0;
 	int tile_cells = 0, border = 0, walkable_radius = 0;
 	float tile_world = 0;
+	// The tile grid's corner: bounds_min snapped down to a multiple of the
+	// cell size (see navmesh_create).
+	orca_vec2 origin = {0, 0};
 	dtNavMesh *mesh = nullptr;
 	dtNavMeshQuery *query = nullptr;
 	dtQueryFilter filter;
@@ -99,12 +113,23 @@ extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 	if (!m)
 		return ORCA_ERR_NO_MEMORY;
 	m->p = *p;
-	const float cs = p->cell_size;
-	const float w = p->bounds_max.x - p->bounds_min.x, h = p->bounds_max.y - p->bounds_min.y;
-	if (!(cs > 0.0f) || !(w > 0.0f) || !(h > 0.0f) || !(p->radius > 0.0f)) {
+	if (!(p->cell_size > 0.0f) || !(p->bounds_max.x > p->bounds_min.x) || !(p->bounds_max.y > p->bounds_min.y) ||
+	    !(p->radius > 0.0f)) {
 		delete m;
 		return ORCA_ERR_INVALID_ARGUMENT;
 	}
+	// Same mesh on every CPU. Debian's Recast/Detour are built with the
+	// compiler's default contraction, so on arm64 they turn a*b+c into a fused
+	// multiply-add (Recast's voxel-to-world conversions, Detour's geometry):
+	// a different last bit from x86-64 wherever a*b is inexact. With a
+	// power-of-two cell (and cell height) and the grid's corner on a multiple of
+	// the cell, every voxel corner is an exact float, a*b+c is exact, fused
+	// or not, and the mesh's vertices agree to the bit.
+	const float cs = pow2_floor(p->cell_size);
+	m->p.cell_size = cs;
+	m->origin.x = (float)floor_int(p->bounds_min.x / cs) * cs;
+	m->origin.y = (float)floor_int(p->bounds_min.y / cs) * cs;
+	const float w = p->bounds_max.x - m->origin.x, h = p->bounds_max.y - m->origin.y;
 	// 32-bit polygon refs: tile bits + polygon bits <= 22 (Detour keeps 10 for
 	// salt). At most 4,096 tiles (64 per axis) leaves 1,024 polygons per tile.
 	int cells = p->tile_cells > 8 ? p->tile_cells : 64;
@@ -124,9 +149,9 @@ extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 		++tile_bits;
 	dtNavMeshParams np;
 	memset(&np, 0, sizeof np);
-	np.orig[0] = p->bounds_min.x;
+	np.orig[0] = m->origin.x;
 	np.orig[1] = 0.0f;
-	np.orig[2] = p->bounds_min.y;
+	np.orig[2] = m->origin.y;
 	np.tileWidth = m->tile_world;
 	np.tileHeight = m->tile_world;
 	np.maxTiles = m->tiles_x * m->tiles_y;
@@ -162,10 +187,10 @@ extern "C" void navmesh_tile_grid(const navmesh *m, int *tiles_x, int *tiles_y)
 extern "C" void navmesh_tile_read_rect(const navmesh *m, int tx, int ty, orca_vec2 *lo, orca_vec2 *hi)
 {
 	const float pad = (float)m->border * m->p.cell_size;
-	lo->x = m->p.bounds_min.x + (float)tx * m->tile_world - pad;
-	lo->y = m->p.bounds_min.y + (float)ty * m->tile_world - pad;
-	hi->x = m->p.bounds_min.x + (float)(tx + 1) * m->tile_world + pad;
-	hi->y = m->p.bounds_min.y + (float)(ty + 1) * m->tile_world + pad;
+	lo->x = m->origin.x + (float)tx * m->tile_world - pad;
+	lo->y = m->origin.y + (float)ty * m->tile_world - pad;
+	hi->x = m->origin.x + (float)(tx + 1) * m->tile_world + pad;
+	hi->y = m->origin.y + (float)(ty + 1) * m->tile_world + pad;
 }
 
 static int clampi(int v, int lo, int hi)
@@ -177,10 +202,10 @@ extern "C" void navmesh_tiles_touching(const navmesh *m, orca_vec2 lo, orca_vec2
                                        int *y1)
 {
 	const float pad = (float)m->border * m->p.cell_size + m->p.cell_size;
-	*x0 = clampi(floor_int((lo.x - pad - m->p.bounds_min.x) / m->tile_world), 0, m->tiles_x - 1);
-	*y0 = clampi(floor_int((lo.y - pad - m->p.bounds_min.y) / m->tile_world), 0, m->tiles_y - 1);
-	*x1 = clampi(floor_int((hi.x + pad - m->p.bounds_min.x) / m->tile_world), 0, m->tiles_x - 1);
-	*y1 = clampi(floor_int((hi.y + pad - m->p.bounds_min.y) / m->tile_world), 0, m->tiles_y - 1);
+	*x0 = clampi(floor_int((lo.x - pad - m->origin.x) / m->tile_world), 0, m->tiles_x - 1);
+	*y0 = clampi(floor_int((lo.y - pad - m->origin.y) / m->tile_world), 0, m->tiles_y - 1);
+	*x1 = clampi(floor_int((hi.x + pad - m->origin.x) / m->tile_world), 0, m->tiles_x - 1);
+	*y1 = clampi(floor_int((hi.y + pad - m->origin.y) / m->tile_world), 0, m->tiles_y - 1);
 }
 
 // Mark a thin quad along each obstacle edge: a segment (2 vertices) or a
@@ -262,7 +287,7 @@ extern "C" int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obst
 	rcConfig cfg;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.cs = cs;
-	cfg.ch = 0.1f;
+	cfg.ch = 0.125f; // a power of two: vertex heights exact (see navmesh_create)
 	cfg.walkableSlopeAngle = 45.0f;
 	cfg.walkableHeight = 4;
 	cfg.walkableClimb = 1;
@@ -473,6 +498,74 @@ extern "C" size_t navmesh_memory(const navmesh *m)
 	return bytes;
 }
 
+// Positions that enter Detour's queries, on a grid (cell / 8: 1/16 by
+// default). Detour's geometry on arm64 is fused (see navmesh_create); when
+// its inputs are grid points and the mesh's vertices are too, the products
+// of coordinate differences it forms (cross products, squared lengths, over
+// the ranges a corridor or a shortcut spans) are exact, so fused and unfused
+// agree and so do its decisions (which side of an edge, which polygon, which
+// corner). Points Detour computes (a position clamped onto a polygon's edge,
+// the nearest point on a polygon) are put back on the grid before they are
+// used, inside their polygon, so the next query starts from a grid point too.
+static float snap(const navmesh *m, float v)
+{
+	const float q = m->p.cell_size * 0.125f;
+	const float k = v / q; // exact: q is a power of two
+	if (!(k > -8388608.0f && k < 8388608.0f))
+		return v; // beyond float's integer range (not a world coordinate): as is
+	const int i = (int)(k < 0.0f ? k - 0.5f : k + 0.5f);
+	return (float)i * q;
+}
+
+// Inside or on polygon ref's boundary (exact for grid points: the cross
+// products of grid differences within a tile fit a float's mantissa).
+static bool inside_poly(const navmesh *m, dtPolyRef ref, float x, float z)
+{
+	const dtMeshTile *t;
+	const dtPoly *poly;
+	if (dtStatusFailed(m->mesh->getTileAndPolyByRef(ref, &t, &poly)))
+		return false;
+	const int n = poly->vertCount;
+	bool pos = false, neg = false; // either winding
+	for (int i = 0, j = n - 1; i < n; j = i++) {
+		const float *a = &t->verts[poly->verts[j] * 3], *b = &t->verts[poly->verts[i] * 3];
+		const float cross = (b[0] - a[0]) * (z - a[2]) - (b[2] - a[2]) * (x - a[0]);
+		pos = pos || cross > 0.0f;
+		neg = neg || cross < 0.0f;
+	}
+	return !(pos && neg);
+}
+
+// p on the grid: the nearest grid point inside polygon ref, else (a sliver
+// with no grid point near p) the nearest grid point.
+static void snap_into(const navmesh *m, dtPolyRef ref, float p[3])
+{
+	const float q = m->p.cell_size * 0.125f;
+	const float x = snap(m, p[0]), z = snap(m, p[2]);
+	if (x == p[0] && z == p[2])
+		return;
+	if (ref && !inside_poly(m, ref, x, z)) {
+		// the four grid points around p, nearest first
+		const float x0 = x <= p[0] ? x : x - q, z0 = z <= p[2] ? z : z - q;
+		float best_d = -1.0f, bx = x, bz = z;
+		for (int k = 0; k < 4; ++k) {
+			const float cx = x0 + (float)(k & 1) * q, cz = z0 + (float)(k >> 1) * q;
+			const float dx = cx - p[0], dz = cz - p[2];
+			const float d = dx * dx + dz * dz;
+			if (inside_poly(m, ref, cx, cz) && (best_d < 0.0f || d < best_d)) {
+				best_d = d;
+				bx = cx;
+				bz = cz;
+			}
+		}
+		p[0] = bx;
+		p[2] = bz;
+		return;
+	}
+	p[0] = x;
+	p[2] = z;
+}
+
 // Nearest polygon to p by 2-D distance, searching a box that grows until the
 // best point found lies within it. (Detour's findNearestPoly answers the best
 // polygon whose bounds touch its box, which can be farther than one outside.)
@@ -483,6 +576,8 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 {
 	float c[3];
 	to3(p, c);
+	c[0] = snap(m, c[0]);
+	c[2] = snap(m, c[2]);
 	const float world = (m->p.bounds_max.x - m->p.bounds_min.x) + (m->p.bounds_max.y - m->p.bounds_min.y);
 	enum { kMaxPolys = 512 };
 	dtPolyRef polys[kMaxPolys];
@@ -511,8 +606,11 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 		}
 		// a polygon's bounds may reach into the box while its nearest point
 		// is outside it: only a point within r is surely the nearest
-		if ((best && best_d <= r * r) || r > world)
+		if ((best && best_d <= r * r) || r > world) {
+			if (best)
+				snap_into(m, best, pt);
 			return best;
+		}
 	}
 }
 
@@ -592,6 +690,7 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 		m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
 		result = NAVMESH_PLAN_FAR;
 	}
+	snap_into(m, path[(size_t)n - 1], gpt);
 	c->corridor.reset(start, spt);
 	c->corridor.setCorridor(gpt, path.data(), n);
 	*goal = to2(gpt);
@@ -603,7 +702,7 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 // than the merge (dtMergeCorridorStartShortcut: req > maxPath). For such
 // small corridors the same raycast is made first, and the shortcut skipped
 // when the merge would not fit.
-static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, const float *next)
+static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, const float *next, float range)
 {
 	enum { kMaxRes = 32 };
 	if (capacity > kMaxRes)
@@ -613,7 +712,6 @@ static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, co
 	const float d = sqrtf(dx * dx + dz * dz);
 	if (d < 0.01f)
 		return true; // Detour does nothing then
-	const float range = 30.0f * m->p.radius;
 	const float reach = d + 0.01f < range ? d + 0.01f : range; // as Detour: overshoot a little, clamp
 	const float scale = range / reach;
 	const float goal[3] = {pos[0] + dx * scale, pos[1] + (next[1] - pos[1]) * scale, pos[2] + dz * scale};
@@ -638,8 +736,27 @@ static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_v
 		return -1;
 	float p3[3];
 	to3(pos, p3);
+	p3[0] = snap(m, p3[0]);
+	p3[2] = snap(m, p3[2]);
 	if (!pc.movePosition(p3, m->query, &m->filter))
 		return -1;
+	{
+		// a position clamped onto the corridor's edge is Detour's arithmetic:
+		// back onto the grid (see snap), inside the first polygon
+		float sp[3];
+		dtVcopy(sp, pc.getPos());
+		snap_into(m, pc.getFirstPoly(), sp);
+		if (sp[0] != pc.getPos()[0] || sp[2] != pc.getPos()[2]) {
+			const int np = pc.getPathCount();
+			if (m->path.size() < (size_t)np)
+				m->path.resize((size_t)np);
+			memcpy(m->path.data(), pc.getPath(), (size_t)np * sizeof(dtPolyRef));
+			float target[3];
+			dtVcopy(target, pc.getTarget());
+			pc.reset(m->path[0], sp);
+			pc.setCorridor(target, m->path.data(), np);
+		}
+	}
 	const float *cp = pc.getPos();
 	*on_mesh = to2(cp);
 	const float dx = cp[0] - pos.x, dy = cp[2] - pos.y;
@@ -651,10 +768,27 @@ static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_v
 	if (max > kMax)
 		max = kMax;
 	int n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
-	if (optimize && n > 0 && shortcut_fits(m, pc, capacity, &verts[(n - 1) * 3])) {
-		// shortcut toward the furthest corner in view (DetourCrowd's rule)
-		pc.optimizePathVisibility(&verts[(n - 1) * 3], 30.0f * m->p.radius, m->query, &m->filter);
-		n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
+	if (optimize && n > 0) {
+		// Shortcut toward the furthest corner when it is in view (DetourCrowd's
+		// rule: a ray toward it, past it to 30 radii). The ray's end is
+		// computed here and put on the grid (see snap), and the range given
+		// to Detour is its distance, so Detour's scale range / distance is
+		// exactly 1 and the ray ends at that grid point rather than at a
+		// product Detour rounds (fused on arm64): the ray grazes the corner's
+		// vertex, where one rounding decides the side.
+		const float *far = &verts[(n - 1) * 3];
+		const float fx = far[0] - cp[0], fz = far[2] - cp[2];
+		const float d = sqrtf(fx * fx + fz * fz);
+		if (d > 0.02f) {
+			const float s = 30.0f * m->p.radius / d;
+			float end[3] = {snap(m, cp[0] + fx * s), far[1], snap(m, cp[2] + fz * s)};
+			const float ex = end[0] - cp[0], ez = end[2] - cp[2];
+			const float range = sqrtf(ex * ex + ez * ez);
+			if (range > 0.02f && shortcut_fits(m, pc, capacity, end, range)) {
+				pc.optimizePathVisibility(end, range, m->query, &m->filter);
+				n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
+			}
+		}
 	}
 	for (int i = 0; i < n; ++i)
 		corners[i] = to2(&verts[i * 3]);

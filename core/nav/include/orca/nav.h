@@ -35,7 +35,8 @@ typedef struct orca_nav_def {
 	/** Obstacles and bounds are inflated by this: the largest radius of the
 	 * agents that navigate (smaller ones get paths a little wider than needed). */
 	float agent_radius;
-	/** Voxel size of the mesh build; 0: agent_radius / 3. */
+	/** Voxel size of the mesh build; 0: agent_radius / 3. Rounded down to a
+	 * power of two (so the mesh is the same on every CPU; see the README). */
 	float cell_size;
 	/** Tile edge in voxels; 0: 64 (raised until the world fits 4,096 tiles). */
 	uint32_t tile_cells;
