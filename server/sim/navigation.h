@@ -52,6 +52,9 @@ typedef struct navigation_counters {
 	uint32_t paths_pending;
 	uint32_t tiles_pending;
 	uint32_t agents;          /* navigating now */
+	uint32_t polygons;        /* in the navigation mesh */
+	uint64_t tiles_built;     /* tile (re)builds since start */
+	uint64_t replans[4];      /* by orca_nav_replan_reason */
 } navigation_counters;
 
 void navigation_get_counters(const server_navigation *nav, navigation_counters *out);
