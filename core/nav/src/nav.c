@@ -570,6 +570,13 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		a->phase = ORCA_NAV_DONE;
 		a->next_visit = nav->updates + NAV_DONE_VISIT;
 		emit(nav, a, ORCA_NAV_ARRIVED, st.position);
+		/* Arrived within arrival_distance but short of the goal: stop where
+		 * it is. Still walking at the goal, it would press for ever on an
+		 * agent standing there or passing by, and in a narrow spot that
+		 * locks the other for good (nav_scale: an agent pinned between an
+		 * arrived one pressing at its goal and a block). */
+		if (!st.arrived)
+			steer_to(nav, a, st.position);
 		return true;
 	}
 	if (a->queued) {
