@@ -173,10 +173,9 @@ static void all_arrive_or_are_unreachable(orca_avoidance avoidance)
 	 * reported STUCK and still standing where it was said (its owner knows).
 	 * An agent that ARRIVED within arrival_distance used to keep pressing at
 	 * its goal through whoever stood there, and pinned a passer-by against a
-	 * block for good, unreported in quality mode; arrived agents now stop
-	 * where they are. What is left is ORCA's own limit: one to five of
-	 * 10,000 lock each other in a tight spot (three agents and a block), and
-	 * are told STUCK. */
+	 * block for good; arrived agents now stop where they are. What is left
+	 * is ORCA's own limit: 0 to 2 of 10,000 in the runs seen lock each other
+	 * in a tight spot (three agents and a block), and are told STUCK. */
 	uint32_t left = 0, left_stuck = 0;
 	for (uint32_t i = 0; i < AGENTS; ++i) {
 		const uint32_t slot = (ids[i] & 0xfffffu) - 1u;
