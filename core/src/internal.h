@@ -33,6 +33,9 @@ int orca_pool_create(struct orca_world *w, int workers, orca_pool **out);
 void orca_pool_destroy(struct orca_world *w, orca_pool *pool);
 /* Run fn over [0, count) in chunks of `grain`, on every worker; returns when done. */
 void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t grain);
+/* Let waiting threads spin briefly before sleeping (worth it when steps are
+ * long enough that a wake-up per job matters; off by default). */
+void orca_pool_set_spin(orca_pool *pool, bool spin);
 
 /* ------------------------------------------------------------ agents */
 

@@ -7,7 +7,8 @@
  * condition variable (and waking the caller when the last chunk ends) costs
  * tens of microseconds on a virtual machine, each time; so both sides first
  * watch the job counters for a short while (POOL_SPIN_NS) and only then
- * sleep. The spin is bounded, so idle pools still sleep, and it is off when
+ * sleep (for worlds of 4,096 agents or more: orca_pool_set_spin). The spin
+ * is bounded, so idle pools still sleep, and it is off when
  * there are more workers than processors (a spinning thread would hold the
  * processor that the thread it waits for needs). */
 #include <pthread.h>
@@ -31,7 +32,8 @@
 
 struct orca_pool {
 	int workers;
-	bool spin; /* workers <= processors */
+	bool spin;            /* workers <= processors */
+	atomic_bool spin_now; /* and the world is big enough to care (orca_pool_set_spin) */
 	pthread_t *threads;
 	pthread_mutex_t mutex;
 	pthread_cond_t start_cv, done_cv;
@@ -74,7 +76,7 @@ static uint64_t now_ns(void)
 /* Spin until done(pool) or POOL_SPIN_NS have passed; true if done. */
 static bool spin_until(orca_pool *pool, bool (*done)(orca_pool *, uint64_t), uint64_t arg)
 {
-	if (!pool->spin)
+	if (!pool->spin || !atomic_load_explicit(&pool->spin_now, memory_order_relaxed))
 		return false;
 	const uint64_t t0 = now_ns();
 	for (;;) {
@@ -139,6 +141,7 @@ int orca_pool_create(struct orca_world *w, int workers, orca_pool **out)
 	atomic_init(&pool->generation, 0);
 	atomic_init(&pool->running, 0);
 	atomic_init(&pool->quit, false);
+	atomic_init(&pool->spin_now, false);
 	pthread_mutex_init(&pool->mutex, NULL);
 	pthread_cond_init(&pool->start_cv, NULL);
 	pthread_cond_init(&pool->done_cv, NULL);
@@ -221,4 +224,9 @@ void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, 
 			pthread_cond_wait(&pool->done_cv, &pool->mutex);
 		pthread_mutex_unlock(&pool->mutex);
 	}
+}
+
+void orca_pool_set_spin(orca_pool *pool, bool spin)
+{
+	atomic_store_explicit(&pool->spin_now, spin, memory_order_relaxed);
 }

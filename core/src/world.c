@@ -419,6 +419,7 @@ int orca_world_step(orca_world *w, float dt)
 	orca_world_compact_order(w);
 	const uint32_t n = w->order_count;
 
+	orca_pool_set_spin(w->pool, n >= 4096); /* worth it only when a step is milliseconds long */
 	orca_pool_run(w->pool, pref_task, w, w->slot_count, 4096);
 	const double t1 = now_ms();
 

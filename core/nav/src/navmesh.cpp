@@ -617,9 +617,13 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 extern "C" bool navmesh_nearest(const navmesh *m, orca_vec2 p, orca_vec2 *out)
 {
 	float pt[3];
-	if (!nearest_poly(m, p, pt))
+	const dtPolyRef ref = nearest_poly(m, p, pt);
+	if (!ref)
 		return false;
-	*out = to2(pt);
+	// A point on the mesh answers itself: the grid (see snap) is for what
+	// enters Detour's queries, not for this answer to a caller (the test of
+	// inside is ours, unfused, the same on every CPU).
+	*out = inside_poly(m, ref, p.x, p.y) ? p : to2(pt);
 	return true;
 }
 
@@ -727,6 +731,9 @@ static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, co
 	return true;
 }
 
+static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
+                            const dtPolyRef *path, int n);
+
 static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_vec2 pos, bool optimize,
                             orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh)
 {
@@ -753,8 +760,7 @@ static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_v
 			memcpy(m->path.data(), pc.getPath(), (size_t)np * sizeof(dtPolyRef));
 			float target[3];
 			dtVcopy(target, pc.getTarget());
-			pc.reset(m->path[0], sp);
-			pc.setCorridor(target, m->path.data(), np);
+			corridor_assign(pc, capacity, sp, target, m->path.data(), np); // a full corridor too
 		}
 	}
 	const float *cp = pc.getPos();

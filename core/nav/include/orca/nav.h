@@ -134,7 +134,8 @@ int orca_nav_get_path(orca_nav *nav, orca_agent_id id, orca_nav_path *out, orca_
  * returns the count, 0 when out of range. */
 uint32_t orca_nav_corridor_polygon(const orca_nav *nav, orca_agent_id id, uint32_t i, orca_vec2 vertices[6]);
 
-/** The nearest walkable point to p (false when the mesh is empty). */
+/** The nearest walkable point to p (false when the mesh is empty): p itself
+ * when p is on the mesh, else a point of navigation's cell / 8 grid. */
 bool orca_nav_nearest_point(const orca_nav *nav, orca_vec2 p, orca_vec2 *out);
 
 /** Why a path was planned again. */
