@@ -278,6 +278,20 @@ static void step_done(uv_work_t *req, int status) {
 	srv->metrics.step_seconds_sum += srv->step_seconds;
 	srv->metrics.agents = srv->status.agents;
 	srv->metrics.obstacles = srv->status.obstacles;
+	if (srv->nav) { /* navigation's counters, read while no step runs */
+		navigation_counters nc;
+		navigation_get_counters(srv->nav, &nc);
+		metrics_navigation *mn = &srv->metrics.navigation;
+		mn->enabled = 1;
+		mn->agents = nc.agents;
+		mn->polygons = nc.polygons;
+		mn->paths_pending = nc.paths_pending;
+		mn->tiles_pending = nc.tiles_pending;
+		mn->paths_planned = nc.paths_planned;
+		mn->tiles_built = nc.tiles_built;
+		memcpy(mn->replans, nc.replans, sizeof mn->replans);
+		memcpy(mn->events, nc.events, sizeof mn->events);
+	}
 	srv->metrics.table_seconds_sum += srv->table_seconds;
 	if (srv->storage) { /* persistence hook: journal the hash; snapshots wait until the tick is durable */
 		storage_tick_end(srv->storage);
@@ -463,10 +477,19 @@ int server_run_headless(const server_config *cfg) {
 		return 1;
 	}
 	demo_crowd *demo = cfg->demo ? demo_create(world, cfg) : NULL;
+	/* navigation as the server runs it: the mesh over the world as it is
+	 * now (demo obstacles included), its update just before each step */
+	server_navigation *nav = cfg->nav_enabled ? navigation_create(world, cfg) : NULL;
+	if (cfg->nav_enabled && !nav) {
+		demo_destroy(demo);
+		orca_world_destroy(world);
+		return 1;
+	}
 	float dt = 1.0f / (float)cfg->tick_rate_hz;
 	uint64_t t0 = uv_hrtime();
 	for (uint64_t i = 0; i < cfg->headless_ticks; i++) {
 		if (demo) demo_update(demo, world);
+		if (nav) navigation_before_step(nav, dt);
 		rc = orca_world_step(world, dt);
 		if (rc != ORCA_OK) {
 			log_error("tick %" PRIu64 ": step failed: %s", i, orca_strerror(rc));
@@ -474,10 +497,14 @@ int server_run_headless(const server_config *cfg) {
 		}
 	}
 	double seconds = (double)(uv_hrtime() - t0) * 1e-9;
-	printf("ticks %" PRIu64 " agents %u workers %u state_hash 0x%016" PRIx64 "\n", orca_world_step_count(world),
-	       orca_world_agent_count(world), cfg->workers, orca_world_state_hash(world));
+	navigation_counters nc;
+	navigation_get_counters(nav, &nc); /* all zero without navigation */
+	printf("ticks %" PRIu64 " agents %u workers %u state_hash 0x%016" PRIx64 " navigation %s polygons %u\n",
+	       orca_world_step_count(world), orca_world_agent_count(world), cfg->workers, orca_world_state_hash(world),
+	       nav ? "on" : "off", nc.polygons);
 	fflush(stdout);
 	log_info("headless: %" PRIu64 " ticks in %.3f s", cfg->headless_ticks, seconds);
+	navigation_destroy(nav);
 	demo_destroy(demo);
 	orca_world_destroy(world);
 	return rc == ORCA_OK ? 0 : 1;

@@ -40,6 +40,21 @@ extern const double metrics_tick_bucket_bounds[METRICS_TICK_BUCKETS];
 
 #define METRICS_ERROR_CODES (_crowd_v1_ErrorCode_MAX + 1)
 
+/** Navigation's counters (server/sim/navigation.c), copied at the end of
+ * every tick on the loop thread (the update runs on the step's thread, so
+ * /metrics never reads navigation itself). All zero with --navigation=false. */
+typedef struct metrics_navigation {
+	uint64_t enabled;       /* 1 with navigation on */
+	uint64_t agents;        /* navigating now (gauges up to tiles_pending) */
+	uint64_t polygons;
+	uint64_t paths_pending;
+	uint64_t tiles_pending;
+	uint64_t paths_planned; /* counters from here on */
+	uint64_t tiles_built;
+	uint64_t replans[4];    /* mesh_changed, off_corridor, no_progress, next_part */
+	uint64_t events[4];     /* by AgentEventKind: [1] arrived, [2] unreachable, [3] stuck */
+} metrics_navigation;
+
 /** The parts of a tick, in the order they run (see tick_part_seconds_sum). */
 typedef enum tick_part {
 	TICK_APPLY, TICK_WAIT, TICK_NAVIGATION, TICK_STEP, TICK_TABLE, TICK_HANDOFF, TICK_SNAPSHOTS, TICK_EVENTS, TICK_PARTS
@@ -92,6 +107,9 @@ typedef struct server_metrics {
 	uint64_t commands_applied;            /* requests applied at a tick */
 	uint64_t errors[METRICS_ERROR_CODES]; /* Error messages sent, by code */
 	uint64_t acks;
+
+	/* navigation */
+	metrics_navigation navigation;
 
 	/* Agones SDK sidecar calls (agones.h; all zero unless --agones) */
 	crowd_agones_counters agones;

@@ -142,6 +142,29 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	scalar_u(&t, "crowd_agents", "gauge", "Agents in the world.", m->agents);
 	scalar_u(&t, "crowd_obstacles", "gauge", "Obstacles in the world.", m->obstacles);
 
+	/* navigation (zero with --navigation=false) */
+	{
+		const metrics_navigation *nv = &m->navigation;
+		scalar_u(&t, "crowd_navigation_enabled", "gauge", "1 when targets navigate (--navigation).", nv->enabled);
+		scalar_u(&t, "crowd_navigation_agents", "gauge", "Agents navigating now (any phase but none).", nv->agents);
+		scalar_u(&t, "crowd_navigation_polygons", "gauge", "Polygons in the navigation mesh.", nv->polygons);
+		scalar_u(&t, "crowd_navigation_paths_pending", "gauge", "Path queries waiting for the per-tick budget.",
+		         nv->paths_pending);
+		scalar_u(&t, "crowd_navigation_tiles_pending", "gauge", "Mesh tiles waiting for a rebuild.",
+		         nv->tiles_pending);
+		scalar_u(&t, "crowd_navigation_paths_planned_total", "counter", "Path queries answered.", nv->paths_planned);
+		scalar_u(&t, "crowd_navigation_tiles_built_total", "counter", "Mesh tiles built since start (the first build included).",
+		         nv->tiles_built);
+		static const char *const reasons[4] = {"mesh_changed", "off_corridor", "no_progress", "next_part"};
+		family(&t, "crowd_navigation_replans_total", "counter", "Paths planned again, by reason.");
+		for (int k = 0; k < 4; k++)
+			put(&t, "crowd_navigation_replans_total{reason=\"%s\"} %" PRIu64 "\n", reasons[k], nv->replans[k]);
+		static const char *const kinds[4] = {NULL, "arrived", "unreachable", "stuck"};
+		family(&t, "crowd_navigation_events_total", "counter", "Agent events (AgentEventKind) told, by kind.");
+		for (int k = 1; k < 4; k++)
+			put(&t, "crowd_navigation_events_total{kind=\"%s\"} %" PRIu64 "\n", kinds[k], nv->events[k]);
+	}
+
 	/* connections */
 	family(&t, "crowd_connections", "gauge",
 	       "Open client connections by transport and role (none = before Hello).");

@@ -273,6 +273,9 @@ void navigation_get_counters(const server_navigation *n, navigation_counters *ou
 	out->paths_pending = s.paths_pending;
 	out->tiles_pending = s.tiles_pending;
 	out->agents = s.agents;
+	out->polygons = s.polygons;
+	out->tiles_built = s.tiles_built;
+	memcpy(out->replans, s.replans, sizeof out->replans);
 }
 
 /* ---- persistence (server/storage) */

@@ -39,8 +39,9 @@ void navigation_send_events(server *srv);
 void navigation_answer_paths(server *srv, session *s, const command *cmd);
 
 /** Persistence (server/storage): the navigation state for a checkpoint
- * (orca_nav_save: each navigating agent's target and phase; NULL buf: the
- * size), and back into a fresh navigation on the same world. */
+ * (orca_nav_save: everything that decides its future; NULL buf: the size),
+ * and back into a navigation just created on the world loaded with it: the
+ * two then step exactly as the saved ones would have. */
 size_t navigation_save(const server_navigation *nav, uint8_t *buf, size_t capacity);
 int navigation_load(server_navigation *nav, const uint8_t *buf, size_t len);
 
@@ -51,6 +52,9 @@ typedef struct navigation_counters {
 	uint32_t paths_pending;
 	uint32_t tiles_pending;
 	uint32_t agents;          /* navigating now */
+	uint32_t polygons;        /* in the navigation mesh */
+	uint64_t tiles_built;     /* tile (re)builds since start */
+	uint64_t replans[4];      /* by orca_nav_replan_reason */
 } navigation_counters;
 
 void navigation_get_counters(const server_navigation *nav, navigation_counters *out);

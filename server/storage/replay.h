@@ -50,7 +50,7 @@ bool replay_set_identity(replay_world *rw, const replay_identity *id);
 typedef struct replay_options {
 	uint64_t to_tick; /* stop once this tick is completed (UINT64_MAX: to the end) */
 	bool verify;      /* stop at the first tick whose hash differs from the recorded one */
-	bool keep_going;  /* with verify: count differences, do not stop (navigation's state is not restored exactly) */
+	bool keep_going;  /* with verify: count differences, do not stop */
 	/** After every completed tick (may be NULL). */
 	void (*on_tick)(void *user, const replay_world *rw, uint64_t recorded_hash);
 	void *user;

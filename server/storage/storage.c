@@ -783,9 +783,8 @@ static void replay_journal(storage *st, replay_world *rw, int64_t stop_at, uint8
 			log_error("storage: cannot read %s: %s", path, strerror(errno));
 			break;
 		}
-		/* navigation's saved state is not exact (orca/nav.h): with it, differences are logged, not fatal */
-		replay_options opt = {.to_tick = stop_at >= 0 ? (uint64_t)stop_at : UINT64_MAX, .verify = true,
-		                      .keep_going = rw->nav != NULL};
+		/* every recorded hash is checked, navigation on or off (orca_nav_save is exact) */
+		replay_options opt = {.to_tick = stop_at >= 0 ? (uint64_t)stop_at : UINT64_MAX, .verify = true};
 		replay_result res;
 		char err[200];
 		if (replay_segment(rw, file, len, &opt, &res, err, sizeof err) != 0) {
@@ -807,10 +806,6 @@ static void replay_journal(storage *st, replay_world *rw, int64_t stop_at, uint8
 			          path, res.mismatch_tick, res.computed_hash, res.recorded_hash);
 			break;
 		}
-		if (res.mismatch_tick)
-			log_warn("storage: %s: from tick %" PRIu64 " the replay differs from the recording (navigation's state "
-			         "is restored inexactly); every recorded command is applied all the same",
-			         path, res.mismatch_tick);
 		if (res.reached_to_tick || res.tail != RECORD_END || res.bad_record) break;
 	}
 	free(segs);

@@ -1,8 +1,12 @@
 /* test_headless.c — the headless fixed-length demo run (--demo --headless-ticks
  * N: no network, no real-time pacing) prints the same final state hash for 1
- * and 4 workers, and a different one for a different tick count. */
+ * and 4 workers, and a different one for a different tick count. It runs with
+ * navigation when navigation is on (the default), as the live tick does: the
+ * mesh over the demo's obstacles, its update before every step; the demo's
+ * agents walk straight, so navigation on or off gives the same hash. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,9 +20,9 @@
 
 /* Run the demo headless; returns the state hash printed, asserting a clean exit
  * and the tick count on the result line. */
-static uint64_t headless_hash(const char *ticks, const char *workers) {
-	const char *args[] = {"--demo",      "--demo-agents", "400", "--headless-ticks", ticks, "--workers", workers,
-	                      "--log-level", "warn",          NULL};
+static uint64_t headless_run(const char *ticks, const char *workers, bool navigation, unsigned *polygons) {
+	const char *args[] = {"--demo",      "--demo-agents", "400",  "--headless-ticks", ticks, "--workers", workers,
+	                      "--log-level", "warn",          navigation ? NULL : "--navigation=false", NULL};
 	int status;
 	char *out = server_run_to_exit(args, &status);
 	assert_non_null(out);
@@ -30,7 +34,17 @@ static uint64_t headless_hash(const char *ticks, const char *workers) {
 	char expect[64];
 	snprintf(expect, sizeof expect, "ticks %s agents 400 workers %s ", ticks, workers);
 	if (!strstr(out, expect)) fail_msg("no '%s' in: %s", expect, out);
+	const char *nav = strstr(out, navigation ? " navigation on polygons " : " navigation off polygons ");
+	if (!nav) fail_msg("navigation %s not said in: %s", navigation ? "on" : "off", out);
+	*polygons = (unsigned)strtoul(strstr(nav, "polygons ") + strlen("polygons "), NULL, 10);
 	free(out);
+	return hash;
+}
+
+static uint64_t headless_hash(const char *ticks, const char *workers) {
+	unsigned polygons;
+	uint64_t hash = headless_run(ticks, workers, true, &polygons);
+	assert_true(polygons > 0); /* the mesh around the demo's obstacles */
 	return hash;
 }
 
@@ -42,6 +56,10 @@ static void test_same_hash_for_1_and_4_workers(void **state) {
 	assert_int_equal(one, four);
 	/* The hash does depend on the run: one tick fewer changes it. */
 	assert_int_not_equal(headless_hash("299", "4"), one);
+	/* without navigation: no mesh, and the same world (the demo walks straight) */
+	unsigned polygons = 1;
+	assert_int_equal(headless_run("300", "1", false, &polygons), one);
+	assert_int_equal(polygons, 0);
 }
 
 int main(void) {

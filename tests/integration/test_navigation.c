@@ -5,8 +5,8 @@
  * to their owner; GetPaths answers their corridors; an enclosed target is
  * UNREACHABLE with the point chosen (the nearest one outside the box); a minor-0 client gets no AgentEvents; an
  * admin who asked for every agent's events gets the others'; a player may
- * not ask for every agent's. Every wait is for a message; the wall clock only
- * guards against a hang. */
+ * not ask for every agent's; /metrics counts the paths, re-plans and events.
+ * Every wait is for a message; the wall clock only guards against a hang. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -299,6 +299,27 @@ static void wall_added_at_run_time_replans_through_other_door(void **state) {
 	assert_true(pump_until(all, 3, got_pong, old));
 	assert_int_equal(crowd_client_get_counters(old->c).events_received, 0);
 	assert_true(crowd_client_get_counters(player->c).events_received >= 5);
+
+	/* /metrics over HTTP: navigation's counters, as of the ticks whose
+	 * events the clients already got */
+	char *metrics = server_metrics(&srv);
+	assert_non_null(metrics);
+	printf("metrics: navigation %g, polygons %g, paths planned %g, re-plans (mesh) %g, arrived %g, unreachable %g\n",
+	       metric_value(metrics, "crowd_navigation_enabled"), metric_value(metrics, "crowd_navigation_polygons"),
+	       metric_value(metrics, "crowd_navigation_paths_planned_total"),
+	       metric_value(metrics, "crowd_navigation_replans_total{reason=\"mesh_changed\"}"),
+	       metric_value(metrics, "crowd_navigation_events_total{kind=\"arrived\"}"),
+	       metric_value(metrics, "crowd_navigation_events_total{kind=\"unreachable\"}"));
+	assert_true(metric_value(metrics, "crowd_navigation_enabled") == 1.0);
+	assert_true(metric_value(metrics, "crowd_navigation_polygons") > 0.0);
+	assert_true(metric_value(metrics, "crowd_navigation_agents") >= 5.0);
+	assert_true(metric_value(metrics, "crowd_navigation_paths_planned_total") >= 6.0); /* 5 spawned, 1 retarget */
+	assert_true(metric_value(metrics, "crowd_navigation_replans_total{reason=\"mesh_changed\"}") >= 1.0); /* door A */
+	assert_true(metric_value(metrics, "crowd_navigation_events_total{kind=\"arrived\"}") >= 5.0);
+	assert_true(metric_value(metrics, "crowd_navigation_events_total{kind=\"unreachable\"}") >= 1.0);
+	assert_true(metric_value(metrics, "crowd_navigation_tiles_pending") >= 0.0); /* present */
+	assert_true(metric_value(metrics, "crowd_navigation_events_total{kind=\"stuck\"}") >= 0.0);
+	free(metrics);
 
 	nav_close(old);
 	nav_close(player);

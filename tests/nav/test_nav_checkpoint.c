@@ -224,9 +224,9 @@ static void loaded_runs_continue_exactly(void **state)
 	saved saves[SAVES];
 	int ticks[SAVES];
 	uint32_t r = 2026u;
-	for (int i = 0; i < SAVES; ++i) { /* random ticks, ascending; one right after a wall came */
+	for (int i = 0; i < SAVES; ++i) { /* random ticks, ascending; the first just before a wall comes (step 140) */
 		r = mix(r + (uint32_t)i);
-		ticks[i] = i == 0 ? 141 : ticks[i - 1] + 1 + (int)(r % (uint32_t)((STEPS - 100 - ticks[i - 1]) / (SAVES - i)));
+		ticks[i] = i == 0 ? 139 : ticks[i - 1] + 1 + (int)(r % (uint32_t)((STEPS - 100 - ticks[i - 1]) / (SAVES - i)));
 	}
 	unseen_wall_tick = ticks[1];
 	orca_world *w = new_world();

@@ -105,7 +105,7 @@ static void test_replay_equals_live(void **state) {
 	snprintf(data, sizeof data, "%s/data", dir);
 	const char *args[] = {"--data-dir", data, "--fsync", "no", "--checkpoint-every", "2500", "--keep-checkpoints",
 	                      "100", "--demo", "--demo-agents", "100", "--tick-rate", "1000", "--log-level", "warn",
-	                      "--navigation=false", NULL};
+	                      NULL}; /* navigation on, the default: replay must equal the live run all the same */
 	server_proc srv;
 	assert_true(server_start(&srv, args));
 	crowd_client_options o = crowd_client_default_options();

@@ -64,6 +64,7 @@ struct orca_nav {
 	nav_obstacle *obstacles;    /* ascending id */
 	uint32_t obstacle_count, obstacle_cap;
 	uint32_t obstacle_version;
+	bool obstacles_unseen;      /* compare with the world's at the next update whatever its version says */
 	orca_obstacle_id *id_scratch;
 	uint32_t id_scratch_cap;
 	navmesh_obstacle *build_scratch;
@@ -201,7 +202,7 @@ static int cache_obstacle(orca_nav *nav, orca_obstacle_id id, nav_obstacle *o)
 static int sync_obstacles(orca_nav *nav)
 {
 	const uint32_t version = orca_world_obstacle_version(nav->world);
-	if (version == nav->obstacle_version)
+	if (version == nav->obstacle_version && !nav->obstacles_unseen)
 		return ORCA_OK;
 	const uint32_t n = orca_world_obstacle_ids(nav->world, NULL, 0);
 	if (!grow((void **)&nav->id_scratch, &nav->id_scratch_cap, n + 1, sizeof *nav->id_scratch))
@@ -236,8 +237,10 @@ static int sync_obstacles(orca_nav *nav)
 	nav->obstacles = merged;
 	nav->obstacle_count = m;
 	nav->obstacle_cap = n ? n : 1;
-	if (rc == ORCA_OK)
+	if (rc == ORCA_OK) {
 		nav->obstacle_version = version;
+		nav->obstacles_unseen = false;
+	}
 	return rc;
 }
 
@@ -567,6 +570,13 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		a->phase = ORCA_NAV_DONE;
 		a->next_visit = nav->updates + NAV_DONE_VISIT;
 		emit(nav, a, ORCA_NAV_ARRIVED, st.position);
+		/* Arrived within arrival_distance but short of the goal: stop where
+		 * it is. Still walking at the goal, it would press for ever on an
+		 * agent standing there or passing by, and in a narrow spot that
+		 * locks the other for good (nav_scale: an agent pinned between an
+		 * arrived one pressing at its goal and a block). */
+		if (!st.arrived)
+			steer_to(nav, a, st.position);
 		return true;
 	}
 	if (a->queued) {
@@ -732,7 +742,7 @@ int orca_nav_create(const orca_nav_def *def, orca_world *world, orca_nav **out)
 		orca_nav_destroy(nav);
 		return ORCA_ERR_NO_MEMORY;
 	}
-	nav->obstacle_version = orca_world_obstacle_version(world) + 1u; /* force the first sync */
+	nav->obstacles_unseen = true; /* the first sync */
 	rc = sync_obstacles(nav);
 	if (rc != ORCA_OK) {
 		orca_nav_destroy(nav);
@@ -869,7 +879,7 @@ size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 	 * rebuild queue) is saved whole; any other is what the world's obstacles
 	 * build, so a load builds it again. If the world's obstacles changed since
 	 * the last update (not yet seen here), every tile is saved whole. */
-	const bool all = nav->obstacle_version != orca_world_obstacle_version(nav->world);
+	const bool all = nav->obstacles_unseen || nav->obstacle_version != orca_world_obstacle_version(nav->world);
 	const uint32_t total = navmesh_tile_count(nav->mesh);
 	uint32_t *order = malloc((size_t)(total ? total : 1) * sizeof *order);
 	const uint32_t present = order ? navmesh_tiles_in_add_order(nav->mesh, order) : 0;
@@ -1211,9 +1221,10 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 	nav->obstacle_count = nav->obstacle_cap = l.obstacle_count;
 	l.obstacles = NULL;
 	l.obstacle_count = 0;
-	/* see the world's obstacles again at the next update: a change made after
-	 * the saved update's (not yet seen then) is seen now, as it would have been */
-	nav->obstacle_version = orca_world_obstacle_version(nav->world) + 1u;
+	/* compare with the world's obstacles at the next update (by id, whatever
+	 * the version says: the loaded world counts its own): a change made after
+	 * the saved update (not seen then) is seen now, as it would have been */
+	nav->obstacles_unseen = true;
 	const uint32_t total = navmesh_tile_count(nav->mesh);
 	memset(nav->tile_dirty, 0, total);
 	nav->tile_head = 0;
