@@ -42,6 +42,7 @@ typedef enum job_kind { JOB_BATCH, JOB_CHECKPOINT } job_kind;
 
 typedef struct job {
 	struct job *next;
+	struct storage *owner; /* checkpoint: for its thread */
 	job_kind kind;
 	uint64_t seq;   /* batch */
 	crowd_buf bytes; /* batch: framed records */
@@ -93,6 +94,11 @@ struct storage {
 	/* ---- writer thread */
 	pthread_t thread;
 	bool thread_started;
+	pthread_t checkpoint_thread; /* one checkpoint at a time, joined by the writer */
+	bool checkpoint_thread_started;
+	pthread_t sync_thread; /* everysec: fdatasync of the current segment once a second */
+	bool sync_thread_started;
+	pthread_cond_t sync_cv; /* under mu, with quit */
 	int fd;
 	uint64_t segment_tick;
 	off_t synced_offset;   /* the segment holds these bytes for sure */
@@ -262,10 +268,11 @@ static bool writer_write(storage *st) {
 static bool writer_sync(storage *st, bool force) {
 	if (st->pending.len == 0 || st->pending_written != st->pending.len) return st->pending.len == 0;
 	uint64_t now = now_ns();
-	bool want = force || st->mode == CONFIG_FSYNC_ALWAYS ||
-	            (st->mode == CONFIG_FSYNC_EVERYSEC && now - st->last_sync_ns >= 1000000000ull);
-	if (st->mode == CONFIG_FSYNC_NO && !force) {
-		/* the kernel decides: written counts as done */
+	bool want = force || st->mode == CONFIG_FSYNC_ALWAYS;
+	if (st->mode != CONFIG_FSYNC_ALWAYS && !force) {
+		/* no: the kernel decides; everysec: the sync thread fsyncs once a second, never
+		 * this thread (a slow fsync here would hold back the writes, and a kill would
+		 * lose what waited) -- written counts as done */
 	} else if (!want) {
 		return true;
 	} else {
@@ -330,58 +337,112 @@ static int segment_create(const char *dir, uint64_t tick, const void *records, s
 	return fd < 0 ? -errno : fd;
 }
 
-static void writer_checkpoint(storage *st, job *j) {
+/* The checkpoint thread: encode and write one checkpoint while the writer
+ * goes on with the journal (a slow disk must not hold back the journal: with
+ * everysec a kill would lose every acknowledged request since the checkpoint
+ * began, with always the Acks and snapshots would wait). */
+static void *checkpoint_main(void *arg) {
+	job *j = arg;
+	storage *st = j->owner;
 	uint64_t t0 = now_ns();
-	/* the journal up to this tick first: the new segment continues exactly here */
-	if (!writer_write(st) || !writer_sync(st, true)) {
-		log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the journal cannot be written", j->tick);
-		return;
-	}
-	if (fail_hook(st)) {
-		writer_error(st, "write checkpoint", EIO);
-		return;
-	}
 	crowd_buf b;
 	crowd_buf_init(&b);
-	if (!encode_checkpoint(j, &b)) {
-		crowd_buf_free(&b);
-		log_error("storage: checkpoint of tick %" PRIu64 " did not encode", j->tick);
-		return;
-	}
 	char path[1200];
 	path_of(path, sizeof path, st->dir, "checkpoint-", j->tick, ".ckpt");
-	int rc = file_write_atomic(st->dir, path, b.data, b.len);
+	int rc = fail_hook(st) ? -EIO : encode_checkpoint(j, &b) ? 0 : -ENOMEM;
+	if (rc == 0) rc = file_write_atomic(st->dir, path, b.data, b.len);
 	size_t size = b.len;
 	crowd_buf_free(&b);
 	if (rc != 0) {
-		log_warn("storage: checkpoint %s: %s; the journal goes on in the current segment", path, strerror(-rc));
-		pthread_mutex_lock(&st->mu);
+		/* its segment stays: it continues the previous one, recovery reads through both */
+		log_warn("storage: checkpoint %s: %s; recovery starts from the previous one", path, strerror(-rc));
+	} else {
+		prune(st->dir, st->cfg->keep_checkpoints);
+		log_debug("storage: checkpoint of tick %" PRIu64 ": %zu bytes in %.3f s", j->tick, size,
+		          (double)(now_ns() - t0) * 1e-9);
+	}
+	pthread_mutex_lock(&st->mu);
+	if (rc != 0) {
 		st->stats.write_errors++;
-		pthread_mutex_unlock(&st->mu);
-		return;
+	} else {
+		st->stats.checkpoints++;
+		st->stats.checkpoint_bytes = size;
+		st->stats.checkpoint_seconds = (double)(now_ns() - t0) * 1e-9;
+	}
+	st->checkpoint_finished = true;
+	pthread_mutex_unlock(&st->mu);
+	uv_async_send(&st->async);
+	job_free(j);
+	return NULL;
+}
+
+/* Rotate the journal at the checkpoint's tick, then hand the checkpoint to its
+ * own thread. The new segment exists before its checkpoint: a crash between
+ * them leaves the previous checkpoint, whose segment chains into the new one.
+ * True when the job was handed over (the thread frees it). */
+static bool writer_checkpoint(storage *st, job *j) {
+	/* the journal up to this tick first: the new segment continues exactly here */
+	if (!writer_write(st) || !writer_sync(st, true)) {
+		log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the journal cannot be written", j->tick);
+		return false;
+	}
+	if (fail_hook(st)) {
+		writer_error(st, "write checkpoint", EIO);
+		return false;
 	}
 	off_t seg_size;
 	int fd = segment_create(st->dir, j->tick, NULL, 0, &seg_size);
 	if (fd < 0) {
-		/* without its segment the checkpoint would hide the ticks the current segment goes on with */
-		unlink(path);
-		dir_sync(st->dir);
-		log_warn("storage: new journal segment: %s; checkpoint dropped, the journal goes on in the current segment",
+		log_warn("storage: new journal segment: %s; checkpoint skipped, the journal goes on in the current segment",
 		         strerror(-fd));
-		return;
+		pthread_mutex_lock(&st->mu);
+		st->stats.write_errors++;
+		pthread_mutex_unlock(&st->mu);
+		return false;
 	}
+	pthread_mutex_lock(&st->mu); /* the sync thread reads st->fd */
 	close(st->fd);
 	st->fd = fd;
+	pthread_mutex_unlock(&st->mu);
 	st->segment_tick = j->tick;
 	st->synced_offset = seg_size;
-	prune(st->dir, st->cfg->keep_checkpoints);
-	double seconds = (double)(now_ns() - t0) * 1e-9;
+	if (st->checkpoint_thread_started) pthread_join(st->checkpoint_thread, NULL); /* done: one at a time */
+	st->checkpoint_thread_started = false;
+	j->owner = st;
+	if (pthread_create(&st->checkpoint_thread, NULL, checkpoint_main, j) != 0) {
+		log_warn("storage: no thread for the checkpoint of tick %" PRIu64 "; skipped", j->tick);
+		return false;
+	}
+	st->checkpoint_thread_started = true;
+	return true;
+}
+
+/* everysec: what the writer wrote reaches the disk within about a second. */
+static void *sync_main(void *arg) {
+	storage *st = arg;
 	pthread_mutex_lock(&st->mu);
-	st->stats.checkpoints++;
-	st->stats.checkpoint_bytes = size;
-	st->stats.checkpoint_seconds = seconds;
+	while (!st->quit) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&st->sync_cv, &st->mu, &ts);
+		if (st->quit) break;
+		int fd = st->fd >= 0 ? dup(st->fd) : -1;
+		pthread_mutex_unlock(&st->mu);
+		if (fd >= 0) {
+			if (fail_hook(st) || fdatasync(fd) != 0)
+				writer_error(st, "fsync journal", fail_hook(st) ? EIO : errno);
+			else {
+				pthread_mutex_lock(&st->mu);
+				st->stats.fsyncs++;
+				pthread_mutex_unlock(&st->mu);
+			}
+			close(fd);
+		}
+		pthread_mutex_lock(&st->mu);
+	}
 	pthread_mutex_unlock(&st->mu);
-	log_debug("storage: checkpoint of tick %" PRIu64 ": %zu bytes in %.3f s", j->tick, size, seconds);
+	return NULL;
 }
 
 static void *writer_main(void *arg) {
@@ -421,9 +482,10 @@ static void *writer_main(void *arg) {
 				pthread_mutex_lock(&st->mu);
 				st->stats.journal_records++;
 				pthread_mutex_unlock(&st->mu);
+			} else if (writer_checkpoint(st, j)) {
+				continue; /* the checkpoint thread has it */
 			} else {
-				writer_checkpoint(st, j);
-				checkpointed = true;
+				checkpointed = true; /* skipped: the next one may start */
 			}
 			job_free(j);
 		}
@@ -924,6 +986,15 @@ static void stop_writer(storage *st) {
 	pthread_mutex_unlock(&st->mu);
 	pthread_join(st->thread, NULL);
 	st->thread_started = false;
+	if (st->sync_thread_started) {
+		pthread_mutex_lock(&st->mu);
+		pthread_cond_signal(&st->sync_cv);
+		pthread_mutex_unlock(&st->mu);
+		pthread_join(st->sync_thread, NULL);
+		st->sync_thread_started = false;
+	}
+	if (st->checkpoint_thread_started) pthread_join(st->checkpoint_thread, NULL);
+	st->checkpoint_thread_started = false;
 	on_progress(&st->async);
 }
 
@@ -1024,6 +1095,7 @@ int storage_open(server *srv, storage **out) {
 	crowd_buf_init(&st->pending);
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_cond_init(&st->cv, NULL);
+	pthread_cond_init(&st->sync_cv, NULL);
 	*out = st; /* storage_close frees it whatever happens below */
 	if (mkdir(st->dir, 0700) != 0 && errno != EEXIST) {
 		log_error("storage: cannot create %s: %s", st->dir, strerror(errno));
@@ -1063,6 +1135,13 @@ int storage_open(server *srv, storage **out) {
 		return -1;
 	}
 	st->thread_started = true;
+	if (st->mode == CONFIG_FSYNC_EVERYSEC) {
+		if (pthread_create(&st->sync_thread, NULL, sync_main, st) != 0) {
+			log_error("storage: cannot start the fsync thread");
+			return -1;
+		}
+		st->sync_thread_started = true;
+	}
 	server_extension ext = {.name = "storage", .state = st, .stop = ext_stop};
 	if (server_add_extension(srv, &ext) != 0) {
 		log_error("storage: no room for the storage extension");
@@ -1098,5 +1177,6 @@ static void free_storage(storage *st) {
 	crowd_buf_free(&st->pending);
 	pthread_mutex_destroy(&st->mu);
 	pthread_cond_destroy(&st->cv);
+	pthread_cond_destroy(&st->sync_cv);
 	free(st);
 }
