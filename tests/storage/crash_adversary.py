@@ -42,8 +42,8 @@ other kill moments:
   crash_adversary.py --server S --replay R --proto proto/crowd.proto
         [--kills 12] [--fsync always|everysec] [--navigation] [--seed N]
 
---navigation runs the server with navigation on (off by default until its
-recovery is exact). Waits are for events (a reply, a file, a line); deadlines
+--navigation runs the server with navigation on (the ctest run for fsync always
+uses it). Waits are for events (a reply, a file, a line); deadlines
 only stop a hang. Exit 77 when python3-protobuf is missing."""
 import argparse
 import base64
