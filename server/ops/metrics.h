@@ -35,7 +35,7 @@ typedef enum disconnect_reason {
 } disconnect_reason;
 
 /** Upper bounds (seconds) of the tick duration histogram buckets; +Inf is implied after the last. */
-#define METRICS_TICK_BUCKETS 12
+#define METRICS_TICK_BUCKETS 19
 extern const double metrics_tick_bucket_bounds[METRICS_TICK_BUCKETS];
 
 #define METRICS_ERROR_CODES (_crowd_v1_ErrorCode_MAX + 1)
