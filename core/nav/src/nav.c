@@ -570,12 +570,13 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		a->phase = ORCA_NAV_DONE;
 		a->next_visit = nav->updates + NAV_DONE_VISIT;
 		emit(nav, a, ORCA_NAV_ARRIVED, st.position);
-		/* Arrived within arrival_distance but short of the goal: stop where
-		 * it is. Still walking at the goal, it would press for ever on an
-		 * agent standing there or passing by, and in a narrow spot that
-		 * locks the other for good (nav_scale: an agent pinned between an
-		 * arrived one pressing at its goal and a block). */
-		if (!st.arrived)
+		/* Arrived within arrival_distance, short of the goal and making no
+		 * progress: stop where it is. Pressing on at the goal it would push
+		 * for ever on whoever stands there, and in a narrow spot that pins
+		 * the other for good (nav_scale: an agent held between a block and
+		 * an arrived one pressing at its goal). An agent still closing in
+		 * walks on to the goal itself, as a client expects. */
+		if (!st.arrived && a->stall_time > 0.0f)
 			steer_to(nav, a, st.position);
 		return true;
 	}
