@@ -110,8 +110,9 @@ def worker(i):
     while not stop.is_set():
         try: one(rnd.choice(kinds), rnd)
         except OSError: cnt("exc")
-for i in range(a.threads):
-    threading.Thread(target=worker, args=(i,), daemon=True).start()
+workers = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(a.threads)]
+for w in workers:
+    w.start()
 t0 = time.time()
 while time.time() - t0 < a.seconds:
     time.sleep(a.sample)
@@ -119,6 +120,8 @@ while time.time() - t0 < a.seconds:
     if os.environ.get("MSTATS"):
         subprocess.run(["gdb", "-p", str(srv.proc.pid), "-batch", "-ex", "call (void)malloc_stats()"], capture_output=True)
         print("   stats ->", srv.log_path, flush=True)
-stop.set(); time.sleep(1)
+stop.set()
+for w in workers:  # each ends after its current client run (those carry their own timeouts)
+    w.join()
 srv.proc.send_signal(15); srv.proc.wait(30)
 print("exit", srv.proc.returncode)
