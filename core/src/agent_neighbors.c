@@ -36,6 +36,19 @@ static inline uint32_t cell_of(float v, float origin, float inv, float last)
 	return (uint32_t)c;
 }
 
+/* Turns per-cell counts in start[1..cells] into each cell's first index
+ * (a prefix sum) and says how many cells are occupied: both grid builds
+ * refuse a crowd that fills too few cells. */
+static uint32_t cell_starts_from_counts(uint32_t *start, uint32_t cells)
+{
+	uint32_t occupied = 0;
+	for (uint32_t c = 1; c <= cells; ++c) {
+		occupied += start[c] != 0;
+		start[c] += start[c - 1];
+	}
+	return occupied;
+}
+
 bool orca_agent_grid_reserve(struct orca_world *w)
 {
 	w->grid_on = false;
@@ -95,11 +108,7 @@ void orca_agent_grid_build(struct orca_world *w)
 		cell_ix[i] = c;
 		start[c + 1]++;
 	}
-	uint32_t occupied = 0;
-	for (uint32_t c = 1; c <= cells; ++c) {
-		occupied += start[c] != 0;
-		start[c] += start[c - 1];
-	}
+	const uint32_t occupied = cell_starts_from_counts(start, cells);
 	if (occupied * 3u < n)
 		return; /* clustered far more than the box suggests: cells too full */
 	/* scatter in tree order (start[c] walks to the next cell's start), then
@@ -148,11 +157,7 @@ bool orca_agent_grid_order(struct orca_world *w)
 		cell_ix[k] = c;
 		start[c + 1]++;
 	}
-	uint32_t occupied = 0;
-	for (uint32_t c = 1; c <= cells; ++c) {
-		occupied += start[c] != 0;
-		start[c] += start[c - 1];
-	}
+	const uint32_t occupied = cell_starts_from_counts(start, cells);
 	if (occupied * 3u < n)
 		return false; /* clustered: the kd-tree copes better */
 	uint32_t *sorted = w->grid_index; /* the new order, for now */
