@@ -2,6 +2,7 @@
  * named crowd_*, each family with HELP and TYPE, counters ending in _total, the
  * tick duration as a cumulative histogram in seconds. */
 #include "metrics_http.h"
+#include "heap.h"
 #include "storage.h"
 
 #include <inttypes.h>
@@ -136,6 +137,18 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		scalar_d(&t, "crowd_storage_checkpoint_copy_seconds", "gauge",
 		         "Copying the world for the last checkpoint (loop thread, at a tick boundary).",
 		         st->checkpoint_copy_seconds);
+	}
+
+	/* process heap, as the allocator counts it (heap.h): live bytes are what
+	 * tells memory kept from memory the allocator caches (RSS cannot) */
+	{
+		heap_usage h = heap_usage_now();
+		family(&t, "crowd_heap_live_bytes", "gauge",
+		       "Heap bytes allocated and not freed, by the allocator's own count (asan: its quarantine counts as freed).");
+		put(&t, "crowd_heap_live_bytes{allocator=\"%s\"} %" PRIu64 "\n", h.allocator, h.live_bytes);
+		family(&t, "crowd_heap_held_bytes", "gauge",
+		       "Heap bytes the allocator holds from the system: live, cached free chunks and (asan) quarantine.");
+		put(&t, "crowd_heap_held_bytes{allocator=\"%s\"} %" PRIu64 "\n", h.allocator, h.held_bytes);
 	}
 
 	/* world */

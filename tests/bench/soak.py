@@ -255,15 +255,45 @@ class Soak:
             s.close()
 
 
-def rss_slope(samples):
-    """Least-squares slope of RSS over time, MiB per minute (0 for < 2 samples)."""
-    if len(samples) < 2:
+# Where ASan puts things on x86-64 (asan_mapping.h, sanitizer_allocator
+# parameters in asan_allocator.h): shadow memory, and the primary allocator's
+# space (chunks up to 128 KiB, one region per size class). Elsewhere: the
+# program, thread stacks, ASan's large-chunk mmaps, its stack depot.
+ASAN_SHADOW = (0x00007FFF8000, 0x10007FFF8000)
+ASAN_PRIMARY = (0x600000000000, 0x640000000000)
+
+
+def rss_parts_kb(pid):
+    """RSS split by mapping: {'shadow', 'primary', 'other'} in KiB, from /proc/PID/smaps."""
+    parts = {"shadow": 0, "primary": 0, "other": 0}
+    try:
+        with open("/proc/%d/smaps" % pid) as f:
+            start = 0
+            for line in f:
+                head = line.split(None, 1)[0]
+                if "-" in head and not head.endswith(":"):
+                    start = int(head.split("-")[0], 16)
+                elif head == "Rss:":
+                    kb = int(line.split()[1])
+                    if ASAN_SHADOW[0] <= start < ASAN_SHADOW[1]:
+                        parts["shadow"] += kb
+                    elif ASAN_PRIMARY[0] <= start < ASAN_PRIMARY[1]:
+                        parts["primary"] += kb
+                    else:
+                        parts["other"] += kb
+    except OSError:
+        pass
+    return parts
+
+
+def slope(ts, values):
+    """Least-squares slope of values (MiB) over times ts (seconds), MiB per minute (0 for < 2 points)."""
+    if len(ts) < 2:
         return 0.0
-    xs = [s[0] / 60 for s in samples]
-    ys = [s[1] / 1024 for s in samples]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    xs = [t / 60 for t in ts]
+    mx, my = sum(xs) / len(xs), sum(values) / len(values)
     sxx = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    return sum((x - mx) * (y - my) for x, y in zip(xs, values)) / sxx if sxx else 0.0
 
 
 def load_average():
@@ -290,8 +320,13 @@ def main():
     ap.add_argument("--rt", type=int, default=0,
                     help="run the server under `chrt -r RT` (round-robin real-time priority, as root): "
                          "on a machine busy with other work its ticks then wait for no one")
-    ap.add_argument("--max-rss-slope", type=float, default=0.1,
-                    help="bar: least-squares RSS slope after the first minute, MiB/min")
+    ap.add_argument("--max-heap-slope", type=float, default=0.1,
+                    help="bar: least-squares slope of the live heap (crowd_heap_live_bytes) after the first "
+                         "minute, MiB/min")
+    ap.add_argument("--max-rss-slope", type=float, default=None,
+                    help="bar on the RSS slope after the first minute, MiB/min (default: reported, not judged)")
+    ap.add_argument("--asan-options", default="",
+                    help="more ASAN_OPTIONS, appended to the script's own (colon-separated, later wins)")
     ap.add_argument("--verbose", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -301,7 +336,7 @@ def main():
     # A small quarantine (default 256 MiB) so that RSS settles within the
     # first minute and growth after it means memory really kept.
     env["ASAN_OPTIONS"] = ("detect_leaks=1:halt_on_error=1:quarantine_size_mb=32:log_path=" +
-                           os.path.join(a.work, "asan"))
+                           os.path.join(a.work, "asan") + (":" + a.asan_options if a.asan_options else ""))
     env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1:log_path=" + os.path.join(a.work, "ubsan")
     for f in os.listdir(a.work):
         if f.startswith(("asan", "ubsan")):
@@ -313,6 +348,7 @@ def main():
     print("soak: %s, %.1f minutes, tick rate %d, pid %d, tcp %d, http %d, nice %d, rt %d, load average %s" %
           (a.server, a.minutes, a.tick_rate, server.proc.pid, server.port, server.http_port, os.nice(0), a.rt,
            load_average()))
+    print("ASAN_OPTIONS=%s" % env["ASAN_OPTIONS"])
     soak = Soak(a, server)
     soak.loop("tcp", soak.load_client(False))
     soak.loop("tcp2", soak.load_client(False))
@@ -324,9 +360,10 @@ def main():
 
     t0 = time.time()
     end = t0 + a.minutes * 60
-    samples = []  # (seconds, rss_kb, tick rate, agents, obstacles, errors{code}, work ms/tick, cpu share)
-    print("%8s %10s %9s %12s %8s %8s %9s %s" % ("t_s", "rss_MiB", "tick_Hz", "work_ms/tick", "cpu_%", "agents",
-                                                 "obstacles", "errors so far"))
+    samples = []  # one dict a sample: t (s), rss/live/held/shadow/primary/other (KiB), rate, work_ms, ...
+    print("%7s %8s %8s %8s %8s %8s %8s %7s %7s %6s %7s %9s %s" %
+          ("t_s", "rss_MiB", "live", "held", "shadow", "primary", "other", "tick_Hz", "work_ms", "cpu_%", "agents",
+           "obstacles", "errors so far"))
     last = None
     while time.time() < end and server.proc.poll() is None:
         time.sleep(max(0.0, min(a.sample, end - time.time())))
@@ -337,6 +374,8 @@ def main():
             continue
         now = time.time() - t0
         rss = rss_kb(server.proc.pid) or 0
+        parts = rss_parts_kb(server.proc.pid)
+        heap = {k.split("{")[0]: v / 1024 for k, v in m.items() if k.startswith("crowd_heap_")}
         errors = {k[len('crowd_errors_total{code="'):-2]: int(v) for k, v in m.items()
                   if k.startswith("crowd_errors_total{") and v}
         ticks = m.get("crowd_ticks_total", 0)
@@ -350,11 +389,15 @@ def main():
         else:
             rate = work_ms = share = float("nan")
         last = (now, ticks, work, cpu)
-        samples.append((now, rss, rate, m.get("crowd_agents", 0), m.get("crowd_obstacles", 0), errors, work_ms,
-                        share))
-        print("%8.0f %10.1f %9.1f %12.2f %8.0f %8d %9d %s" %
-              (now, rss / 1024, rate, work_ms, share, m.get("crowd_agents", 0), m.get("crowd_obstacles", 0),
-               " ".join("%s=%d" % kv for kv in sorted(errors.items()))), flush=True)
+        sample = dict(t=now, rss=rss, live=heap.get("crowd_heap_live_bytes", float("nan")),
+                      held=heap.get("crowd_heap_held_bytes", float("nan")), rate=rate, work_ms=work_ms,
+                      share=share, agents=m.get("crowd_agents", 0), obstacles=m.get("crowd_obstacles", 0),
+                      errors=errors, **parts)
+        samples.append(sample)
+        print("%7.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.1f %7.2f %6.0f %7d %9d %s" %
+              (now, rss / 1024, sample["live"] / 1024, sample["held"] / 1024, parts["shadow"] / 1024,
+               parts["primary"] / 1024, parts["other"] / 1024, rate, work_ms, share, sample["agents"],
+               sample["obstacles"], " ".join("%s=%d" % kv for kv in sorted(errors.items()))), flush=True)
     alive = server.proc.poll() is None
     soak.stop.set()
     disconnects = {k: int(v) for k, v in (server.metrics().items() if alive else []) if
@@ -373,25 +416,40 @@ def main():
     print("clients:", " ".join("%s=%d" % kv for kv in sorted(soak.counts.items())))
     print("disconnects:", " ".join("%s=%d" % (k[len('crowd_disconnects_total{reason="'):-2], v)
                                    for k, v in sorted(disconnects.items())))
-    after = [s for s in samples if s[0] >= 60]
+    after = [s for s in samples if s["t"] >= 60]
+    asan = any('allocator="asan"' in k for k in m) if samples else False
     verdict = []
     ok = alive and rc == 0
     if after:
-        first, top = after[0][1], max(s[1] for s in after)
-        final = after[-1][1]
-        growth = (final - first) / 1024
-        rates = [s[2] for s in samples if s[2] == s[2]]
-        slope = rss_slope(after)
-        late = rss_slope(after[len(after) // 2:])
-        verdict.append("RSS after 1 min %.1f MiB, max %.1f MiB, end %.1f MiB (%+.1f MiB); slope after 1 min "
-                       "%+.3f MiB/min (bar <= %.2f), over the second half %+.3f MiB/min" %
-                       (first / 1024, top / 1024, final / 1024, growth, slope, a.max_rss_slope, late))
-        ok = ok and slope <= a.max_rss_slope
-        works = [s[6] for s in samples if s[6] == s[6]]
+        def mib(key, s):
+            return s[key] / 1024
+
+        def describe(key, what):
+            first, top, final = mib(key, after[0]), max(mib(key, s) for s in after), mib(key, after[-1])
+            whole = slope([s["t"] for s in after], [mib(key, s) for s in after])
+            half = after[len(after) // 2:]
+            late = slope([s["t"] for s in half], [mib(key, s) for s in half])
+            return whole, late, ("%s after 1 min %.1f MiB, max %.1f, end %.1f (%+.1f); slope after 1 min %+.3f "
+                                 "MiB/min, over the second half %+.3f" % (what, first, top, final, final - first,
+                                                                         whole, late))
+        live_slope, live_late, text = describe("live", "live heap")
+        verdict.append(text + " (bar <= %.2f)" % a.max_heap_slope)
+        rss_whole, rss_late, text = describe("rss", "RSS")
+        verdict.append(text + (" (bar <= %.2f)" % a.max_rss_slope if a.max_rss_slope is not None else
+                               " (not judged: %s's own caches)" % ("ASan" if asan else "the allocator")))
+        if live_slope != live_slope:
+            verdict.append("no crowd_heap_live_bytes in /metrics (a server from before it)")
+            ok = False
+        else:
+            ok = ok and live_slope <= a.max_heap_slope
+        if a.max_rss_slope is not None:
+            ok = ok and rss_whole <= a.max_rss_slope
+        rates = [s["rate"] for s in samples if s["rate"] == s["rate"]]
+        works = [s["work_ms"] for s in samples if s["work_ms"] == s["work_ms"]]
         verdict.append("tick rate min %.1f / mean %.1f Hz (target %d), tick work mean %.1f / max %.1f ms" %
                        (min(rates), sum(rates) / len(rates), a.tick_rate, sum(works) / len(works), max(works)))
         ok = ok and min(rates) >= 0.9 * a.tick_rate
-    internal = samples[-1][5].get("ERROR_INTERNAL", 0) if samples else 0
+    internal = samples[-1]["errors"].get("ERROR_INTERNAL", 0) if samples else 0
     verdict.append("INTERNAL errors %d" % internal)
     verdict.append("sanitizer reports %d" % san)
     verdict.append("server exit %s" % rc)
