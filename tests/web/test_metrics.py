@@ -42,6 +42,8 @@ EXPECTED_FAMILIES = {
     "crowd_tick": "gauge",
     "crowd_tick_rate_hz": "gauge",
     "crowd_uptime_seconds": "gauge",
+    "crowd_heap_live_bytes": "gauge",
+    "crowd_heap_held_bytes": "gauge",
     "crowd_agents": "gauge",
     "crowd_obstacles": "gauge",
     "crowd_connections": "gauge",
@@ -188,6 +190,12 @@ class MetricsTest(unittest.TestCase):
         self.assertTrue(all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])))
         self.assertEqual(buckets[-1][1], value(samples, "crowd_tick_duration_seconds_count"))
         self.assertEqual(value(samples, "crowd_agents"), 50)
+        # The allocator's own count: a server holding a world has a live heap,
+        # and the allocator holds at least what is live.
+        heap = {k[0]: (dict(k[1])["allocator"], v) for k, v in samples.items() if k[0].startswith("crowd_heap_")}
+        self.assertIn(heap["crowd_heap_live_bytes"][0], ("asan", "glibc"))
+        self.assertGreater(heap["crowd_heap_live_bytes"][1], 0)
+        self.assertGreaterEqual(heap["crowd_heap_held_bytes"][1], heap["crowd_heap_live_bytes"][1])
 
     def test_counters_move_with_traffic(self):
         _, before, _ = scrape(self.http_port)
