@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""churn.py — one kind of churn at a time against a crowd-server, RSS every --sample s:
+"""churn.py — one kind of churn at a time against a crowd-server, RSS and live heap every --sample s:
 to find which client behaviour makes RSS grow (the soak mixes them all).
 
   python3 tests/bench/churn.py --kinds ctl --seconds 150 [--build build] [--env MALLOC_ARENA_MAX=1]
@@ -116,7 +116,12 @@ for w in workers:
 t0 = time.time()
 while time.time() - t0 < a.seconds:
     time.sleep(a.sample)
-    print("%6.0f rss %8.1f KiB  %s" % (time.time() - t0, rss_kb(srv.proc.pid), n), flush=True)
+    try:  # the allocator's own count (crowd_heap_live_bytes): memory kept, not cached
+        live_kib = sum(v for k, v in srv.metrics().items() if k.startswith("crowd_heap_live_bytes")) / 1024
+    except OSError:
+        live_kib = float("nan")
+    print("%6.0f rss %8.1f KiB  live heap %8.1f KiB  %s" % (time.time() - t0, rss_kb(srv.proc.pid), live_kib, n),
+          flush=True)
     if os.environ.get("MSTATS"):
         subprocess.run(["gdb", "-p", str(srv.proc.pid), "-batch", "-ex", "call (void)malloc_stats()"], capture_output=True)
         print("   stats ->", srv.log_path, flush=True)
