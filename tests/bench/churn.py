@@ -23,13 +23,14 @@ ap.add_argument("--seconds", type=float, default=180)
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--sample", type=float, default=15)
 ap.add_argument("--env", action="append", default=[])
+ap.add_argument("--server-arg", action="append", default=[], help="one more crowd-server argument (repeat)")
 a = ap.parse_args()
 a.server = os.path.join(a.build, "server/crowd-server")
 env = dict(os.environ)
 for e in a.env:
     k, v = e.split("=", 1); env[k] = v
 srv = Server(a.server, ["--tick-rate", "30", "--token", "a=admin", "--token", "p=player", "--token", "v=viewer",
-                        "--output-soft-limit", "256k"], "/tmp/crowd-churn-%d.log" % os.getpid(), env)
+                        "--output-soft-limit", "256k"] + a.server_arg, "/tmp/crowd-churn-%d.log" % os.getpid(), env)
 stop = threading.Event(); n = {}
 def cnt(k):
     n[k] = n.get(k, 0) + 1
