@@ -436,11 +436,19 @@ extern "C" void navmesh_update_components(navmesh *m)
 {
 	const dtNavMesh *mesh = m->mesh;
 	const int max_tiles = mesh->getMaxTiles();
-	m->component.assign((size_t)max_tiles, std::vector<uint32_t>());
+	m->component.resize((size_t)max_tiles);
 	for (int i = 0; i < max_tiles; ++i) {
 		const dtMeshTile *t = mesh->getTile(i);
-		if (t->header)
-			m->component[(size_t)i].assign((size_t)t->header->polyCount, 0u);
+		const size_t n = t->header ? (size_t)t->header->polyCount : 0;
+		std::vector<uint32_t> &c = m->component[(size_t)i];
+		// assign keeps a vector's capacity: each tile would keep room for the
+		// most polygons it ever had, and obstacles coming and going at new
+		// places would grow this with the world's history, not its mesh. Only
+		// tiles whose polygon count changed (rebuilt ones) allocate here.
+		if (c.capacity() != n)
+			std::vector<uint32_t>(n, 0u).swap(c);
+		else
+			c.assign(n, 0u);
 	}
 	uint32_t next = 1;
 	for (int i = 0; i < max_tiles; ++i) {
