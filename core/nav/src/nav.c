@@ -24,6 +24,7 @@ typedef struct nav_agent {
 	bool unreachable_sent;   /* UNREACHABLE already reported for this target */
 	bool stuck_sent;
 	bool replanned_for_stall;
+	bool making_way;         /* arrived, stepping aside for a stalled agent (steer: where to) */
 	orca_vec2 target;        /* as given */
 	orca_vec2 goal;          /* where the corridor ends */
 	orca_vec2 steer;         /* the point given to the engine as its target */
@@ -31,6 +32,8 @@ typedef struct nav_agent {
 	orca_vec2 heading;       /* the corner (or goal) its path heads for, before any detour */
 	orca_vec2 progress_ref;  /* the corner progress is measured against */
 	float best_dist;         /* the closest it has been to progress_ref */
+	orca_vec2 prev_ref;      /* the corner headed for before progress_ref */
+	float prev_best;         /* the closest it had been to prev_ref */
 	orca_vec2 stuck_pos;     /* where STUCK was last said */
 	float stall_time;        /* seconds since */
 	float plan_off;          /* its distance from the corridor when the path was planned */
@@ -373,9 +376,9 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->target = target;
 	a->goal = target;
 	a->phase = ORCA_NAV_WAITING;
-	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = false;
-	a->heading = a->progress_ref = target;
-	a->best_dist = dist(st.position, target);
+	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = a->making_way = false;
+	a->heading = a->progress_ref = a->prev_ref = target;
+	a->best_dist = a->prev_best = dist(st.position, target);
 	a->stall_time = 0.0f;
 	a->final_leg = false;
 	if (!enqueue(nav, a))
@@ -394,6 +397,13 @@ int orca_nav_stop(orca_nav *nav, orca_agent_id id)
 	if (a)
 		drop_agent(nav, (uint32_t)(a - nav->agents));
 	return ORCA_OK;
+}
+
+/* On the mesh: a point an agent's centre may stand on. */
+static bool walkable(const orca_nav *nav, orca_vec2 p)
+{
+	orca_vec2 q;
+	return navmesh_nearest(nav->mesh, p, &q) && same_point(p, q);
 }
 
 /* Choose the point to steer at from the corridor; re-plan when pushed off it. */
@@ -435,20 +445,29 @@ static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, flo
 	/* Stalled for a quarter of stuck_time: two agents meeting head-on on one
 	 * string-pulled line can hold each other at zero velocity for ever (ORCA
 	 * is symmetric). Aim two radii to the right of the way until it moves
-	 * again: both keep right and pass. Not when the goal itself is near. */
+	 * again: both keep right and pass. When the right is a wall (the point
+	 * is off the mesh: an agent pinned at a wall's corner, whom a step right
+	 * would press into the wall for good), aim left; when both are, neither.
+	 * Not when the goal itself is near. */
 	const float r = nav->def.agent_radius;
 	const float dx = p.x - st->position.x, dy = p.y - st->position.y;
 	const float len = sqrtf(dx * dx + dy * dy);
-	if (nav->def.stuck_time > 0.0f && a->stall_time >= 0.25f * nav->def.stuck_time && len > 0.0f &&
-	    dist(st->position, a->goal) > 4.0f * r) {
-		p.x += dy / len * 2.0f * r;
-		p.y -= dx / len * 2.0f * r;
-		a->final_leg = false;
+	const bool stalled = nav->def.stuck_time > 0.0f && a->stall_time >= 0.25f * nav->def.stuck_time;
+	if (stalled && len > 0.0f && dist(st->position, a->goal) > 4.0f * r) {
+		const orca_vec2 right = {p.x + dy / len * 2.0f * r, p.y - dx / len * 2.0f * r};
+		const orca_vec2 left = {p.x - dy / len * 2.0f * r, p.y + dx / len * 2.0f * r};
+		if (walkable(nav, right) || walkable(nav, left)) {
+			p = walkable(nav, right) ? right : left;
+			a->final_leg = false;
+		}
 	}
 	/* Pressed into a wall's margin (off the mesh), the straight line to the
 	 * next corner can cut the wall's corner and pin the agent against it:
-	 * first back onto the mesh, then on. */
-	if (off > 0.5f * r) {
+	 * first back onto the mesh, then on. Not once that has stalled it for a
+	 * quarter of stuck_time: the way back can be taken (nav_scale: an agent
+	 * pushed outside the world's margin, the mesh's edge lined with arrived
+	 * agents), and the way on, or a step aside, may be open. */
+	if (off > 0.5f * r && !stalled) {
 		p = on_mesh;
 		a->final_leg = false;
 	}
@@ -516,6 +535,127 @@ static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, fl
 	a->next_visit = nav->updates + wait;
 }
 
+/* An arrived agent at rest: its engine target is where it stands, so it
+ * wants no velocity and ORCA moves it only to make way. Looked at again soon
+ * if it is being pushed (visit_arrived), else now and then. */
+static void rest(orca_nav *nav, nav_agent *a, const orca_agent_state *st)
+{
+	const bool pushed = !same_point(a->steer, a->goal) && !same_point(a->steer, st->position);
+	if (!same_point(a->steer, st->position))
+		steer_to(nav, a, st->position);
+	a->next_visit = nav->updates + (pushed ? 1u : nav->def.refresh_interval ? nav->def.refresh_interval : 1u);
+}
+
+/* An agent that has ARRIVED (phase DONE) makes way for those still walking.
+ * It is in one of two states, told by its engine target:
+ *  - walking on to its goal (target = goal): at the goal (the engine's
+ *    arrival), it stays; while it gets closer it walks on; when it no longer
+ *    does (someone stands at its goal, or on the way), it rests where it is;
+ *  - resting where it stopped (target = a point of its own): pushed by a
+ *    passer-by, it stays where it was pushed (its target follows it, so it
+ *    never presses back: nav_scale, an arrived agent pressing back toward
+ *    the spot it was pushed from walled a corner's passage for good) as long
+ *    as that is within arrival_distance + 2 radii of its goal; pushed farther,
+ *    it walks back to its goal (and rests again where that stops working);
+ *  - making way (make_way): walking to a point a radius aside, where it
+ *    rests.
+ * A resting agent is looked at every refresh_interval updates, every update
+ * while it is being pushed; one at its goal every NAV_DONE_VISIT. */
+static void visit_arrived(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt)
+{
+	if (a->making_way) {
+		const float to_aside = dist(st->position, a->steer);
+		if (!st->arrived && to_aside < a->best_dist) {
+			a->best_dist = to_aside;
+			schedule(nav, a, st, dt);
+			return;
+		}
+		a->making_way = false; /* there, or as far as it gets */
+		rest(nav, a, st);
+		return;
+	}
+	const float to_goal = dist(st->position, a->goal);
+	if (same_point(a->steer, a->goal)) {
+		if (st->arrived) {
+			a->best_dist = to_goal;
+			a->next_visit = nav->updates + NAV_DONE_VISIT;
+		} else if (to_goal < a->best_dist) {
+			a->best_dist = to_goal; /* closing in */
+			schedule(nav, a, st, dt);
+		} else {
+			rest(nav, a, st);
+		}
+		return;
+	}
+	if (to_goal > nav->def.arrival_distance + 2.0f * nav->def.agent_radius) {
+		a->best_dist = to_goal; /* pushed too far: back to the goal */
+		steer_to(nav, a, a->goal);
+		schedule(nav, a, st, dt);
+		return;
+	}
+	rest(nav, a, st);
+}
+
+/* A stalled agent asks the arrived agents it touches to make way: each
+ * walks a radius straight away from it (if that point is on the mesh) and
+ * rests there. ORCA moves agents by their velocities: an agent pinned at a
+ * wall's corner does not move, so it cannot push an arrived agent at rest
+ * that narrows the passage (nav_scale: a passage of 2.7 for an agent of
+ * radius 1 beside a block, left by an arrived agent, held one for good). */
+static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+{
+	const float r = nav->def.agent_radius;
+	orca_agent_id near[16];
+	uint32_t n = orca_query_radius(nav->world, st->position, st->radius + r + 0.25f * r, near, 16);
+	n = n < 16 ? n : 16;
+	for (uint32_t i = 0; i < n; ++i) {
+		nav_agent *o = find_agent(nav, near[i]);
+		orca_agent_state os;
+		if (!o || o == a || o->phase != ORCA_NAV_DONE || o->making_way ||
+		    orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+			continue;
+		const float d = dist(os.position, st->position);
+		if (d > st->radius + os.radius + 0.25f * r || !(d > 0.0f))
+			continue;
+		const orca_vec2 aside = {os.position.x + (os.position.x - st->position.x) / d * r,
+		                         os.position.y + (os.position.y - st->position.y) / d * r};
+		if (!walkable(nav, aside))
+			continue;
+		o->making_way = true;
+		o->best_dist = r;
+		steer_to(nav, o, aside);
+		o->next_visit = nav->updates + 1;
+	}
+}
+
+/* Its goal is taken: on its last leg, it has made no progress for a quarter
+ * of stuck_time and touches (centres within the two radii and a quarter of
+ * agent_radius) an arrived agent that stands nearer its goal. Many agents
+ * sent to one spot, or to spots closer together than they are wide, cannot
+ * all stand there: the later ones arrive against the earlier, as RTS units
+ * sent to one point do (nav_scale: targets clamped to the world's edge). */
+static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+{
+	const float stalled = nav->def.stuck_time > 0.0f ? 0.25f * nav->def.stuck_time : 0.0f;
+	if (!(a->stall_time > stalled))
+		return false;
+	const float reach = st->radius + nav->def.agent_radius + 0.25f * nav->def.agent_radius;
+	const float mine = dist(st->position, a->goal);
+	orca_agent_id near[16];
+	uint32_t n = orca_query_radius(nav->world, st->position, reach, near, 16);
+	n = n < 16 ? n : 16;
+	for (uint32_t i = 0; i < n; ++i) {
+		const nav_agent *o = find_agent(nav, near[i]);
+		orca_agent_state os;
+		if (!o || o == a || o->phase != ORCA_NAV_DONE || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+			continue;
+		if (dist(os.position, st->position) <= st->radius + os.radius + 0.25f * nav->def.agent_radius &&
+		    dist(os.position, a->goal) < mine)
+			return true;
+	}
+	return false;
+}
+
 /* A due agent: still ours? progress, STUCK, arrival, corridor refresh.
  * Returns false when the agent is to be forgotten (removed, or taken over
  * through orca.h: a velocity, or a target that is not ours). */
@@ -528,7 +668,7 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 	const float elapsed = (float)(nav->updates - a->last_visit) * dt;
 	a->last_visit = nav->updates;
 	if (a->phase == ORCA_NAV_DONE) {
-		a->next_visit = nav->updates + NAV_DONE_VISIT;
+		visit_arrived(nav, a, &st, dt);
 		return true;
 	}
 
@@ -538,10 +678,26 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 	const float r = nav->def.agent_radius;
 	if (a->stuck_sent && dist(st.position, a->stuck_pos) >= 4.0f * r)
 		a->stuck_sent = false;
+	/* A corridor can swing: from one spot its first corner is one ahead,
+	 * from a few steps on it is one behind (quality mode, 10,000 agents:
+	 * an agent walking a tile border went to and fro between two corners
+	 * for ever, each time "closer" to the one it headed for). So a corner
+	 * headed for again right after another is measured against the best
+	 * distance it had reached to it before: going back is no progress. */
 	const float to_corner = dist(st.position, a->heading);
-	if (!same_point(a->heading, a->progress_ref) || to_corner <= a->best_dist - r) {
+	bool progress = to_corner <= a->best_dist - r;
+	if (!same_point(a->heading, a->progress_ref)) {
+		const bool back = same_point(a->heading, a->prev_ref);
+		const float before = a->prev_best;
+		a->prev_ref = a->progress_ref;
+		a->prev_best = a->best_dist;
 		a->progress_ref = a->heading;
+		a->best_dist = back && before < to_corner ? before : to_corner;
+		progress = !back || to_corner <= before - r;
+	} else if (progress) {
 		a->best_dist = to_corner;
+	}
+	if (progress) {
 		a->stall_time = 0.0f;
 		a->replanned_for_stall = false;
 	} else {
@@ -552,6 +708,8 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 				nav->replans[ORCA_NAV_REPLAN_NO_PROGRESS] += !a->queued;
 				enqueue(nav, a);
 			}
+			if (a->stall_time >= 0.25f * nav->def.stuck_time)
+				make_way(nav, a, &st);
 			if (a->stall_time >= nav->def.stuck_time && !a->stuck_sent) {
 				a->stuck_sent = true;
 				a->stuck_pos = st.position;
@@ -561,23 +719,27 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 	}
 
 	const float arrive = nav->def.arrival_distance;
-	if (a->final_leg && !a->queued && (st.arrived || dist(st.position, a->goal) <= arrive)) {
+	if (a->final_leg && !a->queued &&
+	    (st.arrived || dist(st.position, a->goal) <= arrive || goal_taken(nav, a, &st))) {
 		if (a->far) {
 			nav->replans[ORCA_NAV_REPLAN_NEXT_PART]++;
 			enqueue(nav, a); /* the end of a part: the next part */
 			return true;
 		}
 		a->phase = ORCA_NAV_DONE;
-		a->next_visit = nav->updates + NAV_DONE_VISIT;
 		emit(nav, a, ORCA_NAV_ARRIVED, st.position);
 		/* Arrived within arrival_distance, short of the goal and making no
 		 * progress: stop where it is. Pressing on at the goal it would push
 		 * for ever on whoever stands there, and in a narrow spot that pins
 		 * the other for good (nav_scale: an agent held between a block and
 		 * an arrived one pressing at its goal). An agent still closing in
-		 * walks on to the goal itself, as a client expects. */
+		 * walks on to the goal itself, as a client expects, while it keeps
+		 * closing in (visit_arrived). */
+		a->best_dist = dist(st.position, a->goal);
 		if (!st.arrived && a->stall_time > 0.0f)
-			steer_to(nav, a, st.position);
+			rest(nav, a, &st);
+		else
+			schedule(nav, a, &st, dt);
 		return true;
 	}
 	if (a->queued) {
@@ -784,7 +946,7 @@ void orca_nav_destroy(orca_nav *nav)
 
 /* ------------------------------------------------------------------ save / load */
 
-/* "nav2": everything that decides navigation's future, so that a world and
+/* "nav3": everything that decides navigation's future, so that a world and
  * its navigation loaded from a save step exactly as the ones saved would
  * have. Little-endian:
  *   u32 magic, tiles_x, tiles_y, max_path; u64 updates, paths_planned,
@@ -794,12 +956,13 @@ void orca_nav_destroy(orca_nav *nav)
  *     u32 size, size bytes (0: the tile the world's obstacles build, i.e. not
  *     waiting for a rebuild)
  *   u32 dirty tiles; each u32 position, in rebuild order
- *   u32 agents; each, in navigation's order: u32 id, u8 phase, u8 flags,
- *     f32 x 15 (target, goal, steer, heading, progress_ref, best_dist,
- *     stuck_pos, stall_time, plan_off), u64 next_visit, last_visit,
+ *   u32 agents; each, in navigation's order: u32 id, u8 phase (bit 7: making way), u8 flags,
+ *     f32 x 18 (target, goal, steer, heading, progress_ref, best_dist,
+ *     prev_ref, prev_best, stuck_pos, stall_time, plan_off), u64 next_visit, last_visit,
  *     corridor: f32 x 6 (position, target, 3-D), u32 n, n x u32 polygon refs
  *   u32 queued; each u32 agent id (the path queue in order, stale entries too) */
-#define NAV_SAVE_MAGIC 0x3276616eu /* "nav2" */
+#define NAV_SAVE_MAGIC 0x3376616eu /* "nav3" */
+#define NAV_SAVE_MAGIC_2 0x3276616eu /* "nav2": without prev_ref, prev_best (loaded as if just planned) */
 
 enum {
 	NAV_FLAG_QUEUED = 1,
@@ -810,6 +973,7 @@ enum {
 	NAV_FLAG_REPLANNED = 32,
 	NAV_FLAG_FINAL_LEG = 64,
 	NAV_FLAG_NAMED = 128, /* its slot's index names this entry (a removed agent's may linger) */
+	NAV_PHASE_MAKING_WAY = 128, /* in the phase byte (nav3) */
 };
 
 typedef struct nav_writer {
@@ -905,7 +1069,7 @@ size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 	for (uint32_t i = 0; i < nav->agent_count; ++i) {
 		const nav_agent *a = &nav->agents[i];
 		w_u32(&w, a->id);
-		w_u8(&w, (uint8_t)a->phase);
+		w_u8(&w, (uint8_t)((uint8_t)a->phase | (a->making_way ? NAV_PHASE_MAKING_WAY : 0)));
 		w_u8(&w, (uint8_t)((a->queued ? NAV_FLAG_QUEUED : 0) | (a->far ? NAV_FLAG_FAR : 0) |
 		                   (a->unreachable ? NAV_FLAG_UNREACHABLE : 0) |
 		                   (a->unreachable_sent ? NAV_FLAG_UNREACHABLE_SENT : 0) |
@@ -919,6 +1083,8 @@ size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 		w_vec(&w, a->heading);
 		w_vec(&w, a->progress_ref);
 		w_f32(&w, a->best_dist);
+		w_vec(&w, a->prev_ref);
+		w_f32(&w, a->prev_best);
 		w_vec(&w, a->stuck_pos);
 		w_f32(&w, a->stall_time);
 		w_f32(&w, a->plan_off);
@@ -1038,7 +1204,9 @@ static bool finite2(orca_vec2 v)
 static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_t counters[7])
 {
 	const uint32_t total = navmesh_tile_count(nav->mesh);
-	if (r_u32(r) != NAV_SAVE_MAGIC || r_u32(r) != (uint32_t)nav->tiles_x || r_u32(r) != (uint32_t)nav->tiles_y ||
+	const uint32_t magic = r_u32(r);
+	const bool v2 = magic == NAV_SAVE_MAGIC_2;
+	if ((magic != NAV_SAVE_MAGIC && !v2) || r_u32(r) != (uint32_t)nav->tiles_x || r_u32(r) != (uint32_t)nav->tiles_y ||
 	    r_u32(r) != nav->def.max_path)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	for (int i = 0; i < 7; ++i)
@@ -1110,7 +1278,7 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 	if (rc != ORCA_OK || r->bad)
 		return rc != ORCA_OK ? rc : ORCA_ERR_INVALID_ARGUMENT;
 
-	const uint32_t na = r_count(r, 4 + 2 + 15 * 4 + 16 + 28);
+	const uint32_t na = r_count(r, 4 + 2 + (v2 ? 15 : 18) * 4 + 16 + 28);
 	l->agents = calloc(na ? na : 1, sizeof *l->agents);
 	l->named = calloc(na ? na : 1, sizeof *l->named);
 	if (!l->agents || !l->named)
@@ -1126,7 +1294,9 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 		}
 		l->agent_count = i + 1;
 		a->id = r_u32(r);
-		const uint8_t phase = r_u8(r), flags = r_u8(r);
+		const uint8_t phase_byte = r_u8(r), flags = r_u8(r);
+		const uint8_t phase = v2 ? phase_byte : (uint8_t)(phase_byte & ~NAV_PHASE_MAKING_WAY);
+		a->making_way = !v2 && (phase_byte & NAV_PHASE_MAKING_WAY);
 		a->phase = (orca_nav_agent_phase)phase;
 		a->queued = flags & NAV_FLAG_QUEUED;
 		a->far = flags & NAV_FLAG_FAR;
@@ -1142,6 +1312,8 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 		a->heading = r_vec(r);
 		a->progress_ref = r_vec(r);
 		a->best_dist = r_f32(r);
+		a->prev_ref = v2 ? a->progress_ref : r_vec(r);
+		a->prev_best = v2 ? a->best_dist : r_f32(r);
 		a->stuck_pos = r_vec(r);
 		a->stall_time = r_f32(r);
 		a->plan_off = r_f32(r);
