@@ -42,6 +42,20 @@ typedef struct nav_agent {
 	navmesh_corridor *corridor;
 } nav_agent;
 
+/* What one agent's visit decided beyond the agent itself, applied after all
+ * visits of an update in agent order (commit_visit): visits run in parallel. */
+typedef struct nav_visit {
+	bool seen;      /* visited (or its corridor found broken) in this update */
+	bool drop;      /* forget it (removed, or taken over) */
+	bool enqueue;   /* into the path queue (a->queued is set already) */
+	bool set_steer; /* give the engine a->steer */
+	bool make_way;  /* ask the arrived agents it touches to make way */
+	uint8_t event_count;
+	uint8_t replans[ORCA_NAV_REPLAN_REASONS];
+	orca_nav_event_kind kinds[2];
+	orca_vec2 points[2];
+} nav_visit;
+
 typedef struct nav_obstacle {
 	orca_obstacle_id id;
 	orca_vec2 lo, hi;
@@ -78,6 +92,13 @@ struct orca_nav {
 
 	orca_nav_event *events;
 	uint32_t event_count, event_cap;
+
+	nav_visit *visits;          /* per agent, in agents' order: the update's parallel part */
+	uint32_t visit_cap;
+	uint8_t *was_done;          /* per agent: arrived before this update */
+	uint32_t was_done_cap;
+	float visit_dt;
+	bool visit_mesh_changed;
 
 	uint64_t paths_planned, tiles_built;
 	uint64_t replans[ORCA_NAV_REPLAN_REASONS];
@@ -313,10 +334,8 @@ static void drop_agent(orca_nav *nav, uint32_t index)
 	nav->agent_count--;
 }
 
-static bool enqueue(orca_nav *nav, nav_agent *a)
+static bool queue_push(orca_nav *nav, orca_agent_id id)
 {
-	if (a->queued)
-		return true;
 	if (nav->queue_len == nav->queue_cap) {
 		const uint32_t nc = nav->queue_cap ? nav->queue_cap * 2 : 256;
 		orca_agent_id *q = malloc((size_t)nc * sizeof *q);
@@ -329,18 +348,58 @@ static bool enqueue(orca_nav *nav, nav_agent *a)
 		nav->queue_head = 0;
 		nav->queue_cap = nc;
 	}
-	nav->queue[(nav->queue_head + nav->queue_len) % nav->queue_cap] = a->id;
+	nav->queue[(nav->queue_head + nav->queue_len) % nav->queue_cap] = id;
 	nav->queue_len++;
-	a->queued = true;
 	return true;
 }
 
+/* A path query for the agent, counted under `reason` (in a visit: queued at
+ * the commit). */
+static void request_path(nav_visit *v, nav_agent *a, orca_nav_replan_reason reason)
+{
+	if (a->queued)
+		return;
+	a->queued = true;
+	v->enqueue = true;
+	v->replans[reason]++;
+}
+
+static void note_event(nav_visit *v, orca_nav_event_kind kind, orca_vec2 point)
+{
+	if (v->event_count < 2) {
+		v->kinds[v->event_count] = kind;
+		v->points[v->event_count++] = point;
+	}
+}
+
 /* A corner, the goal, or a detour on the way to the target given: a waypoint,
- * which leaves the agent's right of way as orca_nav_set_target gave it. */
-static int steer_to(orca_nav *nav, nav_agent *a, orca_vec2 p)
+ * which leaves the agent's right of way as orca_nav_set_target gave it. In a
+ * visit (v) the engine gets it at the commit; else now. */
+static void steer_to(orca_nav *nav, nav_visit *v, nav_agent *a, orca_vec2 p)
 {
 	a->steer = p;
-	return orca_agent_set_waypoint(nav->world, a->id, p);
+	if (v)
+		v->set_steer = true;
+	else
+		orca_agent_set_waypoint(nav->world, a->id, p);
+}
+
+static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st);
+
+/* Apply what a visit decided beyond its agent (serially, in agent order). */
+static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
+{
+	for (int r = 0; r < ORCA_NAV_REPLAN_REASONS; ++r)
+		nav->replans[r] += v->replans[r];
+	if (v->enqueue && !queue_push(nav, a->id))
+		a->queued = false; /* out of memory: asked again at a later visit */
+	for (uint8_t k = 0; k < v->event_count; ++k)
+		emit(nav, a, v->kinds[k], v->points[k]);
+	if (v->set_steer)
+		orca_agent_set_waypoint(nav->world, a->id, a->steer);
+	orca_agent_state st;
+	if (v->make_way && orca_agent_get(nav->world, a->id, &st) == ORCA_OK)
+		make_way(nav, a, &st);
 }
 
 int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
@@ -381,8 +440,11 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->best_dist = a->prev_best = dist(st.position, target);
 	a->stall_time = 0.0f;
 	a->final_leg = false;
-	if (!enqueue(nav, a))
-		return ORCA_ERR_NO_MEMORY;
+	if (!a->queued) {
+		if (!queue_push(nav, a->id))
+			return ORCA_ERR_NO_MEMORY;
+		a->queued = true;
+	}
 	/* until its path comes: straight at the target, a new target (quality
 	 * mode's right of way) */
 	a->steer = target;
@@ -400,37 +462,35 @@ int orca_nav_stop(orca_nav *nav, orca_agent_id id)
 }
 
 /* On the mesh: a point an agent's centre may stand on. */
-static bool walkable(const orca_nav *nav, orca_vec2 p)
+static bool walkable(const orca_nav *nav, int worker, orca_vec2 p)
 {
 	orca_vec2 q;
-	return navmesh_nearest(nav->mesh, p, &q) && same_point(p, q);
+	return navmesh_nearest_on(nav->mesh, worker, p, &q) && same_point(p, q);
 }
 
 /* Choose the point to steer at from the corridor; re-plan when pushed off it. */
-static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt, bool optimize, bool fresh)
+static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const orca_agent_state *st, float dt,
+                    bool optimize, bool fresh)
 {
 	orca_vec2 corners[NAV_MAX_CORNERS];
 	bool end_is_last;
 	float off;
 	orca_vec2 on_mesh;
-	const int n = navmesh_corridor_corners(nav->mesh, a->corridor, st->position, optimize, corners, NAV_MAX_CORNERS,
-	                                       &end_is_last, &off, &on_mesh);
+	const int n = navmesh_corridor_corners(nav->mesh, worker, a->corridor, st->position, optimize, corners,
+	                                       NAV_MAX_CORNERS, &end_is_last, &off, &on_mesh);
 	if (n < 0) {
-		nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED] += !a->queued;
-		enqueue(nav, a);
+		request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED);
 		return;
 	}
 	if (fresh)
 		a->plan_off = off; /* off the mesh where the plan started (pressed into a wall's margin, or outside the world) */
-	else if (off > a->plan_off + nav->def.agent_radius) {
-		nav->replans[ORCA_NAV_REPLAN_OFF_CORRIDOR] += !a->queued;
-		enqueue(nav, a); /* pushed off the corridor: keep the old corners until the new path */
-	}
+	else if (off > a->plan_off + nav->def.agent_radius)
+		request_path(v, a, ORCA_NAV_REPLAN_OFF_CORRIDOR); /* pushed off the corridor: keep the old corners until the new path */
 	if (n == 0) {
 		a->final_leg = true;
 		a->heading = a->goal;
 		if (!same_point(a->steer, a->goal))
-			steer_to(nav, a, a->goal);
+			steer_to(nav, v, a, a->goal);
 		return;
 	}
 	/* look past a corner the agent is about to reach, so it never slows at one */
@@ -456,8 +516,9 @@ static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, flo
 	if (stalled && len > 0.0f && dist(st->position, a->goal) > 4.0f * r) {
 		const orca_vec2 right = {p.x + dy / len * 2.0f * r, p.y - dx / len * 2.0f * r};
 		const orca_vec2 left = {p.x - dy / len * 2.0f * r, p.y + dx / len * 2.0f * r};
-		if (walkable(nav, right) || walkable(nav, left)) {
-			p = walkable(nav, right) ? right : left;
+		const bool right_open = walkable(nav, worker, right);
+		if (right_open || walkable(nav, worker, left)) {
+			p = right_open ? right : left;
 			a->final_leg = false;
 		}
 	}
@@ -472,16 +533,19 @@ static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, flo
 		a->final_leg = false;
 	}
 	if (!same_point(a->steer, p))
-		steer_to(nav, a, p);
+		steer_to(nav, v, a, p);
 }
 
 static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt);
 
+/* Answer an agent's path query (serially, worker 0's query). */
 static void plan(orca_nav *nav, nav_agent *a, float dt)
 {
 	orca_agent_state st;
 	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK)
 		return;
+	nav_visit v;
+	memset(&v, 0, sizeof v);
 	orca_vec2 goal = a->target;
 	const navmesh_plan_result r = navmesh_plan(nav->mesh, a->corridor, st.position, a->target, &goal);
 	nav->paths_planned++;
@@ -493,7 +557,7 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	a->unreachable = r == NAVMESH_PLAN_FAILED || r == NAVMESH_PLAN_UNREACHABLE ||
 	                 (r == NAVMESH_PLAN_COMPLETE && dist(goal, a->target) > tol);
 	if (a->unreachable && !a->unreachable_sent) {
-		emit(nav, a, ORCA_NAV_UNREACHABLE, goal);
+		note_event(&v, ORCA_NAV_UNREACHABLE, goal);
 		a->unreachable_sent = true;
 	}
 	a->goal = goal;
@@ -503,11 +567,13 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	if (r == NAVMESH_PLAN_FAILED) {
 		a->final_leg = true;
 		a->heading = goal;
-		steer_to(nav, a, goal);
+		steer_to(nav, &v, a, goal);
 		a->next_visit = nav->updates + 1;
+		commit_visit(nav, a, &v);
 		return;
 	}
-	refresh(nav, a, &st, dt, false, true);
+	refresh(nav, &v, 0, a, &st, dt, false, true);
+	commit_visit(nav, a, &v);
 	schedule(nav, a, &st, dt);
 	/* many agents planned in one update would all be due together: spread
 	 * the first visit by id, the interval keeps them apart afterwards */
@@ -538,11 +604,11 @@ static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, fl
 /* An arrived agent at rest: its engine target is where it stands, so it
  * wants no velocity and ORCA moves it only to make way. Looked at again soon
  * if it is being pushed (visit_arrived), else now and then. */
-static void rest(orca_nav *nav, nav_agent *a, const orca_agent_state *st)
+static void rest(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st)
 {
 	const bool pushed = !same_point(a->steer, a->goal) && !same_point(a->steer, st->position);
 	if (!same_point(a->steer, st->position))
-		steer_to(nav, a, st->position);
+		steer_to(nav, v, a, st->position);
 	a->next_visit = nav->updates + (pushed ? 1u : nav->def.refresh_interval ? nav->def.refresh_interval : 1u);
 }
 
@@ -561,7 +627,7 @@ static void rest(orca_nav *nav, nav_agent *a, const orca_agent_state *st)
  *    rests.
  * A resting agent is looked at every refresh_interval updates, every update
  * while it is being pushed; one at its goal every NAV_DONE_VISIT. */
-static void visit_arrived(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt)
+static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st, float dt)
 {
 	if (a->making_way) {
 		const float to_aside = dist(st->position, a->steer);
@@ -571,7 +637,7 @@ static void visit_arrived(orca_nav *nav, nav_agent *a, const orca_agent_state *s
 			return;
 		}
 		a->making_way = false; /* there, or as far as it gets */
-		rest(nav, a, st);
+		rest(nav, v, a, st);
 		return;
 	}
 	const float to_goal = dist(st->position, a->goal);
@@ -583,17 +649,17 @@ static void visit_arrived(orca_nav *nav, nav_agent *a, const orca_agent_state *s
 			a->best_dist = to_goal; /* closing in */
 			schedule(nav, a, st, dt);
 		} else {
-			rest(nav, a, st);
+			rest(nav, v, a, st);
 		}
 		return;
 	}
 	if (to_goal > nav->def.arrival_distance + 2.0f * nav->def.agent_radius) {
 		a->best_dist = to_goal; /* pushed too far: back to the goal */
-		steer_to(nav, a, a->goal);
+		steer_to(nav, v, a, a->goal);
 		schedule(nav, a, st, dt);
 		return;
 	}
-	rest(nav, a, st);
+	rest(nav, v, a, st);
 }
 
 /* A stalled agent asks the arrived agents it touches to make way: each
@@ -601,7 +667,8 @@ static void visit_arrived(orca_nav *nav, nav_agent *a, const orca_agent_state *s
  * rests there. ORCA moves agents by their velocities: an agent pinned at a
  * wall's corner does not move, so it cannot push an arrived agent at rest
  * that narrows the passage (nav_scale: a passage of 2.7 for an agent of
- * radius 1 beside a block, left by an arrived agent, held one for good). */
+ * radius 1 beside a block, left by an arrived agent, held one for good).
+ * Runs in the commit (it moves other agents), in agent order. */
 static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
 {
 	const float r = nav->def.agent_radius;
@@ -619,11 +686,11 @@ static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *
 			continue;
 		const orca_vec2 aside = {os.position.x + (os.position.x - st->position.x) / d * r,
 		                         os.position.y + (os.position.y - st->position.y) / d * r};
-		if (!walkable(nav, aside))
+		if (!walkable(nav, 0, aside))
 			continue;
 		o->making_way = true;
 		o->best_dist = r;
-		steer_to(nav, o, aside);
+		steer_to(nav, NULL, o, aside);
 		o->next_visit = nav->updates + 1;
 	}
 }
@@ -647,7 +714,8 @@ static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent
 	for (uint32_t i = 0; i < n; ++i) {
 		const nav_agent *o = find_agent(nav, near[i]);
 		orca_agent_state os;
-		if (!o || o == a || o->phase != ORCA_NAV_DONE || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+		/* arrived before this update (visits run in parallel: not o->phase) */
+		if (!o || o == a || !nav->was_done[o - nav->agents] || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
 			continue;
 		if (dist(os.position, st->position) <= st->radius + os.radius + 0.25f * nav->def.agent_radius &&
 		    dist(os.position, a->goal) < mine)
@@ -659,7 +727,7 @@ static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent
 /* A due agent: still ours? progress, STUCK, arrival, corridor refresh.
  * Returns false when the agent is to be forgotten (removed, or taken over
  * through orca.h: a velocity, or a target that is not ours). */
-static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
+static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, float dt)
 {
 	orca_agent_state st;
 	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK || st.steer_mode == ORCA_STEER_VELOCITY ||
@@ -668,7 +736,7 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 	const float elapsed = (float)(nav->updates - a->last_visit) * dt;
 	a->last_visit = nav->updates;
 	if (a->phase == ORCA_NAV_DONE) {
-		visit_arrived(nav, a, &st, dt);
+		visit_arrived(nav, v, a, &st, dt);
 		return true;
 	}
 
@@ -705,15 +773,14 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		if (nav->def.stuck_time > 0.0f) {
 			if (a->stall_time >= 0.5f * nav->def.stuck_time && !a->replanned_for_stall) {
 				a->replanned_for_stall = true;
-				nav->replans[ORCA_NAV_REPLAN_NO_PROGRESS] += !a->queued;
-				enqueue(nav, a);
+				request_path(v, a, ORCA_NAV_REPLAN_NO_PROGRESS);
 			}
 			if (a->stall_time >= 0.25f * nav->def.stuck_time)
-				make_way(nav, a, &st);
+				v->make_way = true;
 			if (a->stall_time >= nav->def.stuck_time && !a->stuck_sent) {
 				a->stuck_sent = true;
 				a->stuck_pos = st.position;
-				emit(nav, a, ORCA_NAV_STUCK, st.position);
+				note_event(v, ORCA_NAV_STUCK, st.position);
 			}
 		}
 	}
@@ -722,12 +789,11 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 	if (a->final_leg && !a->queued &&
 	    (st.arrived || dist(st.position, a->goal) <= arrive || goal_taken(nav, a, &st))) {
 		if (a->far) {
-			nav->replans[ORCA_NAV_REPLAN_NEXT_PART]++;
-			enqueue(nav, a); /* the end of a part: the next part */
+			request_path(v, a, ORCA_NAV_REPLAN_NEXT_PART); /* the end of a part: the next part */
 			return true;
 		}
 		a->phase = ORCA_NAV_DONE;
-		emit(nav, a, ORCA_NAV_ARRIVED, st.position);
+		note_event(v, ORCA_NAV_ARRIVED, st.position);
 		/* Arrived within arrival_distance, short of the goal and making no
 		 * progress: stop where it is. Pressing on at the goal it would push
 		 * for ever on whoever stands there, and in a narrow spot that pins
@@ -737,7 +803,7 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		 * closing in (visit_arrived). */
 		a->best_dist = dist(st.position, a->goal);
 		if (!st.arrived && a->stall_time > 0.0f)
-			rest(nav, a, &st);
+			rest(nav, v, a, &st);
 		else
 			schedule(nav, a, &st, dt);
 		return true;
@@ -747,9 +813,36 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		return true;
 	}
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
-	refresh(nav, a, &st, dt, ((nav->updates / interval + a->id) & 3u) == 0, false); /* shortcut every 4th */
+	refresh(nav, v, worker, a, &st, dt, ((nav->updates / interval + a->id) & 3u) == 0, false); /* shortcut every 4th */
 	schedule(nav, a, &st, dt);
 	return true;
+}
+
+/* The parallel part of an update: agents [begin, end) on worker `worker`. */
+static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	orca_nav *nav = ctx;
+	for (uint32_t i = begin; i < end; ++i) {
+		nav_agent *a = &nav->agents[i];
+		nav_visit *v = &nav->visits[i];
+		v->seen = false;
+		if (nav->visit_mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
+			memset(v, 0, sizeof *v);
+			v->seen = true;
+			request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED); /* a rebuilt tile touched its corridor */
+			if (a->phase == ORCA_NAV_DONE)
+				a->phase = ORCA_NAV_MOVING;
+			a->making_way = false;
+			a->next_visit = nav->updates;
+		}
+		if (a->phase == ORCA_NAV_WAITING || nav->updates < a->next_visit)
+			continue;
+		if (!v->seen) {
+			memset(v, 0, sizeof *v);
+			v->seen = true;
+		}
+		v->drop = !visit_agent(nav, v, worker, a, nav->visit_dt);
+	}
 }
 
 static void answer_paths(orca_nav *nav, float dt)
@@ -782,26 +875,35 @@ int orca_nav_update(orca_nav *nav, float dt)
 
 	/* Only agents that are due are looked at: a corridor refresh every
 	 * refresh_interval updates (staggered by id), sooner near a corner or the
-	 * goal. Removed or taken-over agents are forgotten at their next visit. */
-	for (uint32_t i = 0; i < nav->agent_count;) {
-		nav_agent *a = &nav->agents[i];
-		if (mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
-			nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED]++;
-			enqueue(nav, a); /* a rebuilt tile touched its corridor */
-			if (a->phase == ORCA_NAV_DONE)
-				a->phase = ORCA_NAV_MOVING;
-			a->next_visit = nav->updates;
-		}
-		if (a->phase == ORCA_NAV_WAITING || nav->updates < a->next_visit) {
-			++i;
+	 * goal. Removed or taken-over agents are forgotten at their next visit.
+	 * The visits run in parallel on the world's workers, each writing only
+	 * its agent and its agent's nav_visit; what they decided for more than
+	 * their agent (events, the path queue, counters, engine targets, agents
+	 * asked to make way, agents forgotten) is then applied in agent order.
+	 * So the result is the same for any worker count. */
+	if (!grow((void **)&nav->visits, &nav->visit_cap, nav->agent_count, sizeof *nav->visits) ||
+	    !grow((void **)&nav->was_done, &nav->was_done_cap, nav->agent_count, sizeof *nav->was_done))
+		return ORCA_ERR_NO_MEMORY;
+	for (uint32_t i = 0; i < nav->agent_count; ++i)
+		nav->was_done[i] = nav->agents[i].phase == ORCA_NAV_DONE;
+	nav->visit_dt = dt;
+	nav->visit_mesh_changed = mesh_changed;
+	orca_world_parallel_for(nav->world, visit_task, nav, nav->agent_count, 64);
+	uint32_t drops = 0;
+	for (uint32_t i = 0; i < nav->agent_count; ++i) {
+		const nav_visit *v = &nav->visits[i];
+		if (!v->seen)
 			continue;
-		}
-		if (!visit_agent(nav, a, dt)) {
-			drop_agent(nav, i);
-			continue;
-		}
-		++i;
+		drops += v->drop;
+		if (!v->drop)
+			commit_visit(nav, &nav->agents[i], v);
 	}
+	/* from the last: a dropped entry's place is taken by the last one, kept */
+	for (uint32_t i = nav->agent_count; drops > 0 && i-- > 0;)
+		if (nav->visits[i].seen && nav->visits[i].drop) {
+			drop_agent(nav, i);
+			--drops;
+		}
 	answer_paths(nav, dt);
 	nav->updates++;
 	return rc;
@@ -897,6 +999,12 @@ int orca_nav_create(const orca_nav_def *def, orca_world *world, orca_nav **out)
 		free(nav);
 		return rc;
 	}
+	rc = navmesh_set_workers(nav->mesh, orca_world_worker_count(world));
+	if (rc != ORCA_OK) {
+		navmesh_destroy(nav->mesh);
+		free(nav);
+		return rc;
+	}
 	navmesh_tile_grid(nav->mesh, &nav->tiles_x, &nav->tiles_y);
 	const uint32_t total = (uint32_t)(nav->tiles_x * nav->tiles_y);
 	nav->tile_queue = malloc(total * sizeof *nav->tile_queue);
@@ -941,6 +1049,8 @@ void orca_nav_destroy(orca_nav *nav)
 	free(nav->tile_queue);
 	free(nav->tile_dirty);
 	free(nav->events);
+	free(nav->visits);
+	free(nav->was_done);
 	free(nav);
 }
 
