@@ -188,6 +188,7 @@ static void bench_parallel_update(const scenario *sc, int workers, int steps)
 	orca_world_step(w1, dt);
 	orca_world_step(ww, dt);
 	double *t1 = malloc((size_t)steps * sizeof *t1), *tw = malloc((size_t)steps * sizeof *tw);
+	double *c1 = malloc((size_t)steps * sizeof *c1), *cw = malloc((size_t)steps * sizeof *cw);
 	uint32_t cursor = 0;
 	bool same = true;
 	for (int s = 0; s < steps; ++s) {
@@ -202,18 +203,20 @@ static void bench_parallel_update(const scenario *sc, int workers, int steps)
 		}
 		for (int k = 0; k < 2; ++k) {
 			const bool one = (k == 0) == (s % 2 == 0);
-			const double c = wall_ms();
+			const double c = wall_ms(), tc = thread_cpu_ms();
 			orca_nav_update(one ? nav1 : navw, dt);
 			(one ? t1 : tw)[s] = wall_ms() - c;
+			(one ? c1 : cw)[s] = thread_cpu_ms() - tc;
 		}
 		orca_world_step(w1, dt);
 		orca_world_step(ww, dt);
 		same = same && orca_world_state_hash(w1) == orca_world_state_hash(ww);
 	}
 	const double m1 = median(t1, steps), mw = median(tw, steps);
-	printf("navigation update, %u agents, %d steps, interleaved, wall clock: 1 worker %.2f ms, %d workers %.2f ms "
-	       "(x%.2f); states equal every step: %s\n",
-	       n1, steps, m1, workers, mw, m1 / mw, same ? "yes" : "NO");
+	printf("navigation update, %u agents, %d steps, interleaved, medians: 1 worker %.2f ms wall (%.2f ms CPU on the "
+	       "calling thread), %d workers %.2f ms wall (%.2f ms CPU on the calling thread): wall x%.2f; states equal "
+	       "every step: %s\n",
+	       n1, steps, m1, median(c1, steps), workers, mw, median(cw, steps), m1 / mw, same ? "yes" : "NO");
 	orca_nav_destroy(nav1);
 	orca_nav_destroy(navw);
 	orca_world_destroy(w1);
@@ -222,6 +225,8 @@ static void bench_parallel_update(const scenario *sc, int workers, int steps)
 	free(iw);
 	free(t1);
 	free(tw);
+	free(c1);
+	free(cw);
 	rng = saved;
 	(void)nw;
 }

@@ -25,6 +25,8 @@ typedef struct nav_agent {
 	bool stuck_sent;
 	bool replanned_for_stall;
 	bool making_way;         /* arrived, stepping aside for a stalled agent (steer: where to) */
+	bool done;               /* phase DONE as of the last commit: what other agents' visits read
+	                          * (visits run in parallel; phase may change under them) */
 	orca_vec2 target;        /* as given */
 	orca_vec2 goal;          /* where the corridor ends */
 	orca_vec2 steer;         /* the point given to the engine as its target */
@@ -45,7 +47,6 @@ typedef struct nav_agent {
 /* What one agent's visit decided beyond the agent itself, applied after all
  * visits of an update in agent order (commit_visit): visits run in parallel. */
 typedef struct nav_visit {
-	bool seen;      /* visited (or its corridor found broken) in this update */
 	bool drop;      /* forget it (removed, or taken over) */
 	bool enqueue;   /* into the path queue (a->queued is set already) */
 	bool set_steer; /* give the engine a->steer */
@@ -95,8 +96,8 @@ struct orca_nav {
 
 	nav_visit *visits;          /* per agent, in agents' order: the update's parallel part */
 	uint32_t visit_cap;
-	uint8_t *was_done;          /* per agent: arrived before this update */
-	uint32_t was_done_cap;
+	uint8_t *visited;           /* per agent: visits[i] holds this update's visit */
+	uint32_t visited_cap;
 	float visit_dt;
 	bool visit_mesh_changed;
 
@@ -389,6 +390,7 @@ static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *
 /* Apply what a visit decided beyond its agent (serially, in agent order). */
 static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
 {
+	a->done = a->phase == ORCA_NAV_DONE;
 	for (int r = 0; r < ORCA_NAV_REPLAN_REASONS; ++r)
 		nav->replans[r] += v->replans[r];
 	if (v->enqueue && !queue_push(nav, a->id))
@@ -435,6 +437,7 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->target = target;
 	a->goal = target;
 	a->phase = ORCA_NAV_WAITING;
+	a->done = false;
 	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = a->making_way = false;
 	a->heading = a->progress_ref = a->prev_ref = target;
 	a->best_dist = a->prev_best = dist(st.position, target);
@@ -714,8 +717,8 @@ static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent
 	for (uint32_t i = 0; i < n; ++i) {
 		const nav_agent *o = find_agent(nav, near[i]);
 		orca_agent_state os;
-		/* arrived before this update (visits run in parallel: not o->phase) */
-		if (!o || o == a || !nav->was_done[o - nav->agents] || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+		/* arrived before this update (o->done: visits run in parallel) */
+		if (!o || o == a || !o->done || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
 			continue;
 		if (dist(os.position, st->position) <= st->radius + os.radius + 0.25f * nav->def.agent_radius &&
 		    dist(os.position, a->goal) < mine)
@@ -825,10 +828,10 @@ static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	for (uint32_t i = begin; i < end; ++i) {
 		nav_agent *a = &nav->agents[i];
 		nav_visit *v = &nav->visits[i];
-		v->seen = false;
+		nav->visited[i] = 0; /* visits[i] is written only for an agent looked at */
 		if (nav->visit_mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
 			memset(v, 0, sizeof *v);
-			v->seen = true;
+			nav->visited[i] = 1;
 			request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED); /* a rebuilt tile touched its corridor */
 			if (a->phase == ORCA_NAV_DONE)
 				a->phase = ORCA_NAV_MOVING;
@@ -837,9 +840,9 @@ static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		}
 		if (a->phase == ORCA_NAV_WAITING || nav->updates < a->next_visit)
 			continue;
-		if (!v->seen) {
+		if (!nav->visited[i]) {
 			memset(v, 0, sizeof *v);
-			v->seen = true;
+			nav->visited[i] = 1;
 		}
 		v->drop = !visit_agent(nav, v, worker, a, nav->visit_dt);
 	}
@@ -882,25 +885,23 @@ int orca_nav_update(orca_nav *nav, float dt)
 	 * asked to make way, agents forgotten) is then applied in agent order.
 	 * So the result is the same for any worker count. */
 	if (!grow((void **)&nav->visits, &nav->visit_cap, nav->agent_count, sizeof *nav->visits) ||
-	    !grow((void **)&nav->was_done, &nav->was_done_cap, nav->agent_count, sizeof *nav->was_done))
+	    !grow((void **)&nav->visited, &nav->visited_cap, nav->agent_count, sizeof *nav->visited))
 		return ORCA_ERR_NO_MEMORY;
-	for (uint32_t i = 0; i < nav->agent_count; ++i)
-		nav->was_done[i] = nav->agents[i].phase == ORCA_NAV_DONE;
 	nav->visit_dt = dt;
 	nav->visit_mesh_changed = mesh_changed;
 	orca_world_parallel_for(nav->world, visit_task, nav, nav->agent_count, 64);
 	uint32_t drops = 0;
 	for (uint32_t i = 0; i < nav->agent_count; ++i) {
-		const nav_visit *v = &nav->visits[i];
-		if (!v->seen)
+		if (!nav->visited[i])
 			continue;
+		const nav_visit *v = &nav->visits[i];
 		drops += v->drop;
 		if (!v->drop)
 			commit_visit(nav, &nav->agents[i], v);
 	}
 	/* from the last: a dropped entry's place is taken by the last one, kept */
 	for (uint32_t i = nav->agent_count; drops > 0 && i-- > 0;)
-		if (nav->visits[i].seen && nav->visits[i].drop) {
+		if (nav->visited[i] && nav->visits[i].drop) {
 			drop_agent(nav, i);
 			--drops;
 		}
@@ -1050,7 +1051,7 @@ void orca_nav_destroy(orca_nav *nav)
 	free(nav->tile_dirty);
 	free(nav->events);
 	free(nav->visits);
-	free(nav->was_done);
+	free(nav->visited);
 	free(nav);
 }
 
@@ -1408,6 +1409,7 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 		const uint8_t phase = v2 ? phase_byte : (uint8_t)(phase_byte & ~NAV_PHASE_MAKING_WAY);
 		a->making_way = !v2 && (phase_byte & NAV_PHASE_MAKING_WAY);
 		a->phase = (orca_nav_agent_phase)phase;
+		a->done = a->phase == ORCA_NAV_DONE;
 		a->queued = flags & NAV_FLAG_QUEUED;
 		a->far = flags & NAV_FLAG_FAR;
 		a->unreachable = flags & NAV_FLAG_UNREACHABLE;
