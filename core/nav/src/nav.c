@@ -625,12 +625,31 @@ static void rest(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_sta
  *    never presses back: nav_scale, an arrived agent pressing back toward
  *    the spot it was pushed from walled a corner's passage for good) as long
  *    as that is within arrival_distance + 2 radii of its goal; pushed farther,
- *    it walks back to its goal (and rests again where that stops working);
+ *    it walks back to its goal (and rests again where that stops working).
+ *    It walks back to its goal too once left alone for a refresh interval
+ *    with its goal free (orca_bench maze: arrived agents jostled off their
+ *    goals by those passing to deeper ones stayed off them);
  *  - making way (make_way): walking to a point a radius aside, where it
  *    rests.
  * A resting agent is looked at every refresh_interval updates, every update
  * while it is being pushed; one at its goal every NAV_DONE_VISIT. */
-static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st, float dt)
+/* No other agent stands on the goal (they would overlap were it there). */
+static bool goal_free(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+{
+	orca_agent_id near[16];
+	uint32_t n = orca_query_radius(nav->world, a->goal, st->radius + nav->def.agent_radius, near, 16);
+	n = n < 16 ? n : 16;
+	for (uint32_t i = 0; i < n; ++i) {
+		orca_agent_state os;
+		if (near[i] != a->id && orca_agent_get(nav->world, near[i], &os) == ORCA_OK &&
+		    dist(os.position, a->goal) < st->radius + os.radius)
+			return false;
+	}
+	return true;
+}
+
+static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st, float dt,
+                          uint64_t since)
 {
 	if (a->making_way) {
 		const float to_aside = dist(st->position, a->steer);
@@ -656,8 +675,10 @@ static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_
 		}
 		return;
 	}
-	if (to_goal > nav->def.arrival_distance + 2.0f * nav->def.agent_radius) {
-		a->best_dist = to_goal; /* pushed too far: back to the goal */
+	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
+	const bool left_alone = same_point(st->position, a->steer) && since >= interval;
+	if (to_goal > nav->def.arrival_distance + 2.0f * nav->def.agent_radius || (left_alone && goal_free(nav, a, st))) {
+		a->best_dist = to_goal; /* pushed too far, or left alone with its goal free: back to the goal */
 		steer_to(nav, v, a, a->goal);
 		schedule(nav, a, st, dt);
 		return;
@@ -698,12 +719,14 @@ static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *
 	}
 }
 
-/* Its goal is taken: on its last leg, it has made no progress for a quarter
+/* Its goal is taken: an arrived agent stands on it (the two would overlap
+ * were it there), and on its last leg it has made no progress for a quarter
  * of stuck_time and touches (centres within the two radii and a quarter of
  * agent_radius) an arrived agent that stands nearer its goal. Many agents
  * sent to one spot, or to spots closer together than they are wide, cannot
  * all stand there: the later ones arrive against the earlier, as RTS units
- * sent to one point do (nav_scale: targets clamped to the world's edge). */
+ * sent to one point do (nav_scale: targets clamped to the world's edge).
+ * A free goal behind arrived agents is not taken: make_way opens the way. */
 static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
 {
 	const float stalled = nav->def.stuck_time > 0.0f ? 0.25f * nav->def.stuck_time : 0.0f;
@@ -712,7 +735,18 @@ static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent
 	const float reach = st->radius + nav->def.agent_radius + 0.25f * nav->def.agent_radius;
 	const float mine = dist(st->position, a->goal);
 	orca_agent_id near[16];
-	uint32_t n = orca_query_radius(nav->world, st->position, reach, near, 16);
+	uint32_t n = orca_query_radius(nav->world, a->goal, st->radius + nav->def.agent_radius, near, 16);
+	n = n < 16 ? n : 16;
+	bool covered = false;
+	for (uint32_t i = 0; i < n && !covered; ++i) {
+		const nav_agent *o = find_agent(nav, near[i]);
+		orca_agent_state os;
+		covered = o && o != a && o->done && orca_agent_get(nav->world, near[i], &os) == ORCA_OK &&
+		          dist(os.position, a->goal) < st->radius + os.radius;
+	}
+	if (!covered)
+		return false;
+	n = orca_query_radius(nav->world, st->position, reach, near, 16);
 	n = n < 16 ? n : 16;
 	for (uint32_t i = 0; i < n; ++i) {
 		const nav_agent *o = find_agent(nav, near[i]);
@@ -736,10 +770,11 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK || st.steer_mode == ORCA_STEER_VELOCITY ||
 	    !same_point(st.target, a->steer))
 		return false;
-	const float elapsed = (float)(nav->updates - a->last_visit) * dt;
+	const uint64_t since = nav->updates - a->last_visit;
+	const float elapsed = (float)since * dt;
 	a->last_visit = nav->updates;
 	if (a->phase == ORCA_NAV_DONE) {
-		visit_arrived(nav, v, a, &st, dt);
+		visit_arrived(nav, v, a, &st, dt, since);
 		return true;
 	}
 
