@@ -919,7 +919,8 @@ int orca_nav_update(orca_nav *nav, float dt)
 	 * their agent (events, the path queue, counters, engine targets, agents
 	 * asked to make way, agents forgotten) is then applied in agent order.
 	 * So the result is the same for any worker count. */
-	if (!grow((void **)&nav->visits, &nav->visit_cap, nav->agent_count, sizeof *nav->visits) ||
+	if (navmesh_set_workers(nav->mesh, orca_world_worker_count(nav->world)) != ORCA_OK || /* a query each */
+	    !grow((void **)&nav->visits, &nav->visit_cap, nav->agent_count, sizeof *nav->visits) ||
 	    !grow((void **)&nav->visited, &nav->visited_cap, nav->agent_count, sizeof *nav->visited))
 		return ORCA_ERR_NO_MEMORY;
 	nav->visit_dt = dt;
