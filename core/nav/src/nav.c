@@ -467,8 +467,7 @@ int orca_nav_stop(orca_nav *nav, orca_agent_id id)
 /* On the mesh: a point an agent's centre may stand on. */
 static bool walkable(const orca_nav *nav, int worker, orca_vec2 p)
 {
-	orca_vec2 q;
-	return navmesh_nearest_on(nav->mesh, worker, p, &q) && same_point(p, q);
+	return navmesh_on_mesh(nav->mesh, worker, p);
 }
 
 /* Choose the point to steer at from the corridor; re-plan when pushed off it. */

@@ -670,6 +670,25 @@ extern "C" bool navmesh_nearest_on(const navmesh *m, int worker, orca_vec2 p, or
 	return true;
 }
 
+extern "C" bool navmesh_on_mesh(const navmesh *m, int worker, orca_vec2 p)
+{
+	// The polygons whose bounds hold p (Detour's box query: quantized bounds,
+	// no arithmetic that a fused multiply-add could round otherwise), then our
+	// own inside test: the same answer on every CPU. (closestPointOnPoly, as
+	// navmesh_nearest uses, rounds differently on arm64 near an edge.)
+	float c[3];
+	to3(p, c);
+	const float ext[3] = {m->p.cell_size * 0.125f, 2.0f * kGroundHalfHeight, m->p.cell_size * 0.125f};
+	enum { kMaxPolys = 16 };
+	dtPolyRef polys[kMaxPolys];
+	int n = 0;
+	query_of(m, worker)->queryPolygons(c, ext, &m->filter, polys, &n, kMaxPolys);
+	for (int i = 0; i < n; ++i)
+		if (inside_poly(m, polys[i], p.x, p.y))
+			return true;
+	return false;
+}
+
 extern "C" navmesh_corridor *navmesh_corridor_create(int max_path)
 {
 	navmesh_corridor *c = new (std::nothrow) navmesh_corridor();

@@ -59,6 +59,9 @@ bool navmesh_nearest(const navmesh *m, orca_vec2 p, orca_vec2 *out);
 int navmesh_set_workers(navmesh *m, int workers);
 /* navmesh_nearest on a worker's query. */
 bool navmesh_nearest_on(const navmesh *m, int worker, orca_vec2 p, orca_vec2 *out);
+/* p lies in (or on the edge of) a polygon of the mesh; the same answer on
+ * every CPU (no Detour arithmetic that arm64 fuses). */
+bool navmesh_on_mesh(const navmesh *m, int worker, orca_vec2 p);
 
 typedef enum navmesh_plan_result {
 	NAVMESH_PLAN_FAILED = 0,      /* no polygon near the start: the mesh is empty there */
