@@ -694,7 +694,13 @@ void storage_tick_end(storage *st) {
 	rec.tick_end.state_hash = srv->status.state_hash;
 	rec.tick_end.agents = srv->status.agents;
 	append(st, &rec);
-	if (srv->status.tick % st->cfg->checkpoint_every == 0 && !st->checkpoint_in_flight && st->available_seen) {
+	if (srv->status.tick % st->cfg->checkpoint_every == 0 && st->available_seen) {
+		if (st->checkpoint_in_flight) { /* said, so that a missing checkpoint is never a mystery */
+			log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the one before is still being written; "
+			         "the next one is due at tick %" PRIu64,
+			         srv->status.tick, srv->status.tick + st->cfg->checkpoint_every);
+			return;
+		}
 		storage_commit(st); /* the segment ends exactly at this tick */
 		start_checkpoint(st);
 	}
