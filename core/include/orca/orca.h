@@ -126,6 +126,23 @@ void orca_world_destroy(orca_world *world);
  * previous state (in parallel), then move every agent. */
 int orca_world_step(orca_world *world, float dt);
 
+/** A loop body for orca_world_parallel_for: items [begin, end), run by
+ * worker `worker` (0 .. orca_world_worker_count - 1). */
+typedef void (*orca_parallel_fn)(void *ctx, uint32_t begin, uint32_t end, int worker);
+
+/** Run fn over items [0, count) in chunks of `grain` on the world's worker
+ * threads and the caller's, returning when all are done. Between steps only
+ * (never during orca_world_step or from inside fn). Which worker runs which
+ * chunk varies from run to run: for results independent of the worker count
+ * fn writes only per-item results and per-worker scratch. fn may read the
+ * world (orca_agent_get, orca_query_*: they only read here) but must not
+ * change it, nor call orca_world_parallel_for. For modules beside the engine
+ * (crowd_nav's per-agent update). */
+void orca_world_parallel_for(orca_world *world, orca_parallel_fn fn, void *ctx, uint32_t count, uint32_t grain);
+
+/** The world's worker count (orca_world_def.worker_count). */
+int orca_world_worker_count(const orca_world *world);
+
 /** Switch avoidance mode from the next step on (per-agent quality state is kept). */
 int orca_world_set_avoidance(orca_world *world, orca_avoidance avoidance);
 
@@ -188,6 +205,19 @@ orca_agent_def orca_default_agent_def(void);
 
 /** Validate and add an agent. */
 int orca_agent_add(orca_world *world, const orca_agent_def *def, orca_agent_id *out);
+
+/** Validate and add `count` agents, all or nothing: either every one is
+ * added (ids[i] for defs[i], exactly the ids and state `count` calls of
+ * orca_agent_add would give) or, on any error, the world is left exactly as
+ * it was -- no id handed out, no generation or slot used, the next ids and
+ * the state hash unchanged -- so a batch that fails leaves no trace a replay
+ * of the successful requests could miss. Every definition is validated and
+ * the capacity and memory reserved before anything changes. Errors:
+ * ORCA_ERR_INVALID_ARGUMENT (defs[*failed] is not valid), ORCA_ERR_CAPACITY,
+ * ORCA_ERR_NO_MEMORY. `failed` (may be NULL) gets the index of the bad
+ * definition, 0 for the other errors. count 0: ORCA_OK, nothing changes. */
+int orca_world_add_agents(orca_world *world, const orca_agent_def *defs, uint32_t count, orca_agent_id *ids,
+                          uint32_t *failed);
 
 /** Remove an agent; its id becomes stale. */
 int orca_agent_remove(orca_world *world, orca_agent_id id);
