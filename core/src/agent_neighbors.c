@@ -121,8 +121,10 @@ void orca_agent_grid_build(struct orca_world *w)
 	}
 	memmove(start + 1, start, cells * sizeof *start);
 	start[0] = 0;
-	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
+	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k) {
 		w->grid_x[k] = w->grid_y[k] = 0.0f;
+		w->grid_index[k] = ORCA_NONE; /* read four at a time, never a candidate */
+	}
 	w->grid_on = true;
 }
 
@@ -175,8 +177,10 @@ bool orca_agent_grid_order(struct orca_world *w)
 	memcpy(w->tpy, w->grid_y, n * sizeof(float));
 	for (uint32_t i = 0; i < n; ++i)
 		w->grid_index[i] = i;
-	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
+	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k) {
 		w->grid_x[k] = w->grid_y[k] = w->tpx[k] = w->tpy[k] = 0.0f;
+		w->grid_index[k] = ORCA_NONE; /* read four at a time, never a candidate */
+	}
 	w->grid_on = true;
 
 	/* the tree-order copies, every agent (a moved cell shifts the indices
@@ -199,8 +203,8 @@ bool orca_agent_grid_order(struct orca_world *w)
 
 /* The cap nearest closer than sqrt(range_sq) by scanning the grid; returns
  * how many, sorted by distance, or ORCA_NONE when the grid cannot answer (the
- * square is too big, or there are too many candidates). The order of equal
- * distances is not RVO2's here: the caller rejects lists that have any. */
+ * square is too big, there are too many candidates, or two of the cap nearest
+ * are at equal distances: their order would not be RVO2's). */
 static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, float y, float range_sq,
                           uint32_t cap, nb_entry *out)
 {
@@ -217,6 +221,7 @@ static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, fl
 	const float cell = 1.0f / inv, slack = cell * 1e-3f + 1e-6f * (fabsf(y) + fabsf(oy));
 #ifdef __SSE2__
 	const __m128 px = _mm_set1_ps(x), py = _mm_set1_ps(y), range = _mm_set1_ps(range_sq);
+	const __m128i me = _mm_set1_epi32((int)self);
 	float bd[SCAN_BUFFER + 4];
 	uint32_t bi[SCAN_BUFFER + 4];
 	uint32_t n = 0;
@@ -242,7 +247,8 @@ static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, fl
 			const __m128 dx = _mm_sub_ps(px, _mm_loadu_ps(gx + j0));
 			const __m128 dy = _mm_sub_ps(py, _mm_loadu_ps(gy + j0));
 			const __m128 d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
-			unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(d, range));
+			const __m128i is_self = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(gi + j0)), me);
+			unsigned bits = (unsigned)_mm_movemask_ps(_mm_andnot_ps(_mm_castsi128_ps(is_self), _mm_cmplt_ps(d, range)));
 			if (end - j0 < 4)
 				bits &= (1u << (end - j0)) - 1u;
 			if (!bits)
@@ -251,13 +257,13 @@ static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, fl
 				return ORCA_NONE;
 			float dist[4];
 			_mm_storeu_ps(dist, d);
-			while (bits) {
+			do {
 				const unsigned k = (unsigned)__builtin_ctz(bits);
 				bits &= bits - 1;
 				bd[n] = dist[k];
 				bi[n] = gi[j0 + k];
-				n += bi[n] != self;
-			}
+				++n;
+			} while (bits);
 		}
 #else
 		for (uint32_t k = begin; k < end; ++k) {
@@ -269,34 +275,57 @@ static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, fl
 #endif
 	}
 #ifdef __SSE2__
-	/* Rank each candidate by how many are nearer, four at a time and without
-	 * a branch on the data; place the first cap by rank. Equal distances get
-	 * one rank and leave a later slot unwritten (NaN): a tie among the first
-	 * cap shows as NaN or as two equal neighbours, which the caller rejects. */
+	/* Rank each candidate by how many are nearer, a block of four against
+	 * four at a time (the block and its three rotations) without a branch on
+	 * the data, and place the first cap by rank. Equal distances get one rank:
+	 * with none among the first cap those ranks are 0..placed-1 once each, so
+	 * their count is placed and their sum placed(placed-1)/2; a tie either
+	 * lowers the sum (the tied ranks repeat) or raises the count (a tie across
+	 * the cap's edge), and the grid gives up (RVO2's tie order is the tree's). */
 	for (uint32_t k = n; k < n + 4; ++k)
-		bd[k] = INFINITY;
+		bd[k] = INFINITY; /* never nearer than a candidate: ranks stay the candidates' */
 	const uint32_t placed = n < cap ? n : cap;
-	for (uint32_t k = 0; k < placed; ++k)
-		out[k].dist_sq = NAN;
+	const __m128i limit = _mm_set1_epi32((int)placed);
+	__m128i counted = _mm_setzero_si128(), rank_sum = _mm_setzero_si128();
 	for (uint32_t i0 = 0; i0 < n; i0 += 4) {
 		const __m128 di = _mm_loadu_ps(bd + i0);
 		__m128i rank = _mm_setzero_si128();
-		for (uint32_t j = 0; j < n; ++j)
-			rank = _mm_sub_epi32(rank, _mm_castps_si128(_mm_cmplt_ps(_mm_load1_ps(bd + j), di)));
+		for (uint32_t j0 = 0; j0 < n; j0 += 4) {
+			const __m128 d0 = _mm_loadu_ps(bd + j0);
+			const __m128 d1 = _mm_shuffle_ps(d0, d0, _MM_SHUFFLE(0, 3, 2, 1));
+			const __m128 d2 = _mm_shuffle_ps(d0, d0, _MM_SHUFFLE(1, 0, 3, 2));
+			const __m128 d3 = _mm_shuffle_ps(d0, d0, _MM_SHUFFLE(2, 1, 0, 3));
+			const __m128i c01 = _mm_add_epi32(_mm_castps_si128(_mm_cmplt_ps(d0, di)), _mm_castps_si128(_mm_cmplt_ps(d1, di)));
+			const __m128i c23 = _mm_add_epi32(_mm_castps_si128(_mm_cmplt_ps(d2, di)), _mm_castps_si128(_mm_cmplt_ps(d3, di)));
+			rank = _mm_sub_epi32(rank, _mm_add_epi32(c01, c23));
+		}
+		const __m128i in = _mm_cmplt_epi32(rank, limit); /* padding lanes rank n: never in */
+		counted = _mm_sub_epi32(counted, in);
+		rank_sum = _mm_add_epi32(rank_sum, _mm_and_si128(rank, in));
 		uint32_t rk[4];
 		_mm_storeu_si128((__m128i *)rk, rank);
-		const uint32_t lanes = n - i0 < 4 ? n - i0 : 4;
-		for (uint32_t l = 0; l < lanes; ++l) {
+		for (uint32_t l = 0; l < 4; ++l) {
 			if (rk[l] < placed) {
 				out[rk[l]].dist_sq = bd[i0 + l];
 				out[rk[l]].index = bi[i0 + l];
 			}
 		}
 	}
+	uint32_t cnt[4], sum[4];
+	_mm_storeu_si128((__m128i *)cnt, counted);
+	_mm_storeu_si128((__m128i *)sum, rank_sum);
+	if (cnt[0] + cnt[1] + cnt[2] + cnt[3] != placed ||
+	    sum[0] + sum[1] + sum[2] + sum[3] != placed * (placed - 1) / 2)
+		return ORCA_NONE;
 	return placed;
 #else
 	if (count < cap)
 		nb_sort(out, count);
+	/* with no equal distances among the cap nearest the order is the
+	 * distance order (and the k-th is not tied with the next one) */
+	for (uint32_t i = 1; i < count; ++i)
+		if (!(out[i].dist_sq > out[i - 1].dist_sq))
+			return ORCA_NONE;
 	return count;
 #endif
 }
@@ -324,11 +353,8 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32
 		if (count == ORCA_NONE)
 			return ORCA_NONE;
 	}
-	/* with no equal distances among the k + 1 nearest the order is the
-	 * distance order and the k-th is not tied with the next one */
-	for (uint32_t i = 1; i < count; ++i)
-		if (!(out[i].dist_sq > out[i - 1].dist_sq))
-			return ORCA_NONE;
+	/* grid_scan refused equal distances among the k + 1 nearest: the order
+	 * is the distance order and the k-th is not tied with the next one */
 	return count < k ? count : k;
 }
 
