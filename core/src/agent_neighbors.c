@@ -23,6 +23,7 @@
 #define GRID_MIN_AGENTS 256u
 #define GUESS_MARGIN 0.75f
 #define GRID_MAX_SCAN_CELLS 144u /* a bigger square goes to the kd-tree */
+#define TRIM_MIN_ROWS 7u /* a scan of fewer rows takes the whole square: trimming costs more */
 
 static inline uint32_t cell_of(float v, float origin, float inv, float last)
 {
@@ -201,48 +202,44 @@ bool orca_agent_grid_order(struct orca_world *w)
 
 #define SCAN_BUFFER 32u /* candidates held before ranking; more go to the kd-tree */
 
-/* The cap nearest closer than sqrt(range_sq) by scanning the grid; returns
- * how many, sorted by distance, or ORCA_NONE when the grid cannot answer (the
- * square is too big, there are too many candidates, or two of the cap nearest
- * are at equal distances: their order would not be RVO2's). */
-static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, float y, float range_sq,
-                          uint32_t cap, nb_entry *out)
+/* The disc of radius r is narrower than its square away from its centre row:
+ * the cells of row cy that its widest point in the row reaches (the gap less a
+ * little: the band's float edges may sit off the cells'). Worth its cost on
+ * big squares only: on a 5-row square it costs more than the cells it saves. */
+static inline void trim_row(const struct orca_world *w, uint32_t cy, float x, float y, float r, uint32_t *ax0,
+                            uint32_t *ax1)
 {
-	/* the square must hold every point whose rounded distance is below the
-	 * range: a little slack for the rounding of the distance and the bound */
-	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
 	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
-	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
-	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
-	if ((cx1 - cx0 + 1) * (cy1 - cy0 + 1) > GRID_MAX_SCAN_CELLS)
-		return ORCA_NONE;
+	const float cell = 1.0f / inv, slack = cell * 1e-3f + 1e-6f * (fabsf(y) + fabsf(oy));
+	const float row_lo = oy + (float)cy * cell, row_hi = row_lo + cell;
+	const float gap = (y < row_lo ? row_lo - y : (y > row_hi ? y - row_hi : 0.0f)) - slack;
+	if (gap > 0.0f && cy != 0 && cy != w->grid_h - 1) {
+		const float half = sqrtf(maxf(r * r - gap * gap, 0.0f)) * 1.0001f + 1e-6f * fabsf(x) + 1e-6f;
+		*ax0 = cell_of(x - half, ox, inv, w->grid_last_x);
+		*ax1 = cell_of(x + half, ox, inv, w->grid_last_x);
+	}
+}
+
+#ifdef __SSE2__
+/* The candidates closer than sqrt(range_sq) of the square's rows (trimmed to
+ * the disc when `trim`), self left out, appended to bd/bi; their count, or
+ * ORCA_NONE past SCAN_BUFFER. Inlined twice, trimming or not: a scan with a
+ * branch or a call per row keeps fewer of its vectors in registers. */
+static inline __attribute__((always_inline)) uint32_t
+scan_square(const struct orca_world *w, uint32_t self, float x, float y, float r, float range_sq, uint32_t cx0,
+            uint32_t cx1, uint32_t cy0, uint32_t cy1, bool trim, float *bd, uint32_t *bi)
+{
 	const float *gx = w->grid_x, *gy = w->grid_y;
 	const uint32_t *gi = w->grid_index, *start = w->grid_start;
-	const float cell = 1.0f / inv, slack = cell * 1e-3f + 1e-6f * (fabsf(y) + fabsf(oy));
-#ifdef __SSE2__
 	const __m128 px = _mm_set1_ps(x), py = _mm_set1_ps(y), range = _mm_set1_ps(range_sq);
 	const __m128i me = _mm_set1_epi32((int)self);
-	float bd[SCAN_BUFFER + 4];
-	uint32_t bi[SCAN_BUFFER + 4];
 	uint32_t n = 0;
-#else
-	uint32_t count = 0;
-#endif
 	for (uint32_t cy = cy0; cy <= cy1; ++cy) {
-		/* the disc is narrower than the square away from its centre row:
-		 * scan only the cells its widest point in this row reaches (the gap
-		 * less a little: the band's float edges may sit off the cells') */
 		uint32_t ax0 = cx0, ax1 = cx1;
-		const float row_lo = oy + (float)cy * cell, row_hi = row_lo + cell;
-		const float gap = (y < row_lo ? row_lo - y : (y > row_hi ? y - row_hi : 0.0f)) - slack;
-		if (gap > 0.0f && cy != 0 && cy != w->grid_h - 1) {
-			const float half = sqrtf(maxf(r * r - gap * gap, 0.0f)) * 1.0001f + 1e-6f * fabsf(x) + 1e-6f;
-			ax0 = cell_of(x - half, ox, inv, w->grid_last_x);
-			ax1 = cell_of(x + half, ox, inv, w->grid_last_x);
-		}
+		if (trim)
+			trim_row(w, cy, x, y, r, &ax0, &ax1);
 		const uint32_t row = cy * w->grid_w;
 		const uint32_t begin = start[row + ax0], end = start[row + ax1 + 1];
-#ifdef __SSE2__
 		for (uint32_t j0 = begin; j0 < end; j0 += 4) {
 			const __m128 dx = _mm_sub_ps(px, _mm_loadu_ps(gx + j0));
 			const __m128 dy = _mm_sub_ps(py, _mm_loadu_ps(gy + j0));
@@ -265,16 +262,34 @@ static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, fl
 				++n;
 			} while (bits);
 		}
-#else
-		for (uint32_t k = begin; k < end; ++k) {
-			const float dx = x - gx[k], dy = y - gy[k];
-			const float dist_sq = dx * dx + dy * dy;
-			if (dist_sq < range_sq && gi[k] != self)
-				nb_offer(out, &count, cap, &range_sq, dist_sq, gi[k]);
-		}
-#endif
 	}
+	return n;
+}
+#endif
+
+/* The cap nearest closer than sqrt(range_sq) by scanning the grid; returns
+ * how many, sorted by distance, or ORCA_NONE when the grid cannot answer (the
+ * square is too big, there are too many candidates, or two of the cap nearest
+ * are at equal distances: their order would not be RVO2's). */
+static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, float y, float range_sq,
+                          uint32_t cap, nb_entry *out)
+{
+	/* the square must hold every point whose rounded distance is below the
+	 * range: a little slack for the rounding of the distance and the bound */
+	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
+	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
+	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
+	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
+	if ((cx1 - cx0 + 1) * (cy1 - cy0 + 1) > GRID_MAX_SCAN_CELLS)
+		return ORCA_NONE;
+	const bool trim = cy1 - cy0 >= TRIM_MIN_ROWS - 1;
 #ifdef __SSE2__
+	float bd[SCAN_BUFFER + 4];
+	uint32_t bi[SCAN_BUFFER + 4];
+	const uint32_t n = trim ? scan_square(w, self, x, y, r, range_sq, cx0, cx1, cy0, cy1, true, bd, bi)
+	                        : scan_square(w, self, x, y, r, range_sq, cx0, cx1, cy0, cy1, false, bd, bi);
+	if (n == ORCA_NONE)
+		return ORCA_NONE;
 	/* Rank each candidate by how many are nearer, a block of four against
 	 * four at a time (the block and its three rotations) without a branch on
 	 * the data, and place the first cap by rank. Equal distances get one rank:
@@ -319,6 +334,21 @@ static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, fl
 		return ORCA_NONE;
 	return placed;
 #else
+	const float *gx = w->grid_x, *gy = w->grid_y;
+	const uint32_t *gi = w->grid_index, *start = w->grid_start;
+	uint32_t count = 0;
+	for (uint32_t cy = cy0; cy <= cy1; ++cy) {
+		uint32_t ax0 = cx0, ax1 = cx1;
+		if (trim)
+			trim_row(w, cy, x, y, r, &ax0, &ax1);
+		const uint32_t row = cy * w->grid_w;
+		for (uint32_t k = start[row + ax0], end = start[row + ax1 + 1]; k < end; ++k) {
+			const float dx = x - gx[k], dy = y - gy[k];
+			const float dist_sq = dx * dx + dy * dy;
+			if (dist_sq < range_sq && gi[k] != self)
+				nb_offer(out, &count, cap, &range_sq, dist_sq, gi[k]);
+		}
+	}
 	if (count < cap)
 		nb_sort(out, count);
 	/* with no equal distances among the cap nearest the order is the
