@@ -267,16 +267,19 @@ scan_square(const struct orca_world *w, uint32_t self, float x, float y, float r
 }
 #endif
 
-/* The cap nearest closer than sqrt(range_sq) by scanning the grid; returns
- * how many, sorted by distance, or ORCA_NONE when the grid cannot answer (the
- * square is too big, there are too many candidates, or two of the cap nearest
- * are at equal distances: their order would not be RVO2's). */
-static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, float y, float range_sq,
-                          uint32_t cap, nb_entry *out)
+/* The cap nearest closer than sqrt(range_sq) (range_sq = radius * radius) by
+ * scanning the grid; returns how many, sorted by distance, or ORCA_NONE when
+ * the grid cannot answer (the square is too big, there are too many
+ * candidates, or two of the cap nearest are at equal distances: their order
+ * would not be RVO2's). */
+static inline __attribute__((always_inline)) uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x,
+                                                                 float y, float radius, float range_sq, uint32_t cap,
+                                                                 nb_entry *out)
 {
 	/* the square must hold every point whose rounded distance is below the
-	 * range: a little slack for the rounding of the distance and the bound */
-	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
+	 * range (radius squared, rounded): a little slack for the rounding of the
+	 * distance, the range and the bound */
+	const float r = radius * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
 	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
 	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
 	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
@@ -366,26 +369,30 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32
 {
 	const float full = sqrf(p->neighbor_dist);
 	const float guess = w->nb_guess[slot];
-	float range_sq = full;
+	float radius = p->neighbor_dist, range_sq = full;
 	if (guess > 0.0f) {
 		/* the k old neighbours moved at most max_speed * dt each, and so did
 		 * this agent (a guess for the others' speed: a miss only costs a
 		 * second scan) */
 		const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
-		range_sq = r * r < full ? r * r : full;
+		if (r * r < full) {
+			radius = r;
+			range_sq = r * r;
+		}
 	}
-	uint32_t count = grid_scan(w, self, position.x, position.y, range_sq, k + 1, out);
-	if (count == ORCA_NONE)
-		return ORCA_NONE;
-	if (count < k && range_sq < full) {
-		/* fewer than k in the guessed disc: the k-th is farther out */
-		count = grid_scan(w, self, position.x, position.y, full, k + 1, out);
+	for (;;) {
+		const uint32_t count = grid_scan(w, self, position.x, position.y, radius, range_sq, k + 1, out);
 		if (count == ORCA_NONE)
 			return ORCA_NONE;
+		/* grid_scan refused equal distances among the k + 1 nearest: the
+		 * order is the distance order and the k-th is not tied with the
+		 * next one */
+		if (count >= k || range_sq >= full)
+			return count < k ? count : k;
+		/* fewer than k in the guessed disc: the k-th is farther out */
+		radius = p->neighbor_dist;
+		range_sq = full;
 	}
-	/* grid_scan refused equal distances among the k + 1 nearest: the order
-	 * is the distance order and the k-th is not tied with the next one */
-	return count < k ? count : k;
 }
 
 /* Quality mode on the grid order: the max_nb nearest closer than
