@@ -21,7 +21,8 @@
 #endif
 
 #define GRID_MIN_AGENTS 256u
-#define GUESS_MARGIN 0.75f
+#define GUESS_MARGIN 0.5f      /* the guessed disc: last k-th distance + this * max_speed * dt */
+#define GUESS_MARGIN_WIDE 2.0f /* its second try, before the whole neighbor_dist */
 #define GRID_MAX_SCAN_CELLS 144u /* a bigger square goes to the kd-tree */
 #define TRIM_MIN_ROWS 7u /* a scan of fewer rows takes the whole square: trimming costs more */
 
@@ -380,7 +381,7 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32
 			range_sq = r * r;
 		}
 	}
-	for (;;) {
+	for (float margin = GUESS_MARGIN;;) {
 		const uint32_t count = grid_scan(w, self, position.x, position.y, radius, range_sq, k + 1, out);
 		if (count == ORCA_NONE)
 			return ORCA_NONE;
@@ -389,9 +390,17 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32
 		 * next one */
 		if (count >= k || range_sq >= full)
 			return count < k ? count : k;
-		/* fewer than k in the guessed disc: the k-th is farther out */
-		radius = p->neighbor_dist;
-		range_sq = full;
+		/* fewer than k in the guessed disc: the k-th is farther out (and
+		 * the full range is often too many candidates for the scan) */
+		margin = margin < GUESS_MARGIN_WIDE ? GUESS_MARGIN_WIDE : INFINITY;
+		const float r = guess + margin * p->max_speed * w->dt;
+		if (r * r < full) {
+			radius = r;
+			range_sq = r * r;
+		} else {
+			radius = p->neighbor_dist;
+			range_sq = full;
+		}
 	}
 }
 
