@@ -249,19 +249,18 @@ scan_square(const struct orca_world *w, uint32_t self, float x, float y, float r
 			unsigned bits = (unsigned)_mm_movemask_ps(_mm_andnot_ps(_mm_castsi128_ps(is_self), _mm_cmplt_ps(d, range)));
 			if (end - j0 < 4)
 				bits &= (1u << (end - j0)) - 1u;
-			if (!bits)
-				continue;
-			if (n + 4 > SCAN_BUFFER)
-				return ORCA_NONE;
+			/* all four lanes written, the count advanced past the ones
+			 * in range: no branch on how many there are (a branch per
+			 * candidate was mispredicted about twice a scan) */
 			float dist[4];
 			_mm_storeu_ps(dist, d);
-			do {
-				const unsigned k = (unsigned)__builtin_ctz(bits);
-				bits &= bits - 1;
-				bd[n] = dist[k];
-				bi[n] = gi[j0 + k];
-				++n;
-			} while (bits);
+			for (unsigned l = 0; l < 4; ++l) {
+				bd[n] = dist[l];
+				bi[n] = gi[j0 + l];
+				n += (bits >> l) & 1u;
+			}
+			if (n > SCAN_BUFFER)
+				return ORCA_NONE;
 		}
 	}
 	return n;
@@ -288,7 +287,7 @@ static inline __attribute__((always_inline)) uint32_t grid_scan(const struct orc
 		return ORCA_NONE;
 	const bool trim = cy1 - cy0 >= TRIM_MIN_ROWS - 1;
 #ifdef __SSE2__
-	float bd[SCAN_BUFFER + 4];
+	float bd[SCAN_BUFFER + 4]; /* a scan writes four past its count */
 	uint32_t bi[SCAN_BUFFER + 4];
 	const uint32_t n = trim ? scan_square(w, self, x, y, r, range_sq, cx0, cx1, cy0, cy1, true, bd, bi)
 	                        : scan_square(w, self, x, y, r, range_sq, cx0, cx1, cy0, cy1, false, bd, bi);
@@ -301,8 +300,10 @@ static inline __attribute__((always_inline)) uint32_t grid_scan(const struct orc
 	 * their count is placed and their sum placed(placed-1)/2; a tie either
 	 * lowers the sum (the tied ranks repeat) or raises the count (a tie across
 	 * the cap's edge), and the grid gives up (RVO2's tie order is the tree's). */
-	for (uint32_t k = n; k < n + 4; ++k)
+	for (uint32_t k = n; k < n + 4; ++k) {
 		bd[k] = INFINITY; /* never nearer than a candidate: ranks stay the candidates' */
+		bi[k] = ORCA_NONE;
+	}
 	const uint32_t placed = n < cap ? n : cap;
 	const __m128i limit = _mm_set1_epi32((int)placed);
 	__m128i counted = _mm_setzero_si128(), rank_sum = _mm_setzero_si128();
@@ -324,10 +325,10 @@ static inline __attribute__((always_inline)) uint32_t grid_scan(const struct orc
 		uint32_t rk[4];
 		_mm_storeu_si128((__m128i *)rk, rank);
 		for (uint32_t l = 0; l < 4; ++l) {
-			if (rk[l] < placed) {
-				out[rk[l]].dist_sq = bd[i0 + l];
-				out[rk[l]].index = bi[i0 + l];
-			}
+			/* past placed: out[placed], a spare entry (see reserve_scratch) */
+			const uint32_t at = rk[l] < placed ? rk[l] : placed;
+			out[at].dist_sq = bd[i0 + l];
+			out[at].index = bi[i0 + l];
 		}
 	}
 	uint32_t cnt[4], sum[4];
