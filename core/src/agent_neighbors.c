@@ -21,8 +21,10 @@
 #endif
 
 #define GRID_MIN_AGENTS 256u
-#define GUESS_MARGIN 0.75f
+#define GUESS_MARGIN 0.5f      /* the guessed disc: last k-th distance + this * max_speed * dt */
+#define GUESS_MARGIN_WIDE 2.0f /* its second try, before the whole neighbor_dist */
 #define GRID_MAX_SCAN_CELLS 144u /* a bigger square goes to the kd-tree */
+#define TRIM_MIN_ROWS 7u /* a scan of fewer rows takes the whole square: trimming costs more */
 
 static inline uint32_t cell_of(float v, float origin, float inv, float last)
 {
@@ -121,8 +123,10 @@ void orca_agent_grid_build(struct orca_world *w)
 	}
 	memmove(start + 1, start, cells * sizeof *start);
 	start[0] = 0;
-	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
+	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k) {
 		w->grid_x[k] = w->grid_y[k] = 0.0f;
+		w->grid_index[k] = ORCA_NONE; /* read four at a time, never a candidate */
+	}
 	w->grid_on = true;
 }
 
@@ -175,8 +179,10 @@ bool orca_agent_grid_order(struct orca_world *w)
 	memcpy(w->tpy, w->grid_y, n * sizeof(float));
 	for (uint32_t i = 0; i < n; ++i)
 		w->grid_index[i] = i;
-	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
+	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k) {
 		w->grid_x[k] = w->grid_y[k] = w->tpx[k] = w->tpy[k] = 0.0f;
+		w->grid_index[k] = ORCA_NONE; /* read four at a time, never a candidate */
+	}
 	w->grid_on = true;
 
 	/* the tree-order copies, every agent (a moved cell shifts the indices
@@ -197,106 +203,164 @@ bool orca_agent_grid_order(struct orca_world *w)
 
 #define SCAN_BUFFER 32u /* candidates held before ranking; more go to the kd-tree */
 
-/* The cap nearest closer than sqrt(range_sq) by scanning the grid; returns
- * how many, sorted by distance, or ORCA_NONE when the grid cannot answer (the
- * square is too big, or there are too many candidates). The order of equal
- * distances is not RVO2's here: the caller rejects lists that have any. */
-static uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x, float y, float range_sq,
-                          uint32_t cap, nb_entry *out)
+/* The disc of radius r is narrower than its square away from its centre row:
+ * the cells of row cy that its widest point in the row reaches (the gap less a
+ * little: the band's float edges may sit off the cells'). Worth its cost on
+ * big squares only: on a 5-row square it costs more than the cells it saves. */
+static inline void trim_row(const struct orca_world *w, uint32_t cy, float x, float y, float r, uint32_t *ax0,
+                            uint32_t *ax1)
+{
+	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
+	const float cell = 1.0f / inv, slack = cell * 1e-3f + 1e-6f * (fabsf(y) + fabsf(oy));
+	const float row_lo = oy + (float)cy * cell, row_hi = row_lo + cell;
+	const float gap = (y < row_lo ? row_lo - y : (y > row_hi ? y - row_hi : 0.0f)) - slack;
+	if (gap > 0.0f && cy != 0 && cy != w->grid_h - 1) {
+		const float half = sqrtf(maxf(r * r - gap * gap, 0.0f)) * 1.0001f + 1e-6f * fabsf(x) + 1e-6f;
+		*ax0 = cell_of(x - half, ox, inv, w->grid_last_x);
+		*ax1 = cell_of(x + half, ox, inv, w->grid_last_x);
+	}
+}
+
+#ifdef __SSE2__
+/* The candidates closer than sqrt(range_sq) of the square's rows (trimmed to
+ * the disc when `trim`), self left out, appended to bd/bi; their count, or
+ * ORCA_NONE past SCAN_BUFFER. Inlined twice, trimming or not: a scan with a
+ * branch or a call per row keeps fewer of its vectors in registers. */
+static inline __attribute__((always_inline)) uint32_t
+scan_square(const struct orca_world *w, uint32_t self, float x, float y, float r, float range_sq, uint32_t cx0,
+            uint32_t cx1, uint32_t cy0, uint32_t cy1, bool trim, float *bd, uint32_t *bi)
+{
+	const float *gx = w->grid_x, *gy = w->grid_y;
+	const uint32_t *gi = w->grid_index, *start = w->grid_start;
+	const __m128 px = _mm_set1_ps(x), py = _mm_set1_ps(y), range = _mm_set1_ps(range_sq);
+	const __m128i me = _mm_set1_epi32((int)self);
+	uint32_t n = 0;
+	for (uint32_t cy = cy0; cy <= cy1; ++cy) {
+		uint32_t ax0 = cx0, ax1 = cx1;
+		if (trim)
+			trim_row(w, cy, x, y, r, &ax0, &ax1);
+		const uint32_t row = cy * w->grid_w;
+		const uint32_t begin = start[row + ax0], end = start[row + ax1 + 1];
+		for (uint32_t j0 = begin; j0 < end; j0 += 4) {
+			const __m128 dx = _mm_sub_ps(px, _mm_loadu_ps(gx + j0));
+			const __m128 dy = _mm_sub_ps(py, _mm_loadu_ps(gy + j0));
+			const __m128 d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
+			const __m128i is_self = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(gi + j0)), me);
+			unsigned bits = (unsigned)_mm_movemask_ps(_mm_andnot_ps(_mm_castsi128_ps(is_self), _mm_cmplt_ps(d, range)));
+			if (end - j0 < 4)
+				bits &= (1u << (end - j0)) - 1u;
+			/* all four lanes written, the count advanced past the ones
+			 * in range: no branch on how many there are (a branch per
+			 * candidate was mispredicted about twice a scan) */
+			float dist[4];
+			_mm_storeu_ps(dist, d);
+			for (unsigned l = 0; l < 4; ++l) {
+				bd[n] = dist[l];
+				bi[n] = gi[j0 + l];
+				n += (bits >> l) & 1u;
+			}
+			if (n > SCAN_BUFFER)
+				return ORCA_NONE;
+		}
+	}
+	return n;
+}
+#endif
+
+/* The cap nearest closer than sqrt(range_sq) (range_sq = radius * radius) by
+ * scanning the grid; returns how many, sorted by distance, or ORCA_NONE when
+ * the grid cannot answer (the square is too big, there are too many
+ * candidates, or two of the cap nearest are at equal distances: their order
+ * would not be RVO2's). */
+static inline __attribute__((always_inline)) uint32_t grid_scan(const struct orca_world *w, uint32_t self, float x,
+                                                                 float y, float radius, float range_sq, uint32_t cap,
+                                                                 nb_entry *out)
 {
 	/* the square must hold every point whose rounded distance is below the
-	 * range: a little slack for the rounding of the distance and the bound */
-	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
+	 * range (radius squared, rounded): a little slack for the rounding of the
+	 * distance, the range and the bound */
+	const float r = radius * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
 	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
 	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
 	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
 	if ((cx1 - cx0 + 1) * (cy1 - cy0 + 1) > GRID_MAX_SCAN_CELLS)
 		return ORCA_NONE;
+	const bool trim = cy1 - cy0 >= TRIM_MIN_ROWS - 1;
+#ifdef __SSE2__
+	float bd[SCAN_BUFFER + 4]; /* a scan writes four past its count */
+	uint32_t bi[SCAN_BUFFER + 4];
+	const uint32_t n = trim ? scan_square(w, self, x, y, r, range_sq, cx0, cx1, cy0, cy1, true, bd, bi)
+	                        : scan_square(w, self, x, y, r, range_sq, cx0, cx1, cy0, cy1, false, bd, bi);
+	if (n == ORCA_NONE)
+		return ORCA_NONE;
+	/* Rank each candidate by how many are nearer, a block of four against
+	 * four at a time (the block and its three rotations) without a branch on
+	 * the data, and place the first cap by rank. Equal distances get one rank:
+	 * with none among the first cap those ranks are 0..placed-1 once each, so
+	 * their count is placed and their sum placed(placed-1)/2; a tie either
+	 * lowers the sum (the tied ranks repeat) or raises the count (a tie across
+	 * the cap's edge), and the grid gives up (RVO2's tie order is the tree's). */
+	for (uint32_t k = n; k < n + 4; ++k) {
+		bd[k] = INFINITY; /* never nearer than a candidate: ranks stay the candidates' */
+		bi[k] = ORCA_NONE;
+	}
+	const uint32_t placed = n < cap ? n : cap;
+	const __m128i limit = _mm_set1_epi32((int)placed);
+	__m128i counted = _mm_setzero_si128(), rank_sum = _mm_setzero_si128();
+	for (uint32_t i0 = 0; i0 < n; i0 += 4) {
+		const __m128 di = _mm_loadu_ps(bd + i0);
+		__m128i rank = _mm_setzero_si128();
+		for (uint32_t j0 = 0; j0 < n; j0 += 4) {
+			const __m128 d0 = _mm_loadu_ps(bd + j0);
+			const __m128 d1 = _mm_shuffle_ps(d0, d0, _MM_SHUFFLE(0, 3, 2, 1));
+			const __m128 d2 = _mm_shuffle_ps(d0, d0, _MM_SHUFFLE(1, 0, 3, 2));
+			const __m128 d3 = _mm_shuffle_ps(d0, d0, _MM_SHUFFLE(2, 1, 0, 3));
+			const __m128i c01 = _mm_add_epi32(_mm_castps_si128(_mm_cmplt_ps(d0, di)), _mm_castps_si128(_mm_cmplt_ps(d1, di)));
+			const __m128i c23 = _mm_add_epi32(_mm_castps_si128(_mm_cmplt_ps(d2, di)), _mm_castps_si128(_mm_cmplt_ps(d3, di)));
+			rank = _mm_sub_epi32(rank, _mm_add_epi32(c01, c23));
+		}
+		const __m128i in = _mm_cmplt_epi32(rank, limit); /* padding lanes rank n: never in */
+		counted = _mm_sub_epi32(counted, in);
+		rank_sum = _mm_add_epi32(rank_sum, _mm_and_si128(rank, in));
+		uint32_t rk[4];
+		_mm_storeu_si128((__m128i *)rk, rank);
+		for (uint32_t l = 0; l < 4; ++l) {
+			/* past placed: out[placed], a spare entry (see reserve_scratch) */
+			const uint32_t at = rk[l] < placed ? rk[l] : placed;
+			out[at].dist_sq = bd[i0 + l];
+			out[at].index = bi[i0 + l];
+		}
+	}
+	uint32_t cnt[4], sum[4];
+	_mm_storeu_si128((__m128i *)cnt, counted);
+	_mm_storeu_si128((__m128i *)sum, rank_sum);
+	if (cnt[0] + cnt[1] + cnt[2] + cnt[3] != placed ||
+	    sum[0] + sum[1] + sum[2] + sum[3] != placed * (placed - 1) / 2)
+		return ORCA_NONE;
+	return placed;
+#else
 	const float *gx = w->grid_x, *gy = w->grid_y;
 	const uint32_t *gi = w->grid_index, *start = w->grid_start;
-	const float cell = 1.0f / inv, slack = cell * 1e-3f + 1e-6f * (fabsf(y) + fabsf(oy));
-#ifdef __SSE2__
-	const __m128 px = _mm_set1_ps(x), py = _mm_set1_ps(y), range = _mm_set1_ps(range_sq);
-	float bd[SCAN_BUFFER + 4];
-	uint32_t bi[SCAN_BUFFER + 4];
-	uint32_t n = 0;
-#else
 	uint32_t count = 0;
-#endif
 	for (uint32_t cy = cy0; cy <= cy1; ++cy) {
-		/* the disc is narrower than the square away from its centre row:
-		 * scan only the cells its widest point in this row reaches (the gap
-		 * less a little: the band's float edges may sit off the cells') */
 		uint32_t ax0 = cx0, ax1 = cx1;
-		const float row_lo = oy + (float)cy * cell, row_hi = row_lo + cell;
-		const float gap = (y < row_lo ? row_lo - y : (y > row_hi ? y - row_hi : 0.0f)) - slack;
-		if (gap > 0.0f && cy != 0 && cy != w->grid_h - 1) {
-			const float half = sqrtf(maxf(r * r - gap * gap, 0.0f)) * 1.0001f + 1e-6f * fabsf(x) + 1e-6f;
-			ax0 = cell_of(x - half, ox, inv, w->grid_last_x);
-			ax1 = cell_of(x + half, ox, inv, w->grid_last_x);
-		}
+		if (trim)
+			trim_row(w, cy, x, y, r, &ax0, &ax1);
 		const uint32_t row = cy * w->grid_w;
-		const uint32_t begin = start[row + ax0], end = start[row + ax1 + 1];
-#ifdef __SSE2__
-		for (uint32_t j0 = begin; j0 < end; j0 += 4) {
-			const __m128 dx = _mm_sub_ps(px, _mm_loadu_ps(gx + j0));
-			const __m128 dy = _mm_sub_ps(py, _mm_loadu_ps(gy + j0));
-			const __m128 d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
-			unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(d, range));
-			if (end - j0 < 4)
-				bits &= (1u << (end - j0)) - 1u;
-			if (!bits)
-				continue;
-			if (n + 4 > SCAN_BUFFER)
-				return ORCA_NONE;
-			float dist[4];
-			_mm_storeu_ps(dist, d);
-			while (bits) {
-				const unsigned k = (unsigned)__builtin_ctz(bits);
-				bits &= bits - 1;
-				bd[n] = dist[k];
-				bi[n] = gi[j0 + k];
-				n += bi[n] != self;
-			}
-		}
-#else
-		for (uint32_t k = begin; k < end; ++k) {
+		for (uint32_t k = start[row + ax0], end = start[row + ax1 + 1]; k < end; ++k) {
 			const float dx = x - gx[k], dy = y - gy[k];
 			const float dist_sq = dx * dx + dy * dy;
 			if (dist_sq < range_sq && gi[k] != self)
 				nb_offer(out, &count, cap, &range_sq, dist_sq, gi[k]);
 		}
-#endif
 	}
-#ifdef __SSE2__
-	/* Rank each candidate by how many are nearer, four at a time and without
-	 * a branch on the data; place the first cap by rank. Equal distances get
-	 * one rank and leave a later slot unwritten (NaN): a tie among the first
-	 * cap shows as NaN or as two equal neighbours, which the caller rejects. */
-	for (uint32_t k = n; k < n + 4; ++k)
-		bd[k] = INFINITY;
-	const uint32_t placed = n < cap ? n : cap;
-	for (uint32_t k = 0; k < placed; ++k)
-		out[k].dist_sq = NAN;
-	for (uint32_t i0 = 0; i0 < n; i0 += 4) {
-		const __m128 di = _mm_loadu_ps(bd + i0);
-		__m128i rank = _mm_setzero_si128();
-		for (uint32_t j = 0; j < n; ++j)
-			rank = _mm_sub_epi32(rank, _mm_castps_si128(_mm_cmplt_ps(_mm_load1_ps(bd + j), di)));
-		uint32_t rk[4];
-		_mm_storeu_si128((__m128i *)rk, rank);
-		const uint32_t lanes = n - i0 < 4 ? n - i0 : 4;
-		for (uint32_t l = 0; l < lanes; ++l) {
-			if (rk[l] < placed) {
-				out[rk[l]].dist_sq = bd[i0 + l];
-				out[rk[l]].index = bi[i0 + l];
-			}
-		}
-	}
-	return placed;
-#else
 	if (count < cap)
 		nb_sort(out, count);
+	/* with no equal distances among the cap nearest the order is the
+	 * distance order (and the k-th is not tied with the next one) */
+	for (uint32_t i = 1; i < count; ++i)
+		if (!(out[i].dist_sq > out[i - 1].dist_sq))
+			return ORCA_NONE;
 	return count;
 #endif
 }
@@ -307,29 +371,38 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32
 {
 	const float full = sqrf(p->neighbor_dist);
 	const float guess = w->nb_guess[slot];
-	float range_sq = full;
+	float radius = p->neighbor_dist, range_sq = full;
 	if (guess > 0.0f) {
 		/* the k old neighbours moved at most max_speed * dt each, and so did
 		 * this agent (a guess for the others' speed: a miss only costs a
 		 * second scan) */
 		const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
-		range_sq = r * r < full ? r * r : full;
+		if (r * r < full) {
+			radius = r;
+			range_sq = r * r;
+		}
 	}
-	uint32_t count = grid_scan(w, self, position.x, position.y, range_sq, k + 1, out);
-	if (count == ORCA_NONE)
-		return ORCA_NONE;
-	if (count < k && range_sq < full) {
-		/* fewer than k in the guessed disc: the k-th is farther out */
-		count = grid_scan(w, self, position.x, position.y, full, k + 1, out);
+	for (float margin = GUESS_MARGIN;;) {
+		const uint32_t count = grid_scan(w, self, position.x, position.y, radius, range_sq, k + 1, out);
 		if (count == ORCA_NONE)
 			return ORCA_NONE;
+		/* grid_scan refused equal distances among the k + 1 nearest: the
+		 * order is the distance order and the k-th is not tied with the
+		 * next one */
+		if (count >= k || range_sq >= full)
+			return count < k ? count : k;
+		/* fewer than k in the guessed disc: the k-th is farther out (and
+		 * the full range is often too many candidates for the scan) */
+		margin = margin < GUESS_MARGIN_WIDE ? GUESS_MARGIN_WIDE : INFINITY;
+		const float r = guess + margin * p->max_speed * w->dt;
+		if (r * r < full) {
+			radius = r;
+			range_sq = r * r;
+		} else {
+			radius = p->neighbor_dist;
+			range_sq = full;
+		}
 	}
-	/* with no equal distances among the k + 1 nearest the order is the
-	 * distance order and the k-th is not tied with the next one */
-	for (uint32_t i = 1; i < count; ++i)
-		if (!(out[i].dist_sq > out[i - 1].dist_sq))
-			return ORCA_NONE;
-	return count < k ? count : k;
 }
 
 /* Quality mode on the grid order: the max_nb nearest closer than

@@ -392,7 +392,8 @@ static bool reserve_scratch(struct orca_world *w)
 	const uint32_t lines = nb + w->vert_count;
 	for (int i = 0; i < w->worker_count; ++i) {
 		worker_scratch *s = &w->scratch[i];
-		if (!orca_mem_reserve(w, (void **)&s->agent_nb, &s->agent_nb_cap, nb + 1, sizeof(nb_entry)) ||
+		/* nb + 1 for the grid's k + 1 nearest, and one spare it writes past them */
+		if (!orca_mem_reserve(w, (void **)&s->agent_nb, &s->agent_nb_cap, nb + 2, sizeof(nb_entry)) ||
 		    !orca_mem_reserve(w, (void **)&s->obst_nb, &s->obst_nb_cap, w->vert_count + 1, sizeof(nb_entry)) ||
 		    !orca_mem_reserve(w, (void **)&s->lines, &s->lines_cap, lines + 8, sizeof(orca_line)) ||
 		    !orca_mem_reserve(w, (void **)&s->proj, &s->proj_cap, lines + 8, sizeof(orca_line)) ||

@@ -113,6 +113,30 @@ static void test_lattice_ties(void **state)
 	scenario_free(&sc);
 }
 
+/* The same lattice with other list lengths: the first ring's four equal
+ * distances then fall inside the list, across its end or at its k-th place,
+ * and each must send the agent to the kd-tree. */
+static void test_lattice_ties_every_k(void **state)
+{
+	(void)state;
+	const uint32_t ks[] = {1, 3, 4, 5, 8, 12};
+	for (size_t t = 0; t < sizeof ks / sizeof ks[0]; ++t) {
+		scenario sc;
+		assert_int_equal(scenario_circle(16, &sc), 0);
+		const uint32_t side = 20;
+		sc.agent_count = side * side;
+		sc.start = realloc(sc.start, sc.agent_count * sizeof *sc.start);
+		sc.goal = realloc(sc.goal, sc.agent_count * sizeof *sc.goal);
+		for (uint32_t i = 0; i < sc.agent_count; ++i) {
+			sc.start[i] = (orca_vec2){4.0f * (float)(i % side), 4.0f * (float)(i / side)};
+			sc.goal[i] = (orca_vec2){4.0f * (float)(i / side), 4.0f * (float)(side - 1 - i % side)};
+		}
+		sc.agent.max_neighbors = ks[t];
+		compare_paths(&sc, 60, NULL);
+		scenario_free(&sc);
+	}
+}
+
 static void edit_world(orca_world *w, orca_agent_id *ids, int step)
 {
 	if (step == 40) {
@@ -153,6 +177,7 @@ int main(void)
 	    cmocka_unit_test(test_random1000_equals_rvo2),
 	    cmocka_unit_test(test_random_grid_equals_kd_tree),
 	    cmocka_unit_test(test_lattice_ties),
+	    cmocka_unit_test(test_lattice_ties_every_k),
 	    cmocka_unit_test(test_edits_grid_equals_kd_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
