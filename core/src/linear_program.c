@@ -17,8 +17,9 @@
 
 /* RVO2's loop of LP1 over the lines before `line_no`: narrows [t_left,
  * t_right] on line (p, d); false when they leave it empty or a parallel line
- * excludes it. */
-static bool clip_to_lines_scalar(const orca_lines *L, uint32_t line_no, vec2 p, vec2 d, float *t_left_io,
+ * excludes it. Inlined: most LP1 calls clip against 0, 1 or 2 lines, where a
+ * call would cost more than the loop. */
+static inline __attribute__((always_inline)) bool clip_to_lines_scalar(const orca_lines *L, uint32_t line_no, vec2 p, vec2 d, float *t_left_io,
                                  float *t_right_io)
 {
 	float t_left = *t_left_io, t_right = *t_right_io;
@@ -49,6 +50,13 @@ static bool clip_to_lines_scalar(const orca_lines *L, uint32_t line_no, vec2 p, 
 }
 
 #ifdef __SSE2__
+/* The scalar loop out of line, for the SIMD loop's rare recomputation. */
+static __attribute__((noinline)) bool clip_to_lines_recompute(const orca_lines *L, uint32_t line_no, vec2 p, vec2 d,
+                                                              float *t_left_io, float *t_right_io)
+{
+	return clip_to_lines_scalar(L, line_no, p, d, t_left_io, t_right_io);
+}
+
 /* The same answer, four lines at a time. The scalar loop's two exits both
  * answer false, and t_left only grows and t_right only shrinks, so "empty at
  * some line" is "empty at the end": the exits can wait. minf(acc, t) is
@@ -91,7 +99,7 @@ static bool clip_to_lines(const orca_lines *L, uint32_t line_no, vec2 p, vec2 d,
 	acc_left = _mm_max_ps(acc_left, _mm_shuffle_ps(acc_left, acc_left, _MM_SHUFFLE(2, 3, 0, 1)));
 	const float t_left = _mm_cvtss_f32(acc_left), t_right = _mm_cvtss_f32(acc_right);
 	if (t_left == 0.0f || t_right == 0.0f || t_left != t_left || t_right != t_right)
-		return clip_to_lines_scalar(L, line_no, p, d, t_left_io, t_right_io);
+		return clip_to_lines_recompute(L, line_no, p, d, t_left_io, t_right_io);
 	if (t_left > t_right)
 		return false;
 	*t_left_io = t_left;
