@@ -296,6 +296,9 @@ struct orca_world {
 
 	worker_scratch *scratch;
 	orca_step_profile profile;
+	/* Tests only: take the SSE2 paths even on a CPU with AVX (velocity.c),
+	 * so that both are checked to give the same bits. */
+	bool simd_sse2_only;
 };
 
 
