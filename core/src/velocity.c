@@ -625,13 +625,14 @@ __attribute__((target("avx"))) static uint32_t agent_lines_avx(const struct orca
 #endif
 
 
-static inline uint32_t agent_lines(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
-                                   const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
-                                   float dt, const orca_lines *lines, uint32_t n)
+static inline uint32_t agent_lines(const struct orca_world *w, bool avx, uint32_t self, const nb_entry *nb,
+                                   uint32_t agent_count, const self_params *p, vec2 position, vec2 velocity,
+                                   float inv_time_horizon, float dt, const orca_lines *lines, uint32_t n)
 {
+	(void)avx;
 #ifdef __SSE2__
 #ifdef ORCA_AGENT_LINES_AVX
-	if (!w->simd_sse2_only && __builtin_cpu_supports("avx"))
+	if (avx)
 		return agent_lines_avx(w, self, nb, agent_count, p, position, velocity, inv_time_horizon, 1.0f / dt, lines,
 		                       n);
 #endif
@@ -641,7 +642,7 @@ static inline uint32_t agent_lines(const struct orca_world *w, uint32_t self, co
 #endif
 }
 
-static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self, float dt)
+static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self, float dt, bool avx)
 {
 	const self_params *p = &w->tself[self];
 	const vec2 position = v2(w->tpx[self], w->tpy[self]);
@@ -671,17 +672,17 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 
 	/* agent ORCA lines */
 	const float inv_time_horizon = 1.0f / p->time_horizon;
-	n = agent_lines(w, self, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, dt, lines, n);
+	n = agent_lines(w, avx, self, sc->agent_nb, agent_count, p, position, velocity, inv_time_horizon, dt, lines, n);
 	sc->neighbor_count += agent_count;
 	sc->obstacle_line_count += num_obst_lines;
 
 	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
 	const vec2 aim = quality ? orca_quality_aim(w, self, slot, pref) : pref;
 	vec2 new_velocity;
-	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity);
+	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity, avx);
 	if (line_fail < n) {
 		orca_lines proj = orca_lines_of(sc->proj, sc->proj_cap);
-		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, &proj);
+		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, &proj, avx);
 		sc->lp3_fallbacks++;
 	}
 	w->tnvx[self] = new_velocity.x;
@@ -694,6 +695,12 @@ void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker
 {
 	struct orca_world *w = ctx;
 	worker_scratch *sc = &w->scratch[worker];
+	/* the AVX builds where the CPU has it (tests may ask for SSE2 alone) */
+#if defined(__x86_64__) && defined(__GNUC__)
+	const bool avx = !w->simd_sse2_only && __builtin_cpu_supports("avx");
+#else
+	const bool avx = false;
+#endif
 	for (uint32_t i = begin; i < end; ++i)
-		compute_one(w, sc, i, w->dt);
+		compute_one(w, sc, i, w->dt, avx);
 }
