@@ -395,13 +395,15 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 		const __m128 leg = _mm_sqrt_ps(_mm_sub_ps(dist_sq, cr_sq));
 		const __m128 left = _mm_cmpgt_ps(_mm_sub_ps(_mm_mul_ps(rpx, wy), _mm_mul_ps(rpy, wx)), zero);
 		const __m128 inv_d = _mm_div_ps(one, dist_sq);
-		const __m128 lx = _mm_sub_ps(_mm_mul_ps(rpx, leg), _mm_mul_ps(rpy, cr));
-		const __m128 ly = _mm_add_ps(_mm_mul_ps(rpx, cr), _mm_mul_ps(rpy, leg));
-		const __m128 rx = _mm_xor_ps(_mm_add_ps(_mm_mul_ps(rpx, leg), _mm_mul_ps(rpy, cr)), sign);
-		const __m128 ry =
-		    _mm_xor_ps(_mm_add_ps(_mm_mul_ps(_mm_xor_ps(rpx, sign), cr), _mm_mul_ps(rpy, leg)), sign);
-		const __m128 l_dx = _mm_mul_ps(blend(left, lx, rx), inv_d);
-		const __m128 l_dy = _mm_mul_ps(blend(left, ly, ry), inv_d);
+		/* Both legs in one formula: the right leg is the left one with -cr,
+		 * negated. x*(-cr) is -(x*cr) and a - (-b) is a + b exactly, so
+		 * each lane computes RVO2's expressions for its leg. */
+		const __m128 flip = _mm_andnot_ps(left, sign);
+		const __m128 s_cr = _mm_xor_ps(cr, flip);
+		const __m128 lx = _mm_sub_ps(_mm_mul_ps(rpx, leg), _mm_mul_ps(rpy, s_cr));
+		const __m128 ly = _mm_add_ps(_mm_mul_ps(rpx, s_cr), _mm_mul_ps(rpy, leg));
+		const __m128 l_dx = _mm_mul_ps(_mm_xor_ps(lx, flip), inv_d);
+		const __m128 l_dy = _mm_mul_ps(_mm_xor_ps(ly, flip), inv_d);
 		const __m128 dot2 = _mm_add_ps(_mm_mul_ps(rvx, l_dx), _mm_mul_ps(rvy, l_dy));
 		const __m128 l_ux = _mm_sub_ps(_mm_mul_ps(l_dx, dot2), rvx);
 		const __m128 l_uy = _mm_sub_ps(_mm_mul_ps(l_dy, dot2), rvy);
@@ -448,6 +450,8 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
  * round as SSE's and the scalar forms do (IEEE, same MXCSR, no FMA), so the
  * lines are the same bits; 10 neighbours take two blocks instead of three,
  * and the three-operand forms need no register copies. */
+/* mask ? a : b per lane (bitwise: _mm256_blendv_ps on comparison masks
+ * makes GCC split the masks into integer lanes without AVX2) */
 __attribute__((target("avx"))) static inline __m256 blend8(__m256 mask, __m256 a, __m256 b)
 {
 	return _mm256_or_ps(_mm256_and_ps(mask, a), _mm256_andnot_ps(mask, b));
@@ -579,13 +583,13 @@ __attribute__((target("avx"))) static uint32_t agent_lines_avx(const struct orca
 		const __m256 left =
 		    _mm256_cmp_ps(_mm256_sub_ps(_mm256_mul_ps(rpx, wy), _mm256_mul_ps(rpy, wx)), zero, _CMP_GT_OQ);
 		const __m256 inv_d = _mm256_div_ps(one, dist_sq);
-		const __m256 lx = _mm256_sub_ps(_mm256_mul_ps(rpx, leg), _mm256_mul_ps(rpy, cr));
-		const __m256 ly = _mm256_add_ps(_mm256_mul_ps(rpx, cr), _mm256_mul_ps(rpy, leg));
-		const __m256 rx = _mm256_xor_ps(_mm256_add_ps(_mm256_mul_ps(rpx, leg), _mm256_mul_ps(rpy, cr)), sign);
-		const __m256 ry = _mm256_xor_ps(
-		    _mm256_add_ps(_mm256_mul_ps(_mm256_xor_ps(rpx, sign), cr), _mm256_mul_ps(rpy, leg)), sign);
-		const __m256 l_dx = _mm256_mul_ps(blend8(left, lx, rx), inv_d);
-		const __m256 l_dy = _mm256_mul_ps(blend8(left, ly, ry), inv_d);
+		/* both legs in one formula, as in agent_lines_sse */
+		const __m256 flip = _mm256_andnot_ps(left, sign);
+		const __m256 s_cr = _mm256_xor_ps(cr, flip);
+		const __m256 lx = _mm256_sub_ps(_mm256_mul_ps(rpx, leg), _mm256_mul_ps(rpy, s_cr));
+		const __m256 ly = _mm256_add_ps(_mm256_mul_ps(rpx, s_cr), _mm256_mul_ps(rpy, leg));
+		const __m256 l_dx = _mm256_mul_ps(_mm256_xor_ps(lx, flip), inv_d);
+		const __m256 l_dy = _mm256_mul_ps(_mm256_xor_ps(ly, flip), inv_d);
 		const __m256 dot2 = _mm256_add_ps(_mm256_mul_ps(rvx, l_dx), _mm256_mul_ps(rvy, l_dy));
 		const __m256 l_ux = _mm256_sub_ps(_mm256_mul_ps(l_dx, dot2), rvx);
 		const __m256 l_uy = _mm256_sub_ps(_mm256_mul_ps(l_dy, dot2), rvy);
