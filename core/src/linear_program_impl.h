@@ -213,15 +213,21 @@ static inline __attribute__((always_inline)) uint32_t LP_FN(project_lines)(const
 	const __m128 pix = _mm_set1_ps(pi.x), piy = _mm_set1_ps(pi.y), dix = _mm_set1_ps(di.x), diy = _mm_set1_ps(di.y);
 	const __m128 zero = _mm_setzero_ps(), half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f),
 	             eps = _mm_set1_ps(ORCA_EPSILON), abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-	for (; j + 4 <= i; j += 4) {
+	for (; j < i; j += 4) {
+		/* a short last block: the lanes past i are computed from whatever
+		 * the arrays hold there (they have room), written past the last
+		 * projected line and never counted */
+		const uint32_t lanes = i - j < 4 ? i - j : 4;
 		const __m128 pjx = _mm_loadu_ps(L->px + j), pjy = _mm_loadu_ps(L->py + j);
 		const __m128 djx = _mm_loadu_ps(L->dx + j), djy = _mm_loadu_ps(L->dy + j);
 		const __m128 determinant = _mm_sub_ps(_mm_mul_ps(dix, djy), _mm_mul_ps(diy, djx));
 		const __m128 parallel = _mm_cmple_ps(_mm_and_ps(determinant, abs_mask), eps);
-		if (_mm_movemask_ps(parallel) &&
-		    _mm_movemask_ps(_mm_and_ps(parallel, _mm_cmpgt_ps(_mm_add_ps(_mm_mul_ps(dix, djx),
-		                                                                 _mm_mul_ps(diy, djy)),
-		                                                      zero))))
+		const unsigned counted = (1u << lanes) - 1u;
+		if ((_mm_movemask_ps(parallel) & counted) &&
+		    (_mm_movemask_ps(_mm_and_ps(parallel, _mm_cmpgt_ps(_mm_add_ps(_mm_mul_ps(dix, djx),
+		                                                                  _mm_mul_ps(diy, djy)),
+		                                                       zero))) &
+		     counted))
 			break; /* a line to skip: the rest goes scalar */
 		/* parallel, opposite: the midpoint */
 		const __m128 mx = _mm_mul_ps(_mm_add_ps(pix, pjx), half), my = _mm_mul_ps(_mm_add_ps(piy, pjy), half);
@@ -238,7 +244,7 @@ static inline __attribute__((always_inline)) uint32_t LP_FN(project_lines)(const
 		_mm_storeu_ps(proj->py + n, py);
 		_mm_storeu_ps(proj->dx + n, _mm_mul_ps(ux, inv));
 		_mm_storeu_ps(proj->dy + n, _mm_mul_ps(uy, inv));
-		n += 4;
+		n += lanes;
 	}
 #endif
 	for (; j < i; ++j) {
