@@ -266,16 +266,43 @@ static vec2 apart_direction(uint32_t self, uint32_t other)
 #define F_MOVED 2u
 #define F_NEXT 4u
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ORCA_Q_HAVE_AVX2 1
+#include <immintrin.h>
+
+/* Which of the contacts c[0..count) (1 <= count <= 8) are closer than the
+ * radius sum: bit m for contact m, each lane the pass's test with its
+ * operations (d_sq < rsum_sq). AVX2 (checked at run time): one masked load of
+ * the indices and two gathers instead of a loop; most contacts are not close. */
+__attribute__((target("avx2"), noinline)) static unsigned close_contacts_avx2(const float *tx, const float *ty,
+                                                                          const uint32_t *c, uint32_t count,
+                                                                          float xi, float yi, float rsum_sq)
+{
+	_Static_assert(ORCA_Q_CONTACTS <= 8, "one block of eight");
+	const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+	const __m256i idx = _mm256_maskload_epi32((const int *)c, in); /* 0 past count: tx[0] is an agent */
+	const __m256 ox = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), tx, idx, _mm256_castsi256_ps(in), 4);
+	const __m256 oy = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), ty, idx, _mm256_castsi256_ps(in), 4);
+	const __m256 rx = _mm256_sub_ps(_mm256_set1_ps(xi), ox), ry = _mm256_sub_ps(_mm256_set1_ps(yi), oy);
+	const __m256 d_sq = _mm256_add_ps(_mm256_mul_ps(rx, rx), _mm256_mul_ps(ry, ry));
+	return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(d_sq, _mm256_set1_ps(rsum_sq), _CMP_LT_OQ)) &
+	       ((1u << count) - 1u);
+}
+#endif
+
 typedef struct pass_ctx {
 	struct orca_world *w;
 	const uint32_t *list; /* the agents to look at; NULL: every agent */
+	bool avx2;            /* the CPU has AVX2 (and tests did not ask for SSE2 alone) */
 } pass_ctx;
 
 static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ((pass_ctx *)ctx)->w;
 	const uint32_t *list = ((pass_ctx *)ctx)->list;
+	const bool avx2 = ((pass_ctx *)ctx)->avx2;
 	(void)worker;
+	(void)avx2;
 	const float *tx = w->tpx, *ty = w->tpy;
 	for (uint32_t k = begin; k < end; ++k) {
 		const uint32_t i = list ? list[k] : k;
@@ -295,6 +322,28 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			/* every pair: the same radius sum, share 0.5 or the right of way */
 			const float rsum = 2.0f * p->radius + Q_SLOP, rsum_sq = rsum * rsum;
 			const uint8_t rank = w->q_rank[i];
+#ifdef ORCA_Q_HAVE_AVX2
+			if (avx2 && count > 0) {
+				/* the closeness tests of all contacts at once, then the
+				 * close ones in contact order, as the loop below */
+				for (unsigned close = close_contacts_avx2(tx, ty, c, count, xi, yi, rsum_sq); close != 0;
+				     close &= close - 1u) {
+					const uint32_t j = c[__builtin_ctz(close)];
+					const float rx = xi - tx[j], ry = yi - ty[j];
+					const float d_sq = rx * rx + ry * ry;
+					float share = 0.5f;
+					if (w->q_any_rank && w->q_rank[j] != rank)
+						share = rank < w->q_rank[j] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+					if (share == 0.0f)
+						continue;
+					const float d = sqrtf(d_sq);
+					const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
+					const float push = (rsum - d) * share;
+					dx += n.x * push;
+					dy += n.y * push;
+				}
+			} else
+#endif
 			for (uint32_t m = 0; m < count; ++m) {
 				const uint32_t j = c[m];
 				const float rx = xi - tx[j], ry = yi - ty[j];
@@ -443,9 +492,14 @@ void orca_quality_resolve(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
 	const uint32_t *look = NULL; /* NULL: every agent */
+#ifdef ORCA_Q_HAVE_AVX2
+	const bool avx2 = !w->simd_sse2_only && __builtin_cpu_supports("avx2");
+#else
+	const bool avx2 = false;
+#endif
 	uint32_t look_count = n;
 	for (uint32_t it = 0; it < Q_ITERATIONS && look_count > 0; ++it) {
-		pass_ctx ctx = {w, look};
+		pass_ctx ctx = {w, look, avx2};
 		orca_pool_run(w->pool, push_task, &ctx, look_count, 256);
 		uint32_t pushed;
 		if (!look) {
