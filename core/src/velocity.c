@@ -444,12 +444,6 @@ static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const
 #define ORCA_AGENT_LINES_AVX 1
 #include <immintrin.h>
 
-/* AVX, when the CPU has it (checked at run time: the build stays baseline
- * x86-64): the same lines, eight neighbours at a time, with the operations of
- * agent_lines_sse in every lane. AVX's arithmetic, division and square root
- * round as SSE's and the scalar forms do (IEEE, same MXCSR, no FMA), so the
- * lines are the same bits; 10 neighbours take two blocks instead of three,
- * and the three-operand forms need no register copies. */
 /* mask ? a : b per lane (bitwise: _mm256_blendv_ps on comparison masks
  * makes GCC split the masks into integer lanes without AVX2) */
 __attribute__((target("avx"))) static inline __m256 blend8(__m256 mask, __m256 a, __m256 b)
@@ -482,6 +476,12 @@ __attribute__((target("avx"), noinline, cold)) static void separate_lanes8(uint3
 	*uy = _mm256_loadu_ps(sy);
 }
 
+/* AVX, when the CPU has it (checked at run time: the build stays baseline
+ * x86-64): the same lines, eight neighbours at a time, with the operations of
+ * agent_lines_sse in every lane. AVX's arithmetic, division and square root
+ * round as SSE's and the scalar forms do (IEEE, same MXCSR, no FMA), so the
+ * lines are the same bits; 10 neighbours take two blocks instead of three,
+ * and the three-operand forms need no register copies. */
 __attribute__((target("avx"))) static uint32_t agent_lines_avx(const struct orca_world *w, uint32_t self,
                                                               const nb_entry *nb, uint32_t agent_count,
                                                               const self_params *p, vec2 position, vec2 velocity,
