@@ -79,8 +79,15 @@ static inline __attribute__((always_inline)) bool LP_FN(clip_to_lines)(const orc
 	acc_left = _mm_max_ps(acc_left, _mm_shuffle_ps(acc_left, acc_left, _MM_SHUFFLE(1, 0, 3, 2)));
 	acc_left = _mm_max_ps(acc_left, _mm_shuffle_ps(acc_left, acc_left, _MM_SHUFFLE(2, 3, 0, 1)));
 	const float t_left = _mm_cvtss_f32(acc_left), t_right = _mm_cvtss_f32(acc_right);
-	if (t_left == 0.0f || t_right == 0.0f || t_left != t_left || t_right != t_right)
-		return clip_to_lines_recompute(L, line_no, p, d, t_left_io, t_right_io);
+	if (t_left == 0.0f || t_right == 0.0f || t_left != t_left || t_right != t_right) {
+		/* through copies: the out-of-line call would otherwise take the
+		 * caller's t_left and t_right out of registers */
+		float t_l = *t_left_io, t_r = *t_right_io;
+		const bool ok = clip_to_lines_recompute(L, line_no, p, d, &t_l, &t_r);
+		*t_left_io = t_l;
+		*t_right_io = t_r;
+		return ok;
+	}
 	if (t_left > t_right)
 		return false;
 	*t_left_io = t_left;
