@@ -105,10 +105,12 @@ uint32_t orca_linear_program2(const orca_lines *L, uint32_t count, float radius,
 {
 #ifdef ORCA_LP_HAVE_AVX
 	if (avx)
-		return linear_program2_avx(L, count, radius, opt_velocity, direction_opt, result);
+		return direction_opt ? linear_program2_direction_avx(L, count, radius, opt_velocity, result)
+		                     : linear_program2_velocity_avx(L, count, radius, opt_velocity, result);
 #endif
 	(void)avx;
-	return linear_program2_base(L, count, radius, opt_velocity, direction_opt, result);
+	return direction_opt ? linear_program2_direction_base(L, count, radius, opt_velocity, result)
+	                     : linear_program2_velocity_base(L, count, radius, opt_velocity, result);
 }
 
 void orca_linear_program3(const orca_lines *L, uint32_t count, uint32_t obst_lines, uint32_t begin_line,

@@ -175,28 +175,47 @@ static inline __attribute__((always_inline)) uint32_t LP_FN(first_violated)(cons
 #endif
 }
 
-static uint32_t LP_FN(linear_program2)(const orca_lines *L, uint32_t count, float radius, vec2 opt_velocity,
-                              bool direction_opt, vec2 *result)
+/* LP2 with the result in a local (LP1 writes it only when it succeeds, so a
+ * failure leaves the last one), compiled once per direction_opt below. */
+static inline __attribute__((always_inline)) uint32_t LP_FN(linear_program2_body)(const orca_lines *L, uint32_t count,
+                                                                                  float radius, vec2 opt_velocity,
+                                                                                  bool direction_opt, vec2 *result)
 {
+	vec2 r;
 	if (direction_opt) {
 		/* opt_velocity is a unit direction here */
-		*result = v2_scale(opt_velocity, radius);
+		r = v2_scale(opt_velocity, radius);
 	} else if (v2_abs_sq(opt_velocity) > sqrf(radius)) {
-		*result = v2_scale(v2_normalize(opt_velocity), radius);
+		r = v2_scale(v2_normalize(opt_velocity), radius);
 	} else {
-		*result = opt_velocity;
+		r = opt_velocity;
 	}
 
-	for (uint32_t i = LP_FN(first_violated)(L, 0, count, *result, 0.0f); i < count;
-	     i = LP_FN(first_violated)(L, i + 1, count, *result, 0.0f)) {
-		/* result violates line i: optimise on it */
-		const vec2 temp = *result;
-		if (!LP_FN(linear_program1)(L, i, radius, opt_velocity, direction_opt, result)) {
-			*result = temp;
+	for (uint32_t i = LP_FN(first_violated)(L, 0, count, r, 0.0f); i < count;
+	     i = LP_FN(first_violated)(L, i + 1, count, r, 0.0f)) {
+		/* r violates line i: optimise on it */
+		if (!LP_FN(linear_program1)(L, i, radius, opt_velocity, direction_opt, &r)) {
+			*result = r;
 			return i;
 		}
 	}
+	*result = r;
 	return count;
+}
+
+/* LP2 towards a preferred velocity (the agents' program). Not inlined into
+ * the dispatcher, whose AVX call would pay for this copy's prologue. */
+static __attribute__((noinline)) uint32_t LP_FN(linear_program2_velocity)(const orca_lines *L, uint32_t count, float radius, vec2 opt_velocity,
+                                                vec2 *result)
+{
+	return LP_FN(linear_program2_body)(L, count, radius, opt_velocity, false, result);
+}
+
+/* LP2 as far as possible in a direction (LP3's inner program) */
+static __attribute__((noinline)) uint32_t LP_FN(linear_program2_direction)(const orca_lines *L, uint32_t count, float radius, vec2 direction,
+                                                 vec2 *result)
+{
+	return LP_FN(linear_program2_body)(L, count, radius, direction, true, result);
 }
 
 /* LP3's projected lines for line i: the obstacle lines as they are, then,
@@ -278,7 +297,7 @@ static inline __attribute__((always_inline)) uint32_t LP_FN(project_lines)(const
 	return n;
 }
 
-static void LP_FN(linear_program3)(const orca_lines *L, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
+static __attribute__((noinline)) void LP_FN(linear_program3)(const orca_lines *L, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
                           float radius, vec2 *result, orca_lines *proj)
 {
 	float distance = 0.0f;
@@ -288,7 +307,8 @@ static void LP_FN(linear_program3)(const orca_lines *L, uint32_t count, uint32_t
 		/* result does not satisfy line i */
 		const uint32_t proj_count = LP_FN(project_lines)(L, obst_lines, i, proj);
 		const vec2 temp = *result;
-		if (LP_FN(linear_program2)(proj, proj_count, radius, v2(-L->dy[i], L->dx[i]), true, result) < proj_count) {
+		if (LP_FN(linear_program2_direction)(proj, proj_count, radius, v2(-L->dy[i], L->dx[i]), result) <
+		    proj_count) {
 			/* In principle impossible: the result is feasible by
 			 * construction; a failure is float error, keep the old one. */
 			*result = temp;
