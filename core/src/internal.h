@@ -296,6 +296,10 @@ struct orca_world {
 
 	worker_scratch *scratch;
 	orca_step_profile profile;
+	/* Tests only: take the SSE2 paths even on a CPU with AVX (velocity.c,
+	 * linear_program.c) or AVX2 (quality.c), so that both are checked to
+	 * give the same bits. */
+	bool simd_sse2_only;
 };
 
 
@@ -351,10 +355,11 @@ uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, flo
 void orca_obstacle_grid_free(struct orca_world *w);
 
 /* linear_program.c */
+/* avx: the programs' AVX build (the same bits; only where the CPU has AVX). */
 uint32_t orca_linear_program2(const orca_lines *lines, uint32_t count, float radius, vec2 opt_velocity,
-                              bool direction_opt, vec2 *result);
+                              bool direction_opt, vec2 *result, bool avx);
 void orca_linear_program3(const orca_lines *lines, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
-                          float radius, vec2 *result, orca_lines *proj);
+                          float radius, vec2 *result, orca_lines *proj, bool avx);
 
 /* velocity.c */
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker);

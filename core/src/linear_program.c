@@ -4,21 +4,27 @@
  * largest violation when the half-planes have no common point.
  *
  * Every float operation is RVO2's, in RVO2's order. The lines are held as
- * four arrays (point x, point y, direction x, direction y) so that the SSE2
- * paths read four lines with four loads: each lane computes exactly the
- * scalar expression (SSE arithmetic, division and square root round like
- * their scalar forms); only tests, and the order in which results of exact
- * operations (min, max) are combined, are grouped — see each function. */
+ * four arrays (point x, point y, direction x, direction y) so that the SIMD
+ * paths read four (SSE2) or eight (AVX) lines with four loads: each lane
+ * computes exactly the scalar expression (SSE and AVX arithmetic, division
+ * and square root round like their scalar forms); only tests, and the order
+ * in which results of exact operations (min, max) are combined, are grouped
+ * — see each function in linear_program_impl.h, which is compiled here
+ * twice on x86-64: for baseline SSE2 and, for CPUs that have it, for AVX. */
 #include "internal.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ORCA_LP_HAVE_AVX 1
+#endif
 
 /* RVO2's loop of LP1 over the lines before `line_no`: narrows [t_left,
  * t_right] on line (p, d); false when they leave it empty or a parallel line
- * excludes it. */
-static bool clip_to_lines_scalar(const orca_lines *L, uint32_t line_no, vec2 p, vec2 d, float *t_left_io,
+ * excludes it. Inlined: most LP1 calls clip against 0, 1 or 2 lines, where a
+ * call would cost more than the loop. */
+static inline __attribute__((always_inline)) bool clip_to_lines_scalar(const orca_lines *L, uint32_t line_no, vec2 p, vec2 d, float *t_left_io,
                                  float *t_right_io)
 {
 	float t_left = *t_left_io, t_right = *t_right_io;
@@ -49,93 +55,14 @@ static bool clip_to_lines_scalar(const orca_lines *L, uint32_t line_no, vec2 p, 
 }
 
 #ifdef __SSE2__
-/* The same answer, four lines at a time. The scalar loop's two exits both
- * answer false, and t_left only grows and t_right only shrinks, so "empty at
- * some line" is "empty at the end": the exits can wait. minf(acc, t) is
- * (t < acc ? t : acc), which is _mm_min_ps(t, acc) (a NaN t is ignored
- * alike), so each lane folds its lines as the scalar loop does, and the
- * lanes' minimum has the scalar minimum's value; only which of +0 and -0 it
- * is could differ, so a zero (or NaN) result is recomputed by the scalar
- * loop. The arrays have room for 3 lines past `line_no` (masked out). */
-static bool clip_to_lines(const orca_lines *L, uint32_t line_no, vec2 p, vec2 d, float *t_left_io,
-                          float *t_right_io)
+/* The scalar loop out of line, for the SIMD loop's rare recomputation. */
+static __attribute__((noinline)) bool clip_to_lines_recompute(const orca_lines *L, uint32_t line_no, vec2 p, vec2 d,
+                                                              float *t_left_io, float *t_right_io)
 {
-	if (line_no < 3)
-		return clip_to_lines_scalar(L, line_no, p, d, t_left_io, t_right_io);
-	const __m128 ldx = _mm_set1_ps(d.x), ldy = _mm_set1_ps(d.y);
-	const __m128 lpx = _mm_set1_ps(p.x), lpy = _mm_set1_ps(p.y);
-	const __m128 zero = _mm_setzero_ps(), eps = _mm_set1_ps(ORCA_EPSILON);
-	const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-	const __m128i lane = _mm_set_epi32(3, 2, 1, 0);
-	__m128 acc_left = _mm_set1_ps(*t_left_io), acc_right = _mm_set1_ps(*t_right_io);
-	for (uint32_t i0 = 0; i0 < line_no; i0 += 4) {
-		const __m128 px = _mm_loadu_ps(L->px + i0), py = _mm_loadu_ps(L->py + i0);
-		const __m128 dx = _mm_loadu_ps(L->dx + i0), dy = _mm_loadu_ps(L->dy + i0);
-		const __m128 valid = _mm_castsi128_ps(_mm_cmplt_epi32(lane, _mm_set1_epi32((int)(line_no - i0))));
-		const __m128 denominator = _mm_sub_ps(_mm_mul_ps(ldx, dy), _mm_mul_ps(ldy, dx));
-		const __m128 numerator =
-		    _mm_sub_ps(_mm_mul_ps(dx, _mm_sub_ps(lpy, py)), _mm_mul_ps(dy, _mm_sub_ps(lpx, px)));
-		const __m128 parallel = _mm_and_ps(valid, _mm_cmple_ps(_mm_and_ps(denominator, abs_mask), eps));
-		if (_mm_movemask_ps(_mm_and_ps(parallel, _mm_cmplt_ps(numerator, zero))))
-			return false;
-		const __m128 t = _mm_div_ps(numerator, denominator);
-		const __m128 bounds = _mm_andnot_ps(parallel, valid);
-		const __m128 right = _mm_and_ps(bounds, _mm_cmpge_ps(denominator, zero));
-		const __m128 left = _mm_andnot_ps(right, bounds);
-		acc_right = _mm_or_ps(_mm_and_ps(right, _mm_min_ps(t, acc_right)), _mm_andnot_ps(right, acc_right));
-		acc_left = _mm_or_ps(_mm_and_ps(left, _mm_max_ps(t, acc_left)), _mm_andnot_ps(left, acc_left));
-	}
-	acc_right = _mm_min_ps(acc_right, _mm_shuffle_ps(acc_right, acc_right, _MM_SHUFFLE(1, 0, 3, 2)));
-	acc_right = _mm_min_ps(acc_right, _mm_shuffle_ps(acc_right, acc_right, _MM_SHUFFLE(2, 3, 0, 1)));
-	acc_left = _mm_max_ps(acc_left, _mm_shuffle_ps(acc_left, acc_left, _MM_SHUFFLE(1, 0, 3, 2)));
-	acc_left = _mm_max_ps(acc_left, _mm_shuffle_ps(acc_left, acc_left, _MM_SHUFFLE(2, 3, 0, 1)));
-	const float t_left = _mm_cvtss_f32(acc_left), t_right = _mm_cvtss_f32(acc_right);
-	if (t_left == 0.0f || t_right == 0.0f || t_left != t_left || t_right != t_right)
-		return clip_to_lines_scalar(L, line_no, p, d, t_left_io, t_right_io);
-	if (t_left > t_right)
-		return false;
-	*t_left_io = t_left;
-	*t_right_io = t_right;
-	return true;
+	return clip_to_lines_scalar(L, line_no, p, d, t_left_io, t_right_io);
 }
-#else
-#define clip_to_lines clip_to_lines_scalar
+
 #endif
-
-/* LP1: optimise on line `line_no` subject to the lines before it and the disc. */
-static bool linear_program1(const orca_lines *L, uint32_t line_no, float radius, vec2 opt_velocity,
-                            bool direction_opt, vec2 *result)
-{
-	const vec2 point = v2(L->px[line_no], L->py[line_no]), direction = v2(L->dx[line_no], L->dy[line_no]);
-	const float dot_product = v2_dot(point, direction);
-	const float discriminant = sqrf(dot_product) + sqrf(radius) - v2_abs_sq(point);
-
-	if (discriminant < 0.0f)
-		return false; /* the max-speed disc lies wholly outside this line */
-
-	const float sqrt_discriminant = sqrtf(discriminant);
-	float t_left = -dot_product - sqrt_discriminant;
-	float t_right = -dot_product + sqrt_discriminant;
-
-	if (!clip_to_lines(L, line_no, point, direction, &t_left, &t_right))
-		return false;
-
-	if (direction_opt) {
-		if (v2_dot(opt_velocity, direction) > 0.0f)
-			*result = v2_add(point, v2_scale(direction, t_right));
-		else
-			*result = v2_add(point, v2_scale(direction, t_left));
-	} else {
-		const float t = v2_dot(direction, v2_sub(opt_velocity, point));
-		if (t < t_left)
-			*result = v2_add(point, v2_scale(direction, t_left));
-		else if (t > t_right)
-			*result = v2_add(point, v2_scale(direction, t_right));
-		else
-			*result = v2_add(point, v2_scale(direction, t));
-	}
-	return true;
-}
 
 /* How far `result` is on the wrong side of line i (RVO2's
  * det(direction, point - result)). */
@@ -144,144 +71,57 @@ static inline float violation(const orca_lines *L, uint32_t i, vec2 result)
 	return v2_det(v2(L->dx[i], L->dy[i]), v2_sub(v2(L->px[i], L->py[i]), result));
 }
 
-/* The first line from `begin` on whose violation exceeds `limit`, or `count`. */
-static inline uint32_t first_violated(const orca_lines *L, uint32_t begin, uint32_t count, vec2 result, float limit)
-{
-#ifdef __SSE2__
-	/* four lines a test, each lane the scalar operations; the arrays have
-	 * room for 3 lines past `count` (masked out) */
-	const __m128 rx = _mm_set1_ps(result.x), ry = _mm_set1_ps(result.y), lim = _mm_set1_ps(limit);
-	for (uint32_t i0 = begin; i0 < count; i0 += 4) {
-		const __m128 px = _mm_loadu_ps(L->px + i0), py = _mm_loadu_ps(L->py + i0);
-		const __m128 dx = _mm_loadu_ps(L->dx + i0), dy = _mm_loadu_ps(L->dy + i0);
-		const __m128 det = _mm_sub_ps(_mm_mul_ps(dx, _mm_sub_ps(py, ry)), _mm_mul_ps(dy, _mm_sub_ps(px, rx)));
-		unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(det, lim));
-		if (count - i0 < 4)
-			bits &= (1u << (count - i0)) - 1u;
-		if (bits)
-			return i0 + (uint32_t)__builtin_ctz(bits);
-	}
-	return count;
+/* The programs for baseline x86-64 (SSE2) or any other target (scalar). */
+#define LP_FN(name) name##_base
+#define LP_AVX 0
+#include "linear_program_impl.h"
+#undef LP_FN
+#undef LP_AVX
+
+#ifdef ORCA_LP_HAVE_AVX
+/* The same programs with AVX: the same operations, VEX-encoded (three
+ * operands, no register copies), and the line scans eight lines wide. */
+#include <immintrin.h>
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx"))), apply_to = function)
 #else
-	for (uint32_t i = begin; i < count; ++i)
-		if (violation(L, i, result) > limit)
-			return i;
-	return count;
+#pragma GCC push_options
+#pragma GCC target("avx")
 #endif
-}
+#define LP_FN(name) name##_avx
+#define LP_AVX 1
+#include "linear_program_impl.h"
+#undef LP_FN
+#undef LP_AVX
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
 
 uint32_t orca_linear_program2(const orca_lines *L, uint32_t count, float radius, vec2 opt_velocity,
-                              bool direction_opt, vec2 *result)
+                              bool direction_opt, vec2 *result, bool avx)
 {
-	if (direction_opt) {
-		/* opt_velocity is a unit direction here */
-		*result = v2_scale(opt_velocity, radius);
-	} else if (v2_abs_sq(opt_velocity) > sqrf(radius)) {
-		*result = v2_scale(v2_normalize(opt_velocity), radius);
-	} else {
-		*result = opt_velocity;
-	}
-
-	for (uint32_t i = first_violated(L, 0, count, *result, 0.0f); i < count;
-	     i = first_violated(L, i + 1, count, *result, 0.0f)) {
-		/* result violates line i: optimise on it */
-		const vec2 temp = *result;
-		if (!linear_program1(L, i, radius, opt_velocity, direction_opt, result)) {
-			*result = temp;
-			return i;
-		}
-	}
-	return count;
-}
-
-/* LP3's projected lines for line i: the obstacle lines as they are, then,
- * for each agent line j before i, the line where the violations of i and j
- * are equal (RVO2's loop, in its order). Returns how many. */
-static uint32_t project_lines(const orca_lines *L, uint32_t obst_lines, uint32_t i, orca_lines *proj)
-{
-	for (uint32_t k = 0; k < obst_lines; ++k) {
-		proj->px[k] = L->px[k];
-		proj->py[k] = L->py[k];
-		proj->dx[k] = L->dx[k];
-		proj->dy[k] = L->dy[k];
-	}
-	uint32_t n = obst_lines;
-	const vec2 pi = v2(L->px[i], L->py[i]), di = v2(L->dx[i], L->dy[i]);
-	uint32_t j = obst_lines;
-#ifdef __SSE2__
-	/* four j at a time: both branches in every lane, the right one kept;
-	 * a lane that RVO2 skips (parallel, same direction) sends the block to
-	 * the scalar loop, which stores lane by lane */
-	const __m128 pix = _mm_set1_ps(pi.x), piy = _mm_set1_ps(pi.y), dix = _mm_set1_ps(di.x), diy = _mm_set1_ps(di.y);
-	const __m128 zero = _mm_setzero_ps(), half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f),
-	             eps = _mm_set1_ps(ORCA_EPSILON), abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-	for (; j + 4 <= i; j += 4) {
-		const __m128 pjx = _mm_loadu_ps(L->px + j), pjy = _mm_loadu_ps(L->py + j);
-		const __m128 djx = _mm_loadu_ps(L->dx + j), djy = _mm_loadu_ps(L->dy + j);
-		const __m128 determinant = _mm_sub_ps(_mm_mul_ps(dix, djy), _mm_mul_ps(diy, djx));
-		const __m128 parallel = _mm_cmple_ps(_mm_and_ps(determinant, abs_mask), eps);
-		if (_mm_movemask_ps(parallel) &&
-		    _mm_movemask_ps(_mm_and_ps(parallel, _mm_cmpgt_ps(_mm_add_ps(_mm_mul_ps(dix, djx),
-		                                                                 _mm_mul_ps(diy, djy)),
-		                                                      zero))))
-			break; /* a line to skip: the rest goes scalar */
-		/* parallel, opposite: the midpoint */
-		const __m128 mx = _mm_mul_ps(_mm_add_ps(pix, pjx), half), my = _mm_mul_ps(_mm_add_ps(piy, pjy), half);
-		/* otherwise the intersection */
-		const __m128 s = _mm_div_ps(
-		    _mm_sub_ps(_mm_mul_ps(djx, _mm_sub_ps(piy, pjy)), _mm_mul_ps(djy, _mm_sub_ps(pix, pjx))), determinant);
-		const __m128 ix = _mm_add_ps(pix, _mm_mul_ps(dix, s)), iy = _mm_add_ps(piy, _mm_mul_ps(diy, s));
-		const __m128 px = _mm_or_ps(_mm_and_ps(parallel, mx), _mm_andnot_ps(parallel, ix));
-		const __m128 py = _mm_or_ps(_mm_and_ps(parallel, my), _mm_andnot_ps(parallel, iy));
-		/* v2_normalize: v * (1 / sqrt(v . v)) */
-		const __m128 ux = _mm_sub_ps(djx, dix), uy = _mm_sub_ps(djy, diy);
-		const __m128 inv = _mm_div_ps(one, _mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(ux, ux), _mm_mul_ps(uy, uy))));
-		_mm_storeu_ps(proj->px + n, px);
-		_mm_storeu_ps(proj->py + n, py);
-		_mm_storeu_ps(proj->dx + n, _mm_mul_ps(ux, inv));
-		_mm_storeu_ps(proj->dy + n, _mm_mul_ps(uy, inv));
-		n += 4;
-	}
+#ifdef ORCA_LP_HAVE_AVX
+	if (avx)
+		return direction_opt ? linear_program2_direction_avx(L, count, radius, opt_velocity, result)
+		                     : linear_program2_velocity_avx(L, count, radius, opt_velocity, result);
 #endif
-	for (; j < i; ++j) {
-		const vec2 pj = v2(L->px[j], L->py[j]), dj = v2(L->dx[j], L->dy[j]);
-		vec2 point;
-		const float determinant = v2_det(di, dj);
-
-		if (fabsf(determinant) <= ORCA_EPSILON) {
-			/* parallel */
-			if (v2_dot(di, dj) > 0.0f)
-				continue; /* same direction */
-			point = v2_scale(v2_add(pi, pj), 0.5f);
-		} else {
-			const float s = v2_det(dj, v2_sub(pi, pj)) / determinant;
-			point = v2_add(pi, v2_scale(di, s));
-		}
-		const vec2 direction = v2_normalize(v2_sub(dj, di));
-		proj->px[n] = point.x;
-		proj->py[n] = point.y;
-		proj->dx[n] = direction.x;
-		proj->dy[n] = direction.y;
-		++n;
-	}
-	return n;
+	(void)avx;
+	return direction_opt ? linear_program2_direction_base(L, count, radius, opt_velocity, result)
+	                     : linear_program2_velocity_base(L, count, radius, opt_velocity, result);
 }
 
 void orca_linear_program3(const orca_lines *L, uint32_t count, uint32_t obst_lines, uint32_t begin_line,
-                          float radius, vec2 *result, orca_lines *proj)
+                          float radius, vec2 *result, orca_lines *proj, bool avx)
 {
-	float distance = 0.0f;
-
-	for (uint32_t i = first_violated(L, begin_line, count, *result, distance); i < count;
-	     i = first_violated(L, i + 1, count, *result, distance)) {
-		/* result does not satisfy line i */
-		const uint32_t proj_count = project_lines(L, obst_lines, i, proj);
-		const vec2 temp = *result;
-		if (orca_linear_program2(proj, proj_count, radius, v2(-L->dy[i], L->dx[i]), true, result) < proj_count) {
-			/* In principle impossible: the result is feasible by
-			 * construction; a failure is float error, keep the old one. */
-			*result = temp;
-		}
-		distance = violation(L, i, *result);
+#ifdef ORCA_LP_HAVE_AVX
+	if (avx) {
+		linear_program3_avx(L, count, obst_lines, begin_line, radius, result, proj);
+		return;
 	}
+#endif
+	(void)avx;
+	linear_program3_base(L, count, obst_lines, begin_line, radius, result, proj);
 }

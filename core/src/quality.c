@@ -107,11 +107,19 @@ bool orca_quality_reserve(struct orca_world *w)
 	return true;
 }
 
+/* What aim_turn reads of the world, copied out once per task. */
+typedef struct turn_inputs {
+	const agent_params *params;
+	const uint32_t *gen;
+	const float *tpx, *tpy;
+	uint32_t steps;
+} turn_inputs;
+
 /* The turn an agent aims with this step (q_agent.turn, NAN: none), from its
  * slot's saved state, in tree order: computed while ranking, where the
  * scattered per-slot reads are the loop's only work, not in the middle of
  * the velocity computation. */
-static float aim_turn(const struct orca_world *w, uint32_t self, uint32_t slot, float stuck_saved, float blocked)
+static float aim_turn(const turn_inputs *in, uint32_t self, uint32_t slot, float stuck_saved, float blocked)
 {
 	const float stuck = stuck_saved > 0.0f ? stuck_saved : 0.0f;
 	float turn = Q_BIAS * blocked + Q_STUCK_GAIN * stuck;
@@ -121,15 +129,15 @@ static float aim_turn(const struct orca_world *w, uint32_t self, uint32_t slot, 
 	/* Close to its target an agent goes straight: the others there have
 	 * arrived and make way (reciprocally) as in ORCA, while turning away
 	 * would only stir them up. Fades in from 1 to 4 radii out. */
-	const agent_params *ap = &w->params[slot];
+	const agent_params *ap = &in->params[slot];
 	if (ap->steer_mode != ORCA_STEER_VELOCITY) {
 		const float r = ap->radius;
-		const float d = v2_abs(v2_sub(ap->target, v2(w->tpx[self], w->tpy[self])));
+		const float d = v2_abs(v2_sub(ap->target, v2(in->tpx[self], in->tpy[self])));
 		const float f = (d - r) / (Q_NEAR * r);
 		turn *= f < 0.0f ? 0.0f : (f > 1.0f ? 1.0f : f);
 	}
-	const uint32_t id = (slot + 1u) | (w->gen[slot] << ORCA_ID_INDEX_BITS);
-	const uint32_t h = hash_u32(id, (uint32_t)w->steps);
+	const uint32_t id = (slot + 1u) | (in->gen[slot] << ORCA_ID_INDEX_BITS);
+	const uint32_t h = hash_u32(id, in->steps);
 	return turn + Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
 }
 
@@ -138,15 +146,23 @@ static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	struct orca_world *w = ctx;
 	uint32_t count[3] = {0, 0, 0};
 	float r_min = w->tself[begin].radius, r_max = r_min;
+	/* the arrays in locals: the byte stores (q_rank) could alias the
+	 * world's fields, and every one would be reloaded per agent */
+	const turn_inputs in = {w->params, w->gen, w->tpx, w->tpy, (uint32_t)w->steps};
+	const self_params *tself = w->tself;
+	const uint32_t *order = w->order;
+	const float *q_stuck = w->q_stuck, *q_blocked = w->q_blocked;
+	uint8_t *q_rank = w->q_rank;
+	q_agent *q_agents = w->q_agents;
 	for (uint32_t i = begin; i < end; ++i) {
-		const self_params *p = &w->tself[i];
+		const self_params *p = &tself[i];
 		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
-		const uint32_t s = w->order[i];
-		const float stuck = w->q_stuck[s];
+		const uint32_t s = order[i];
+		const float stuck = q_stuck[s];
 		const uint8_t rank = idle ? 0 : (stuck < 0.0f ? 2 : 1);
-		w->q_rank[i] = rank;
-		w->q_agents[i].stuck = stuck;
-		w->q_agents[i].turn = aim_turn(w, i, s, stuck, w->q_blocked[s]);
+		q_rank[i] = rank;
+		q_agents[i].stuck = stuck;
+		q_agents[i].turn = aim_turn(&in, i, s, stuck, q_blocked[s]);
 		count[rank]++;
 		r_min = p->radius < r_min ? p->radius : r_min;
 		r_max = p->radius > r_max ? p->radius : r_max;
@@ -266,35 +282,95 @@ static vec2 apart_direction(uint32_t self, uint32_t other)
 #define F_MOVED 2u
 #define F_NEXT 4u
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ORCA_Q_HAVE_AVX2 1
+#include <immintrin.h>
+
+/* Which of the contacts c[0..count) (1 <= count <= 8) are closer than the
+ * radius sum: bit m for contact m, each lane the pass's test with its
+ * operations (d_sq < rsum_sq). AVX2 (checked at run time): one masked load of
+ * the indices and two gathers instead of a loop; most contacts are not close. */
+__attribute__((target("avx2"), noinline)) static unsigned close_contacts_avx2(const float *tx, const float *ty,
+                                                                          const uint32_t *c, uint32_t count,
+                                                                          float xi, float yi, float rsum_sq)
+{
+	_Static_assert(ORCA_Q_CONTACTS <= 8, "one block of eight");
+	const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+	const __m256i idx = _mm256_maskload_epi32((const int *)c, in); /* 0 past count: tx[0] is an agent */
+	const __m256 ox = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), tx, idx, _mm256_castsi256_ps(in), 4);
+	const __m256 oy = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), ty, idx, _mm256_castsi256_ps(in), 4);
+	const __m256 rx = _mm256_sub_ps(_mm256_set1_ps(xi), ox), ry = _mm256_sub_ps(_mm256_set1_ps(yi), oy);
+	const __m256 d_sq = _mm256_add_ps(_mm256_mul_ps(rx, rx), _mm256_mul_ps(ry, ry));
+	return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(d_sq, _mm256_set1_ps(rsum_sq), _CMP_LT_OQ)) &
+	       ((1u << count) - 1u);
+}
+#endif
+
 typedef struct pass_ctx {
 	struct orca_world *w;
 	const uint32_t *list; /* the agents to look at; NULL: every agent */
+	bool avx2;            /* the CPU has AVX2 (and tests did not ask for SSE2 alone) */
 } pass_ctx;
 
 static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ((pass_ctx *)ctx)->w;
 	const uint32_t *list = ((pass_ctx *)ctx)->list;
+	const bool avx2 = ((pass_ctx *)ctx)->avx2;
 	(void)worker;
+	(void)avx2;
 	const float *tx = w->tpx, *ty = w->tpy;
+	/* the world's arrays and flags in locals: the byte stores (q_flag)
+	 * could alias them, and every one would be reloaded per agent */
+	const uint32_t *order = w->order;
+	float *q_stuck = w->q_stuck, *q_blocked = w->q_blocked, *q_dx = w->q_dx, *q_dy = w->q_dy;
+	const q_agent *q_agents = w->q_agents;
+	const self_params *tself = w->tself;
+	const tree_agent *tagent = w->tagent;
+	const uint8_t *q_contact_count = w->q_contact_count, *q_rank = w->q_rank;
+	uint8_t *q_flag = w->q_flag;
+	const uint32_t *q_contact = w->q_contact;
+	const bool same_radius = w->q_same_radius, any_rank = w->q_any_rank;
 	for (uint32_t k = begin; k < end; ++k) {
 		const uint32_t i = list ? list[k] : k;
 		if (!list) {
 			/* the first pass walks every agent: the state of the step
 			 * goes back to its slot */
-			const uint32_t s = w->order[i];
-			w->q_stuck[s] = w->q_agents[i].stuck;
-			w->q_blocked[s] = w->q_agents[i].blocked;
+			const uint32_t s = order[i];
+			q_stuck[s] = q_agents[i].stuck;
+			q_blocked[s] = q_agents[i].blocked;
 		}
-		const self_params *p = &w->tself[i];
-		const uint32_t count = w->q_contact_count[i];
-		const uint32_t *c = &w->q_contact[(size_t)i * ORCA_Q_CONTACTS];
+		const self_params *p = &tself[i];
+		const uint32_t count = q_contact_count[i];
+		const uint32_t *c = &q_contact[(size_t)i * ORCA_Q_CONTACTS];
 		const float xi = tx[i], yi = ty[i];
 		float dx = 0.0f, dy = 0.0f;
-		if (w->q_same_radius) {
+		if (same_radius) {
 			/* every pair: the same radius sum, share 0.5 or the right of way */
 			const float rsum = 2.0f * p->radius + Q_SLOP, rsum_sq = rsum * rsum;
-			const uint8_t rank = w->q_rank[i];
+			const uint8_t rank = q_rank[i];
+#ifdef ORCA_Q_HAVE_AVX2
+			if (avx2 && count > 0) {
+				/* the closeness tests of all contacts at once, then the
+				 * close ones in contact order, as the loop below */
+				for (unsigned close = close_contacts_avx2(tx, ty, c, count, xi, yi, rsum_sq); close != 0;
+				     close &= close - 1u) {
+					const uint32_t j = c[__builtin_ctz(close)];
+					const float rx = xi - tx[j], ry = yi - ty[j];
+					const float d_sq = rx * rx + ry * ry;
+					float share = 0.5f;
+					if (any_rank && q_rank[j] != rank)
+						share = rank < q_rank[j] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+					if (share == 0.0f)
+						continue;
+					const float d = sqrtf(d_sq);
+					const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
+					const float push = (rsum - d) * share;
+					dx += n.x * push;
+					dy += n.y * push;
+				}
+			} else
+#endif
 			for (uint32_t m = 0; m < count; ++m) {
 				const uint32_t j = c[m];
 				const float rx = xi - tx[j], ry = yi - ty[j];
@@ -302,8 +378,8 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 				if (!(d_sq < rsum_sq))
 					continue;
 				float share = 0.5f;
-				if (w->q_any_rank && w->q_rank[j] != rank)
-					share = rank < w->q_rank[j] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+				if (any_rank && q_rank[j] != rank)
+					share = rank < q_rank[j] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
 				if (share == 0.0f)
 					continue;
 				const float d = sqrtf(d_sq);
@@ -313,9 +389,9 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 				dy += n.y * push;
 			}
 		}
-		for (uint32_t m = 0; m < count && !w->q_same_radius; ++m) {
+		for (uint32_t m = 0; m < count && !same_radius; ++m) {
 			const uint32_t j = c[m];
-			const tree_agent *o = &w->tagent[j];
+			const tree_agent *o = &tagent[j];
 			const float rx = xi - tx[j], ry = yi - ty[j];
 			const float d_sq = rx * rx + ry * ry;
 			const float rsum = p->radius + o->radius + Q_SLOP;
@@ -324,7 +400,7 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			float share = avoidance_share(p->weight, o->weight, (o->mask & p->layer) != 0);
 			if (share == 0.0f)
 				continue;
-			if (w->q_any_rank)
+			if (any_rank)
 				share = quality_share(w, i, j, share);
 			if (share == 0.0f)
 				continue;
@@ -342,11 +418,11 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			dx *= s;
 			dy *= s;
 		}
-		w->q_dx[i] = dx;
-		w->q_dy[i] = dy;
+		q_dx[i] = dx;
+		q_dy[i] = dy;
 		/* a push too small to make a deep overlap does not make the
 		 * neighbours look again */
-		w->q_flag[i] = (uint8_t)(F_PUSHED | (dx * dx + dy * dy > Q_MOVED * Q_MOVED ? F_MOVED : 0u));
+		q_flag[i] = (uint8_t)(F_PUSHED | (dx * dx + dy * dy > Q_MOVED * Q_MOVED ? F_MOVED : 0u));
 	}
 }
 
@@ -382,26 +458,31 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	nb_entry *obst_nb = w->scratch[worker].obst_nb;
 	const bool obstacles = w->obst_root != ORCA_NONE;
 	const float inv_dt = 1.0f / w->dt;
+	/* the arrays in locals: the float stores could alias the world's fields */
+	const uint32_t *q_list = w->q_list, *order = w->order;
+	const float *q_dx = w->q_dx, *q_dy = w->q_dy;
+	const self_params *tself = w->tself;
+	float *tpx = w->tpx, *tpy = w->tpy, *px = w->px, *py = w->py, *vxs = w->vx, *vys = w->vy;
 	for (uint32_t k = begin; k < end; ++k) {
-		const uint32_t i = w->q_list[k];
-		vec2 pos = v2(w->tpx[i] + w->q_dx[i], w->tpy[i] + w->q_dy[i]);
+		const uint32_t i = q_list[k];
+		vec2 pos = v2(tpx[i] + q_dx[i], tpy[i] + q_dy[i]);
 		if (obstacles)
-			pos = out_of_obstacles(w, obst_nb, pos, w->tself[i].radius);
-		const uint32_t s = w->order[i];
+			pos = out_of_obstacles(w, obst_nb, pos, tself[i].radius);
+		const uint32_t s = order[i];
 		/* the velocity becomes what the agent really did this step */
-		float vx = w->vx[s] + (pos.x - w->tpx[i]) * inv_dt, vy = w->vy[s] + (pos.y - w->tpy[i]) * inv_dt;
-		const float v_sq = vx * vx + vy * vy, max = w->tself[i].max_speed;
+		float vx = vxs[s] + (pos.x - tpx[i]) * inv_dt, vy = vys[s] + (pos.y - tpy[i]) * inv_dt;
+		const float v_sq = vx * vx + vy * vy, max = tself[i].max_speed;
 		if (v_sq > max * max) {
 			const float f = max / sqrtf(v_sq);
 			vx *= f;
 			vy *= f;
 		}
-		w->vx[s] = vx;
-		w->vy[s] = vy;
-		w->tpx[i] = pos.x;
-		w->tpy[i] = pos.y;
-		w->px[s] = pos.x;
-		w->py[s] = pos.y;
+		vxs[s] = vx;
+		vys[s] = vy;
+		tpx[i] = pos.x;
+		tpy[i] = pos.y;
+		px[s] = pos.x;
+		py[s] = pos.y;
 	}
 }
 
@@ -443,9 +524,14 @@ void orca_quality_resolve(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
 	const uint32_t *look = NULL; /* NULL: every agent */
+#ifdef ORCA_Q_HAVE_AVX2
+	const bool avx2 = !w->simd_sse2_only && __builtin_cpu_supports("avx2");
+#else
+	const bool avx2 = false;
+#endif
 	uint32_t look_count = n;
 	for (uint32_t it = 0; it < Q_ITERATIONS && look_count > 0; ++it) {
-		pass_ctx ctx = {w, look};
+		pass_ctx ctx = {w, look, avx2};
 		orca_pool_run(w->pool, push_task, &ctx, look_count, 256);
 		uint32_t pushed;
 		if (!look) {

@@ -330,11 +330,16 @@ static void pref_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	struct orca_world *w = ctx;
 	(void)worker;
 	const float dt = w->dt;
+	/* the arrays in locals: the stores could alias the world's fields */
+	const agent_params *params = w->params;
+	const uint8_t *alive = w->alive;
+	const float *px = w->px, *py = w->py;
+	float *pvx = w->pvx, *pvy = w->pvy;
 	for (uint32_t s = begin; s < end; ++s) { /* slot order: sequential memory */
-		const agent_params *p = &w->params[s];
-		if (!w->alive[s] || p->steer_mode == ORCA_STEER_VELOCITY)
+		const agent_params *p = &params[s];
+		if (!alive[s] || p->steer_mode == ORCA_STEER_VELOCITY)
 			continue;
-		vec2 g = v2_sub(p->target, v2(w->px[s], w->py[s]));
+		vec2 g = v2_sub(p->target, v2(px[s], py[s]));
 		if (p->steer_mode == ORCA_STEER_TARGET_RVO2) {
 			/* RVO2's examples: unit speed unless closer than that */
 			if (v2_abs_sq(g) > sqrf(p->pref_speed))
@@ -346,8 +351,8 @@ static void pref_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			const float speed = reach < p->pref_speed ? reach : p->pref_speed;
 			g = dist > 0.0f ? v2_scale(g, speed / dist) : v2(0.0f, 0.0f);
 		}
-		w->pvx[s] = g.x;
-		w->pvy[s] = g.y;
+		pvx[s] = g.x;
+		pvy[s] = g.y;
 	}
 }
 
@@ -355,30 +360,42 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
 	const float dt = w->dt;
+	/* the arrays in locals and each agent's values in registers: stores
+	 * through float pointers could alias the world's fields otherwise, and
+	 * every one would be reloaded per agent */
+	const uint8_t *alive = w->alive;
+	const uint32_t *tree_index = w->tree_index;
+	const float *tnvx = w->tnvx, *tnvy = w->tnvy;
+	float *px = w->px, *py = w->py, *vx = w->vx, *vy = w->vy, *tpx = w->tpx, *tpy = w->tpy;
+	agent_params *params = w->params;
+	const bool has_bounds = w->has_bounds;
+	const float min_x = w->bounds_min_x, max_x = w->bounds_max_x, min_y = w->bounds_min_y, max_y = w->bounds_max_y;
 	uint32_t arrived = 0;
 	for (uint32_t s = begin; s < end; ++s) { /* slot order: sequential memory */
-		if (!w->alive[s])
+		if (!alive[s])
 			continue;
-		const uint32_t i = w->tree_index[s];
-		w->vx[s] = w->tnvx[i];
-		w->vy[s] = w->tnvy[i];
-		w->px[s] = w->px[s] + w->vx[s] * dt;
-		w->py[s] = w->py[s] + w->vy[s] * dt;
-		if (w->has_bounds) { /* a wall at the bounds: stop there, keep the other axis */
-			if (w->px[s] < w->bounds_min_x || w->px[s] > w->bounds_max_x) {
-				w->px[s] = w->px[s] < w->bounds_min_x ? w->bounds_min_x : w->bounds_max_x;
-				w->vx[s] = 0.0f;
+		const uint32_t i = tree_index[s];
+		float nvx = tnvx[i], nvy = tnvy[i];
+		float x = px[s] + nvx * dt, y = py[s] + nvy * dt;
+		if (has_bounds) { /* a wall at the bounds: stop there, keep the other axis */
+			if (x < min_x || x > max_x) {
+				x = x < min_x ? min_x : max_x;
+				nvx = 0.0f;
 			}
-			if (w->py[s] < w->bounds_min_y || w->py[s] > w->bounds_max_y) {
-				w->py[s] = w->py[s] < w->bounds_min_y ? w->bounds_min_y : w->bounds_max_y;
-				w->vy[s] = 0.0f;
+			if (y < min_y || y > max_y) {
+				y = y < min_y ? min_y : max_y;
+				nvy = 0.0f;
 			}
 		}
-		w->tpx[i] = w->px[s]; /* tree order too: the refit reads these */
-		w->tpy[i] = w->py[s];
-		agent_params *p = &w->params[s];
+		vx[s] = nvx;
+		vy[s] = nvy;
+		px[s] = x;
+		py[s] = y;
+		tpx[i] = x; /* tree order too: the refit reads these */
+		tpy[i] = y;
+		agent_params *p = &params[s];
 		if (p->steer_mode != ORCA_STEER_VELOCITY) {
-			const vec2 g = v2_sub(p->target, v2(w->px[s], w->py[s]));
+			const vec2 g = v2_sub(p->target, v2(x, y));
 			p->arrived = v2_abs_sq(g) <= sqrf(p->arrival_distance);
 			arrived += p->arrived;
 		}
