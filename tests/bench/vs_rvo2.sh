@@ -21,6 +21,9 @@
 #                      (e.g. --args all='--mode quality'); repeatable
 #   --mode M           shorthand for --args all='--mode M'
 #   --steps-scale F    multiply every scenario's step count by F (e.g. 0.2)
+#   --rvo2-native      also build RVO2 with -march=native (this CPU's AVX2/FMA,
+#                      as orca_bench picks AVX at run time) and run it in every
+#                      pair; RVO2's side is then the faster of its two builds
 #   --check            first check the driver: circle16 and blocks must equal
 #                      the reference trajectories in tests/data/ref byte for byte
 #
@@ -50,6 +53,7 @@ ONLY=""
 EXTRA_ARGS=""   # lines NAME=ARGS
 STEPS_SCALE=1
 CHECK=0
+NATIVE=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build-dir) BUILD_DIR=$2; shift 2 ;;
@@ -62,6 +66,7 @@ $2"; shift 2 ;;
 all=--mode $2"; shift 2 ;;
 	--steps-scale) STEPS_SCALE=$2; shift 2 ;;
 	--check) CHECK=1; shift ;;
+	--rvo2-native) NATIVE=1; shift ;;
 	*) usage ;;
 	esac
 done
@@ -98,6 +103,10 @@ build_variant() { # NAME EXTRA_FLAGS
 echo "building RVO2 from $RVO2_SRC into $BUILD_DIR ($RVO2_FLAGS; and with -fopenmp)" >&2
 build_variant st ""
 build_variant omp "-fopenmp"
+if [ $NATIVE = 1 ]; then
+	build_variant st-native "-march=native"
+	build_variant omp-native "-fopenmp -march=native"
+fi
 if [ -d "$RVO2_SRC/.git" ] || [ -f "$RVO2_SRC/.git" ]; then
 	echo "RVO2 commit: $(git -C "$RVO2_SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)" >&2
 fi
@@ -126,6 +135,7 @@ cpu_of() { sed -n 's/^median CPU ms\/step (all threads) \([0-9.]*\).*/\1/p'; }
 
 echo "# vs_rvo2: $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# RVO2: $RVO2_FLAGS (static, LTO), 2 threads = -fopenmp with OMP_NUM_THREADS=2; orca_bench: $ORCA_BENCH"
+[ $NATIVE = 0 ] || echo "# RVO2 also built with -march=native and run in every pair; its side is the faster build's median"
 echo "# each side: median of $PAIRS runs' median ms/step, runs alternating RVO2, ours; wall clock (steady"
 echo "# clock around each step) and process CPU time (all threads; what a step costs when other jobs"
 echo "# take the cores away: on a busy machine compare these)"
@@ -139,12 +149,18 @@ run_scenario() { # NAME LABEL THREADS STEPS RVO2_ARGS ORCA_ARGS
 		case ",$ONLY," in *",$name,"*) ;; *) return ;; esac
 	fi
 	extra=$(extra_for "$name")
-	if [ "$threads" = 1 ]; then drv="$BUILD_DIR/st/rvo2_driver"; else drv="$BUILD_DIR/omp/rvo2_driver"; fi
-	rv="" us="" rc="" uc=""
+	if [ "$threads" = 1 ]; then v=st; else v=omp; fi
+	drv="$BUILD_DIR/$v/rvo2_driver" ndrv="$BUILD_DIR/$v-native/rvo2_driver" which=""
+	rv="" us="" rc="" uc="" nv="" nc=""
 	i=0
 	while [ $i -lt "$PAIRS" ]; do
 		# shellcheck disable=SC2086
 		rout=$(OMP_NUM_THREADS=$threads "$drv" $5 --steps "$n")
+		if [ $NATIVE = 1 ]; then
+			# shellcheck disable=SC2086
+			nout=$(OMP_NUM_THREADS=$threads "$ndrv" $5 --steps "$n")
+			nv="$nv $(echo "$nout" | ms_of)" nc="$nc $(echo "$nout" | cpu_of)"
+		fi
 		# shellcheck disable=SC2086
 		oout=$("$ORCA_BENCH" $6 --steps "$n" --workers "$threads" $extra)
 		r=$(echo "$rout" | ms_of) o=$(echo "$oout" | ms_of)
@@ -162,10 +178,16 @@ run_scenario() { # NAME LABEL THREADS STEPS RVO2_ARGS ORCA_ARGS
 	rm=$(printf '%s\n' $rv | median) om=$(printf '%s\n' $us | median)
 	# shellcheck disable=SC2086
 	rcm=$(printf '%s\n' $rc | median) ocm=$(printf '%s\n' $uc | median)
+	if [ $NATIVE = 1 ]; then
+		# shellcheck disable=SC2086
+		nm=$(printf '%s\n' $nv | median) ncm=$(printf '%s\n' $nc | median)
+		echo "  $name: RVO2 baseline $rm ms (CPU $rcm), RVO2 -march=native $nm ms (CPU $ncm) ($(echo $nv | tr ' ' '/'))" >&2
+		if awk -v a="$nm" -v b="$rm" 'BEGIN { exit !(a < b) }'; then rm=$nm rcm=$ncm rv=$nv which=" native"; fi
+	fi
 	ratio=$(awk -v a="$rm" -v b="$om" 'BEGIN { printf "%.2f", a / b }')
 	cratio=$(awk -v a="$rcm" -v b="$ocm" 'BEGIN { printf "%.2f", a / b }')
 	# shellcheck disable=SC2086
-	echo "| $label | $n | $rm ($(echo $rv | tr ' ' '/')) | $om ($(echo $us | tr ' ' '/')) | ${ratio}× | $rcm | $ocm | ${cratio}× |$extra |"
+	echo "| $label | $n | $rm$which ($(echo $rv | tr ' ' '/')) | $om ($(echo $us | tr ' ' '/')) | ${ratio}× | $rcm | $ocm | ${cratio}× |$extra |"
 }
 
 run_scenario r10k-1t "random 10,000, 1 thread" 1 200 "setup $REF/random10000_setup.csv" "setup $REF/random10000_setup.csv"
