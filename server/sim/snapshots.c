@@ -166,10 +166,9 @@ static const crowd_obstacle_set *current_obstacles(server *srv) {
 	return &srv->obstacle_set;
 }
 
-/* What one encoding thread needs of its own: the area query's scratch, the
- * view it selects, and the buffer it encodes into. */
+/* What one encoding thread needs of its own: the area query's scratch and
+ * the view it selects. */
 typedef struct snapshot_encoder {
-	crowd_buf out;
 	crowd_agent_q *view;
 	uint32_t view_cap;
 	uint32_t *hits; /* table indices of the agents in an area */
@@ -198,21 +197,18 @@ static const crowd_agent_q *select_area(snapshot_encoder *e, const world_table *
 }
 
 static void encoder_free(snapshot_encoder *e) {
-	crowd_buf_free(&e->out);
 	free(e->view);
 	free(e->hits);
 	free(e->marks);
 }
 
 /* One area subscriber's snapshot this tick. Encoded by either thread (it only
- * touches its session's baseline and its encoder's buffer), sent by the loop. */
+ * touches its session's baseline and its job's buffer), sent by the loop. */
 typedef struct snapshot_job {
 	session *s;
 	bool keyframe, with_obstacles;
 	bool selected, encoded;
 	uint32_t agents;
-	int encoder;
-	size_t offset, len;
 } snapshot_job;
 
 enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
@@ -222,11 +218,20 @@ enum helper_task { TASK_ENCODE, TASK_TABLE };
 
 /* The area subscribers' snapshots are encoded by the loop thread and one
  * helper thread together, taking jobs from a shared counter; the loop thread
- * waits for the helper, then alone sends (sockets and sessions stay its own). */
+ * alone sends (sockets and sessions stay its own): each of its own as soon as
+ * it is encoded, and each of the helper's as soon as the helper hands it over
+ * (`handed`, in the order encoded), so the last send follows the last encoding
+ * closely. Every job encodes into its own buffer (kept across ticks), which
+ * the helper never touches again once handed over. */
 struct snapshot_workers {
 	snapshot_encoder encoders[2]; /* [0]: loop thread, [1]: helper */
 	snapshot_job *jobs;
 	uint32_t job_count, job_cap;
+	crowd_buf *outs; /* outs[i]: job i's encoding */
+	uint32_t out_cap;
+	uint32_t *handed; /* job indices the helper has encoded, in order */
+	uint32_t handed_cap;
+	atomic_uint handed_count; /* written by the helper (under lock), read by the loop thread */
 	atomic_uint next_job;
 	server *srv;
 	const world_table *table;
@@ -250,28 +255,45 @@ struct snapshot_workers {
 	uint64_t hash;
 };
 
-static void send_job(server *srv, struct snapshot_workers *w, const snapshot_job *j);
+static void send_job(server *srv, struct snapshot_workers *w, uint32_t i);
+
+/* Loop thread: send every job the helper has handed over and it has not sent. */
+static void send_handed(struct snapshot_workers *w, uint32_t *sent_count) {
+	uint32_t n = atomic_load_explicit(&w->handed_count, memory_order_acquire);
+	while (*sent_count < n) send_job(w->srv, w, w->handed[(*sent_count)++]);
+}
 
 /* Either thread; the loop thread (encoder 0) sends each of its snapshots as
- * soon as it is encoded, so its writes overlap the helper's encoding. */
-static void encode_jobs(struct snapshot_workers *w, int encoder) {
+ * soon as it is encoded, and between two of its own the helper's that are
+ * ready, so its writes overlap the helper's encoding. */
+static void encode_jobs(struct snapshot_workers *w, int encoder, uint32_t *sent_count) {
 	snapshot_encoder *e = &w->encoders[encoder];
 	for (;;) {
 		uint32_t i = atomic_fetch_add(&w->next_job, 1);
 		if (i >= w->job_count) return;
 		snapshot_job *j = &w->jobs[i];
-		j->encoder = encoder;
+		crowd_buf *out = &w->outs[i];
+		out->len = 0;
 		const crowd_agent_q *agents = select_area(e, w->table, j->s, &j->agents);
 		j->selected = agents != NULL;
-		if (!agents) continue;
-		crowd_snapshot_header h = w->header;
-		h.keyframe = j->keyframe;
-		j->offset = e->out.len;
-		j->encoded = crowd_snapshot_encode(&h, agents, j->agents, &j->s->baseline,
-		                                   j->with_obstacles ? w->obstacles : NULL, j->s->ops->length_prefixed,
-		                                   &e->out);
-		j->len = e->out.len - j->offset;
-		if (encoder == 0) send_job(w->srv, w, j);
+		if (agents) {
+			crowd_snapshot_header h = w->header;
+			h.keyframe = j->keyframe;
+			j->encoded = crowd_snapshot_encode(&h, agents, j->agents, &j->s->baseline,
+			                                   j->with_obstacles ? w->obstacles : NULL,
+			                                   j->s->ops->length_prefixed, out);
+		}
+		if (encoder == 0) {
+			send_job(w->srv, w, i);
+			send_handed(w, sent_count);
+		} else { /* hand it over: the job and its buffer are the loop thread's from here */
+			uv_mutex_lock(&w->lock);
+			uint32_t n = atomic_load_explicit(&w->handed_count, memory_order_relaxed);
+			w->handed[n] = i;
+			atomic_store_explicit(&w->handed_count, n + 1, memory_order_release);
+			uv_cond_signal(&w->done);
+			uv_mutex_unlock(&w->lock);
+		}
 	}
 }
 
@@ -296,7 +318,7 @@ static void helper_main(void *arg) {
 			w->hash = orca_world_state_hash(w->table_world);
 			fill_rows(w);
 		} else
-			encode_jobs(w, 1);
+			encode_jobs(w, 1, NULL);
 		uv_mutex_lock(&w->lock);
 		w->state = HELPER_IDLE;
 		uv_cond_signal(&w->done);
@@ -304,11 +326,19 @@ static void helper_main(void *arg) {
 	uv_mutex_unlock(&w->lock);
 }
 
+/* Room for `need` job buffers (each keeps its capacity across ticks). */
+static bool grow_outs(struct snapshot_workers *w, uint32_t need) {
+	uint32_t old = w->out_cap;
+	if (!grow((void **)&w->outs, &w->out_cap, need, sizeof *w->outs)) return false;
+	for (uint32_t i = old; i < w->out_cap; i++) crowd_buf_init(&w->outs[i]);
+	return true;
+}
+
 static struct snapshot_workers *workers_get(server *srv) {
 	if (srv->snapshot_workers) return srv->snapshot_workers;
 	struct snapshot_workers *w = calloc(1, sizeof *w);
 	if (!w) return NULL;
-	for (int i = 0; i < 2; i++) crowd_buf_init(&w->encoders[i].out);
+	atomic_init(&w->handed_count, 0);
 	atomic_init(&w->next_job, 0);
 	atomic_init(&w->next_row, 0);
 	if (uv_mutex_init(&w->lock) != 0) {
@@ -336,10 +366,11 @@ static bool helper_available(server *srv, struct snapshot_workers *w) {
 	return true;
 }
 
-/* Encode every job: with the helper when there are two or more. */
-static void encode_all(server *srv, struct snapshot_workers *w) {
+/* Encode and send every job: with the helper when there are two or more. */
+static void encode_and_send_all(server *srv, struct snapshot_workers *w) {
 	atomic_store(&w->next_job, 0);
-	for (int i = 0; i < 2; i++) w->encoders[i].out.len = 0;
+	atomic_store(&w->handed_count, 0);
+	uint32_t sent_count = 0; /* of the helper's */
 	bool shared = w->job_count >= 2 && helper_available(srv, w);
 	if (shared) {
 		uv_mutex_lock(&w->lock);
@@ -348,13 +379,19 @@ static void encode_all(server *srv, struct snapshot_workers *w) {
 		uv_cond_signal(&w->wake);
 		uv_mutex_unlock(&w->lock);
 	}
-	encode_jobs(w, 0);
-	if (shared) {
+	encode_jobs(w, 0, &sent_count);
+	if (!shared) return;
+	for (;;) { /* the helper's last ones, each as it is handed over */
+		send_handed(w, &sent_count);
 		uv_mutex_lock(&w->lock);
 		if (w->state == HELPER_POSTED) w->state = HELPER_IDLE; /* it never woke: every job is done */
-		while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
+		while (w->state == HELPER_RUNNING && atomic_load(&w->handed_count) == sent_count)
+			uv_cond_wait(&w->done, &w->lock);
+		bool finished = w->state != HELPER_RUNNING;
 		uv_mutex_unlock(&w->lock);
+		if (finished) break;
 	}
+	send_handed(w, &sent_count);
 }
 
 /* On the step's thread after the step: the table, with the helper (when
@@ -402,6 +439,9 @@ void snapshots_free(server *srv) {
 	uv_cond_destroy(&w->done);
 	uv_mutex_destroy(&w->lock);
 	for (int i = 0; i < 2; i++) encoder_free(&w->encoders[i]);
+	for (uint32_t i = 0; i < w->out_cap; i++) crowd_buf_free(&w->outs[i]);
+	free(w->outs);
+	free(w->handed);
 	free(w->jobs);
 	free(w);
 	srv->snapshot_workers = NULL;
@@ -482,7 +522,9 @@ void snapshots_send(server *srv) {
 			continue;
 		}
 		if (s->has_area) { /* encoded below, on two threads */
-			if (!grow((void **)&w->jobs, &w->job_cap, w->job_count + 1, sizeof *w->jobs)) {
+			if (!grow((void **)&w->jobs, &w->job_cap, w->job_count + 1, sizeof *w->jobs) ||
+			    !grow((void **)&w->handed, &w->handed_cap, w->job_count + 1, sizeof *w->handed) ||
+			    !grow_outs(w, w->job_count + 1)) {
 				log_error("client %u: out of memory building its snapshot", s->client_id);
 				continue;
 			}
@@ -521,13 +563,12 @@ void snapshots_send(server *srv) {
 	w->obstacles = obstacles_needed ? current_obstacles(srv) : NULL;
 	w->header = header;
 	w->srv = srv;
-	encode_all(srv, w);
-	for (uint32_t i = 0; i < w->job_count; i++)
-		if (w->jobs[i].encoder == 1) send_job(srv, w, &w->jobs[i]); /* the loop thread sent its own */
+	encode_and_send_all(srv, w);
 }
 
 /* Loop thread: one area snapshot out (or why not). */
-static void send_job(server *srv, struct snapshot_workers *w, const snapshot_job *j) {
+static void send_job(server *srv, struct snapshot_workers *w, uint32_t i) {
+	const snapshot_job *j = &w->jobs[i];
 	if (!j->selected) {
 		log_error("client %u: out of memory building its snapshot", j->s->client_id);
 		return;
@@ -537,5 +578,5 @@ static void send_job(server *srv, struct snapshot_workers *w, const snapshot_job
 		j->s->need_keyframe = true;
 		return;
 	}
-	sent(srv, j->s, j->keyframe, j->with_obstacles, w->encoders[j->encoder].out.data + j->offset, j->len);
+	sent(srv, j->s, j->keyframe, j->with_obstacles, w->outs[i].data, w->outs[i].len);
 }
