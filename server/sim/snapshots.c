@@ -48,14 +48,27 @@ static bool sort_by_id(world_table *t) {
 	return true;
 }
 
+#define TABLE_CHUNK 4096u /* rows filled at a time (by either thread) */
+
+/* What filling one chunk of rows found, so that finishing the table need not
+ * read every row again: in the usual tick no agent is gone and ids ascend. */
+struct world_table_chunk {
+	bool gone;      /* a row's agent went between the id list and the row */
+	bool ascending; /* ids ascend within the chunk */
+	uint32_t first_id, last_id;
+	aoi_bounds bounds; /* of the chunk's positions */
+};
+
 /* The table in three parts, so that two threads can fill it: room and the
- * ids; rows [begin, end) (row i is ids[i]; a row whose agent is gone gets id
- * 0, which no agent has); then compaction, the id order and the grid. */
+ * ids; rows in chunks of TABLE_CHUNK (row i is ids[i]; a row whose agent is
+ * gone gets id 0, which no agent has); then compaction, the id order and the
+ * grid, which skip what the chunks say is not needed. */
 static bool table_prepare(world_table *t, const orca_world *world, uint32_t *n_out) {
 	uint32_t n = orca_world_agent_count(world);
 	if (!grow((void **)&t->ids, &t->ids_cap, n + 1, sizeof *t->ids) ||
 	    !grow((void **)&t->agents, &t->cap, n + 1, sizeof *t->agents) ||
-	    !grow((void **)&t->x, &t->x_cap, n + 1, sizeof *t->x) || !grow((void **)&t->y, &t->y_cap, n + 1, sizeof *t->y)) {
+	    !grow((void **)&t->x, &t->x_cap, n + 1, sizeof *t->x) || !grow((void **)&t->y, &t->y_cap, n + 1, sizeof *t->y) ||
+	    !grow((void **)&t->chunks, &t->chunks_cap, (n + 1) / TABLE_CHUNK + 1, sizeof *t->chunks)) {
 		t->count = 0;
 		return false;
 	}
@@ -64,14 +77,22 @@ static bool table_prepare(world_table *t, const orca_world *world, uint32_t *n_o
 	return true;
 }
 
-static void table_fill(world_table *t, const orca_world *world, float precision, uint32_t begin, uint32_t end) {
+/* Chunk number `chunk`: rows [chunk * TABLE_CHUNK, that + TABLE_CHUNK) ∩ [0, n). */
+static void table_fill(world_table *t, const orca_world *world, float precision, uint32_t chunk, uint32_t n) {
+	uint32_t begin = chunk * TABLE_CHUNK, end = n - begin < TABLE_CHUNK ? n : begin + TABLE_CHUNK;
+	struct world_table_chunk c = {.gone = false, .ascending = true, .bounds = aoi_bounds_empty()};
+	uint32_t last = 0;
 	for (uint32_t i = begin; i < end; i++) {
 		orca_agent_state st;
 		crowd_agent_q *q = &t->agents[i];
 		if (orca_agent_get(world, t->ids[i], &st) != ORCA_OK) {
 			q->id = 0;
+			c.gone = true;
 			continue;
 		}
+		if (st.id < last) c.ascending = false;
+		if (last == 0) c.first_id = st.id;
+		last = st.id;
 		q->id = st.id;
 		q->x = crowd_quantize(st.position.x, precision);
 		q->y = crowd_quantize(st.position.y, precision);
@@ -82,10 +103,34 @@ static void table_fill(world_table *t, const orca_world *world, float precision,
 		q->owner = st.user_data;
 		t->x[i] = st.position.x;
 		t->y[i] = st.position.y;
+		aoi_bounds_add(&c.bounds, st.position.x, st.position.y);
 	}
+	c.last_id = last;
+	t->chunks[chunk] = c;
+}
+
+static uint32_t table_chunks(uint32_t n) {
+	return (n + TABLE_CHUNK - 1) / TABLE_CHUNK;
 }
 
 static bool table_finish(world_table *t, uint32_t n) {
+	/* The usual tick: every row there, ids ascending: the table is done but
+	 * for the grid, whose bounds the chunks have. */
+	aoi_bounds bounds = aoi_bounds_empty();
+	bool whole = true;
+	for (uint32_t c = 0; c < table_chunks(n) && whole; c++) {
+		const struct world_table_chunk *k = &t->chunks[c];
+		whole = !k->gone && k->ascending && (c == 0 || t->chunks[c - 1].last_id < k->first_id);
+		aoi_bounds_merge(&bounds, &k->bounds);
+	}
+	if (whole) {
+		t->count = n;
+		if (!aoi_grid_build_in(&t->grid, t->x, t->y, n, &bounds)) {
+			t->count = 0;
+			return false;
+		}
+		return true;
+	}
 	bool sorted = true;
 	uint32_t count = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -109,7 +154,7 @@ static bool table_finish(world_table *t, uint32_t n) {
 bool world_table_build(world_table *t, const orca_world *world, float precision) {
 	uint32_t n;
 	if (!table_prepare(t, world, &n)) return false;
-	table_fill(t, world, precision, 0, n);
+	for (uint32_t c = 0; c < table_chunks(n); c++) table_fill(t, world, precision, c, n);
 	return table_finish(t, n);
 }
 
@@ -120,6 +165,7 @@ void world_table_free(world_table *t) {
 	aoi_grid_free(&t->grid);
 	free(t->ids);
 	free(t->sort_scratch);
+	free(t->chunks);
 	memset(t, 0, sizeof *t);
 }
 
@@ -214,7 +260,6 @@ typedef struct snapshot_job {
 enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
 enum helper_task { TASK_ENCODE, TASK_TABLE };
 
-#define TABLE_CHUNK 4096u /* rows taken at a time by either thread */
 
 /* The area subscribers' snapshots are encoded by the loop thread and one
  * helper thread together, taking jobs from a shared counter; the loop thread
@@ -246,12 +291,13 @@ struct snapshot_workers {
 	enum helper_task task;
 	bool quit;
 	/* TASK_TABLE: hash `table_world` into `hash`, then fill rows with the
-	 * step's thread, TABLE_CHUNK at a time from next_row */
+	 * step's thread, TABLE_CHUNK at a time from next_chunk */
 	const orca_world *table_world;
 	world_table *table_out;
 	float table_precision;
 	uint32_t table_rows;
-	atomic_uint next_row;
+	bool table_rows_known; /* table_rows is set (under lock) */
+	atomic_uint next_chunk;
 	uint64_t hash;
 };
 
@@ -299,10 +345,9 @@ static void encode_jobs(struct snapshot_workers *w, int encoder, uint32_t *sent_
 
 static void fill_rows(struct snapshot_workers *w) {
 	for (;;) {
-		uint32_t begin = atomic_fetch_add(&w->next_row, TABLE_CHUNK);
-		if (begin >= w->table_rows) return;
-		uint32_t end = w->table_rows - begin < TABLE_CHUNK ? w->table_rows : begin + TABLE_CHUNK;
-		table_fill(w->table_out, w->table_world, w->table_precision, begin, end);
+		uint32_t chunk = atomic_fetch_add(&w->next_chunk, 1);
+		if (chunk >= table_chunks(w->table_rows)) return;
+		table_fill(w->table_out, w->table_world, w->table_precision, chunk, w->table_rows);
 	}
 }
 
@@ -316,6 +361,9 @@ static void helper_main(void *arg) {
 		uv_mutex_unlock(&w->lock);
 		if (w->task == TASK_TABLE) {
 			w->hash = orca_world_state_hash(w->table_world);
+			uv_mutex_lock(&w->lock); /* the rows to fill are known once the step's thread has the ids */
+			while (!w->table_rows_known) uv_cond_wait(&w->wake, &w->lock);
+			uv_mutex_unlock(&w->lock);
 			fill_rows(w);
 		} else
 			encode_jobs(w, 1, NULL);
@@ -340,7 +388,7 @@ static struct snapshot_workers *workers_get(server *srv) {
 	if (!w) return NULL;
 	atomic_init(&w->handed_count, 0);
 	atomic_init(&w->next_job, 0);
-	atomic_init(&w->next_row, 0);
+	atomic_init(&w->next_chunk, 0);
 	if (uv_mutex_init(&w->lock) != 0) {
 		free(w);
 		return NULL;
@@ -395,7 +443,8 @@ static void encode_and_send_all(server *srv, struct snapshot_workers *w) {
 }
 
 /* On the step's thread after the step: the table, with the helper (when
- * there is one) computing the state hash and then filling rows beside it. */
+ * there is one) computing the state hash (from the moment the step is done:
+ * it is the longest serial part) and then filling rows beside it. */
 bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 	struct snapshot_workers *w = workers_get(srv);
 	bool helper = w && helper_available(srv, w);
@@ -403,16 +452,21 @@ bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 		*state_hash = orca_world_state_hash(srv->world);
 		return world_table_build(&srv->table, srv->world, (float)srv->cfg->precision);
 	}
-	uint32_t n;
-	bool ok = table_prepare(&srv->table, srv->world, &n);
 	uv_mutex_lock(&w->lock);
 	w->task = TASK_TABLE;
 	w->table_world = srv->world;
 	w->table_out = &srv->table;
 	w->table_precision = (float)srv->cfg->precision;
-	w->table_rows = ok ? n : 0;
-	atomic_store(&w->next_row, 0);
+	w->table_rows_known = false;
+	atomic_store(&w->next_chunk, 0);
 	w->state = HELPER_POSTED;
+	uv_cond_signal(&w->wake);
+	uv_mutex_unlock(&w->lock);
+	uint32_t n = 0;
+	bool ok = table_prepare(&srv->table, srv->world, &n);
+	uv_mutex_lock(&w->lock);
+	w->table_rows = ok ? n : 0;
+	w->table_rows_known = true;
 	uv_cond_signal(&w->wake);
 	uv_mutex_unlock(&w->lock);
 	if (ok) fill_rows(w);
