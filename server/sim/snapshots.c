@@ -260,7 +260,6 @@ typedef struct snapshot_job {
 enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
 enum helper_task { TASK_ENCODE, TASK_TABLE };
 
-
 /* The area subscribers' snapshots are encoded by the loop thread and one
  * helper thread together, taking jobs from a shared counter; the loop thread
  * alone sends (sockets and sessions stay its own): each of its own as soon as
