@@ -37,16 +37,13 @@ static inline aoi_bounds aoi_bounds_empty(void) {
 	return (aoi_bounds){__builtin_inff(), __builtin_inff(), -__builtin_inff(), -__builtin_inff()};
 }
 
-/* Only finite coordinates count, as in aoi_grid_build. */
+/* Only finite coordinates count, as in aoi_grid_build (tested only for a
+ * value that would move a bound: most do not). */
 static inline void aoi_bounds_add(aoi_bounds *b, float x, float y) {
-	if (__builtin_isfinite(x)) {
-		if (x < b->lo_x) b->lo_x = x;
-		if (x > b->hi_x) b->hi_x = x;
-	}
-	if (__builtin_isfinite(y)) {
-		if (y < b->lo_y) b->lo_y = y;
-		if (y > b->hi_y) b->hi_y = y;
-	}
+	if (x < b->lo_x && __builtin_isfinite(x)) b->lo_x = x;
+	if (x > b->hi_x && __builtin_isfinite(x)) b->hi_x = x;
+	if (y < b->lo_y && __builtin_isfinite(y)) b->lo_y = y;
+	if (y > b->hi_y && __builtin_isfinite(y)) b->hi_y = y;
 }
 
 static inline void aoi_bounds_merge(aoi_bounds *b, const aoi_bounds *other) {
