@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "demo.h"
 #include "log.h"
@@ -23,6 +24,16 @@ uint64_t server_now_ns(void) {
 
 /* ------------------------------------------------------------------ world */
 
+/* --world-alloc-fail-file (tests): the engine is out of memory while the file exists. */
+static void *alloc_unless_file(size_t size, void *user) {
+	return access((const char *)user, F_OK) == 0 ? NULL : malloc(size);
+}
+
+static void free_alloc_unless_file(void *p, size_t size, void *user) {
+	(void)size, (void)user;
+	free(p);
+}
+
 int server_create_world(const server_config *cfg, orca_world **out) {
 	orca_world_def def = orca_default_world_def();
 	def.worker_count = (int)cfg->workers;
@@ -33,6 +44,8 @@ int server_create_world(const server_config *cfg, orca_world **out) {
 	def.has_bounds = true; /* --world-bounds holds for every agent, however it is steered */
 	def.bounds_min = (orca_vec2){(float)cfg->world_min_x, (float)cfg->world_min_y};
 	def.bounds_max = (orca_vec2){(float)cfg->world_max_x, (float)cfg->world_max_y};
+	if (cfg->world_alloc_fail_file[0])
+		def.allocator = (orca_allocator){alloc_unless_file, free_alloc_unless_file, (void *)cfg->world_alloc_fail_file};
 	return orca_world_create(&def, out);
 }
 

@@ -90,32 +90,17 @@ static void store_params(struct orca_world *w, uint32_t s, const orca_agent_def 
 	w->query_tree_valid = false;
 }
 
-int orca_agent_add(orca_world *w, const orca_agent_def *def, orca_agent_id *out)
+/* Put a valid agent into slot s (the free list's head, or the next new slot),
+ * with the arrays already large enough. Cannot fail. */
+static orca_agent_id place_agent(struct orca_world *w, uint32_t s, const orca_agent_def *def)
 {
-	if (!w || !def)
-		return ORCA_ERR_INVALID_ARGUMENT;
-	if (!def_ok(def))
-		return ORCA_ERR_INVALID_ARGUMENT;
-	if (w->live_count >= w->max_agents)
-		return ORCA_ERR_CAPACITY;
-	if (w->free_head == ORCA_NONE && w->pending_head != ORCA_NONE)
-		orca_world_compact_order(w); /* make removed slots reusable */
-	uint32_t s;
-	if (w->free_head != ORCA_NONE) {
-		s = w->free_head;
-	} else {
-		if (w->slot_count >= ORCA_MAX_AGENTS + 1u)
-			return ORCA_ERR_CAPACITY;
-		s = w->slot_count;
-	}
-	if (!orca_world_reserve_agents(w, (s + 1 > w->order_count + 1 ? s + 1 : w->order_count + 1)))
-		return ORCA_ERR_NO_MEMORY;
 	if (s == w->free_head) {
 		w->free_head = w->free_next[s];
 	} else {
 		w->gen[s] = 0;
 		w->slot_count++;
 	}
+	w->free_next[s] = ORCA_NONE; /* a live slot links nowhere (saved with the world: no stray bytes) */
 	w->alive[s] = 1;
 	w->hint_count[s] = 0;
 	w->q_stuck[s] = 0.0f;
@@ -128,8 +113,88 @@ int orca_agent_add(orca_world *w, const orca_agent_def *def, orca_agent_id *out)
 	store_params(w, s, def);
 	w->order[w->order_count++] = s; /* RVO2 appends new agents to its tree order */
 	w->live_count++;
+	return make_id(w, s);
+}
+
+/* The slot the next add takes (after making removed slots reusable when the
+ * free list is empty), or ORCA_NONE when every slot is used or retired. */
+static uint32_t next_slot(struct orca_world *w)
+{
+	if (w->free_head == ORCA_NONE && w->pending_head != ORCA_NONE)
+		orca_world_compact_order(w); /* make removed slots reusable */
+	if (w->free_head != ORCA_NONE)
+		return w->free_head;
+	return w->slot_count < ORCA_MAX_AGENTS + 1u ? w->slot_count : ORCA_NONE;
+}
+
+int orca_agent_add(orca_world *w, const orca_agent_def *def, orca_agent_id *out)
+{
+	if (!w || !def)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (!def_ok(def))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	if (w->live_count >= w->max_agents)
+		return ORCA_ERR_CAPACITY;
+	const uint32_t s = next_slot(w);
+	if (s == ORCA_NONE)
+		return ORCA_ERR_CAPACITY;
+	if (!orca_world_reserve_agents(w, (s + 1 > w->order_count + 1 ? s + 1 : w->order_count + 1)))
+		return ORCA_ERR_NO_MEMORY;
+	const orca_agent_id id = place_agent(w, s, def);
 	if (out)
-		*out = make_id(w, s);
+		*out = id;
+	return ORCA_OK;
+}
+
+/* Up to `limit` entries of a slot list linked through free_next. */
+static uint32_t list_length(const struct orca_world *w, uint32_t head, uint32_t limit)
+{
+	uint32_t n = 0;
+	for (uint32_t s = head; s != ORCA_NONE && n < limit; s = w->free_next[s])
+		n++;
+	return n;
+}
+
+int orca_world_add_agents(orca_world *w, const orca_agent_def *defs, uint32_t count, orca_agent_id *ids,
+                          uint32_t *failed)
+{
+	if (failed)
+		*failed = 0;
+	if (!w || (count && (!defs || !ids)))
+		return ORCA_ERR_INVALID_ARGUMENT;
+	for (uint32_t i = 0; i < count; ++i)
+		if (!def_ok(&defs[i])) {
+			if (failed)
+				*failed = i;
+			return ORCA_ERR_INVALID_ARGUMENT;
+		}
+	if (count == 0)
+		return ORCA_OK;
+	if ((uint64_t)w->live_count + count > w->max_agents)
+		return ORCA_ERR_CAPACITY;
+	/* Where `count` orca_agent_add calls would put them, worked out without
+	 * changing anything: the free list first; once it is empty, the slots
+	 * removed since the last compaction (which compacts the order: it then
+	 * holds the live agents only); then new slots at the end. */
+	const uint32_t from_free = list_length(w, w->free_head, count);
+	const uint32_t rest = count - from_free;
+	const uint32_t from_pending = list_length(w, w->pending_head, rest);
+	const uint32_t fresh = rest - from_pending;
+	if ((uint64_t)w->slot_count + fresh > ORCA_MAX_AGENTS + 1u)
+		return ORCA_ERR_CAPACITY;
+	uint64_t order_peak = (uint64_t)w->order_count + count;
+	if (from_pending > 0 && w->order_dirty) /* compacted before the first pending slot is taken */
+		order_peak = (uint64_t)w->live_count + count;
+	if (order_peak < (uint64_t)w->order_count + from_free)
+		order_peak = (uint64_t)w->order_count + from_free;
+	uint64_t need = (uint64_t)w->slot_count + fresh;
+	if (need < order_peak)
+		need = order_peak;
+	if (need > UINT32_MAX || !orca_world_reserve_agents(w, (uint32_t)need))
+		return ORCA_ERR_NO_MEMORY; /* only capacities grew: nothing a step or a save sees */
+	/* From here nothing can fail: the same steps as orca_agent_add, in order. */
+	for (uint32_t i = 0; i < count; ++i)
+		ids[i] = place_agent(w, next_slot(w), &defs[i]);
 	return ORCA_OK;
 }
 

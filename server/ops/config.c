@@ -186,6 +186,9 @@ static const config_option option_table[] = {
     {"storage-fail-file", "persistence", "FILE", NULL,
      "tests only: while FILE exists every journal write fails as if the disk did", set_path,
      OFF(storage_fail_file), 0, 0},
+    {"world-alloc-fail-file", "persistence", "FILE", NULL,
+     "tests only: while FILE exists every allocation of the engine's world fails (out of memory)", set_path,
+     OFF(world_alloc_fail_file), 0, 0},
 
     /* ---- agones */
     {"agones", "agones", NULL, "false",

@@ -104,6 +104,7 @@ typedef struct server_config {
 	uint32_t keep_checkpoints;
 	int64_t start_at_tick;       /* -1: serve from the end of the journal */
 	char storage_fail_file[1024]; /* tests: while this file exists, journal writes fail (EIO) */
+	char world_alloc_fail_file[1024]; /* tests: while this file exists, the world's allocations fail */
 
 	/* Agones (agones_server.c): the SDK sidecar's REST API on localhost */
 	bool agones;

@@ -133,15 +133,24 @@ static void apply_spawn(orca_world *world, const server_config *cfg, const comma
 		             "this connection owns %u agents, its limit is %u", owned, cfg->max_agents_per_connection);
 		return;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		orca_agent_def def = command_agent_def(cfg, &m->agents[i], cmd->client_id);
-		int rc = orca_agent_add(world, &def, &ids[i]);
-		if (rc != ORCA_OK) {
-			/* All or nothing: take back what this request added. */
-			for (uint32_t j = 0; j < i; j++) orca_agent_remove(world, ids[j]);
-			request_fail(&out->error, command_error_from_orca(rc), i, "agent %u: %s", i, orca_strerror(rc));
-			return;
-		}
+	orca_agent_def *defs = malloc(sizeof *defs * (n ? n : 1));
+	if (!defs) {
+		fail(out, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) defs[i] = command_agent_def(cfg, &m->agents[i], cmd->client_id);
+	/* All or nothing in the engine: a request that fails (no memory, no slot)
+	 * leaves no id, generation or slot used. It is not journaled, so anything
+	 * it left behind would make the replay hand out other ids than this run. */
+	uint32_t bad = 0;
+	int rc = orca_world_add_agents(world, defs, n, ids, &bad);
+	free(defs);
+	if (rc != ORCA_OK) {
+		if (rc == ORCA_ERR_INVALID_ARGUMENT)
+			request_fail(&out->error, command_error_from_orca(rc), bad, "agent %u: %s", bad, orca_strerror(rc));
+		else
+			request_fail(&out->error, command_error_from_orca(rc), 0, "%u agents: %s", n, orca_strerror(rc));
+		return;
 	}
 	if (n > 0) owners->changed(owners->user, cmd->client_id, n);
 	out->ids = ids;

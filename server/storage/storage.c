@@ -694,7 +694,13 @@ void storage_tick_end(storage *st) {
 	rec.tick_end.state_hash = srv->status.state_hash;
 	rec.tick_end.agents = srv->status.agents;
 	append(st, &rec);
-	if (srv->status.tick % st->cfg->checkpoint_every == 0 && !st->checkpoint_in_flight && st->available_seen) {
+	if (srv->status.tick % st->cfg->checkpoint_every == 0 && st->available_seen) {
+		if (st->checkpoint_in_flight) { /* said, so that a missing checkpoint is never a mystery */
+			log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the one before is still being written; "
+			         "the next one is due at tick %" PRIu64,
+			         srv->status.tick, srv->status.tick + st->cfg->checkpoint_every);
+			return;
+		}
 		storage_commit(st); /* the segment ends exactly at this tick */
 		start_checkpoint(st);
 	}
@@ -873,6 +879,29 @@ static void replay_journal(storage *st, replay_world *rw, int64_t stop_at, uint8
 	free(segs);
 }
 
+/* A checkpoint or segment is written to NAME.tmp and renamed once complete
+ * (file_write_atomic), so a .tmp file found at start was being written when
+ * the server stopped: it is incomplete whatever it holds. Said, and removed
+ * (unless nothing may be written: --start-at-tick), never loaded. */
+static void drop_incomplete(const storage *st) {
+	static const struct {
+		const char *prefix, *suffix, *what;
+	} kinds[] = {{"checkpoint-", ".ckpt.tmp", "checkpoint"}, {"journal-", ".log.tmp", "journal segment"}};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		uint32_t n = 0;
+		uint64_t *ticks = dir_list_ticks(st->dir, kinds[k].prefix, kinds[k].suffix, &n);
+		for (uint32_t i = 0; i < n; i++) {
+			char path[1200];
+			path_of(path, sizeof path, st->dir, kinds[k].prefix, ticks[i], kinds[k].suffix);
+			log_warn("storage: %s: an incomplete %s of tick %" PRIu64 " (being written when the server stopped): %s",
+			         path, kinds[k].what, ticks[i], st->recording ? "removed" : "ignored");
+			if (st->recording && unlink(path) != 0)
+				log_warn("storage: cannot remove %s: %s", path, strerror(errno));
+		}
+		free(ticks);
+	}
+}
+
 /* Load the newest checkpoint that reads, newest first. */
 static int load_newest_checkpoint(storage *st, replay_world *rw, int64_t stop_at) {
 	uint32_t n = 0;
@@ -1020,6 +1049,7 @@ static int recover(storage *st, int64_t stop_at) {
 		          st->dir, stop_at >= 0 ? " at or before --start-at-tick" : "");
 		return -1;
 	}
+	const uint64_t checkpoint_tick = rw.tick;
 	uint8_t *last = NULL;
 	size_t last_len = 0;
 	replay_result res;
@@ -1035,7 +1065,8 @@ static int recover(storage *st, int64_t stop_at) {
 	srv->status.state_hash = hash;
 	srv->status.agents = agents;
 	srv->status.obstacles = orca_world_obstacle_count(srv->world);
-	printf("recovered tick %" PRIu64 " agents %u state_hash 0x%016" PRIx64 "\n", tick, agents, hash);
+	printf("recovered tick %" PRIu64 " agents %u state_hash 0x%016" PRIx64 " from checkpoint %" PRIu64 "\n", tick,
+	       agents, hash, checkpoint_tick);
 	fflush(stdout);
 	if (!st->recording) {
 		log_warn("storage: serving tick %" PRIu64 " of %s without recording (--start-at-tick)", tick, st->dir);
@@ -1101,6 +1132,7 @@ int storage_open(server *srv, storage **out) {
 		log_error("storage: cannot create %s: %s", st->dir, strerror(errno));
 		return -1;
 	}
+	drop_incomplete(st);
 	uint32_t nc = 0, nj = 0;
 	free(dir_list_ticks(st->dir, "checkpoint-", ".ckpt", &nc));
 	free(dir_list_ticks(st->dir, "journal-", ".log", &nj));

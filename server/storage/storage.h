@@ -29,8 +29,10 @@ typedef struct storage storage;
 
 /** Open cfg->data_dir: recover the newest valid checkpoint and the journal
  * after it into srv->world / srv->demo (printing "recovered tick T agents A
- * state_hash 0x..." on stdout), or, for an empty dir, write tick 0's
- * checkpoint. Then start the writer thread. 0, or -1 (logged). */
+ * state_hash 0x... from checkpoint C" on stdout), or, for an empty dir, write
+ * tick 0's checkpoint. A checkpoint or segment still named *.tmp was being
+ * written when the server stopped: logged as incomplete and removed. Then
+ * start the writer thread. 0, or -1 (logged). */
 int storage_open(server *srv, storage **out);
 
 /** Write what is pending, fsync, stop the writer thread, free. NULL allowed. */

@@ -6,9 +6,11 @@ Starts crowd-server with the demo crowd of N agents (default 50,000) and
   - checkpoint size, the loop thread's copy time (orca_world_save at a tick
     boundary) and the storage thread's encode + write + fsync time;
   - journal bytes per second and the tick duration.
-Then SIGKILLs it K ticks after a checkpoint, restarts it on the same data dir
-and measures the recovery: from exec to the `recovered tick ...` line, and how
-many ticks were replayed; crowd-replay gives the replay rate alone.
+Then SIGKILLs it K ticks after the second checkpoint (K may span more
+checkpoints), restarts it on the same data dir and measures the recovery: from
+exec to the `recovered tick ...` line, and how many ticks were replayed after
+the checkpoint the server says it started from (the newest complete one);
+crowd-replay gives the replay rate alone.
 
 With --p99-pairs N it measures instead what --fsync everysec costs the load
 bench: tests/bench/server_load.py's crowd scenario N times without persistence
@@ -64,9 +66,11 @@ def start(server, args, log):
             m = re.match(r"listening (tcp|http) [^ ]*:(\d+)$", line)
             if m:
                 ports[m.group(1)] = int(m.group(2))
-            m = re.match(r"recovered tick (\d+) agents (\d+) state_hash (0x[0-9a-f]+)", line)
+            m = re.match(r"recovered tick (\d+) agents (\d+) state_hash (0x[0-9a-f]+)(?: from checkpoint (\d+))?", line)
             if m and recovered is None:
-                recovered = (int(m.group(1)), int(m.group(2)), m.group(3))
+                # the checkpoint recovery started from, as the server says (None: a server before it said)
+                recovered = (int(m.group(1)), int(m.group(2)), m.group(3),
+                             int(m.group(4)) if m.group(4) is not None else None)
                 t_recovered = time.monotonic() - t0
         time.sleep(0.01)
     return proc, ports, recovered, t_recovered, time.monotonic() - t0
@@ -123,7 +127,9 @@ def main():
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--tick-rate", type=int, default=20)
     p.add_argument("--checkpoint-every", type=int, default=200)
-    p.add_argument("--kill-after", type=int, default=100, help="ticks after the second checkpoint")
+    p.add_argument("--kill-after", type=int, default=100,
+                   help="ticks after the second checkpoint written after tick 0's (more than --checkpoint-every: "
+                        "later checkpoints come first, and recovery starts at the newest)")
     p.add_argument("--fsync", default="everysec")
     p.add_argument("--work", default=None)
     argv = sys.argv[1:]
@@ -169,10 +175,17 @@ def main():
     proc.wait()
     if not rec:
         raise RuntimeError("no recovered line")
-    # which checkpoint it started from: the newest at or before the recovered tick, before this start wrote one
-    print("  recovery: killed at tick >= %d; recovered tick %d (%d agents) after %.2f s; listening after %.2f s; "
-          "journal replayed from tick %d (%d ticks)"
-          % (killed_at, rec[0], rec[1], t_rec, t_listen, ck_tick, rec[0] - ck_tick))
+    # which checkpoint it started from: the server's word (the newest complete one). The
+    # checkpoint the kill was counted from (ck_tick) is not it when checkpoints came after it.
+    if rec[3] is None:
+        raise RuntimeError("the recovered line does not name its checkpoint (an older server?)")
+    newest = (killed_at // a.checkpoint_every) * a.checkpoint_every
+    print("  recovery: killed at tick >= %d (%d ticks after the checkpoint of tick %d); recovered tick %d "
+          "(%d agents) after %.2f s; listening after %.2f s; journal replayed from the checkpoint of tick %d "
+          "(%d ticks)%s"
+          % (killed_at, a.kill_after, ck_tick, rec[0], rec[1], t_rec, t_listen, rec[3], rec[0] - rec[3],
+             "" if rec[3] == newest else "; NOT the newest checkpoint before the kill (%d): see the server's log"
+             % newest))
     t0 = time.monotonic()
     out = subprocess.run([a.replay, data, "--workers", str(a.workers)], capture_output=True, text=True)
     dt = time.monotonic() - t0

@@ -8,26 +8,16 @@ import argparse
 import os
 import re
 import socket
-import struct
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from crowd_wire import generated_messages, take_delimited, varint  # noqa: E402
+
 ARGS = None
 pb = None  # the generated module
-
-
-def varint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
 
 
 class Conn:
@@ -47,18 +37,9 @@ class Conn:
     def recv(self):
         """The next ServerMessage, or None once the server closed."""
         while True:
-            n, shift, i = 0, 0, 0
-            while i < len(self.buf):
-                b = self.buf[i]
-                n |= (b & 0x7F) << shift
-                shift += 7
-                i += 1
-                if not b & 0x80:
-                    break
-            else:
-                i = -1
-            if i > 0 and len(self.buf) >= i + n:
-                body, self.buf = self.buf[i:i + n], self.buf[i + n:]
+            frame = take_delimited(self.buf)
+            if frame is not None:
+                body, self.buf = frame
                 m = pb.ServerMessage()
                 m.ParseFromString(body)
                 return m
@@ -236,17 +217,10 @@ def main():
     parser.add_argument("--server", required=True)
     parser.add_argument("--proto", required=True)
     ARGS, rest = parser.parse_known_args()
-    try:
-        import google.protobuf  # noqa: F401
-    except ImportError:
+    pb = generated_messages(ARGS.proto)
+    if pb is None:
         print("SKIP: python3-protobuf is not installed")
         sys.exit(77)
-    out = tempfile.mkdtemp()
-    subprocess.run(["protoc", "-I", os.path.dirname(os.path.abspath(ARGS.proto)), "--python_out", out,
-                    os.path.basename(ARGS.proto)], check=True)
-    sys.path.insert(0, out)
-    import crowd_pb2
-    pb = crowd_pb2
     result = unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, exit=False).result
     sys.exit(0 if result.wasSuccessful() else 1)
 

@@ -53,7 +53,6 @@ import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -61,17 +60,12 @@ import threading
 import time
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from crowd_wire import (generated_messages, take_delimited, varint, ws_client_frame,  # noqa: E402
+                        ws_take_frame, ws_upgrade_request)
+
 pb = None
 W = 200.0  # world half-size used by clients (bounds are +-1000)
-
-
-def varint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 class Closed(Exception):
@@ -89,9 +83,7 @@ class Conn:
         self.wlock = threading.Lock()
         if ws:
             key = base64.b64encode(os.urandom(16)).decode()
-            self.sock.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                               "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
-                               "Sec-WebSocket-Protocol: crowd.v1\r\n\r\n" % key).encode())
+            self.sock.sendall(ws_upgrade_request(key))
             while b"\r\n\r\n" not in self.buf:
                 self._fill()
             head, self.buf = self.buf.split(b"\r\n\r\n", 1)
@@ -110,12 +102,7 @@ class Conn:
     def send(self, msg):
         body = msg.SerializeToString()
         if self.ws:
-            mask = os.urandom(4)
-            n = len(body)
-            head = bytes([0x82]) + (bytes([0x80 | n]) if n < 126 else
-                                    bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 else
-                                    bytes([0x80 | 127]) + struct.pack(">Q", n))
-            data = head + mask + bytes(b ^ mask[i & 3] for i, b in enumerate(body))
+            data = ws_client_frame(0x2, body)
         else:
             data = varint(len(body)) + body
         try:
@@ -127,35 +114,20 @@ class Conn:
     def recv(self):
         while True:
             if self.ws:
-                if len(self.buf) >= 2:
-                    op, n, i = self.buf[0] & 0x0F, self.buf[1] & 0x7F, 2
-                    if n == 126 and len(self.buf) >= 4:
-                        n, i = struct.unpack(">H", self.buf[2:4])[0], 4
-                    elif n == 127 and len(self.buf) >= 10:
-                        n, i = struct.unpack(">Q", self.buf[2:10])[0], 10
-                    if (self.buf[1] & 0x7F) < 126 or i > 2:
-                        if len(self.buf) >= i + n:
-                            body, self.buf = self.buf[i:i + n], self.buf[i + n:]
-                            if op == 8:
-                                raise Closed("ws close")
-                            if op == 2:
-                                m = pb.ServerMessage()
-                                m.ParseFromString(body)
-                                return m
-                            continue
+                frame = ws_take_frame(self.buf)
+                if frame is not None:
+                    op, body, self.buf = frame
+                    if op == 8:
+                        raise Closed("ws close")
+                    if op == 2:
+                        m = pb.ServerMessage()
+                        m.ParseFromString(body)
+                        return m
+                    continue
             else:
-                n, shift, i = 0, 0, 0
-                while i < len(self.buf):
-                    b = self.buf[i]
-                    n |= (b & 0x7F) << shift
-                    shift += 7
-                    i += 1
-                    if not b & 0x80:
-                        break
-                else:
-                    i = -1
-                if i > 0 and len(self.buf) >= i + n:
-                    body, self.buf = self.buf[i:i + n], self.buf[i + n:]
+                frame = take_delimited(self.buf)
+                if frame is not None:
+                    body, self.buf = frame
                     m = pb.ServerMessage()
                     m.ParseFromString(body)
                     return m
@@ -785,21 +757,11 @@ def main():
     if a.seed is None:
         a.seed = random.randrange(1 << 30)
     print("crash_adversary: seed %d" % a.seed, flush=True)
-    try:
-        import google.protobuf  # noqa: F401
-    except ImportError:
+    pb = generated_messages(a.proto)
+    if pb is None:
         print("SKIP: python3-protobuf is not installed")
         return 77
-    out = tempfile.mkdtemp()
-    subprocess.run(["protoc", "-I", os.path.dirname(os.path.abspath(a.proto)), "--python_out", out,
-                    os.path.basename(a.proto)], check=True)
-    sys.path.insert(0, out)
-    import crowd_pb2
-    pb = crowd_pb2
-    try:
-        return Test(a).run()
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    return Test(a).run()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from crowd_wire import varint, ws_client_frame, ws_upgrade_request  # noqa: E402
+
 SERVER = None
 
 # Hand-encoded crowd.v1.ClientMessage bodies (protobuf wire format), so the test
@@ -94,23 +98,13 @@ def value(samples, name, **labels):
 def ws_connect(port):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall(("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
-               "Sec-WebSocket-Protocol: crowd.v1\r\n\r\n" % key).encode())
+    s.sendall(ws_upgrade_request(key))
     head = b""
     while not head.endswith(b"\r\n\r\n"):
         head += s.recv(1)
     assert head.startswith(b"HTTP/1.1 101"), head
     assert b"Sec-WebSocket-Protocol: crowd.v1" in head
     return s
-
-
-def ws_frame(opcode, payload):
-    mask = os.urandom(4)
-    n = len(payload)
-    head = bytes([0x80 | opcode])
-    head += bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack("!H", n)
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
 def ws_read_frame(s):
@@ -129,17 +123,6 @@ def ws_read_frame(s):
     elif n == 127:
         n = struct.unpack("!Q", exact(8))[0]
     return h[0] & 0x0F, exact(n)
-
-
-def varint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
 
 
 class MetricsTest(unittest.TestCase):
@@ -197,7 +180,7 @@ class MetricsTest(unittest.TestCase):
 
         # WebSocket: Hello, Ping -> Welcome, Pong.
         ws = ws_connect(self.http_port)
-        ws.sendall(ws_frame(2, HELLO) + ws_frame(2, PING))
+        ws.sendall(ws_client_frame(2, HELLO) + ws_client_frame(2, PING))
         got = [ws_read_frame(ws) for _ in range(2)]
         self.assertTrue(all(op == 2 for op, _ in got))
         self.assertEqual(got[0][1][0], 0x0A, "first answer is ServerMessage.welcome (field 1)")
@@ -206,7 +189,7 @@ class MetricsTest(unittest.TestCase):
                          - value(before, "crowd_connections", transport="ws", role="admin"), 1)
 
         # A text frame: close 1003, counted as a protocol disconnect.
-        ws.sendall(ws_frame(1, b"hi"))
+        ws.sendall(ws_client_frame(1, b"hi"))
         op, payload = ws_read_frame(ws)
         self.assertEqual((op, struct.unpack("!H", payload[:2])[0]), (8, 1003))
         ws.close()
@@ -269,7 +252,7 @@ class SlowWebSocketTest(unittest.TestCase):
             key = base64.b64encode(os.urandom(16)).decode()
             s.sendall(("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                        "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % key).encode())
-            s.sendall(ws_frame(2, HELLO) + ws_frame(2, bytes([0x08, 0x02, 0x4A, 0x00])))  # Subscribe{}
+            s.sendall(ws_client_frame(2, HELLO) + ws_client_frame(2, bytes([0x08, 0x02, 0x4A, 0x00])))  # Subscribe{}
             # Never read; wait for the server to give up on us (the event: the
             # disconnect counted; the guard only stops a hung test).
             deadline = time.time() + 90

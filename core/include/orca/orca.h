@@ -189,6 +189,19 @@ orca_agent_def orca_default_agent_def(void);
 /** Validate and add an agent. */
 int orca_agent_add(orca_world *world, const orca_agent_def *def, orca_agent_id *out);
 
+/** Validate and add `count` agents, all or nothing: either every one is
+ * added (ids[i] for defs[i], exactly the ids and state `count` calls of
+ * orca_agent_add would give) or, on any error, the world is left exactly as
+ * it was -- no id handed out, no generation or slot used, the next ids and
+ * the state hash unchanged -- so a batch that fails leaves no trace a replay
+ * of the successful requests could miss. Every definition is validated and
+ * the capacity and memory reserved before anything changes. Errors:
+ * ORCA_ERR_INVALID_ARGUMENT (defs[*failed] is not valid), ORCA_ERR_CAPACITY,
+ * ORCA_ERR_NO_MEMORY. `failed` (may be NULL) gets the index of the bad
+ * definition, 0 for the other errors. count 0: ORCA_OK, nothing changes. */
+int orca_world_add_agents(orca_world *world, const orca_agent_def *defs, uint32_t count, orca_agent_id *ids,
+                          uint32_t *failed);
+
 /** Remove an agent; its id becomes stale. */
 int orca_agent_remove(orca_world *world, orca_agent_id id);
 
