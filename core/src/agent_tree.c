@@ -542,6 +542,12 @@ static void refit_now(struct orca_world *w)
 	}
 }
 
+void orca_agent_tree_settle(struct orca_world *w)
+{
+	if (w->refit_pending)
+		refit_now(w);
+}
+
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx)
 {
 	if (w->order_count == 0)

@@ -308,6 +308,9 @@ void orca_agent_tree_build(struct orca_world *w);
 /* After a step: the boxes are refitted to the moved agents lazily, by the
  * first box query (queries are rare; a step never reads them). */
 void orca_agent_tree_refit(struct orca_world *w);
+/* Refit now if one is pending (a box query would, on the pool): before
+ * orca_world_parallel_for, so that queries from its workers only read. */
+void orca_agent_tree_settle(struct orca_world *w);
 uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t self, float range_sq,
                                          uint32_t max_neighbors, uint32_t mask, nb_entry *out,
                                          tree_visit *stack);

@@ -488,6 +488,14 @@ int orca_world_set_avoidance(orca_world *w, orca_avoidance avoidance)
 	return ORCA_OK;
 }
 
+void orca_world_parallel_for(orca_world *w, orca_parallel_fn fn, void *ctx, uint32_t count, uint32_t grain)
+{
+	orca_agent_tree_settle(w); /* the queries fn may make then only read */
+	orca_pool_run(w->pool, fn, ctx, count, grain);
+}
+
+int orca_world_worker_count(const orca_world *w) { return w ? w->worker_count : 1; }
+
 orca_avoidance orca_world_avoidance(const orca_world *w) { return w ? w->avoidance : ORCA_AVOIDANCE_REFERENCE; }
 
 uint64_t orca_world_step_count(const orca_world *w) { return w ? w->steps : 0; }

@@ -5,7 +5,10 @@
  * (RVO2's random N set-up plus 200 blocks, less the agents starting on one;
  * both worlds stepped alternately in
  * one run, 100 retargets about 20 away per step in both, 1 worker, process
- * CPU time). A
+ * CPU time). With --workers W, also the navigation update on the world's
+ * W workers against 1: two identical navigating worlds, updated alternately
+ * (which goes first alternates too), wall-clock time of each update, and
+ * whether their states stayed equal. A
  * benchmark: it prints figures, it never passes or fails on speed. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 
 static uint32_t rng = 2024u;
 static uint32_t refresh_interval; /* 0: the default */
+static int ab_workers;            /* --workers: the update on W workers against 1 */
 
 static float frand(float lo, float hi)
 {
@@ -117,10 +121,12 @@ static void bench_build(void)
 
 /* RVO2's random N set-up plus 200 blocks; agents starting within 3 of a
  * block are left out (the same in both worlds). Returns the agents added. */
-static orca_world *crowd_world(const scenario *sc, bool navigate, orca_agent_id *ids, uint32_t *count, orca_nav **nav)
+static orca_world *crowd_world(const scenario *sc, bool navigate, int workers, orca_agent_id *ids, uint32_t *count,
+                               orca_nav **nav)
 {
 	orca_world_def wd = orca_default_world_def();
 	wd.agent_capacity = sc->agent_count + 1;
+	wd.worker_count = workers;
 	orca_world *w;
 	orca_world_create(&wd, &w);
 	float blocks[200][4];
@@ -166,6 +172,65 @@ static orca_world *crowd_world(const scenario *sc, bool navigate, orca_agent_id 
 	return w;
 }
 
+/* The navigation update on W workers against 1, interleaved (see the top). */
+static void bench_parallel_update(const scenario *sc, int workers, int steps)
+{
+	const uint32_t n = sc->agent_count;
+	orca_agent_id *i1 = malloc(n * sizeof *i1), *iw = malloc(n * sizeof *iw);
+	orca_nav *nav1, *navw;
+	uint32_t n1, nw;
+	const uint32_t saved = rng;
+	orca_world *w1 = crowd_world(sc, true, 1, i1, &n1, &nav1);
+	orca_world *ww = crowd_world(sc, true, workers, iw, &nw, &navw);
+	const float dt = sc->time_step;
+	orca_nav_update(nav1, dt); /* every agent's first path */
+	orca_nav_update(navw, dt);
+	orca_world_step(w1, dt);
+	orca_world_step(ww, dt);
+	double *t1 = malloc((size_t)steps * sizeof *t1), *tw = malloc((size_t)steps * sizeof *tw);
+	double *c1 = malloc((size_t)steps * sizeof *c1), *cw = malloc((size_t)steps * sizeof *cw);
+	uint32_t cursor = 0;
+	bool same = true;
+	for (int s = 0; s < steps; ++s) {
+		for (int k = 0; k < 100; ++k, cursor = (cursor + 7919u) % n1) {
+			orca_agent_state st;
+			orca_agent_get(w1, i1[cursor], &st);
+			float tx = st.position.x + frand(-20, 20), ty = st.position.y + frand(-20, 20);
+			tx = tx < 2 ? 2 : tx > 894 ? 894 : tx;
+			ty = ty < 2 ? 2 : ty > 894 ? 894 : ty;
+			orca_nav_set_target(nav1, i1[cursor], (orca_vec2){tx, ty});
+			orca_nav_set_target(navw, iw[cursor], (orca_vec2){tx, ty});
+		}
+		for (int k = 0; k < 2; ++k) {
+			const bool one = (k == 0) == (s % 2 == 0);
+			const double c = wall_ms(), tc = thread_cpu_ms();
+			orca_nav_update(one ? nav1 : navw, dt);
+			(one ? t1 : tw)[s] = wall_ms() - c;
+			(one ? c1 : cw)[s] = thread_cpu_ms() - tc;
+		}
+		orca_world_step(w1, dt);
+		orca_world_step(ww, dt);
+		same = same && orca_world_state_hash(w1) == orca_world_state_hash(ww);
+	}
+	const double m1 = median(t1, steps), mw = median(tw, steps);
+	printf("navigation update, %u agents, %d steps, interleaved, medians: 1 worker %.2f ms wall (%.2f ms CPU on the "
+	       "calling thread), %d workers %.2f ms wall (%.2f ms CPU on the calling thread): wall x%.2f; states equal "
+	       "every step: %s\n",
+	       n1, steps, m1, median(c1, steps), workers, mw, median(cw, steps), m1 / mw, same ? "yes" : "NO");
+	orca_nav_destroy(nav1);
+	orca_nav_destroy(navw);
+	orca_world_destroy(w1);
+	orca_world_destroy(ww);
+	free(i1);
+	free(iw);
+	free(t1);
+	free(tw);
+	free(c1);
+	free(cw);
+	rng = saved;
+	(void)nw;
+}
+
 static void bench_steps(uint32_t n, int steps)
 {
 	char path[1024];
@@ -179,8 +244,8 @@ static void bench_steps(uint32_t n, int steps)
 	orca_agent_id *ia = malloc(n * sizeof *ia), *ib = malloc(n * sizeof *ib);
 	orca_nav *none, *nav;
 	uint32_t na, nb;
-	orca_world *a = crowd_world(&sc, false, ia, &na, &none);
-	orca_world *b = crowd_world(&sc, true, ib, &nb, &nav);
+	orca_world *a = crowd_world(&sc, false, 1, ia, &na, &none);
+	orca_world *b = crowd_world(&sc, true, 1, ib, &nb, &nav);
 	n = na; /* agents left after the blocks */
 	const float dt = sc.time_step;
 	double c = cpu_ms();
@@ -229,6 +294,8 @@ static void bench_steps(uint32_t n, int steps)
 	free(ta);
 	free(tb);
 	free(tn);
+	if (ab_workers > 1)
+		bench_parallel_update(&sc, ab_workers, steps);
 	scenario_free(&sc);
 }
 
@@ -247,8 +314,10 @@ int main(int argc, char **argv)
 			refresh_interval = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--no-build") == 0)
 			build = false;
+		else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
+			ab_workers = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: nav_bench [--no-build] [--agents N]... [--steps K] [--refresh U]\n"
+			fprintf(stderr, "usage: nav_bench [--no-build] [--agents N]... [--steps K] [--refresh U] [--workers W]\n"
 			                "  N: 1000, 10000 or 50000 (RVO2's random N set-ups); default 10000 and 50000\n");
 			return 2;
 		}

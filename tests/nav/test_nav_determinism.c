@@ -1,9 +1,12 @@
 /* test_nav_determinism.c — navigation on: the same run with 1, 2, 3 and 4
- * engine workers hashes identically after every step (navigation itself runs
- * on the caller's thread; this proves the pair stays deterministic), with an
- * obstacle added and one removed on the way (tiles rebuilt one per update)
- * and agents retargeted. The navigation's own observable output — each
- * agent's engine target — is part of the hash through the velocities. */
+ * workers hashes identically after every step (the engine's step and the
+ * navigation update's per-agent part both run on the world's workers), with
+ * an obstacle added and one removed on the way (tiles rebuilt one per
+ * update) and agents retargeted: the serpentine scenario (tens of agents),
+ * and a crowd of 1,000 among 150 blocks (nav_crowd_run.h: enough agents for
+ * the update's parallel part to be split among workers). The navigation's
+ * own observable output — each agent's engine target — is part of the hash
+ * through the velocities; its events are hashed with their points. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "nav_crowd_run.h"
 #include "nav_determinism_run.h"
 
 #define STEPS NAV_DETERMINISM_STEPS
@@ -37,10 +41,27 @@ static void same_for_any_worker_count(void **state)
 	printf("final hash %016llx\n", (unsigned long long)ref[STEPS - 1]);
 }
 
+static void crowd_same_for_any_worker_count(void **state)
+{
+	(void)state;
+	static uint64_t ref[CROWD_STEPS], got[CROWD_STEPS];
+	uint64_t ref_events, got_events;
+	assert_int_equal(crowd_run(1, ref, &ref_events), 0);
+	for (int workers = 2; workers <= 4; ++workers) {
+		assert_int_equal(crowd_run(workers, got, &got_events), 0);
+		for (int s = 0; s < CROWD_STEPS; ++s)
+			assert_int_equal(got[s], ref[s]);
+		assert_int_equal(got_events, ref_events);
+	}
+	assert_true(ref_events != 0);
+	printf("crowd: final hash %016llx\n", (unsigned long long)ref[CROWD_STEPS - 1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(same_for_any_worker_count),
+	    cmocka_unit_test(crowd_same_for_any_worker_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -126,6 +126,23 @@ void orca_world_destroy(orca_world *world);
  * previous state (in parallel), then move every agent. */
 int orca_world_step(orca_world *world, float dt);
 
+/** A loop body for orca_world_parallel_for: items [begin, end), run by
+ * worker `worker` (0 .. orca_world_worker_count - 1). */
+typedef void (*orca_parallel_fn)(void *ctx, uint32_t begin, uint32_t end, int worker);
+
+/** Run fn over items [0, count) in chunks of `grain` on the world's worker
+ * threads and the caller's, returning when all are done. Between steps only
+ * (never during orca_world_step or from inside fn). Which worker runs which
+ * chunk varies from run to run: for results independent of the worker count
+ * fn writes only per-item results and per-worker scratch. fn may read the
+ * world (orca_agent_get, orca_query_*: they only read here) but must not
+ * change it, nor call orca_world_parallel_for. For modules beside the engine
+ * (crowd_nav's per-agent update). */
+void orca_world_parallel_for(orca_world *world, orca_parallel_fn fn, void *ctx, uint32_t count, uint32_t grain);
+
+/** The world's worker count (orca_world_def.worker_count). */
+int orca_world_worker_count(const orca_world *world);
+
 /** Switch avoidance mode from the next step on (per-agent quality state is kept). */
 int orca_world_set_avoidance(orca_world *world, orca_avoidance avoidance);
 

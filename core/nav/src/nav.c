@@ -24,6 +24,9 @@ typedef struct nav_agent {
 	bool unreachable_sent;   /* UNREACHABLE already reported for this target */
 	bool stuck_sent;
 	bool replanned_for_stall;
+	bool making_way;         /* arrived, stepping aside for a stalled agent (steer: where to) */
+	bool done;               /* phase DONE as of the last commit: what other agents' visits read
+	                          * (visits run in parallel; phase may change under them) */
 	orca_vec2 target;        /* as given */
 	orca_vec2 goal;          /* where the corridor ends */
 	orca_vec2 steer;         /* the point given to the engine as its target */
@@ -31,6 +34,8 @@ typedef struct nav_agent {
 	orca_vec2 heading;       /* the corner (or goal) its path heads for, before any detour */
 	orca_vec2 progress_ref;  /* the corner progress is measured against */
 	float best_dist;         /* the closest it has been to progress_ref */
+	orca_vec2 prev_ref;      /* the corner headed for before progress_ref */
+	float prev_best;         /* the closest it had been to prev_ref */
 	orca_vec2 stuck_pos;     /* where STUCK was last said */
 	float stall_time;        /* seconds since */
 	float plan_off;          /* its distance from the corridor when the path was planned */
@@ -38,6 +43,19 @@ typedef struct nav_agent {
 	uint64_t last_visit;
 	navmesh_corridor *corridor;
 } nav_agent;
+
+/* What one agent's visit decided beyond the agent itself, applied after all
+ * visits of an update in agent order (commit_visit): visits run in parallel. */
+typedef struct nav_visit {
+	bool drop;      /* forget it (removed, or taken over) */
+	bool enqueue;   /* into the path queue (a->queued is set already) */
+	bool set_steer; /* give the engine a->steer */
+	bool make_way;  /* ask the arrived agents it touches to make way */
+	uint8_t event_count;
+	uint8_t replans[ORCA_NAV_REPLAN_REASONS];
+	orca_nav_event_kind kinds[2];
+	orca_vec2 points[2];
+} nav_visit;
 
 typedef struct nav_obstacle {
 	orca_obstacle_id id;
@@ -75,6 +93,13 @@ struct orca_nav {
 
 	orca_nav_event *events;
 	uint32_t event_count, event_cap;
+
+	nav_visit *visits;          /* per agent, in agents' order: the update's parallel part */
+	uint32_t visit_cap;
+	uint8_t *visited;           /* per agent: visits[i] holds this update's visit */
+	uint32_t visited_cap;
+	float visit_dt;
+	bool visit_mesh_changed;
 
 	uint64_t paths_planned, tiles_built;
 	uint64_t replans[ORCA_NAV_REPLAN_REASONS];
@@ -310,10 +335,8 @@ static void drop_agent(orca_nav *nav, uint32_t index)
 	nav->agent_count--;
 }
 
-static bool enqueue(orca_nav *nav, nav_agent *a)
+static bool queue_push(orca_nav *nav, orca_agent_id id)
 {
-	if (a->queued)
-		return true;
 	if (nav->queue_len == nav->queue_cap) {
 		const uint32_t nc = nav->queue_cap ? nav->queue_cap * 2 : 256;
 		orca_agent_id *q = malloc((size_t)nc * sizeof *q);
@@ -326,18 +349,59 @@ static bool enqueue(orca_nav *nav, nav_agent *a)
 		nav->queue_head = 0;
 		nav->queue_cap = nc;
 	}
-	nav->queue[(nav->queue_head + nav->queue_len) % nav->queue_cap] = a->id;
+	nav->queue[(nav->queue_head + nav->queue_len) % nav->queue_cap] = id;
 	nav->queue_len++;
-	a->queued = true;
 	return true;
 }
 
+/* A path query for the agent, counted under `reason` (in a visit: queued at
+ * the commit). */
+static void request_path(nav_visit *v, nav_agent *a, orca_nav_replan_reason reason)
+{
+	if (a->queued)
+		return;
+	a->queued = true;
+	v->enqueue = true;
+	v->replans[reason]++;
+}
+
+static void note_event(nav_visit *v, orca_nav_event_kind kind, orca_vec2 point)
+{
+	if (v->event_count < 2) {
+		v->kinds[v->event_count] = kind;
+		v->points[v->event_count++] = point;
+	}
+}
+
 /* A corner, the goal, or a detour on the way to the target given: a waypoint,
- * which leaves the agent's right of way as orca_nav_set_target gave it. */
-static int steer_to(orca_nav *nav, nav_agent *a, orca_vec2 p)
+ * which leaves the agent's right of way as orca_nav_set_target gave it. In a
+ * visit (v) the engine gets it at the commit; else now. */
+static void steer_to(orca_nav *nav, nav_visit *v, nav_agent *a, orca_vec2 p)
 {
 	a->steer = p;
-	return orca_agent_set_waypoint(nav->world, a->id, p);
+	if (v)
+		v->set_steer = true;
+	else
+		orca_agent_set_waypoint(nav->world, a->id, p);
+}
+
+static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st);
+
+/* Apply what a visit decided beyond its agent (serially, in agent order). */
+static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
+{
+	a->done = a->phase == ORCA_NAV_DONE;
+	for (int r = 0; r < ORCA_NAV_REPLAN_REASONS; ++r)
+		nav->replans[r] += v->replans[r];
+	if (v->enqueue && !queue_push(nav, a->id))
+		a->queued = false; /* out of memory: asked again at a later visit */
+	for (uint8_t k = 0; k < v->event_count; ++k)
+		emit(nav, a, v->kinds[k], v->points[k]);
+	if (v->set_steer)
+		orca_agent_set_waypoint(nav->world, a->id, a->steer);
+	orca_agent_state st;
+	if (v->make_way && orca_agent_get(nav->world, a->id, &st) == ORCA_OK)
+		make_way(nav, a, &st);
 }
 
 int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
@@ -373,13 +437,17 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->target = target;
 	a->goal = target;
 	a->phase = ORCA_NAV_WAITING;
-	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = false;
-	a->heading = a->progress_ref = target;
-	a->best_dist = dist(st.position, target);
+	a->done = false;
+	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = a->making_way = false;
+	a->heading = a->progress_ref = a->prev_ref = target;
+	a->best_dist = a->prev_best = dist(st.position, target);
 	a->stall_time = 0.0f;
 	a->final_leg = false;
-	if (!enqueue(nav, a))
-		return ORCA_ERR_NO_MEMORY;
+	if (!a->queued) {
+		if (!queue_push(nav, a->id))
+			return ORCA_ERR_NO_MEMORY;
+		a->queued = true;
+	}
 	/* until its path comes: straight at the target, a new target (quality
 	 * mode's right of way) */
 	a->steer = target;
@@ -396,31 +464,35 @@ int orca_nav_stop(orca_nav *nav, orca_agent_id id)
 	return ORCA_OK;
 }
 
+/* On the mesh: a point an agent's centre may stand on. */
+static bool walkable(const orca_nav *nav, int worker, orca_vec2 p)
+{
+	return navmesh_on_mesh(nav->mesh, worker, p);
+}
+
 /* Choose the point to steer at from the corridor; re-plan when pushed off it. */
-static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt, bool optimize, bool fresh)
+static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const orca_agent_state *st, float dt,
+                    bool optimize, bool fresh)
 {
 	orca_vec2 corners[NAV_MAX_CORNERS];
 	bool end_is_last;
 	float off;
 	orca_vec2 on_mesh;
-	const int n = navmesh_corridor_corners(nav->mesh, a->corridor, st->position, optimize, corners, NAV_MAX_CORNERS,
-	                                       &end_is_last, &off, &on_mesh);
+	const int n = navmesh_corridor_corners(nav->mesh, worker, a->corridor, st->position, optimize, corners,
+	                                       NAV_MAX_CORNERS, &end_is_last, &off, &on_mesh);
 	if (n < 0) {
-		nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED] += !a->queued;
-		enqueue(nav, a);
+		request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED);
 		return;
 	}
 	if (fresh)
 		a->plan_off = off; /* off the mesh where the plan started (pressed into a wall's margin, or outside the world) */
-	else if (off > a->plan_off + nav->def.agent_radius) {
-		nav->replans[ORCA_NAV_REPLAN_OFF_CORRIDOR] += !a->queued;
-		enqueue(nav, a); /* pushed off the corridor: keep the old corners until the new path */
-	}
+	else if (off > a->plan_off + nav->def.agent_radius)
+		request_path(v, a, ORCA_NAV_REPLAN_OFF_CORRIDOR); /* pushed off the corridor: keep the old corners until the new path */
 	if (n == 0) {
 		a->final_leg = true;
 		a->heading = a->goal;
 		if (!same_point(a->steer, a->goal))
-			steer_to(nav, a, a->goal);
+			steer_to(nav, v, a, a->goal);
 		return;
 	}
 	/* look past a corner the agent is about to reach, so it never slows at one */
@@ -435,34 +507,47 @@ static void refresh(orca_nav *nav, nav_agent *a, const orca_agent_state *st, flo
 	/* Stalled for a quarter of stuck_time: two agents meeting head-on on one
 	 * string-pulled line can hold each other at zero velocity for ever (ORCA
 	 * is symmetric). Aim two radii to the right of the way until it moves
-	 * again: both keep right and pass. Not when the goal itself is near. */
+	 * again: both keep right and pass. When the right is a wall (the point
+	 * is off the mesh: an agent pinned at a wall's corner, whom a step right
+	 * would press into the wall for good), aim left; when both are, neither.
+	 * Not when the goal itself is near. */
 	const float r = nav->def.agent_radius;
 	const float dx = p.x - st->position.x, dy = p.y - st->position.y;
 	const float len = sqrtf(dx * dx + dy * dy);
-	if (nav->def.stuck_time > 0.0f && a->stall_time >= 0.25f * nav->def.stuck_time && len > 0.0f &&
-	    dist(st->position, a->goal) > 4.0f * r) {
-		p.x += dy / len * 2.0f * r;
-		p.y -= dx / len * 2.0f * r;
-		a->final_leg = false;
+	const bool stalled = nav->def.stuck_time > 0.0f && a->stall_time >= 0.25f * nav->def.stuck_time;
+	if (stalled && len > 0.0f && dist(st->position, a->goal) > 4.0f * r) {
+		const orca_vec2 right = {p.x + dy / len * 2.0f * r, p.y - dx / len * 2.0f * r};
+		const orca_vec2 left = {p.x - dy / len * 2.0f * r, p.y + dx / len * 2.0f * r};
+		const bool right_open = walkable(nav, worker, right);
+		if (right_open || walkable(nav, worker, left)) {
+			p = right_open ? right : left;
+			a->final_leg = false;
+		}
 	}
 	/* Pressed into a wall's margin (off the mesh), the straight line to the
 	 * next corner can cut the wall's corner and pin the agent against it:
-	 * first back onto the mesh, then on. */
-	if (off > 0.5f * r) {
+	 * first back onto the mesh, then on. Not once that has stalled it for a
+	 * quarter of stuck_time: the way back can be taken (nav_scale: an agent
+	 * pushed outside the world's margin, the mesh's edge lined with arrived
+	 * agents), and the way on, or a step aside, may be open. */
+	if (off > 0.5f * r && !stalled) {
 		p = on_mesh;
 		a->final_leg = false;
 	}
 	if (!same_point(a->steer, p))
-		steer_to(nav, a, p);
+		steer_to(nav, v, a, p);
 }
 
 static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, float dt);
 
+/* Answer an agent's path query (serially, worker 0's query). */
 static void plan(orca_nav *nav, nav_agent *a, float dt)
 {
 	orca_agent_state st;
 	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK)
 		return;
+	nav_visit v;
+	memset(&v, 0, sizeof v);
 	orca_vec2 goal = a->target;
 	const navmesh_plan_result r = navmesh_plan(nav->mesh, a->corridor, st.position, a->target, &goal);
 	nav->paths_planned++;
@@ -474,7 +559,7 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	a->unreachable = r == NAVMESH_PLAN_FAILED || r == NAVMESH_PLAN_UNREACHABLE ||
 	                 (r == NAVMESH_PLAN_COMPLETE && dist(goal, a->target) > tol);
 	if (a->unreachable && !a->unreachable_sent) {
-		emit(nav, a, ORCA_NAV_UNREACHABLE, goal);
+		note_event(&v, ORCA_NAV_UNREACHABLE, goal);
 		a->unreachable_sent = true;
 	}
 	a->goal = goal;
@@ -484,11 +569,13 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	if (r == NAVMESH_PLAN_FAILED) {
 		a->final_leg = true;
 		a->heading = goal;
-		steer_to(nav, a, goal);
+		steer_to(nav, &v, a, goal);
 		a->next_visit = nav->updates + 1;
+		commit_visit(nav, a, &v);
 		return;
 	}
-	refresh(nav, a, &st, dt, false, true);
+	refresh(nav, &v, 0, a, &st, dt, false, true);
+	commit_visit(nav, a, &v);
 	schedule(nav, a, &st, dt);
 	/* many agents planned in one update would all be due together: spread
 	 * the first visit by id, the interval keeps them apart afterwards */
@@ -516,19 +603,177 @@ static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, fl
 	a->next_visit = nav->updates + wait;
 }
 
+/* An arrived agent at rest: its engine target is where it stands, so it
+ * wants no velocity and ORCA moves it only to make way. Looked at again soon
+ * if it is being pushed (visit_arrived), else now and then. */
+static void rest(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st)
+{
+	const bool pushed = !same_point(a->steer, a->goal) && !same_point(a->steer, st->position);
+	if (!same_point(a->steer, st->position))
+		steer_to(nav, v, a, st->position);
+	a->next_visit = nav->updates + (pushed ? 1u : nav->def.refresh_interval ? nav->def.refresh_interval : 1u);
+}
+
+/* An agent that has ARRIVED (phase DONE) makes way for those still walking.
+ * It is in one of two states, told by its engine target:
+ *  - walking on to its goal (target = goal): at the goal (the engine's
+ *    arrival), it stays; while it gets closer it walks on; when it no longer
+ *    does (someone stands at its goal, or on the way), it rests where it is;
+ *  - resting where it stopped (target = a point of its own): pushed by a
+ *    passer-by, it stays where it was pushed (its target follows it, so it
+ *    never presses back: nav_scale, an arrived agent pressing back toward
+ *    the spot it was pushed from walled a corner's passage for good) as long
+ *    as that is within arrival_distance + 2 radii of its goal; pushed farther,
+ *    it walks back to its goal (and rests again where that stops working).
+ *    It walks back to its goal too once left alone for a refresh interval
+ *    with its goal free (orca_bench maze: arrived agents jostled off their
+ *    goals by those passing to deeper ones stayed off them);
+ *  - making way (make_way): walking to a point a radius aside, where it
+ *    rests.
+ * A resting agent is looked at every refresh_interval updates, every update
+ * while it is being pushed; one at its goal every NAV_DONE_VISIT. */
+/* No other agent stands on the goal (they would overlap were it there). */
+static bool goal_free(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+{
+	orca_agent_id near[16];
+	uint32_t n = orca_query_radius(nav->world, a->goal, st->radius + nav->def.agent_radius, near, 16);
+	n = n < 16 ? n : 16;
+	for (uint32_t i = 0; i < n; ++i) {
+		orca_agent_state os;
+		if (near[i] != a->id && orca_agent_get(nav->world, near[i], &os) == ORCA_OK &&
+		    dist(os.position, a->goal) < st->radius + os.radius)
+			return false;
+	}
+	return true;
+}
+
+static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st, float dt,
+                          uint64_t since)
+{
+	if (a->making_way) {
+		const float to_aside = dist(st->position, a->steer);
+		if (!st->arrived && to_aside < a->best_dist) {
+			a->best_dist = to_aside;
+			schedule(nav, a, st, dt);
+			return;
+		}
+		a->making_way = false; /* there, or as far as it gets */
+		rest(nav, v, a, st);
+		return;
+	}
+	const float to_goal = dist(st->position, a->goal);
+	if (same_point(a->steer, a->goal)) {
+		if (st->arrived) {
+			a->best_dist = to_goal;
+			a->next_visit = nav->updates + NAV_DONE_VISIT;
+		} else if (to_goal < a->best_dist) {
+			a->best_dist = to_goal; /* closing in */
+			schedule(nav, a, st, dt);
+		} else {
+			rest(nav, v, a, st);
+		}
+		return;
+	}
+	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
+	const bool left_alone = same_point(st->position, a->steer) && since >= interval;
+	if (to_goal > nav->def.arrival_distance + 2.0f * nav->def.agent_radius || (left_alone && goal_free(nav, a, st))) {
+		a->best_dist = to_goal; /* pushed too far, or left alone with its goal free: back to the goal */
+		steer_to(nav, v, a, a->goal);
+		schedule(nav, a, st, dt);
+		return;
+	}
+	rest(nav, v, a, st);
+}
+
+/* A stalled agent asks the arrived agents it touches to make way: each
+ * walks a radius straight away from it (if that point is on the mesh) and
+ * rests there. ORCA moves agents by their velocities: an agent pinned at a
+ * wall's corner does not move, so it cannot push an arrived agent at rest
+ * that narrows the passage (nav_scale: a passage of 2.7 for an agent of
+ * radius 1 beside a block, left by an arrived agent, held one for good).
+ * Runs in the commit (it moves other agents), in agent order. */
+static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+{
+	const float r = nav->def.agent_radius;
+	orca_agent_id near[16];
+	uint32_t n = orca_query_radius(nav->world, st->position, st->radius + r + 0.25f * r, near, 16);
+	n = n < 16 ? n : 16;
+	for (uint32_t i = 0; i < n; ++i) {
+		nav_agent *o = find_agent(nav, near[i]);
+		orca_agent_state os;
+		if (!o || o == a || o->phase != ORCA_NAV_DONE || o->making_way ||
+		    orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+			continue;
+		const float d = dist(os.position, st->position);
+		if (d > st->radius + os.radius + 0.25f * r || !(d > 0.0f))
+			continue;
+		const orca_vec2 aside = {os.position.x + (os.position.x - st->position.x) / d * r,
+		                         os.position.y + (os.position.y - st->position.y) / d * r};
+		if (!walkable(nav, 0, aside))
+			continue;
+		o->making_way = true;
+		o->best_dist = r;
+		steer_to(nav, NULL, o, aside);
+		o->next_visit = nav->updates + 1;
+	}
+}
+
+/* Its goal is taken: an arrived agent stands on it (the two would overlap
+ * were it there), and on its last leg it has made no progress for a quarter
+ * of stuck_time and touches (centres within the two radii and a quarter of
+ * agent_radius) an arrived agent that stands nearer its goal. Many agents
+ * sent to one spot, or to spots closer together than they are wide, cannot
+ * all stand there: the later ones arrive against the earlier, as RTS units
+ * sent to one point do (nav_scale: targets clamped to the world's edge).
+ * A free goal behind arrived agents is not taken: make_way opens the way. */
+static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+{
+	const float stalled = nav->def.stuck_time > 0.0f ? 0.25f * nav->def.stuck_time : 0.0f;
+	if (!(a->stall_time > stalled))
+		return false;
+	const float reach = st->radius + nav->def.agent_radius + 0.25f * nav->def.agent_radius;
+	const float mine = dist(st->position, a->goal);
+	orca_agent_id near[16];
+	uint32_t n = orca_query_radius(nav->world, a->goal, st->radius + nav->def.agent_radius, near, 16);
+	n = n < 16 ? n : 16;
+	bool covered = false;
+	for (uint32_t i = 0; i < n && !covered; ++i) {
+		const nav_agent *o = find_agent(nav, near[i]);
+		orca_agent_state os;
+		covered = o && o != a && o->done && orca_agent_get(nav->world, near[i], &os) == ORCA_OK &&
+		          dist(os.position, a->goal) < st->radius + os.radius;
+	}
+	if (!covered)
+		return false;
+	n = orca_query_radius(nav->world, st->position, reach, near, 16);
+	n = n < 16 ? n : 16;
+	for (uint32_t i = 0; i < n; ++i) {
+		const nav_agent *o = find_agent(nav, near[i]);
+		orca_agent_state os;
+		/* arrived before this update (o->done: visits run in parallel) */
+		if (!o || o == a || !o->done || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+			continue;
+		if (dist(os.position, st->position) <= st->radius + os.radius + 0.25f * nav->def.agent_radius &&
+		    dist(os.position, a->goal) < mine)
+			return true;
+	}
+	return false;
+}
+
 /* A due agent: still ours? progress, STUCK, arrival, corridor refresh.
  * Returns false when the agent is to be forgotten (removed, or taken over
  * through orca.h: a velocity, or a target that is not ours). */
-static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
+static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, float dt)
 {
 	orca_agent_state st;
 	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK || st.steer_mode == ORCA_STEER_VELOCITY ||
 	    !same_point(st.target, a->steer))
 		return false;
-	const float elapsed = (float)(nav->updates - a->last_visit) * dt;
+	const uint64_t since = nav->updates - a->last_visit;
+	const float elapsed = (float)since * dt;
 	a->last_visit = nav->updates;
 	if (a->phase == ORCA_NAV_DONE) {
-		a->next_visit = nav->updates + NAV_DONE_VISIT;
+		visit_arrived(nav, v, a, &st, dt, since);
 		return true;
 	}
 
@@ -538,10 +783,26 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 	const float r = nav->def.agent_radius;
 	if (a->stuck_sent && dist(st.position, a->stuck_pos) >= 4.0f * r)
 		a->stuck_sent = false;
+	/* A corridor can swing: from one spot its first corner is one ahead,
+	 * from a few steps on it is one behind (quality mode, 10,000 agents:
+	 * an agent walking a tile border went to and fro between two corners
+	 * for ever, each time "closer" to the one it headed for). So a corner
+	 * headed for again right after another is measured against the best
+	 * distance it had reached to it before: going back is no progress. */
 	const float to_corner = dist(st.position, a->heading);
-	if (!same_point(a->heading, a->progress_ref) || to_corner <= a->best_dist - r) {
+	bool progress = to_corner <= a->best_dist - r;
+	if (!same_point(a->heading, a->progress_ref)) {
+		const bool back = same_point(a->heading, a->prev_ref);
+		const float before = a->prev_best;
+		a->prev_ref = a->progress_ref;
+		a->prev_best = a->best_dist;
 		a->progress_ref = a->heading;
+		a->best_dist = back && before < to_corner ? before : to_corner;
+		progress = !back || to_corner <= before - r;
+	} else if (progress) {
 		a->best_dist = to_corner;
+	}
+	if (progress) {
 		a->stall_time = 0.0f;
 		a->replanned_for_stall = false;
 	} else {
@@ -549,35 +810,39 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		if (nav->def.stuck_time > 0.0f) {
 			if (a->stall_time >= 0.5f * nav->def.stuck_time && !a->replanned_for_stall) {
 				a->replanned_for_stall = true;
-				nav->replans[ORCA_NAV_REPLAN_NO_PROGRESS] += !a->queued;
-				enqueue(nav, a);
+				request_path(v, a, ORCA_NAV_REPLAN_NO_PROGRESS);
 			}
+			if (a->stall_time >= 0.25f * nav->def.stuck_time)
+				v->make_way = true;
 			if (a->stall_time >= nav->def.stuck_time && !a->stuck_sent) {
 				a->stuck_sent = true;
 				a->stuck_pos = st.position;
-				emit(nav, a, ORCA_NAV_STUCK, st.position);
+				note_event(v, ORCA_NAV_STUCK, st.position);
 			}
 		}
 	}
 
 	const float arrive = nav->def.arrival_distance;
-	if (a->final_leg && !a->queued && (st.arrived || dist(st.position, a->goal) <= arrive)) {
+	if (a->final_leg && !a->queued &&
+	    (st.arrived || dist(st.position, a->goal) <= arrive || goal_taken(nav, a, &st))) {
 		if (a->far) {
-			nav->replans[ORCA_NAV_REPLAN_NEXT_PART]++;
-			enqueue(nav, a); /* the end of a part: the next part */
+			request_path(v, a, ORCA_NAV_REPLAN_NEXT_PART); /* the end of a part: the next part */
 			return true;
 		}
 		a->phase = ORCA_NAV_DONE;
-		a->next_visit = nav->updates + NAV_DONE_VISIT;
-		emit(nav, a, ORCA_NAV_ARRIVED, st.position);
+		note_event(v, ORCA_NAV_ARRIVED, st.position);
 		/* Arrived within arrival_distance, short of the goal and making no
 		 * progress: stop where it is. Pressing on at the goal it would push
 		 * for ever on whoever stands there, and in a narrow spot that pins
 		 * the other for good (nav_scale: an agent held between a block and
 		 * an arrived one pressing at its goal). An agent still closing in
-		 * walks on to the goal itself, as a client expects. */
+		 * walks on to the goal itself, as a client expects, while it keeps
+		 * closing in (visit_arrived). */
+		a->best_dist = dist(st.position, a->goal);
 		if (!st.arrived && a->stall_time > 0.0f)
-			steer_to(nav, a, st.position);
+			rest(nav, v, a, &st);
+		else
+			schedule(nav, a, &st, dt);
 		return true;
 	}
 	if (a->queued) {
@@ -585,9 +850,36 @@ static bool visit_agent(orca_nav *nav, nav_agent *a, float dt)
 		return true;
 	}
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
-	refresh(nav, a, &st, dt, ((nav->updates / interval + a->id) & 3u) == 0, false); /* shortcut every 4th */
+	refresh(nav, v, worker, a, &st, dt, ((nav->updates / interval + a->id) & 3u) == 0, false); /* shortcut every 4th */
 	schedule(nav, a, &st, dt);
 	return true;
+}
+
+/* The parallel part of an update: agents [begin, end) on worker `worker`. */
+static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	orca_nav *nav = ctx;
+	for (uint32_t i = begin; i < end; ++i) {
+		nav_agent *a = &nav->agents[i];
+		nav_visit *v = &nav->visits[i];
+		nav->visited[i] = 0; /* visits[i] is written only for an agent looked at */
+		if (nav->visit_mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
+			memset(v, 0, sizeof *v);
+			nav->visited[i] = 1;
+			request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED); /* a rebuilt tile touched its corridor */
+			if (a->phase == ORCA_NAV_DONE)
+				a->phase = ORCA_NAV_MOVING;
+			a->making_way = false;
+			a->next_visit = nav->updates;
+		}
+		if (a->phase == ORCA_NAV_WAITING || nav->updates < a->next_visit)
+			continue;
+		if (!nav->visited[i]) {
+			memset(v, 0, sizeof *v);
+			nav->visited[i] = 1;
+		}
+		v->drop = !visit_agent(nav, v, worker, a, nav->visit_dt);
+	}
 }
 
 static void answer_paths(orca_nav *nav, float dt)
@@ -620,26 +912,34 @@ int orca_nav_update(orca_nav *nav, float dt)
 
 	/* Only agents that are due are looked at: a corridor refresh every
 	 * refresh_interval updates (staggered by id), sooner near a corner or the
-	 * goal. Removed or taken-over agents are forgotten at their next visit. */
-	for (uint32_t i = 0; i < nav->agent_count;) {
-		nav_agent *a = &nav->agents[i];
-		if (mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
-			nav->replans[ORCA_NAV_REPLAN_MESH_CHANGED]++;
-			enqueue(nav, a); /* a rebuilt tile touched its corridor */
-			if (a->phase == ORCA_NAV_DONE)
-				a->phase = ORCA_NAV_MOVING;
-			a->next_visit = nav->updates;
-		}
-		if (a->phase == ORCA_NAV_WAITING || nav->updates < a->next_visit) {
-			++i;
+	 * goal. Removed or taken-over agents are forgotten at their next visit.
+	 * The visits run in parallel on the world's workers, each writing only
+	 * its agent and its agent's nav_visit; what they decided for more than
+	 * their agent (events, the path queue, counters, engine targets, agents
+	 * asked to make way, agents forgotten) is then applied in agent order.
+	 * So the result is the same for any worker count. */
+	if (navmesh_set_workers(nav->mesh, orca_world_worker_count(nav->world)) != ORCA_OK || /* a query each */
+	    !grow((void **)&nav->visits, &nav->visit_cap, nav->agent_count, sizeof *nav->visits) ||
+	    !grow((void **)&nav->visited, &nav->visited_cap, nav->agent_count, sizeof *nav->visited))
+		return ORCA_ERR_NO_MEMORY;
+	nav->visit_dt = dt;
+	nav->visit_mesh_changed = mesh_changed;
+	orca_world_parallel_for(nav->world, visit_task, nav, nav->agent_count, 64);
+	uint32_t drops = 0;
+	for (uint32_t i = 0; i < nav->agent_count; ++i) {
+		if (!nav->visited[i])
 			continue;
-		}
-		if (!visit_agent(nav, a, dt)) {
-			drop_agent(nav, i);
-			continue;
-		}
-		++i;
+		const nav_visit *v = &nav->visits[i];
+		drops += v->drop;
+		if (!v->drop)
+			commit_visit(nav, &nav->agents[i], v);
 	}
+	/* from the last: a dropped entry's place is taken by the last one, kept */
+	for (uint32_t i = nav->agent_count; drops > 0 && i-- > 0;)
+		if (nav->visited[i] && nav->visits[i].drop) {
+			drop_agent(nav, i);
+			--drops;
+		}
 	answer_paths(nav, dt);
 	nav->updates++;
 	return rc;
@@ -740,6 +1040,12 @@ int orca_nav_create(const orca_nav_def *def, orca_world *world, orca_nav **out)
 		free(nav);
 		return rc;
 	}
+	rc = navmesh_set_workers(nav->mesh, orca_world_worker_count(world));
+	if (rc != ORCA_OK) {
+		navmesh_destroy(nav->mesh);
+		free(nav);
+		return rc;
+	}
 	navmesh_tile_grid(nav->mesh, &nav->tiles_x, &nav->tiles_y);
 	const uint32_t total = (uint32_t)(nav->tiles_x * nav->tiles_y);
 	nav->tile_queue = malloc(total * sizeof *nav->tile_queue);
@@ -784,12 +1090,14 @@ void orca_nav_destroy(orca_nav *nav)
 	free(nav->tile_queue);
 	free(nav->tile_dirty);
 	free(nav->events);
+	free(nav->visits);
+	free(nav->visited);
 	free(nav);
 }
 
 /* ------------------------------------------------------------------ save / load */
 
-/* "nav2": everything that decides navigation's future, so that a world and
+/* "nav3": everything that decides navigation's future, so that a world and
  * its navigation loaded from a save step exactly as the ones saved would
  * have. Little-endian:
  *   u32 magic, tiles_x, tiles_y, max_path; u64 updates, paths_planned,
@@ -799,12 +1107,13 @@ void orca_nav_destroy(orca_nav *nav)
  *     u32 size, size bytes (0: the tile the world's obstacles build, i.e. not
  *     waiting for a rebuild)
  *   u32 dirty tiles; each u32 position, in rebuild order
- *   u32 agents; each, in navigation's order: u32 id, u8 phase, u8 flags,
- *     f32 x 15 (target, goal, steer, heading, progress_ref, best_dist,
- *     stuck_pos, stall_time, plan_off), u64 next_visit, last_visit,
+ *   u32 agents; each, in navigation's order: u32 id, u8 phase (bit 7: making way), u8 flags,
+ *     f32 x 18 (target, goal, steer, heading, progress_ref, best_dist,
+ *     prev_ref, prev_best, stuck_pos, stall_time, plan_off), u64 next_visit, last_visit,
  *     corridor: f32 x 6 (position, target, 3-D), u32 n, n x u32 polygon refs
  *   u32 queued; each u32 agent id (the path queue in order, stale entries too) */
-#define NAV_SAVE_MAGIC 0x3276616eu /* "nav2" */
+#define NAV_SAVE_MAGIC 0x3376616eu /* "nav3" */
+#define NAV_SAVE_MAGIC_2 0x3276616eu /* "nav2": without prev_ref, prev_best (loaded as if just planned) */
 
 enum {
 	NAV_FLAG_QUEUED = 1,
@@ -815,6 +1124,7 @@ enum {
 	NAV_FLAG_REPLANNED = 32,
 	NAV_FLAG_FINAL_LEG = 64,
 	NAV_FLAG_NAMED = 128, /* its slot's index names this entry (a removed agent's may linger) */
+	NAV_PHASE_MAKING_WAY = 128, /* in the phase byte (nav3) */
 };
 
 typedef struct nav_writer {
@@ -910,7 +1220,7 @@ size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 	for (uint32_t i = 0; i < nav->agent_count; ++i) {
 		const nav_agent *a = &nav->agents[i];
 		w_u32(&w, a->id);
-		w_u8(&w, (uint8_t)a->phase);
+		w_u8(&w, (uint8_t)((uint8_t)a->phase | (a->making_way ? NAV_PHASE_MAKING_WAY : 0)));
 		w_u8(&w, (uint8_t)((a->queued ? NAV_FLAG_QUEUED : 0) | (a->far ? NAV_FLAG_FAR : 0) |
 		                   (a->unreachable ? NAV_FLAG_UNREACHABLE : 0) |
 		                   (a->unreachable_sent ? NAV_FLAG_UNREACHABLE_SENT : 0) |
@@ -924,6 +1234,8 @@ size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 		w_vec(&w, a->heading);
 		w_vec(&w, a->progress_ref);
 		w_f32(&w, a->best_dist);
+		w_vec(&w, a->prev_ref);
+		w_f32(&w, a->prev_best);
 		w_vec(&w, a->stuck_pos);
 		w_f32(&w, a->stall_time);
 		w_f32(&w, a->plan_off);
@@ -1043,7 +1355,9 @@ static bool finite2(orca_vec2 v)
 static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_t counters[7])
 {
 	const uint32_t total = navmesh_tile_count(nav->mesh);
-	if (r_u32(r) != NAV_SAVE_MAGIC || r_u32(r) != (uint32_t)nav->tiles_x || r_u32(r) != (uint32_t)nav->tiles_y ||
+	const uint32_t magic = r_u32(r);
+	const bool v2 = magic == NAV_SAVE_MAGIC_2;
+	if ((magic != NAV_SAVE_MAGIC && !v2) || r_u32(r) != (uint32_t)nav->tiles_x || r_u32(r) != (uint32_t)nav->tiles_y ||
 	    r_u32(r) != nav->def.max_path)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	for (int i = 0; i < 7; ++i)
@@ -1115,7 +1429,7 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 	if (rc != ORCA_OK || r->bad)
 		return rc != ORCA_OK ? rc : ORCA_ERR_INVALID_ARGUMENT;
 
-	const uint32_t na = r_count(r, 4 + 2 + 15 * 4 + 16 + 28);
+	const uint32_t na = r_count(r, 4 + 2 + (v2 ? 15 : 18) * 4 + 16 + 28);
 	l->agents = calloc(na ? na : 1, sizeof *l->agents);
 	l->named = calloc(na ? na : 1, sizeof *l->named);
 	if (!l->agents || !l->named)
@@ -1131,8 +1445,11 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 		}
 		l->agent_count = i + 1;
 		a->id = r_u32(r);
-		const uint8_t phase = r_u8(r), flags = r_u8(r);
+		const uint8_t phase_byte = r_u8(r), flags = r_u8(r);
+		const uint8_t phase = v2 ? phase_byte : (uint8_t)(phase_byte & ~NAV_PHASE_MAKING_WAY);
+		a->making_way = !v2 && (phase_byte & NAV_PHASE_MAKING_WAY);
 		a->phase = (orca_nav_agent_phase)phase;
+		a->done = a->phase == ORCA_NAV_DONE;
 		a->queued = flags & NAV_FLAG_QUEUED;
 		a->far = flags & NAV_FLAG_FAR;
 		a->unreachable = flags & NAV_FLAG_UNREACHABLE;
@@ -1147,6 +1464,8 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 		a->heading = r_vec(r);
 		a->progress_ref = r_vec(r);
 		a->best_dist = r_f32(r);
+		a->prev_ref = v2 ? a->progress_ref : r_vec(r);
+		a->prev_best = v2 ? a->best_dist : r_f32(r);
 		a->stuck_pos = r_vec(r);
 		a->stall_time = r_f32(r);
 		a->plan_off = r_f32(r);

@@ -100,7 +100,25 @@ struct navmesh {
 	uint64_t add_count = 0;
 	int scratch_cap = 0;
 	dtPathCorridor scratch; // a copy to string-pull from without moving the agent's own corridor
+	// Workers 1.. of a parallel update: a query each (Detour's query holds
+	// its node pools and is not thread-safe) and a path scratch each;
+	// worker 0 is query and path above.
+	struct worker_query {
+		dtNavMeshQuery *query = nullptr;
+		std::vector<dtPolyRef> path;
+	};
+	std::vector<worker_query> workers;
 };
+
+static dtNavMeshQuery *query_of(const navmesh *m, int worker)
+{
+	return worker > 0 ? m->workers[(size_t)worker - 1].query : m->query;
+}
+
+static std::vector<dtPolyRef> &path_of(navmesh *m, int worker)
+{
+	return worker > 0 ? m->workers[(size_t)worker - 1].path : m->path;
+}
 
 struct navmesh_corridor {
 	dtPathCorridor corridor;
@@ -169,10 +187,28 @@ extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 	return ORCA_OK;
 }
 
+extern "C" int navmesh_set_workers(navmesh *m, int workers)
+{
+	if (workers < 1)
+		return ORCA_ERR_INVALID_ARGUMENT;
+	for (int i = (int)m->workers.size() + 1; i < workers; ++i) {
+		navmesh::worker_query q;
+		q.query = dtAllocNavMeshQuery();
+		if (!q.query || dtStatusFailed(q.query->init(m->mesh, m->p.max_nodes > 0 ? m->p.max_nodes : 8192))) {
+			dtFreeNavMeshQuery(q.query);
+			return ORCA_ERR_NO_MEMORY;
+		}
+		m->workers.push_back(std::move(q));
+	}
+	return ORCA_OK;
+}
+
 extern "C" void navmesh_destroy(navmesh *m)
 {
 	if (!m)
 		return;
+	for (navmesh::worker_query &q : m->workers)
+		dtFreeNavMeshQuery(q.query);
 	dtFreeNavMeshQuery(m->query);
 	dtFreeNavMesh(m->mesh);
 	delete m;
@@ -492,7 +528,8 @@ extern "C" size_t navmesh_memory(const navmesh *m)
 {
 	size_t bytes = m->tile_bytes + sizeof *m;
 	bytes += (size_t)m->mesh->getMaxTiles() * sizeof(dtMeshTile);
-	bytes += (size_t)m->p.max_nodes * (sizeof(dtNode) + 2 * sizeof(dtNodeIndex)) * 2; // query's node pools
+	bytes += (size_t)m->p.max_nodes * (sizeof(dtNode) + 2 * sizeof(dtNodeIndex)) * 2 *
+	         (1 + m->workers.size()); // queries' node pools
 	for (const std::vector<uint32_t> &c : m->component)
 		bytes += c.capacity() * sizeof(uint32_t);
 	return bytes;
@@ -572,8 +609,9 @@ static void snap_into(const navmesh *m, dtPolyRef ref, float p[3])
 static uint32_t component_of(const navmesh *m, dtPolyRef ref);
 
 // component 0: any polygon; else only polygons of that component.
-static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t component = 0)
+static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t component = 0, int worker = 0)
 {
+	dtNavMeshQuery *query = query_of(m, worker);
 	float c[3];
 	to3(p, c);
 	c[0] = snap(m, c[0]);
@@ -584,7 +622,7 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 	for (float r = 2.0f * m->p.radius + m->p.cell_size;; r *= 4.0f) {
 		const float ext[3] = {r, 2.0f * kGroundHalfHeight, r};
 		int n = 0;
-		m->query->queryPolygons(c, ext, &m->filter, polys, &n, kMaxPolys);
+		query->queryPolygons(c, ext, &m->filter, polys, &n, kMaxPolys);
 		dtPolyRef best = 0;
 		float best_d = 0.0f;
 		for (int i = 0; i < n; ++i) {
@@ -592,7 +630,7 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 			bool over = false;
 			if (component && component_of(m, polys[i]) != component)
 				continue;
-			if (dtStatusFailed(m->query->closestPointOnPoly(polys[i], c, q, &over)))
+			if (dtStatusFailed(query->closestPointOnPoly(polys[i], c, q, &over)))
 				continue;
 			const float dx = q[0] - c[0], dz = q[2] - c[2];
 			const float d = over ? 0.0f : dx * dx + dz * dz;
@@ -616,8 +654,13 @@ static dtPolyRef nearest_poly(const navmesh *m, orca_vec2 p, float *pt, uint32_t
 
 extern "C" bool navmesh_nearest(const navmesh *m, orca_vec2 p, orca_vec2 *out)
 {
+	return navmesh_nearest_on(m, 0, p, out);
+}
+
+extern "C" bool navmesh_nearest_on(const navmesh *m, int worker, orca_vec2 p, orca_vec2 *out)
+{
 	float pt[3];
-	const dtPolyRef ref = nearest_poly(m, p, pt);
+	const dtPolyRef ref = nearest_poly(m, p, pt, 0, worker);
 	if (!ref)
 		return false;
 	// A point on the mesh answers itself: the grid (see snap) is for what
@@ -625,6 +668,25 @@ extern "C" bool navmesh_nearest(const navmesh *m, orca_vec2 p, orca_vec2 *out)
 	// inside is ours, unfused, the same on every CPU).
 	*out = inside_poly(m, ref, p.x, p.y) ? p : to2(pt);
 	return true;
+}
+
+extern "C" bool navmesh_on_mesh(const navmesh *m, int worker, orca_vec2 p)
+{
+	// The polygons whose bounds hold p (Detour's box query: quantized bounds,
+	// no arithmetic that a fused multiply-add could round otherwise), then our
+	// own inside test: the same answer on every CPU. (closestPointOnPoly, as
+	// navmesh_nearest uses, rounds differently on arm64 near an edge.)
+	float c[3];
+	to3(p, c);
+	const float ext[3] = {m->p.cell_size * 0.125f, 2.0f * kGroundHalfHeight, m->p.cell_size * 0.125f};
+	enum { kMaxPolys = 16 };
+	dtPolyRef polys[kMaxPolys];
+	int n = 0;
+	query_of(m, worker)->queryPolygons(c, ext, &m->filter, polys, &n, kMaxPolys);
+	for (int i = 0; i < n; ++i)
+		if (inside_poly(m, polys[i], p.x, p.y))
+			return true;
+	return false;
 }
 
 extern "C" navmesh_corridor *navmesh_corridor_create(int max_path)
@@ -706,7 +768,8 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 // than the merge (dtMergeCorridorStartShortcut: req > maxPath). For such
 // small corridors the same raycast is made first, and the shortcut skipped
 // when the merge would not fit.
-static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, const float *next, float range)
+static bool shortcut_fits(navmesh *m, int worker, const dtPathCorridor &pc, int capacity, const float *next,
+                          float range)
 {
 	enum { kMaxRes = 32 };
 	if (capacity > kMaxRes)
@@ -722,7 +785,7 @@ static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, co
 	dtPolyRef res[kMaxRes];
 	float t, norm[3];
 	int nres = 0;
-	m->query->raycast(pc.getFirstPoly(), pos, goal, &m->filter, &t, norm, res, &nres, kMaxRes);
+	query_of(m, worker)->raycast(pc.getFirstPoly(), pos, goal, &m->filter, &t, norm, res, &nres, kMaxRes);
 	const dtPolyRef *path = pc.getPath();
 	for (int i = pc.getPathCount() - 1; i >= 0; --i)
 		for (int j = nres - 1; j >= 0; --j)
@@ -734,9 +797,12 @@ static bool shortcut_fits(navmesh *m, const dtPathCorridor &pc, int capacity, co
 static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
                             const dtPolyRef *path, int n);
 
-static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_vec2 pos, bool optimize,
-                            orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh)
+static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capacity, orca_vec2 pos,
+                            bool optimize, orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                            orca_vec2 *on_mesh)
 {
+	dtNavMeshQuery *query = query_of(m, worker);
+	std::vector<dtPolyRef> &scratch_path = path_of(m, worker);
 	*end_is_last = false;
 	*off = 0.0f;
 	if (pc.getPathCount() == 0)
@@ -745,7 +811,7 @@ static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_v
 	to3(pos, p3);
 	p3[0] = snap(m, p3[0]);
 	p3[2] = snap(m, p3[2]);
-	if (!pc.movePosition(p3, m->query, &m->filter))
+	if (!pc.movePosition(p3, query, &m->filter))
 		return -1;
 	{
 		// a position clamped onto the corridor's edge is Detour's arithmetic:
@@ -755,12 +821,12 @@ static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_v
 		snap_into(m, pc.getFirstPoly(), sp);
 		if (sp[0] != pc.getPos()[0] || sp[2] != pc.getPos()[2]) {
 			const int np = pc.getPathCount();
-			if (m->path.size() < (size_t)np)
-				m->path.resize((size_t)np);
-			memcpy(m->path.data(), pc.getPath(), (size_t)np * sizeof(dtPolyRef));
+			if (scratch_path.size() < (size_t)np)
+				scratch_path.resize((size_t)np);
+			memcpy(scratch_path.data(), pc.getPath(), (size_t)np * sizeof(dtPolyRef));
 			float target[3];
 			dtVcopy(target, pc.getTarget());
-			corridor_assign(pc, capacity, sp, target, m->path.data(), np); // a full corridor too
+			corridor_assign(pc, capacity, sp, target, scratch_path.data(), np); // a full corridor too
 		}
 	}
 	const float *cp = pc.getPos();
@@ -773,7 +839,7 @@ static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_v
 	dtPolyRef polys[kMax];
 	if (max > kMax)
 		max = kMax;
-	int n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
+	int n = pc.findCorners(verts, flags, polys, max, query, &m->filter);
 	if (optimize && n > 0) {
 		// Shortcut toward the furthest corner when it is in view (DetourCrowd's
 		// rule: a ray toward it, past it to 30 radii). The ray's end is
@@ -790,9 +856,9 @@ static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_v
 			float end[3] = {snap(m, cp[0] + fx * s), far[1], snap(m, cp[2] + fz * s)};
 			const float ex = end[0] - cp[0], ez = end[2] - cp[2];
 			const float range = sqrtf(ex * ex + ez * ez);
-			if (range > 0.02f && shortcut_fits(m, pc, capacity, end, range)) {
-				pc.optimizePathVisibility(end, range, m->query, &m->filter);
-				n = pc.findCorners(verts, flags, polys, max, m->query, &m->filter);
+			if (range > 0.02f && shortcut_fits(m, worker, pc, capacity, end, range)) {
+				pc.optimizePathVisibility(end, range, query, &m->filter);
+				n = pc.findCorners(verts, flags, polys, max, query, &m->filter);
 			}
 		}
 	}
@@ -802,11 +868,12 @@ static int corridor_corners(navmesh *m, dtPathCorridor &pc, int capacity, orca_v
 	return n;
 }
 
-extern "C" int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize,
+extern "C" int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor *c, orca_vec2 pos, bool optimize,
                                         orca_vec2 *corners, int max, bool *end_is_last, float *off,
                                         orca_vec2 *on_mesh)
 {
-	return corridor_corners(m, c->corridor, c->max_path, pos, optimize, corners, max, end_is_last, off, on_mesh);
+	return corridor_corners(m, worker, c->corridor, c->max_path, pos, optimize, corners, max, end_is_last, off,
+	                        on_mesh);
 }
 
 static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
@@ -829,7 +896,7 @@ extern "C" int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor 
 		m->scratch_cap = c->max_path;
 	}
 	corridor_assign(m->scratch, m->scratch_cap, c->corridor.getPos(), c->corridor.getTarget(), c->corridor.getPath(), n);
-	return corridor_corners(m, m->scratch, m->scratch_cap, pos, false, corners, max, end_is_last, off, on_mesh);
+	return corridor_corners(m, 0, m->scratch, m->scratch_cap, pos, false, corners, max, end_is_last, off, on_mesh);
 }
 
 extern "C" bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c)

@@ -53,6 +53,16 @@ size_t navmesh_memory(const navmesh *m);
  * false if the mesh is empty. */
 bool navmesh_nearest(const navmesh *m, orca_vec2 p, orca_vec2 *out);
 
+/* Queries for workers 0 .. workers - 1 of a parallel update (Detour's query
+ * is not thread-safe: one each). Functions that take `worker` use its query
+ * and scratch; any other function is worker 0's and runs alone. */
+int navmesh_set_workers(navmesh *m, int workers);
+/* navmesh_nearest on a worker's query. */
+bool navmesh_nearest_on(const navmesh *m, int worker, orca_vec2 p, orca_vec2 *out);
+/* p lies in (or on the edge of) a polygon of the mesh; the same answer on
+ * every CPU (no Detour arithmetic that arm64 fuses). */
+bool navmesh_on_mesh(const navmesh *m, int worker, orca_vec2 p);
+
 typedef enum navmesh_plan_result {
 	NAVMESH_PLAN_FAILED = 0,      /* no polygon near the start: the mesh is empty there */
 	NAVMESH_PLAN_COMPLETE = 1,    /* the corridor ends at the target's polygon */
@@ -70,8 +80,8 @@ navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos,
  * corridor's own position (pos moved onto the mesh); *end_is_last is
  * true when the last corner returned is the corridor's end. Returns the corner
  * count, or -1 when the corridor is empty. */
-int navmesh_corridor_corners(navmesh *m, navmesh_corridor *c, orca_vec2 pos, bool optimize, orca_vec2 *corners,
-                             int max, bool *end_is_last, float *off, orca_vec2 *on_mesh);
+int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor *c, orca_vec2 pos, bool optimize,
+                             orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh);
 /* False when a polygon of the corridor was removed (its tile was rebuilt). */
 bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c);
 int navmesh_corridor_length(const navmesh_corridor *c);
