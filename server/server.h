@@ -66,6 +66,8 @@ typedef struct world_table {
 	uint32_t ids_cap;
 	struct world_table_entry *sort_scratch;
 	uint32_t sort_scratch_cap;
+	struct world_table_chunk *chunks; /* what each chunk of rows found, as it was filled */
+	uint32_t chunks_cap;
 } world_table;
 
 struct tcp_listener;

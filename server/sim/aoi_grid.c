@@ -44,18 +44,8 @@ static void set_empty(aoi_grid *g) {
 }
 
 /* Origin and cell size from the finite points' bounding box. */
-static void choose_cells(aoi_grid *g, const float *x, const float *y, uint32_t n) {
-	double lo_x = INFINITY, lo_y = INFINITY, hi_x = -INFINITY, hi_y = -INFINITY;
-	for (uint32_t i = 0; i < n; i++) {
-		if (isfinite(x[i])) {
-			if (x[i] < lo_x) lo_x = x[i];
-			if (x[i] > hi_x) hi_x = x[i];
-		}
-		if (isfinite(y[i])) {
-			if (y[i] < lo_y) lo_y = y[i];
-			if (y[i] > hi_y) hi_y = y[i];
-		}
-	}
+static void choose_cells(aoi_grid *g, const aoi_bounds *b, uint32_t n) {
+	double lo_x = b->lo_x, lo_y = b->lo_y, hi_x = b->hi_x, hi_y = b->hi_y;
 	if (!(lo_x <= hi_x)) lo_x = hi_x = 0;
 	if (!(lo_y <= hi_y)) lo_y = hi_y = 0;
 	double w = hi_x - lo_x, h = hi_y - lo_y;
@@ -80,6 +70,12 @@ static void choose_cells(aoi_grid *g, const float *x, const float *y, uint32_t n
 }
 
 bool aoi_grid_build(aoi_grid *g, const float *x, const float *y, uint32_t n) {
+	aoi_bounds b = aoi_bounds_empty();
+	for (uint32_t i = 0; i < n; i++) aoi_bounds_add(&b, x[i], y[i]);
+	return aoi_grid_build_in(g, x, y, n, &b);
+}
+
+bool aoi_grid_build_in(aoi_grid *g, const float *x, const float *y, uint32_t n, const aoi_bounds *b) {
 	if (n > g->items_cap) {
 		if (!grow_u32(&g->items, n) || !grow_u32(&g->cell_of, n) || !grow_f32(&g->item_x, n) ||
 		    !grow_f32(&g->item_y, n)) {
@@ -88,7 +84,7 @@ bool aoi_grid_build(aoi_grid *g, const float *x, const float *y, uint32_t n) {
 		}
 		g->items_cap = n;
 	}
-	choose_cells(g, x, y, n);
+	choose_cells(g, b, n);
 	uint32_t cells = g->cols * g->rows;
 	if (cells + 1 > g->cell_start_cap) {
 		if (!grow_u32(&g->cell_start, (size_t)cells + 1)) {

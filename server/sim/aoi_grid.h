@@ -26,6 +26,37 @@ typedef struct aoi_grid {
  * allowed: such a point is only found by a box whose bounds contain it. */
 bool aoi_grid_build(aoi_grid *g, const float *x, const float *y, uint32_t n);
 
+/** The bounding box of a set of points' finite coordinates (each axis on its
+ * own), gathered while the points are written (the world table's rows, in
+ * chunks on two threads) so that the build does not read them once more. */
+typedef struct aoi_bounds {
+	float lo_x, lo_y, hi_x, hi_y; /* lo > hi: no finite coordinate on that axis */
+} aoi_bounds;
+
+static inline aoi_bounds aoi_bounds_empty(void) {
+	return (aoi_bounds){__builtin_inff(), __builtin_inff(), -__builtin_inff(), -__builtin_inff()};
+}
+
+/* Only finite coordinates count, as in aoi_grid_build (tested only for a
+ * value that would move a bound: most do not). */
+static inline void aoi_bounds_add(aoi_bounds *b, float x, float y) {
+	if (x < b->lo_x && __builtin_isfinite(x)) b->lo_x = x;
+	if (x > b->hi_x && __builtin_isfinite(x)) b->hi_x = x;
+	if (y < b->lo_y && __builtin_isfinite(y)) b->lo_y = y;
+	if (y > b->hi_y && __builtin_isfinite(y)) b->hi_y = y;
+}
+
+static inline void aoi_bounds_merge(aoi_bounds *b, const aoi_bounds *other) {
+	if (other->lo_x < b->lo_x) b->lo_x = other->lo_x;
+	if (other->hi_x > b->hi_x) b->hi_x = other->hi_x;
+	if (other->lo_y < b->lo_y) b->lo_y = other->lo_y;
+	if (other->hi_y > b->hi_y) b->hi_y = other->hi_y;
+}
+
+/** aoi_grid_build with the points' bounds already known (`b`: exactly what
+ * aoi_bounds_add over every point gives); the same grid. */
+bool aoi_grid_build_in(aoi_grid *g, const float *x, const float *y, uint32_t n, const aoi_bounds *b);
+
 /** Words of the `marks` scratch aoi_grid_query needs (one bit per point). */
 uint32_t aoi_grid_mark_words(const aoi_grid *g);
 

@@ -268,7 +268,7 @@ void navigation_get_counters(const server_navigation *n, navigation_counters *ou
 	if (!n) return;
 	memcpy(out->events, n->totals, sizeof out->events);
 	orca_nav_stats s;
-	orca_nav_get_stats(n->nav, &s);
+	orca_nav_get_counts(n->nav, &s); /* every tick: without the memory sum, which walks every corridor */
 	out->paths_planned = s.paths_planned;
 	out->paths_pending = s.paths_pending;
 	out->tiles_pending = s.tiles_pending;

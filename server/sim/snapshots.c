@@ -48,14 +48,27 @@ static bool sort_by_id(world_table *t) {
 	return true;
 }
 
+#define TABLE_CHUNK 4096u /* rows filled at a time (by either thread) */
+
+/* What filling one chunk of rows found, so that finishing the table need not
+ * read every row again: in the usual tick no agent is gone and ids ascend. */
+struct world_table_chunk {
+	bool gone;      /* a row's agent went between the id list and the row */
+	bool ascending; /* ids ascend within the chunk */
+	uint32_t first_id, last_id;
+	aoi_bounds bounds; /* of the chunk's positions */
+};
+
 /* The table in three parts, so that two threads can fill it: room and the
- * ids; rows [begin, end) (row i is ids[i]; a row whose agent is gone gets id
- * 0, which no agent has); then compaction, the id order and the grid. */
+ * ids; rows in chunks of TABLE_CHUNK (row i is ids[i]; a row whose agent is
+ * gone gets id 0, which no agent has); then compaction, the id order and the
+ * grid, which skip what the chunks say is not needed. */
 static bool table_prepare(world_table *t, const orca_world *world, uint32_t *n_out) {
 	uint32_t n = orca_world_agent_count(world);
 	if (!grow((void **)&t->ids, &t->ids_cap, n + 1, sizeof *t->ids) ||
 	    !grow((void **)&t->agents, &t->cap, n + 1, sizeof *t->agents) ||
-	    !grow((void **)&t->x, &t->x_cap, n + 1, sizeof *t->x) || !grow((void **)&t->y, &t->y_cap, n + 1, sizeof *t->y)) {
+	    !grow((void **)&t->x, &t->x_cap, n + 1, sizeof *t->x) || !grow((void **)&t->y, &t->y_cap, n + 1, sizeof *t->y) ||
+	    !grow((void **)&t->chunks, &t->chunks_cap, (n + 1) / TABLE_CHUNK + 1, sizeof *t->chunks)) {
 		t->count = 0;
 		return false;
 	}
@@ -64,14 +77,22 @@ static bool table_prepare(world_table *t, const orca_world *world, uint32_t *n_o
 	return true;
 }
 
-static void table_fill(world_table *t, const orca_world *world, float precision, uint32_t begin, uint32_t end) {
+/* Chunk number `chunk`: rows [chunk * TABLE_CHUNK, that + TABLE_CHUNK) ∩ [0, n). */
+static void table_fill(world_table *t, const orca_world *world, float precision, uint32_t chunk, uint32_t n) {
+	uint32_t begin = chunk * TABLE_CHUNK, end = n - begin < TABLE_CHUNK ? n : begin + TABLE_CHUNK;
+	struct world_table_chunk c = {.gone = false, .ascending = true, .bounds = aoi_bounds_empty()};
+	uint32_t last = 0;
 	for (uint32_t i = begin; i < end; i++) {
 		orca_agent_state st;
 		crowd_agent_q *q = &t->agents[i];
 		if (orca_agent_get(world, t->ids[i], &st) != ORCA_OK) {
 			q->id = 0;
+			c.gone = true;
 			continue;
 		}
+		if (st.id < last) c.ascending = false;
+		if (last == 0) c.first_id = st.id;
+		last = st.id;
 		q->id = st.id;
 		q->x = crowd_quantize(st.position.x, precision);
 		q->y = crowd_quantize(st.position.y, precision);
@@ -82,10 +103,34 @@ static void table_fill(world_table *t, const orca_world *world, float precision,
 		q->owner = st.user_data;
 		t->x[i] = st.position.x;
 		t->y[i] = st.position.y;
+		aoi_bounds_add(&c.bounds, st.position.x, st.position.y);
 	}
+	c.last_id = last;
+	t->chunks[chunk] = c;
+}
+
+static uint32_t table_chunks(uint32_t n) {
+	return (n + TABLE_CHUNK - 1) / TABLE_CHUNK;
 }
 
 static bool table_finish(world_table *t, uint32_t n) {
+	/* The usual tick: every row there, ids ascending: the table is done but
+	 * for the grid, whose bounds the chunks have. */
+	aoi_bounds bounds = aoi_bounds_empty();
+	bool whole = true;
+	for (uint32_t c = 0; c < table_chunks(n) && whole; c++) {
+		const struct world_table_chunk *k = &t->chunks[c];
+		whole = !k->gone && k->ascending && (c == 0 || t->chunks[c - 1].last_id < k->first_id);
+		aoi_bounds_merge(&bounds, &k->bounds);
+	}
+	if (whole) {
+		t->count = n;
+		if (!aoi_grid_build_in(&t->grid, t->x, t->y, n, &bounds)) {
+			t->count = 0;
+			return false;
+		}
+		return true;
+	}
 	bool sorted = true;
 	uint32_t count = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -109,7 +154,7 @@ static bool table_finish(world_table *t, uint32_t n) {
 bool world_table_build(world_table *t, const orca_world *world, float precision) {
 	uint32_t n;
 	if (!table_prepare(t, world, &n)) return false;
-	table_fill(t, world, precision, 0, n);
+	for (uint32_t c = 0; c < table_chunks(n); c++) table_fill(t, world, precision, c, n);
 	return table_finish(t, n);
 }
 
@@ -120,6 +165,7 @@ void world_table_free(world_table *t) {
 	aoi_grid_free(&t->grid);
 	free(t->ids);
 	free(t->sort_scratch);
+	free(t->chunks);
 	memset(t, 0, sizeof *t);
 }
 
@@ -166,10 +212,9 @@ static const crowd_obstacle_set *current_obstacles(server *srv) {
 	return &srv->obstacle_set;
 }
 
-/* What one encoding thread needs of its own: the area query's scratch, the
- * view it selects, and the buffer it encodes into. */
+/* What one encoding thread needs of its own: the area query's scratch and
+ * the view it selects. */
 typedef struct snapshot_encoder {
-	crowd_buf out;
 	crowd_agent_q *view;
 	uint32_t view_cap;
 	uint32_t *hits; /* table indices of the agents in an area */
@@ -198,35 +243,39 @@ static const crowd_agent_q *select_area(snapshot_encoder *e, const world_table *
 }
 
 static void encoder_free(snapshot_encoder *e) {
-	crowd_buf_free(&e->out);
 	free(e->view);
 	free(e->hits);
 	free(e->marks);
 }
 
 /* One area subscriber's snapshot this tick. Encoded by either thread (it only
- * touches its session's baseline and its encoder's buffer), sent by the loop. */
+ * touches its session's baseline and its job's buffer), sent by the loop. */
 typedef struct snapshot_job {
 	session *s;
 	bool keyframe, with_obstacles;
 	bool selected, encoded;
 	uint32_t agents;
-	int encoder;
-	size_t offset, len;
 } snapshot_job;
 
 enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
 enum helper_task { TASK_ENCODE, TASK_TABLE };
 
-#define TABLE_CHUNK 4096u /* rows taken at a time by either thread */
-
 /* The area subscribers' snapshots are encoded by the loop thread and one
  * helper thread together, taking jobs from a shared counter; the loop thread
- * waits for the helper, then alone sends (sockets and sessions stay its own). */
+ * alone sends (sockets and sessions stay its own): each of its own as soon as
+ * it is encoded, and each of the helper's as soon as the helper hands it over
+ * (`handed`, in the order encoded), so the last send follows the last encoding
+ * closely. Every job encodes into its own buffer (kept across ticks), which
+ * the helper never touches again once handed over. */
 struct snapshot_workers {
 	snapshot_encoder encoders[2]; /* [0]: loop thread, [1]: helper */
 	snapshot_job *jobs;
 	uint32_t job_count, job_cap;
+	crowd_buf *outs; /* outs[i]: job i's encoding */
+	uint32_t out_cap;
+	uint32_t *handed; /* job indices the helper has encoded, in order */
+	uint32_t handed_cap;
+	atomic_uint handed_count; /* written by the helper (under lock), read by the loop thread */
 	atomic_uint next_job;
 	server *srv;
 	const world_table *table;
@@ -241,46 +290,63 @@ struct snapshot_workers {
 	enum helper_task task;
 	bool quit;
 	/* TASK_TABLE: hash `table_world` into `hash`, then fill rows with the
-	 * step's thread, TABLE_CHUNK at a time from next_row */
+	 * step's thread, TABLE_CHUNK at a time from next_chunk */
 	const orca_world *table_world;
 	world_table *table_out;
 	float table_precision;
 	uint32_t table_rows;
-	atomic_uint next_row;
+	bool table_rows_known; /* table_rows is set (under lock) */
+	atomic_uint next_chunk;
 	uint64_t hash;
 };
 
-static void send_job(server *srv, struct snapshot_workers *w, const snapshot_job *j);
+static void send_job(server *srv, struct snapshot_workers *w, uint32_t i);
+
+/* Loop thread: send every job the helper has handed over and it has not sent. */
+static void send_handed(struct snapshot_workers *w, uint32_t *sent_count) {
+	uint32_t n = atomic_load_explicit(&w->handed_count, memory_order_acquire);
+	while (*sent_count < n) send_job(w->srv, w, w->handed[(*sent_count)++]);
+}
 
 /* Either thread; the loop thread (encoder 0) sends each of its snapshots as
- * soon as it is encoded, so its writes overlap the helper's encoding. */
-static void encode_jobs(struct snapshot_workers *w, int encoder) {
+ * soon as it is encoded, and between two of its own the helper's that are
+ * ready, so its writes overlap the helper's encoding. */
+static void encode_jobs(struct snapshot_workers *w, int encoder, uint32_t *sent_count) {
 	snapshot_encoder *e = &w->encoders[encoder];
 	for (;;) {
 		uint32_t i = atomic_fetch_add(&w->next_job, 1);
 		if (i >= w->job_count) return;
 		snapshot_job *j = &w->jobs[i];
-		j->encoder = encoder;
+		crowd_buf *out = &w->outs[i];
+		out->len = 0;
 		const crowd_agent_q *agents = select_area(e, w->table, j->s, &j->agents);
 		j->selected = agents != NULL;
-		if (!agents) continue;
-		crowd_snapshot_header h = w->header;
-		h.keyframe = j->keyframe;
-		j->offset = e->out.len;
-		j->encoded = crowd_snapshot_encode(&h, agents, j->agents, &j->s->baseline,
-		                                   j->with_obstacles ? w->obstacles : NULL, j->s->ops->length_prefixed,
-		                                   &e->out);
-		j->len = e->out.len - j->offset;
-		if (encoder == 0) send_job(w->srv, w, j);
+		if (agents) {
+			crowd_snapshot_header h = w->header;
+			h.keyframe = j->keyframe;
+			j->encoded = crowd_snapshot_encode(&h, agents, j->agents, &j->s->baseline,
+			                                   j->with_obstacles ? w->obstacles : NULL,
+			                                   j->s->ops->length_prefixed, out);
+		}
+		if (encoder == 0) {
+			send_job(w->srv, w, i);
+			send_handed(w, sent_count);
+		} else { /* hand it over: the job and its buffer are the loop thread's from here */
+			uv_mutex_lock(&w->lock);
+			uint32_t n = atomic_load_explicit(&w->handed_count, memory_order_relaxed);
+			w->handed[n] = i;
+			atomic_store_explicit(&w->handed_count, n + 1, memory_order_release);
+			uv_cond_signal(&w->done);
+			uv_mutex_unlock(&w->lock);
+		}
 	}
 }
 
 static void fill_rows(struct snapshot_workers *w) {
 	for (;;) {
-		uint32_t begin = atomic_fetch_add(&w->next_row, TABLE_CHUNK);
-		if (begin >= w->table_rows) return;
-		uint32_t end = w->table_rows - begin < TABLE_CHUNK ? w->table_rows : begin + TABLE_CHUNK;
-		table_fill(w->table_out, w->table_world, w->table_precision, begin, end);
+		uint32_t chunk = atomic_fetch_add(&w->next_chunk, 1);
+		if (chunk >= table_chunks(w->table_rows)) return;
+		table_fill(w->table_out, w->table_world, w->table_precision, chunk, w->table_rows);
 	}
 }
 
@@ -294,9 +360,12 @@ static void helper_main(void *arg) {
 		uv_mutex_unlock(&w->lock);
 		if (w->task == TASK_TABLE) {
 			w->hash = orca_world_state_hash(w->table_world);
+			uv_mutex_lock(&w->lock); /* the rows to fill are known once the step's thread has the ids */
+			while (!w->table_rows_known) uv_cond_wait(&w->wake, &w->lock);
+			uv_mutex_unlock(&w->lock);
 			fill_rows(w);
 		} else
-			encode_jobs(w, 1);
+			encode_jobs(w, 1, NULL);
 		uv_mutex_lock(&w->lock);
 		w->state = HELPER_IDLE;
 		uv_cond_signal(&w->done);
@@ -304,13 +373,21 @@ static void helper_main(void *arg) {
 	uv_mutex_unlock(&w->lock);
 }
 
+/* Room for `need` job buffers (each keeps its capacity across ticks). */
+static bool grow_outs(struct snapshot_workers *w, uint32_t need) {
+	uint32_t old = w->out_cap;
+	if (!grow((void **)&w->outs, &w->out_cap, need, sizeof *w->outs)) return false;
+	for (uint32_t i = old; i < w->out_cap; i++) crowd_buf_init(&w->outs[i]);
+	return true;
+}
+
 static struct snapshot_workers *workers_get(server *srv) {
 	if (srv->snapshot_workers) return srv->snapshot_workers;
 	struct snapshot_workers *w = calloc(1, sizeof *w);
 	if (!w) return NULL;
-	for (int i = 0; i < 2; i++) crowd_buf_init(&w->encoders[i].out);
+	atomic_init(&w->handed_count, 0);
 	atomic_init(&w->next_job, 0);
-	atomic_init(&w->next_row, 0);
+	atomic_init(&w->next_chunk, 0);
 	if (uv_mutex_init(&w->lock) != 0) {
 		free(w);
 		return NULL;
@@ -336,10 +413,11 @@ static bool helper_available(server *srv, struct snapshot_workers *w) {
 	return true;
 }
 
-/* Encode every job: with the helper when there are two or more. */
-static void encode_all(server *srv, struct snapshot_workers *w) {
+/* Encode and send every job: with the helper when there are two or more. */
+static void encode_and_send_all(server *srv, struct snapshot_workers *w) {
 	atomic_store(&w->next_job, 0);
-	for (int i = 0; i < 2; i++) w->encoders[i].out.len = 0;
+	atomic_store(&w->handed_count, 0);
+	uint32_t sent_count = 0; /* of the helper's */
 	bool shared = w->job_count >= 2 && helper_available(srv, w);
 	if (shared) {
 		uv_mutex_lock(&w->lock);
@@ -348,17 +426,24 @@ static void encode_all(server *srv, struct snapshot_workers *w) {
 		uv_cond_signal(&w->wake);
 		uv_mutex_unlock(&w->lock);
 	}
-	encode_jobs(w, 0);
-	if (shared) {
+	encode_jobs(w, 0, &sent_count);
+	if (!shared) return;
+	for (;;) { /* the helper's last ones, each as it is handed over */
+		send_handed(w, &sent_count);
 		uv_mutex_lock(&w->lock);
 		if (w->state == HELPER_POSTED) w->state = HELPER_IDLE; /* it never woke: every job is done */
-		while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
+		while (w->state == HELPER_RUNNING && atomic_load(&w->handed_count) == sent_count)
+			uv_cond_wait(&w->done, &w->lock);
+		bool finished = w->state != HELPER_RUNNING;
 		uv_mutex_unlock(&w->lock);
+		if (finished) break;
 	}
+	send_handed(w, &sent_count);
 }
 
 /* On the step's thread after the step: the table, with the helper (when
- * there is one) computing the state hash and then filling rows beside it. */
+ * there is one) computing the state hash (from the moment the step is done:
+ * it is the longest serial part) and then filling rows beside it. */
 bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 	struct snapshot_workers *w = workers_get(srv);
 	bool helper = w && helper_available(srv, w);
@@ -366,16 +451,21 @@ bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 		*state_hash = orca_world_state_hash(srv->world);
 		return world_table_build(&srv->table, srv->world, (float)srv->cfg->precision);
 	}
-	uint32_t n;
-	bool ok = table_prepare(&srv->table, srv->world, &n);
 	uv_mutex_lock(&w->lock);
 	w->task = TASK_TABLE;
 	w->table_world = srv->world;
 	w->table_out = &srv->table;
 	w->table_precision = (float)srv->cfg->precision;
-	w->table_rows = ok ? n : 0;
-	atomic_store(&w->next_row, 0);
+	w->table_rows_known = false;
+	atomic_store(&w->next_chunk, 0);
 	w->state = HELPER_POSTED;
+	uv_cond_signal(&w->wake);
+	uv_mutex_unlock(&w->lock);
+	uint32_t n = 0;
+	bool ok = table_prepare(&srv->table, srv->world, &n);
+	uv_mutex_lock(&w->lock);
+	w->table_rows = ok ? n : 0;
+	w->table_rows_known = true;
 	uv_cond_signal(&w->wake);
 	uv_mutex_unlock(&w->lock);
 	if (ok) fill_rows(w);
@@ -402,6 +492,9 @@ void snapshots_free(server *srv) {
 	uv_cond_destroy(&w->done);
 	uv_mutex_destroy(&w->lock);
 	for (int i = 0; i < 2; i++) encoder_free(&w->encoders[i]);
+	for (uint32_t i = 0; i < w->out_cap; i++) crowd_buf_free(&w->outs[i]);
+	free(w->outs);
+	free(w->handed);
 	free(w->jobs);
 	free(w);
 	srv->snapshot_workers = NULL;
@@ -482,7 +575,9 @@ void snapshots_send(server *srv) {
 			continue;
 		}
 		if (s->has_area) { /* encoded below, on two threads */
-			if (!grow((void **)&w->jobs, &w->job_cap, w->job_count + 1, sizeof *w->jobs)) {
+			if (!grow((void **)&w->jobs, &w->job_cap, w->job_count + 1, sizeof *w->jobs) ||
+			    !grow((void **)&w->handed, &w->handed_cap, w->job_count + 1, sizeof *w->handed) ||
+			    !grow_outs(w, w->job_count + 1)) {
 				log_error("client %u: out of memory building its snapshot", s->client_id);
 				continue;
 			}
@@ -521,13 +616,12 @@ void snapshots_send(server *srv) {
 	w->obstacles = obstacles_needed ? current_obstacles(srv) : NULL;
 	w->header = header;
 	w->srv = srv;
-	encode_all(srv, w);
-	for (uint32_t i = 0; i < w->job_count; i++)
-		if (w->jobs[i].encoder == 1) send_job(srv, w, &w->jobs[i]); /* the loop thread sent its own */
+	encode_and_send_all(srv, w);
 }
 
 /* Loop thread: one area snapshot out (or why not). */
-static void send_job(server *srv, struct snapshot_workers *w, const snapshot_job *j) {
+static void send_job(server *srv, struct snapshot_workers *w, uint32_t i) {
+	const snapshot_job *j = &w->jobs[i];
 	if (!j->selected) {
 		log_error("client %u: out of memory building its snapshot", j->s->client_id);
 		return;
@@ -537,5 +631,5 @@ static void send_job(server *srv, struct snapshot_workers *w, const snapshot_job
 		j->s->need_keyframe = true;
 		return;
 	}
-	sent(srv, j->s, j->keyframe, j->with_obstacles, w->encoders[j->encoder].out.data + j->offset, j->len);
+	sent(srv, j->s, j->keyframe, j->with_obstacles, w->outs[i].data, w->outs[i].len);
 }

@@ -175,59 +175,111 @@ static void test_degenerate_and_non_finite(void **state) {
 	fixture_free(&f);
 }
 
-/* The world table's grid selects the same agents as the engine's own query. */
+/* Bounds gathered in pieces (as the table's chunks do) build the same grid. */
+static void test_bounds_in_pieces(void **state) {
+	(void)state;
+	enum { N = 1000 };
+	static float x[N], y[N];
+	for (int i = 0; i < N; i++) {
+		x[i] = uniform(-50, 70);
+		y[i] = uniform(-20, 30);
+	}
+	x[3] = NAN, y[4] = INFINITY, x[500] = -INFINITY, y[999] = NAN;
+	aoi_grid whole = {0}, pieces = {0};
+	assert_true(aoi_grid_build(&whole, x, y, N));
+	aoi_bounds b = aoi_bounds_empty();
+	for (int start = 0; start < N; start += 300) {
+		aoi_bounds piece = aoi_bounds_empty();
+		for (int i = start; i < N && i < start + 300; i++) aoi_bounds_add(&piece, x[i], y[i]);
+		aoi_bounds_merge(&b, &piece);
+	}
+	assert_true(aoi_grid_build_in(&pieces, x, y, N, &b));
+	assert_true(whole.min_x == pieces.min_x && whole.min_y == pieces.min_y && whole.inv_cell == pieces.inv_cell);
+	assert_int_equal(whole.cols, pieces.cols);
+	assert_int_equal(whole.rows, pieces.rows);
+	assert_memory_equal(whole.cell_start, pieces.cell_start, (whole.cols * whole.rows + 1) * sizeof *whole.cell_start);
+	assert_memory_equal(whole.items, pieces.items, N * sizeof *whole.items);
+	/* no finite coordinate on an axis: the same empty bounds either way */
+	for (int i = 0; i < N; i++) x[i] = NAN;
+	assert_true(aoi_grid_build(&whole, x, y, N));
+	b = aoi_bounds_empty();
+	for (int i = 0; i < N; i++) aoi_bounds_add(&b, x[i], y[i]);
+	assert_true(aoi_grid_build_in(&pieces, x, y, N, &b));
+	assert_true(whole.min_x == pieces.min_x && whole.inv_cell == pieces.inv_cell);
+	assert_int_equal(whole.cols, pieces.cols);
+	aoi_grid_free(&whole);
+	aoi_grid_free(&pieces);
+}
+
+static void check_table_against_engine(orca_world *world, world_table *t);
+
+/* The world table's grid selects the same agents as the engine's own query:
+ * over one chunk of rows and several, with ids ascending with the slots (the
+ * usual tick, where the table skips its compaction pass) and not (reused
+ * slots: the table re-sorts). */
 static void test_world_table_matches_engine(void **state) {
 	(void)state;
-	orca_world *world;
-	orca_world_def wdef = orca_default_world_def();
-	wdef.max_agents = 5000;
-	assert_int_equal(orca_world_create(&wdef, &world), ORCA_OK);
-	orca_agent_def def = orca_default_agent_def();
-	def.steer_mode = ORCA_STEER_TARGET;
-	orca_agent_id ids[3000];
-	for (int i = 0; i < 3000; i++) {
-		def.position = (orca_vec2){uniform(-300, 300), uniform(-300, 300)};
-		def.target = (orca_vec2){uniform(-300, 300), uniform(-300, 300)};
-		assert_int_equal(orca_agent_add(world, &def, &ids[i]), ORCA_OK);
+	const int sizes[] = {3000, 10000};
+	for (int k = 0; k < 2; k++) {
+		const int n = sizes[k];
+		orca_world *world;
+		orca_world_def wdef = orca_default_world_def();
+		wdef.max_agents = 20000;
+		assert_int_equal(orca_world_create(&wdef, &world), ORCA_OK);
+		orca_agent_def def = orca_default_agent_def();
+		def.steer_mode = ORCA_STEER_TARGET;
+		static orca_agent_id ids[10000];
+		for (int i = 0; i < n; i++) {
+			def.position = (orca_vec2){uniform(-300, 300), uniform(-300, 300)};
+			def.target = (orca_vec2){uniform(-300, 300), uniform(-300, 300)};
+			assert_int_equal(orca_agent_add(world, &def, &ids[i]), ORCA_OK);
+		}
+		world_table t = {0};
+		assert_int_equal(orca_world_step(world, 0.1f), ORCA_OK);
+		check_table_against_engine(world, &t);
+		/* reused slots: ids no longer ascend with slots, so the table re-sorts */
+		for (int i = 0; i < n; i += 7) assert_int_equal(orca_agent_remove(world, ids[i]), ORCA_OK);
+		for (int i = 0; i < 200; i++) {
+			def.position = (orca_vec2){uniform(-300, 300), uniform(-300, 300)};
+			assert_int_equal(orca_agent_add(world, &def, &ids[i]), ORCA_OK);
+		}
+		for (int step = 0; step < 3; step++) assert_int_equal(orca_world_step(world, 0.1f), ORCA_OK);
+		check_table_against_engine(world, &t);
+		world_table_free(&t);
+		orca_world_destroy(world);
 	}
-	/* reused slots: ids no longer ascend with slots, so the table re-sorts */
-	for (int i = 0; i < 3000; i += 7) assert_int_equal(orca_agent_remove(world, ids[i]), ORCA_OK);
-	for (int i = 0; i < 200; i++) {
-		def.position = (orca_vec2){uniform(-300, 300), uniform(-300, 300)};
-		assert_int_equal(orca_agent_add(world, &def, &ids[i]), ORCA_OK);
-	}
-	for (int step = 0; step < 3; step++) assert_int_equal(orca_world_step(world, 0.1f), ORCA_OK);
-	world_table t = {0};
-	assert_true(world_table_build(&t, world, 100.0f));
-	assert_int_equal(t.count, orca_world_agent_count(world));
-	for (uint32_t i = 1; i < t.count; i++) assert_true(t.agents[i - 1].id < t.agents[i].id);
-	uint64_t *marks = calloc(aoi_grid_mark_words(&t.grid), sizeof *marks);
-	uint32_t *hits = malloc(t.count * sizeof *hits);
-	orca_agent_id *want = malloc(t.count * sizeof *want);
+}
+
+static void check_table_against_engine(orca_world *world, world_table *t) {
+	assert_true(world_table_build(t, world, 100.0f));
+	assert_int_equal(t->count, orca_world_agent_count(world));
+	for (uint32_t i = 1; i < t->count; i++) assert_true(t->agents[i - 1].id < t->agents[i].id);
+	uint64_t *marks = calloc(aoi_grid_mark_words(&t->grid), sizeof *marks);
+	uint32_t *hits = malloc(t->count * sizeof *hits);
+	orca_agent_id *want = malloc(t->count * sizeof *want);
 	assert_non_null(marks);
 	assert_non_null(hits);
 	assert_non_null(want);
 	for (int q = 0; q < 200; q++) {
 		float b[4];
-		random_box(t.x, t.y, t.count, b);
+		random_box(t->x, t->y, t->count, b);
 		for (int k = 0; k < 4; k++) b[k] = fmaxf(-1e9f, fminf(1e9f, b[k])); /* the engine's coordinate limit */
 		orca_vec2 lo = {b[0], b[1]}, hi = {b[2], b[3]};
-		uint32_t n_want = orca_query_rect(world, lo, hi, want, t.count);
-		uint32_t n = aoi_grid_query(&t.grid, b[0], b[1], b[2], b[3], marks, hits);
+		uint32_t n_want = orca_query_rect(world, lo, hi, want, t->count);
+		uint32_t n = aoi_grid_query(&t->grid, b[0], b[1], b[2], b[3], marks, hits);
 		assert_int_equal(n, n_want);
-		for (uint32_t i = 0; i < n; i++) assert_int_equal(t.agents[hits[i]].id, want[i]);
+		for (uint32_t i = 0; i < n; i++) assert_int_equal(t->agents[hits[i]].id, want[i]);
 	}
 	free(marks);
 	free(hits);
 	free(want);
-	world_table_free(&t);
-	orca_world_destroy(world);
 }
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_random_worlds),
 	    cmocka_unit_test(test_degenerate_and_non_finite),
+	    cmocka_unit_test(test_bounds_in_pieces),
 	    cmocka_unit_test(test_world_table_matches_engine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -993,7 +993,7 @@ bool orca_nav_nearest_point(const orca_nav *nav, orca_vec2 p, orca_vec2 *out)
 	return navmesh_nearest(nav->mesh, p, out);
 }
 
-void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
+void orca_nav_get_counts(const orca_nav *nav, orca_nav_stats *out)
 {
 	memset(out, 0, sizeof *out);
 	out->tiles_x = (uint32_t)nav->tiles_x;
@@ -1005,6 +1005,11 @@ void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
 	out->paths_planned = nav->paths_planned;
 	out->tiles_built = nav->tiles_built;
 	memcpy(out->replans, nav->replans, sizeof out->replans);
+}
+
+void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
+{
+	orca_nav_get_counts(nav, out);
 	size_t bytes = sizeof *nav + navmesh_memory(nav->mesh);
 	bytes += (size_t)nav->agent_cap * sizeof *nav->agents + (size_t)nav->slot_cap * sizeof *nav->index_of_slot;
 	bytes += (size_t)nav->queue_cap * sizeof *nav->queue;

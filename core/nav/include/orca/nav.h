@@ -162,6 +162,11 @@ typedef struct orca_nav_stats {
 
 void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out);
 
+/** The counters without memory_bytes (left 0), whose sum walks every agent's
+ * corridor (~1.7 ms for 50,000 agents): for a caller that reads them after
+ * every update (the server, for /metrics, each tick). */
+void orca_nav_get_counts(const orca_nav *nav, orca_nav_stats *out);
+
 /** Save everything that decides navigation's future into buf (NULL: just the
  * size; returns the bytes needed): the update count and counters; its view
  * of the obstacles; the mesh's tiles in the order they were last added (that
