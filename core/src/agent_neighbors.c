@@ -26,17 +26,6 @@
 #define GRID_MAX_SCAN_CELLS 144u /* a bigger square goes to the kd-tree */
 #define TRIM_MIN_ROWS 7u /* a scan of fewer rows takes the whole square: trimming costs more */
 
-static inline uint32_t cell_of(float v, float origin, float inv, float last)
-{
-	/* truncation is monotone, so a point never lands left of a bound that is
-	 * left of it: the query's cell range always covers its square */
-	const float c = (v - origin) * inv;
-	if (!(c > 0.0f))
-		return 0;
-	if (c >= last)
-		return (uint32_t)last;
-	return (uint32_t)c;
-}
 
 /* Turns per-cell counts in start[1..cells] into each cell's first index
  * (a prefix sum) and says how many cells are occupied: both grid builds
@@ -106,7 +95,7 @@ void orca_agent_grid_build(struct orca_world *w)
 	memset(start, 0, (cells + 1) * sizeof *start);
 	const float *tx = w->tpx, *ty = w->tpy;
 	for (uint32_t i = 0; i < n; ++i) {
-		const uint32_t c = cell_of(ty[i], oy, inv, w->grid_last_y) * w->grid_w + cell_of(tx[i], ox, inv, w->grid_last_x);
+		const uint32_t c = orca_cell_of(ty[i], oy, inv, w->grid_last_y) * w->grid_w + orca_cell_of(tx[i], ox, inv, w->grid_last_x);
 		cell_ix[i] = c;
 		start[c + 1]++;
 	}
@@ -157,7 +146,7 @@ bool orca_agent_grid_order(struct orca_world *w)
 	for (uint32_t k = 0; k < n; ++k) {
 		const uint32_t s = order[k];
 		const uint32_t c =
-		    cell_of(w->py[s], oy, inv, w->grid_last_y) * w->grid_w + cell_of(w->px[s], ox, inv, w->grid_last_x);
+		    orca_cell_of(w->py[s], oy, inv, w->grid_last_y) * w->grid_w + orca_cell_of(w->px[s], ox, inv, w->grid_last_x);
 		cell_ix[k] = c;
 		start[c + 1]++;
 	}
@@ -216,8 +205,8 @@ static inline void trim_row(const struct orca_world *w, uint32_t cy, float x, fl
 	const float gap = (y < row_lo ? row_lo - y : (y > row_hi ? y - row_hi : 0.0f)) - slack;
 	if (gap > 0.0f && cy != 0 && cy != w->grid_h - 1) {
 		const float half = sqrtf(maxf(r * r - gap * gap, 0.0f)) * 1.0001f + 1e-6f * fabsf(x) + 1e-6f;
-		*ax0 = cell_of(x - half, ox, inv, w->grid_last_x);
-		*ax1 = cell_of(x + half, ox, inv, w->grid_last_x);
+		*ax0 = orca_cell_of(x - half, ox, inv, w->grid_last_x);
+		*ax1 = orca_cell_of(x + half, ox, inv, w->grid_last_x);
 	}
 }
 
@@ -281,8 +270,8 @@ static inline __attribute__((always_inline)) uint32_t grid_scan(const struct orc
 	 * distance, the range and the bound */
 	const float r = radius * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
 	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
-	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
-	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
+	const uint32_t cx0 = orca_cell_of(x - r, ox, inv, w->grid_last_x), cx1 = orca_cell_of(x + r, ox, inv, w->grid_last_x);
+	const uint32_t cy0 = orca_cell_of(y - r, oy, inv, w->grid_last_y), cy1 = orca_cell_of(y + r, oy, inv, w->grid_last_y);
 	if ((cx1 - cx0 + 1) * (cy1 - cy0 + 1) > GRID_MAX_SCAN_CELLS)
 		return ORCA_NONE;
 	const bool trim = cy1 - cy0 >= TRIM_MIN_ROWS - 1;
@@ -415,8 +404,8 @@ static uint32_t grid_exact_scan(const struct orca_world *w, uint32_t self, const
 	const float x = position.x, y = position.y;
 	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
 	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
-	const uint32_t cx0 = cell_of(x - r, ox, inv, w->grid_last_x), cx1 = cell_of(x + r, ox, inv, w->grid_last_x);
-	const uint32_t cy0 = cell_of(y - r, oy, inv, w->grid_last_y), cy1 = cell_of(y + r, oy, inv, w->grid_last_y);
+	const uint32_t cx0 = orca_cell_of(x - r, ox, inv, w->grid_last_x), cx1 = orca_cell_of(x + r, ox, inv, w->grid_last_x);
+	const uint32_t cy0 = orca_cell_of(y - r, oy, inv, w->grid_last_y), cy1 = orca_cell_of(y + r, oy, inv, w->grid_last_y);
 	const bool check_mask = !(w->plain_masks && p->mask == UINT32_MAX);
 	const float *tx = w->tpx, *ty = w->tpy;
 	uint32_t count = 0;

@@ -88,6 +88,7 @@ static void store_params(struct orca_world *w, uint32_t s, const orca_agent_def 
 	if (d->max_neighbors > w->max_neighbors_max)
 		w->max_neighbors_max = d->max_neighbors;
 	w->query_tree_valid = false;
+	w->qgrid_valid = false;
 }
 
 /* Put a valid agent into slot s (the free list's head, or the next new slot),
@@ -209,6 +210,7 @@ int orca_agent_remove(orca_world *w, orca_agent_id id)
 	w->live_count--;
 	w->order_dirty = true;
 	w->query_tree_valid = false;
+	w->qgrid_valid = false;
 	if (w->gen[s] < ORCA_GEN_LIMIT) {
 		/* reusable after the order array forgets it */
 		w->free_next[s] = w->pending_head;
@@ -289,6 +291,7 @@ int orca_agent_set_position(orca_world *w, orca_agent_id id, orca_vec2 position)
 	w->px[s] = position.x;
 	w->py[s] = position.y;
 	w->query_tree_valid = false;
+	w->qgrid_valid = false;
 	return ORCA_OK;
 }
 
@@ -393,8 +396,12 @@ static void collect(void *ctx, uint32_t slot)
 static uint32_t run_query(id_collector *c, vec2 lo, vec2 hi)
 {
 	const struct orca_world *w = c->w;
-	if (w->query_tree_valid && !w->order_dirty && w->order_count == w->live_count) {
+	if (orca_query_tree_usable(w)) {
 		orca_agent_tree_query_box(w, lo, hi, collect, c);
+	} else if (w->qgrid_valid || (!w->queries_shared && orca_query_grid_build((struct orca_world *)w))) {
+		/* the world is never const itself, only this view of it (the API is
+		 * one thread at a time; shared queries find the grid built) */
+		orca_query_grid_visit(w, lo, hi, collect, c);
 	} else {
 		for (uint32_t s = 0; s < w->slot_count; ++s) {
 			if (!w->alive[s])

@@ -249,6 +249,14 @@ struct orca_world {
 	bool grid_order;          /* quality: this step's order is the grid's, no kd-tree */
 	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
 
+	/* box queries' grid of live agents (query_grid.c) */
+	bool qgrid_valid;     /* built since the last move, add or removal */
+	bool queries_shared;  /* workers query at once (orca_world_parallel_for): no build */
+	uint32_t *qgrid_start; /* per cell its first entry; cells + 1 */
+	uint32_t *qgrid_slots; /* live slots by cell, ascending within a cell */
+	uint32_t qgrid_start_cap, qgrid_slots_cap, qgrid_w, qgrid_h;
+	float qgrid_ox, qgrid_oy, qgrid_inv, qgrid_last_x, qgrid_last_y;
+
 	/* obstacles */
 	obstacle_slot *obst;
 	uint32_t obst_slot_count, obst_slot_cap, obst_live;
@@ -324,6 +332,32 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
 void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker);
 typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
+/* Box queries use the kd-tree when it holds every agent as they stand. */
+static inline bool orca_query_tree_usable(const struct orca_world *w)
+{
+	return w->query_tree_valid && !w->order_dirty && w->order_count == w->live_count;
+}
+
+/* query_grid.c: box queries where there is no kd-tree to ask (quality mode's
+ * grid-order steps, agents added or removed since the step). A uniform grid of
+ * the live agents at their current positions, built by the first query after
+ * a change; without it each query would scan every slot. */
+bool orca_query_grid_build(struct orca_world *w); /* false: no memory (then scan) */
+void orca_query_grid_visit(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
+void orca_query_grid_free(struct orca_world *w);
+
+/* The cell of coordinate v on a grid starting at origin with 1/cell inv,
+ * clamped to [0, last]. Truncation is monotone, so a point never lands left
+ * of a bound that is left of it: a box's cell range always covers the box. */
+static inline uint32_t orca_cell_of(float v, float origin, float inv, float last)
+{
+	const float c = (v - origin) * inv;
+	if (!(c > 0.0f))
+		return 0;
+	if (c >= last)
+		return (uint32_t)last;
+	return (uint32_t)c;
+}
 
 /* agent_neighbors.c */
 /* Room for the grid (on the calling thread: it may allocate); false: no grid

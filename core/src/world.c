@@ -242,6 +242,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->hint, sc * ORCA_HINT_MAX * sizeof(uint32_t));
 	orca_mem_free(w, w->hint_count, sc * sizeof(uint8_t));
 	orca_mem_free(w, w->nb_guess, sc * sizeof(float));
+	orca_query_grid_free(w);
 	orca_mem_free(w, w->grid_x, w->grid_x_cap * sizeof(float));
 	orca_mem_free(w, w->grid_y, w->grid_y_cap * sizeof(float));
 	orca_mem_free(w, w->grid_index, w->grid_index_cap * sizeof(uint32_t));
@@ -466,9 +467,10 @@ int orca_world_step(orca_world *w, float dt)
 	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
 		orca_quality_resolve(w); /* moves tpx/tpy too, before the refit reads them */
 	if (w->grid_order)
-		w->query_tree_valid = false; /* no kd-tree: box queries scan */
+		w->query_tree_valid = false; /* no kd-tree: box queries use the query grid */
 	else
 		orca_agent_tree_refit(w);
+	w->qgrid_valid = false; /* the agents moved */
 	w->steps++;
 	const double t5 = now_ms();
 
@@ -508,8 +510,14 @@ int orca_world_set_avoidance(orca_world *w, orca_avoidance avoidance)
 
 void orca_world_parallel_for(orca_world *w, orca_parallel_fn fn, void *ctx, uint32_t count, uint32_t grain)
 {
-	orca_agent_tree_settle(w); /* the queries fn may make then only read */
+	/* the queries fn may make then only read: what a query builds lazily is
+	 * built here */
+	orca_agent_tree_settle(w);
+	if (!orca_query_tree_usable(w))
+		orca_query_grid_build(w); /* on failure shared queries scan */
+	w->queries_shared = true;
 	orca_pool_run(w->pool, fn, ctx, count, grain);
+	w->queries_shared = false;
 }
 
 int orca_world_worker_count(const orca_world *w) { return w ? w->worker_count : 1; }

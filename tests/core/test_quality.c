@@ -479,6 +479,116 @@ static float head_on_deviation(bool new_target, float *other_deviation)
 	return dev_x;
 }
 
+/* Box and radius queries in quality mode, where a step builds no kd-tree
+ * (query_grid.c answers): the same ids as a brute-force pass over every
+ * agent, after steps, removals, adds and moves, with a small capacity (the
+ * smallest ids), and from orca_world_parallel_for's workers. */
+typedef struct query_case {
+	orca_world *w;
+	const orca_agent_id *ids;
+	uint32_t n;
+	uint32_t mismatches;
+} query_case;
+
+static int cmp_id(const void *a, const void *b)
+{
+	const orca_agent_id x = *(const orca_agent_id *)a, y = *(const orca_agent_id *)b;
+	return (x > y) - (x < y);
+}
+
+/* ids within radius r of c (or in the box c +- r): brute force, ascending */
+static uint32_t brute_query(const query_case *q, orca_vec2 c, float r, bool disc, orca_agent_id *out)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < q->n; ++i) {
+		orca_agent_state st;
+		if (q->ids[i] == 0 || orca_agent_get(q->w, q->ids[i], &st) != ORCA_OK)
+			continue;
+		const float dx = st.position.x - c.x, dy = st.position.y - c.y;
+		const bool in = disc ? dx * dx + dy * dy <= r * r
+		                      : st.position.x >= c.x - r && st.position.x <= c.x + r &&
+		                            st.position.y >= c.y - r && st.position.y <= c.y + r;
+		if (in)
+			out[k++] = q->ids[i];
+	}
+	qsort(out, k, sizeof *out, cmp_id);
+	return k;
+}
+
+static bool query_matches(const query_case *q, uint32_t probe)
+{
+	orca_agent_id got[512], want[4096];
+	const orca_vec2 c = {(float)((probe * 7919u) % 400u) - 200.0f, (float)((probe * 104729u) % 400u) - 200.0f};
+	const float r = 2.0f + (float)(probe % 23u);
+	const bool disc = probe & 1u;
+	const uint32_t cap = probe % 3u == 0 ? 3u : 512u;
+	const uint32_t k = brute_query(q, c, r, disc, want);
+	const uint32_t n = disc ? orca_query_radius(q->w, c, r, got, cap)
+	                         : orca_query_rect(q->w, (orca_vec2){c.x - r, c.y - r}, (orca_vec2){c.x + r, c.y + r}, got, cap);
+	if (n != k)
+		return false;
+	const uint32_t shown = k < cap ? k : cap;
+	return memcmp(got, want, shown * sizeof *got) == 0;
+}
+
+static void query_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	(void)worker;
+	query_case *q = ctx;
+	for (uint32_t p = begin; p < end; ++p)
+		if (!query_matches(q, p))
+			__atomic_add_fetch(&q->mismatches, 1u, __ATOMIC_RELAXED);
+}
+
+static void test_queries_without_tree(void **state)
+{
+	(void)state;
+	orca_world_def d = orca_default_world_def();
+	d.avoidance = ORCA_AVOIDANCE_QUALITY;
+	d.worker_count = 2;
+	orca_world *w;
+	assert_int_equal(orca_world_create(&d, &w), ORCA_OK);
+	enum { N = 3000 };
+	orca_agent_id *ids = calloc(N + 200, sizeof *ids);
+	assert_non_null(ids);
+	orca_agent_def a = orca_default_agent_def();
+	a.steer_mode = ORCA_STEER_TARGET;
+	uint32_t seed = 12345u;
+	for (uint32_t i = 0; i < N; ++i) {
+		seed = seed * 1664525u + 1013904223u;
+		a.position = (orca_vec2){(float)(seed >> 8 & 1023u) * 0.39f - 200.0f, (float)(seed >> 18 & 1023u) * 0.39f - 200.0f};
+		a.target = (orca_vec2){-a.position.x, -a.position.y};
+		assert_int_equal(orca_agent_add(w, &a, &ids[i]), ORCA_OK);
+	}
+	query_case q = {w, ids, N, 0};
+	for (int pass = 0; pass < 4; ++pass) {
+		for (int step = 0; step < 5; ++step)
+			assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+		for (uint32_t p = 0; p < 200; ++p)
+			assert_true(query_matches(&q, p));
+		/* edits after the step: the grid must follow them */
+		for (uint32_t i = (uint32_t)pass; i < N; i += 97) {
+			if (ids[i] == 0)
+				continue;
+			if (i % 2u) {
+				assert_int_equal(orca_agent_remove(w, ids[i]), ORCA_OK);
+				ids[i] = 0;
+			} else {
+				assert_int_equal(orca_agent_set_position(w, ids[i], (orca_vec2){-250.0f + (float)i * 0.1f, 250.0f}), ORCA_OK);
+			}
+		}
+		a.position = (orca_vec2){0.5f * (float)pass, -0.25f * (float)pass};
+		assert_int_equal(orca_agent_add(w, &a, &ids[N + (uint32_t)pass]), ORCA_OK);
+		q.n = N + (uint32_t)pass + 1u;
+		for (uint32_t p = 0; p < 200; ++p)
+			assert_true(query_matches(&q, p + 1000u));
+		orca_world_parallel_for(w, query_task, &q, 400, 16);
+		assert_int_equal(q.mismatches, 0);
+	}
+	orca_world_destroy(w);
+	free(ids);
+}
+
 static void test_waypoint_keeps_right_of_way(void **state)
 {
 	(void)state;
@@ -521,6 +631,7 @@ int main(void)
 	    cmocka_unit_test(test_obstacles_never_entered),
 	    cmocka_unit_test(test_deterministic_across_workers),
 	    cmocka_unit_test(test_free_agents_and_weights),
+	    cmocka_unit_test(test_queries_without_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
