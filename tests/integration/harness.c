@@ -33,7 +33,7 @@ static uint64_t now_ms(void) {
 	return crowd_client_now_us() / 1000u;
 }
 
-static char *read_file(const char *path) {
+char *harness_read_file(const char *path) {
 	FILE *f = fopen(path, "rb");
 	if (!f) return NULL;
 	size_t cap = 4096, len = 0;
@@ -105,14 +105,14 @@ static uint16_t find_port(const char *out, const char *kind) {
 }
 
 uint16_t server_http_port(const server_proc *s) {
-	char *out = read_file(s->out_path);
+	char *out = harness_read_file(s->out_path);
 	uint16_t port = out ? find_port(out, "http") : 0;
 	free(out);
 	return port;
 }
 
 char *server_metrics(const server_proc *s) {
-	char *out = read_file(s->out_path);
+	char *out = harness_read_file(s->out_path);
 	uint16_t port = out ? find_port(out, "http") : 0;
 	free(out);
 	if (!port) return NULL;
@@ -153,7 +153,7 @@ double metric_value(const char *metrics, const char *sample) {
 }
 
 void server_dump_output(const server_proc *s) {
-	char *out = read_file(s->out_path), *err = read_file(s->err_path);
+	char *out = harness_read_file(s->out_path), *err = harness_read_file(s->err_path);
 	fprintf(stderr, "---- crowd-server stdout ----\n%s\n---- crowd-server stderr ----\n%s\n---- end ----\n",
 	        out ? out : "(none)", err ? err : "(none)");
 	free(out);
@@ -189,7 +189,7 @@ bool server_start(server_proc *s, const char *const *args) {
 	if (s->pid < 0) return false;
 	uint64_t deadline = now_ms() + HARNESS_GUARD_MS;
 	while (now_ms() < deadline) {
-		char *out = read_file(s->out_path);
+		char *out = harness_read_file(s->out_path);
 		s->port = out ? find_port(out, "tcp") : 0;
 		free(out);
 		if (s->port) return true;
@@ -243,7 +243,7 @@ char *server_run_to_exit(const char *const *args, int *exit_status) {
 	if (s.pid > 0) {
 		*exit_status = wait_exit(&s, 4 * HARNESS_GUARD_MS);
 		if (*exit_status == -1) kill(s.pid, SIGKILL), wait_exit(&s, HARNESS_GUARD_MS);
-		out = read_file(s.out_path);
+		out = harness_read_file(s.out_path);
 		if (*exit_status != 0) server_dump_output(&s);
 	}
 	unlink(s.out_path);

@@ -45,6 +45,8 @@ char *server_metrics(const server_proc *s);
 uint16_t server_http_port(const server_proc *s);
 /** The value of one Prometheus sample, e.g. `crowd_disconnects_total{reason="output_hard_limit"}`; -1 if absent. */
 double metric_value(const char *metrics, const char *sample);
+/** A whole file as a NUL-terminated string (malloc'd), or NULL. */
+char *harness_read_file(const char *path);
 /** Print the server's stdout and stderr to our stderr (on failure). */
 void server_dump_output(const server_proc *s);
 

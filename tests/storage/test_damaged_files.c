@@ -59,22 +59,12 @@ static bool recovered_line(const char *out, uint64_t *tick, uint64_t *hash) {
 	return p && sscanf(p, "recovered tick %" SCNu64 " agents %u state_hash 0x%" SCNx64, tick, &agents, hash) == 3;
 }
 
-static char *read_text(const char *path) {
-	FILE *f = fopen(path, "rb");
-	if (!f) return NULL;
-	char *buf = calloc(1, 1 << 20);
-	size_t n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 /* Start on dir; expect recovery to a tick in [lo, hi] with the history's hash there. */
 static uint64_t recover_in(const char *dir, uint64_t lo, uint64_t hi) {
 	const char *args[] = {"--data-dir", dir, "--log-level", "warn", "--navigation=false", NULL};
 	server_proc srv;
 	assert_true(server_start(&srv, args));
-	char *out = read_text(srv.out_path);
+	char *out = harness_read_file(srv.out_path);
 	uint64_t tick = 0, hash = 0;
 	bool ok = recovered_line(out, &tick, &hash);
 	if (!ok || tick < lo || tick > hi || history[tick] != hash) {
@@ -307,7 +297,7 @@ static void test_start_at_tick(void **state) {
 		const char *args[] = {"--data-dir", dir, "--start-at-tick", tick, "--log-level", "warn", "--navigation=false", NULL};
 		server_proc srv;
 		assert_true(server_start(&srv, args));
-		char *out = read_text(srv.out_path);
+		char *out = harness_read_file(srv.out_path);
 		uint64_t t = 0, h = 0;
 		assert_true(recovered_line(out, &t, &h));
 		assert_int_equal(t, at[k]);

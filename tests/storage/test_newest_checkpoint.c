@@ -32,16 +32,6 @@
 #define EVERY 25u
 #define KILL_AFTER (3u * EVERY) /* the third checkpoint after tick 0's */
 
-static char *read_text(const char *path) {
-	FILE *f = fopen(path, "rb");
-	if (!f) return NULL;
-	char *buf = calloc(1, 1 << 20);
-	size_t n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 /* The newest checkpoint-*.ckpt in dir (complete ones only: no .tmp). */
 static uint64_t newest_checkpoint(const char *dir) {
 	DIR *d = opendir(dir);
@@ -124,7 +114,7 @@ static void test_recovery_starts_at_the_newest_complete_checkpoint(void **state)
 	const char *again[] = {"--data-dir", data, "--tick-rate", "100", "--navigation=false", "--log-level", "warn",
 	                       NULL};
 	assert_true(server_start(&srv, again));
-	char *out = read_text(srv.out_path), *err = read_text(srv.err_path);
+	char *out = harness_read_file(srv.out_path), *err = harness_read_file(srv.err_path);
 	assert_true(server_signal_and_wait(&srv, SIGTERM) >= 0);
 	uint64_t tick = 0, hash = 0, from = UINT64_MAX;
 	uint32_t agents = 0;

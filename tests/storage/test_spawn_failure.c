@@ -31,16 +31,6 @@
 
 #define SEEN 64
 
-static char *read_text(const char *path) {
-	FILE *f = fopen(path, "rb");
-	if (!f) return NULL;
-	char *buf = calloc(1, 1 << 20);
-	size_t n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 static void test_failed_spawn_leaves_no_trace(void **state) {
 	(void)state;
 	char dir[] = "/tmp/crowd-spawnfail-XXXXXX";
@@ -121,7 +111,7 @@ static void test_failed_spawn_leaves_no_trace(void **state) {
 	/* and a restart recovers there, with the 1,005 acknowledged agents */
 	const char *again[] = {"--data-dir", data, "--tick-rate", "100", "--log-level", "warn", NULL};
 	assert_true(server_start(&srv, again));
-	char *out = read_text(srv.out_path);
+	char *out = harness_read_file(srv.out_path);
 	const char *p = out ? strstr(out, "recovered tick ") : NULL;
 	uint32_t agents = 0;
 	assert_non_null(p);
