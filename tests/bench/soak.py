@@ -50,14 +50,8 @@ import urllib.request
 # /proc readers shared with the load benchmark (this script's folder is on sys.path).
 from server_load import cpu_s, rss_kb  # noqa: E402
 
-
-def varint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from crowd_wire import varint  # noqa: E402,F401 (obstacle_stall.py takes it from here too)
 
 
 def field(num, wire, payload):
