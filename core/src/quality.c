@@ -276,6 +276,25 @@ static vec2 apart_direction(uint32_t self, uint32_t other)
 	return self < other ? v2(dir[k][0], dir[k][1]) : v2(-dir[k][0], -dir[k][1]);
 }
 
+/* One close contact's push on agent i when every agent has the same radius:
+ * half the overlap, or the yielding share where right of way differs (both
+ * the AVX2 and the scalar contact loops). */
+static inline void same_radius_push(uint32_t i, uint32_t j, float xj, float yj, float xi, float yi, float rsum,
+                                    bool any_rank, uint8_t rank, uint8_t rank_j, float *dx, float *dy)
+{
+	float share = 0.5f;
+	if (any_rank && rank_j != rank)
+		share = rank < rank_j ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+	if (share == 0.0f)
+		return;
+	const float rx = xi - xj, ry = yi - yj;
+	const float d = sqrtf(rx * rx + ry * ry);
+	const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
+	const float push = (rsum - d) * share;
+	*dx += n.x * push;
+	*dy += n.y * push;
+}
+
 /* Overlap pass flags (q_flag, per tree index): pushed this iteration, pushed
  * deep enough that its neighbours look again, to be examined next iteration. */
 #define F_PUSHED 1u
@@ -356,37 +375,16 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 				for (unsigned close = close_contacts_avx2(tx, ty, c, count, xi, yi, rsum_sq); close != 0;
 				     close &= close - 1u) {
 					const uint32_t j = c[__builtin_ctz(close)];
-					const float rx = xi - tx[j], ry = yi - ty[j];
-					const float d_sq = rx * rx + ry * ry;
-					float share = 0.5f;
-					if (any_rank && q_rank[j] != rank)
-						share = rank < q_rank[j] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
-					if (share == 0.0f)
-						continue;
-					const float d = sqrtf(d_sq);
-					const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
-					const float push = (rsum - d) * share;
-					dx += n.x * push;
-					dy += n.y * push;
+					same_radius_push(i, j, tx[j], ty[j], xi, yi, rsum, any_rank, rank, q_rank[j], &dx, &dy);
 				}
 			} else
 #endif
 			for (uint32_t m = 0; m < count; ++m) {
 				const uint32_t j = c[m];
 				const float rx = xi - tx[j], ry = yi - ty[j];
-				const float d_sq = rx * rx + ry * ry;
-				if (!(d_sq < rsum_sq))
+				if (!(rx * rx + ry * ry < rsum_sq))
 					continue;
-				float share = 0.5f;
-				if (any_rank && q_rank[j] != rank)
-					share = rank < q_rank[j] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
-				if (share == 0.0f)
-					continue;
-				const float d = sqrtf(d_sq);
-				const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
-				const float push = (rsum - d) * share;
-				dx += n.x * push;
-				dy += n.y * push;
+				same_radius_push(i, j, tx[j], ty[j], xi, yi, rsum, any_rank, rank, q_rank[j], &dx, &dy);
 			}
 		}
 		for (uint32_t m = 0; m < count && !same_radius; ++m) {
