@@ -27,6 +27,8 @@ typedef struct nav_agent {
 	bool making_way;         /* arrived, stepping aside for a stalled agent (steer: where to) */
 	bool done;               /* phase DONE as of the last commit: what other agents' visits read
 	                          * (visits run in parallel; phase may change under them) */
+	uint64_t next_visit;     /* the update at which it is looked at next (beside phase: an
+	                          * update's scan of every agent reads one cache line of each) */
 	orca_vec2 target;        /* as given */
 	orca_vec2 goal;          /* where the corridor ends */
 	orca_vec2 steer;         /* the point given to the engine as its target */
@@ -39,7 +41,6 @@ typedef struct nav_agent {
 	orca_vec2 stuck_pos;     /* where STUCK was last said */
 	float stall_time;        /* seconds since */
 	float plan_off;          /* its distance from the corridor when the path was planned */
-	uint64_t next_visit;     /* the update at which it is looked at next */
 	uint64_t last_visit;
 	navmesh_corridor *corridor;
 } nav_agent;
