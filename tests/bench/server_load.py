@@ -197,11 +197,13 @@ def metric_delta(m0, m1, name):
     return m1[name] - m0.get(name, 0.0)
 
 
-def run_load(load_bin, server, args, json_path, samples, on_measuring=None):
+def run_load(load_bin, server, args, json_path, samples, on_measuring=None, nice=0):
     """Run crowd-load; while it measures (progress lines marked 'run'), sample
     the server's /metrics and RSS once per line. on_measuring() is called once,
     at the first such line."""
     cmd = [load_bin, "--server", "127.0.0.1:%d" % server.port, "--json", json_path] + args
+    if nice:  # crowd-load below the server on the shared cores (clients are elsewhere in production)
+        cmd = ["nice", "-n", str(nice)] + cmd
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err_lines = []
 
@@ -304,7 +306,7 @@ def tick_trace_stats(path, first_tick, last_tick):
     return out
 
 
-def scenario_crowd(a, work, server_bin=None, workers=None):
+def scenario_crowd(a, work, server_bin=None, workers=None, nice=0):
     server_bin = server_bin or a.server
     workers = workers or a.workers
     setup, bounds = crowd_setup(a, work)
@@ -339,7 +341,7 @@ def scenario_crowd(a, work, server_bin=None, workers=None):
             "--area", "%gx%g" % (side, side), "--divisor", str(a.divisor),
             "--retarget", "1", "--retarget-count", "10", "--spawn-batch", str(min(per_conn, 5000)),
             "--duration", str(a.duration), "--ramp-up", str(a.ramp_up)], os.path.join(work, "crowd%s.json" % tag), samples,
-            start_perf)
+            start_perf, nice)
         for proc in perf:
             proc.wait()
     finally:
@@ -374,6 +376,7 @@ def scenario_crowd(a, work, server_bin=None, workers=None):
         return (samples[-1][i] - samples[0][i]) / span
     return {
         "scenario": "crowd", "agents": agents, "clients": a.clients, "server": server_bin, "workers": workers,
+        "load_nice": nice,
         "tick_parts_ms": parts or None, "tick_trace": trace,
         "load_avg": (load_start, os.getloadavg()[0]),
         "tick_hz_set": a.tick_rate, "tick_hz": ticks / span if ticks is not None and span else None,
@@ -470,6 +473,9 @@ def main():
     p.add_argument("--tick-rate", type=int, default=20)
     p.add_argument("--divisor", type=int, default=2)
     p.add_argument("--workers", default="2", help="step workers; for crowd, a comma separated list runs each in turn")
+    p.add_argument("--load-nice", default="0", help="crowd: run crowd-load under `nice -n N` (the server's 200 "
+                   "clients are on other machines in production; here they share its cores); a comma separated "
+                   "list runs each in turn, like --workers")
     p.add_argument("--rounds", type=int, default=1, help="crowd: run every (server, workers) pair this many times, "
                    "interleaved (A B A B ...)")
     p.add_argument("--idle", type=int, default=1000)
@@ -486,6 +492,7 @@ def main():
     load_before = os.getloadavg()
     servers = a.server.split(",")
     worker_counts = [int(x) for x in a.workers.split(",")]
+    nices = [int(x) for x in a.load_nice.split(",")]
     a.server, a.workers = servers[0], worker_counts[0]
     results = []
     for name in a.scenarios.split(","):
@@ -493,8 +500,10 @@ def main():
             for rnd in range(a.rounds):
                 for srv in servers:
                     for wk in worker_counts:
-                        print("== crowd: %s, %d worker(s), round %d" % (srv, wk, rnd + 1), file=sys.stderr, flush=True)
-                        results.append(scenario_crowd(a, a.work, srv, wk))
+                        for nice in nices:
+                            print("== crowd: %s, %d worker(s), crowd-load nice %d, round %d" % (srv, wk, nice, rnd + 1),
+                                  file=sys.stderr, flush=True)
+                            results.append(scenario_crowd(a, a.work, srv, wk, nice))
             continue
         fn = {"idle": scenario_idle, "compact": scenario_compact}[name]
         print("== %s" % name, file=sys.stderr, flush=True)
@@ -506,9 +515,10 @@ def main():
     for r in results:
         if r["scenario"] == "crowd":
             print("\ncrowd: %d agents, %d clients, tick %d Hz set / %s Hz run, snapshots %.1f Hz per client "
-                  "(nominal %s) of %.0f agents; %s, %d worker(s)" % (
+                  "(nominal %s) of %.0f agents; %s, %d worker(s)%s" % (
                       r["agents"], r["clients"], r["tick_hz_set"], fmt(r["tick_hz"]), r["snap_hz"],
-                      fmt(r["nominal_hz"]), r["agents_per_snap"], os.path.basename(r["server"]), r["workers"]))
+                      fmt(r["nominal_hz"]), r["agents_per_snap"], os.path.basename(r["server"]), r["workers"],
+                      ", crowd-load nice %d" % r["load_nice"] if r.get("load_nice") else ""))
             print("  load average %.1f at the start, %.1f at the end" % r["load_avg"])
             rows = [("tick duration p50 / p99 (ms)", "%s / %s" % (fmt(r["tick_p50_ms"]), fmt(r["tick_p99_ms"]))),
                     ("ORCA step mean (ms)", fmt(r["step_mean_ms"])),
