@@ -224,6 +224,8 @@ struct orca_world {
 	float *tpx, *tpy;   /* positions in tree order */
 	float *tnvx, *tnvy; /* new velocities in tree order (each worker writes its own run); quality
 	                     * mode: the velocities the agents move with until the step's end */
+	float *tnx, *tny;   /* quality mode: the moved positions, in tree order, from the velocity
+	                     * stage (then they become tpx/tpy: the arrays trade places) */
 	float *t_guess;     /* nb_guess in tree order during a step (the velocity stage's workers
 	                     * write their own runs; back to the slots with the move) */
 	uint8_t *t_arrived; /* quality mode: params.arrived in tree order until the step's end */

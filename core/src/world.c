@@ -129,6 +129,8 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		bool ok = regrow(w, (void **)&w->order, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->tpx, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
 		          regrow(w, (void **)&w->tpy, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
+		          regrow(w, (void **)&w->tnx, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
+		          regrow(w, (void **)&w->tny, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
 		          regrow(w, (void **)&w->qnodes, sizeof(query_node), 2 * oc, 2 * c) &&
 		          regrow(w, (void **)&w->tnvx, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tnvy, sizeof(float), oc, c) &&
@@ -267,6 +269,8 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
 	orca_mem_free(w, w->tpy, (tc + ORCA_TREE_PAD) * sizeof(float));
+	orca_mem_free(w, w->tnx, (tc + ORCA_TREE_PAD) * sizeof(float));
+	orca_mem_free(w, w->tny, (tc + ORCA_TREE_PAD) * sizeof(float));
 	orca_mem_free(w, w->qnodes, 2 * tc * sizeof(query_node));
 	orca_mem_free(w, w->tnvx, tc * sizeof(float));
 	orca_mem_free(w, w->tnvy, tc * sizeof(float));
@@ -410,53 +414,12 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	w->scratch[worker].arrived += arrived;
 }
 
-/* Quality mode's move, in tree order: every write lands in the worker's own
- * run of the tree-order arrays (the overlap pass then works on them too);
- * the slots get the outcome once, from settle_task. Written by slot from a
- * loop in tree order, the writes of two workers would share cache lines
- * (slot and tree order are unrelated), and the lines would bounce between
- * the cores. The same operations as integrate_task (tpx[i] is px[s]). */
-static void integrate_tree_task(void *ctx, uint32_t begin, uint32_t end, int worker)
-{
-	struct orca_world *w = ctx;
-	const float dt = w->dt;
-	const uint32_t *order = w->order;
-	const agent_params *params = w->params;
-	float *tnvx = w->tnvx, *tnvy = w->tnvy, *tpx = w->tpx, *tpy = w->tpy;
-	uint8_t *t_arrived = w->t_arrived;
-	const bool has_bounds = w->has_bounds;
-	const float min_x = w->bounds_min_x, max_x = w->bounds_max_x, min_y = w->bounds_min_y, max_y = w->bounds_max_y;
-	uint32_t arrived = 0;
-	for (uint32_t i = begin; i < end; ++i) {
-		float nvx = tnvx[i], nvy = tnvy[i];
-		float x = tpx[i] + nvx * dt, y = tpy[i] + nvy * dt;
-		if (has_bounds) { /* a wall at the bounds: stop there, keep the other axis */
-			if (x < min_x || x > max_x) {
-				x = x < min_x ? min_x : max_x;
-				nvx = 0.0f;
-			}
-			if (y < min_y || y > max_y) {
-				y = y < min_y ? min_y : max_y;
-				nvy = 0.0f;
-			}
-		}
-		tnvx[i] = nvx;
-		tnvy[i] = nvy;
-		tpx[i] = x;
-		tpy[i] = y;
-		const agent_params *p = &params[order[i]];
-		if (p->steer_mode != ORCA_STEER_VELOCITY) {
-			const vec2 g = v2_sub(p->target, v2(x, y));
-			const uint8_t a = v2_abs_sq(g) <= sqrf(p->arrival_distance);
-			t_arrived[i] = a;
-			arrived += a;
-		}
-	}
-	w->scratch[worker].arrived += arrived;
-}
-
 /* Quality mode, after the overlap pass: each slot takes its agent's outcome
- * from the tree-order arrays (slot order: each worker writes its own run). */
+ * from the tree-order arrays, in slot order, so that each worker writes its
+ * own run. The step up to here wrote per-agent state by tree index only:
+ * written by slot from loops in tree order, the writes of two workers would
+ * share cache lines (slot and tree order are unrelated) and the lines would
+ * bounce between the cores. */
 static void settle_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
@@ -546,7 +509,16 @@ int orca_world_step(orca_world *w, float dt)
 	const double t4 = now_ms();
 
 	if (w->avoidance == ORCA_AVOIDANCE_QUALITY) {
-		orca_pool_run(w->pool, integrate_tree_task, w, n, 4096);
+		/* the velocity stage moved the agents into tnx/tny (velocity.c):
+		 * they become the tree-order positions */
+		float *t = w->tpx;
+		w->tpx = w->tnx;
+		w->tnx = t;
+		t = w->tpy;
+		w->tpy = w->tny;
+		w->tny = t;
+		for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
+			w->tpx[k] = w->tpy[k] = 0.0f; /* read four at a time */
 		orca_quality_resolve(w); /* on the tree-order arrays, before the refit reads them */
 		orca_pool_run(w->pool, settle_task, w, w->slot_count, 4096);
 	} else {
