@@ -341,9 +341,7 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const float *tx = w->tpx, *ty = w->tpy;
 	/* the world's arrays and flags in locals: the byte stores (q_flag)
 	 * could alias them, and every one would be reloaded per agent */
-	const uint32_t *order = w->order;
-	float *q_stuck = w->q_stuck, *q_blocked = w->q_blocked, *q_dx = w->q_dx, *q_dy = w->q_dy;
-	const q_agent *q_agents = w->q_agents;
+	float *q_dx = w->q_dx, *q_dy = w->q_dy;
 	const self_params *tself = w->tself;
 	const tree_agent *tagent = w->tagent;
 	const uint8_t *q_contact_count = w->q_contact_count, *q_rank = w->q_rank;
@@ -352,13 +350,6 @@ static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const bool same_radius = w->q_same_radius, any_rank = w->q_any_rank;
 	for (uint32_t k = begin; k < end; ++k) {
 		const uint32_t i = list ? list[k] : k;
-		if (!list) {
-			/* the first pass walks every agent: the state of the step
-			 * goes back to its slot */
-			const uint32_t s = order[i];
-			q_stuck[s] = q_agents[i].stuck;
-			q_blocked[s] = q_agents[i].blocked;
-		}
 		const self_params *p = &tself[i];
 		const uint32_t count = q_contact_count[i];
 		const uint32_t *c = &q_contact[(size_t)i * ORCA_Q_CONTACTS];
@@ -457,30 +448,29 @@ static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const bool obstacles = w->obst_root != ORCA_NONE;
 	const float inv_dt = 1.0f / w->dt;
 	/* the arrays in locals: the float stores could alias the world's fields */
-	const uint32_t *q_list = w->q_list, *order = w->order;
+	const uint32_t *q_list = w->q_list;
 	const float *q_dx = w->q_dx, *q_dy = w->q_dy;
 	const self_params *tself = w->tself;
-	float *tpx = w->tpx, *tpy = w->tpy, *px = w->px, *py = w->py, *vxs = w->vx, *vys = w->vy;
+	/* tree order only (tnvx/tnvy: the velocities it moved with); the
+	 * slots get the outcome after the pass (world.c) */
+	float *tpx = w->tpx, *tpy = w->tpy, *vxs = w->tnvx, *vys = w->tnvy;
 	for (uint32_t k = begin; k < end; ++k) {
 		const uint32_t i = q_list[k];
 		vec2 pos = v2(tpx[i] + q_dx[i], tpy[i] + q_dy[i]);
 		if (obstacles)
 			pos = out_of_obstacles(w, obst_nb, pos, tself[i].radius);
-		const uint32_t s = order[i];
 		/* the velocity becomes what the agent really did this step */
-		float vx = vxs[s] + (pos.x - tpx[i]) * inv_dt, vy = vys[s] + (pos.y - tpy[i]) * inv_dt;
+		float vx = vxs[i] + (pos.x - tpx[i]) * inv_dt, vy = vys[i] + (pos.y - tpy[i]) * inv_dt;
 		const float v_sq = vx * vx + vy * vy, max = tself[i].max_speed;
 		if (v_sq > max * max) {
 			const float f = max / sqrtf(v_sq);
 			vx *= f;
 			vy *= f;
 		}
-		vxs[s] = vx;
-		vys[s] = vy;
+		vxs[i] = vx;
+		vys[i] = vy;
 		tpx[i] = pos.x;
 		tpy[i] = pos.y;
-		px[s] = pos.x;
-		py[s] = pos.y;
 	}
 }
 
