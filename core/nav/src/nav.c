@@ -42,6 +42,7 @@ typedef struct nav_agent {
 	float stall_time;        /* seconds since */
 	float plan_off;          /* its distance from the corridor when the path was planned */
 	uint64_t last_visit;
+	uint64_t found_in;       /* updates + 1 of the update whose batch found its path (find_paths) */
 	navmesh_corridor *corridor;
 } nav_agent;
 
@@ -85,6 +86,14 @@ typedef struct nav_obstacle {
 	orca_vec2 *vertices;
 } nav_obstacle;
 
+/* One agent's path query answered ahead, in parallel, with what it was
+ * asked (plan takes the answer only for the same question). */
+typedef struct nav_found {
+	orca_agent_id id;
+	orca_vec2 position, target;
+	navmesh_plan_answer answer;
+} nav_found;
+
 struct orca_nav {
 	orca_nav_def def;
 	orca_world *world;
@@ -124,6 +133,10 @@ struct orca_nav {
 	nav_way_list *way_lists; /* per worker, emptied at each update */
 	uint32_t way_list_count;
 
+	nav_found *found;           /* a batch of path queries answered in parallel (find_paths) */
+	uint32_t found_count, found_next, found_cap;
+	uint32_t *found_paths;      /* found_cap * max_path polygons */
+
 	uint64_t paths_planned, tiles_built;
 	uint64_t replans[ORCA_NAV_REPLAN_REASONS];
 };
@@ -142,6 +155,12 @@ static float dist(orca_vec2 a, orca_vec2 b)
 static bool same_point(orca_vec2 a, orca_vec2 b)
 {
 	return a.x == b.x && a.y == b.y;
+}
+
+/* The same bits (a query's input: -0 and 0 may not answer alike) */
+static bool same_bits(orca_vec2 a, orca_vec2 b)
+{
+	return memcmp(&a, &b, sizeof a) == 0;
 }
 
 static bool grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
@@ -575,7 +594,18 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	nav_visit v;
 	memset(&v, 0, sizeof v);
 	orca_vec2 goal = a->target;
-	const navmesh_plan_result r = navmesh_plan(nav->mesh, a->corridor, st.position, a->target, &goal);
+	navmesh_plan_result r;
+	const nav_found *f = nav->found_next < nav->found_count ? &nav->found[nav->found_next] : NULL;
+	if (f && f->id == a->id && same_bits(f->position, st.position) && same_bits(f->target, a->target)) {
+		nav->found_next++;
+		navmesh_plan_apply(a->corridor, &f->answer);
+		r = f->answer.result;
+		if (r != NAVMESH_PLAN_FAILED)
+			goal = f->answer.goal;
+	} else {
+		nav->found_count = nav->found_next = 0; /* not the batch's order (never so far): a new batch next */
+		r = navmesh_plan(nav->mesh, a->corridor, st.position, a->target, &goal);
+	}
 	nav->paths_planned++;
 	a->far = r == NAVMESH_PLAN_FAR;
 	if (r == NAVMESH_PLAN_FAILED) {
@@ -959,9 +989,70 @@ static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	}
 }
 
+static void find_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	orca_nav *nav = ctx;
+	for (uint32_t i = begin; i < end; ++i) {
+		nav_found *f = &nav->found[i];
+		navmesh_plan_find(nav->mesh, worker, f->position, f->target, nav->found_paths + (size_t)i * nav->def.max_path,
+		                  (int)nav->def.max_path, &f->answer);
+	}
+}
+
+/* The path queries answer_paths is about to make, answered ahead in
+ * parallel: `first` (just taken from the queue) and those after it in the
+ * queue that answer_paths will plan as things stand, up to `left` (0: no
+ * limit) and the batch's size. answer_paths still decides, serially and in
+ * queue order, whom it plans; plan takes an answer only when it is the next
+ * of the batch and for the same agent, position and target (the query is a
+ * pure function of these and the mesh, which does not change meanwhile), and
+ * else asks itself. So the result is the same as all-serial, for any worker
+ * count. */
+static void find_paths(orca_nav *nav, const nav_agent *first, uint32_t left)
+{
+	enum { NAV_FIND_BATCH = 1024 };
+	uint32_t want = left == 0 || left > NAV_FIND_BATCH ? NAV_FIND_BATCH : left;
+	if (want > nav->queue_len + 1u)
+		want = nav->queue_len + 1u;
+	nav->found_count = nav->found_next = 0;
+	if (want > nav->found_cap) {
+		nav_found *found = realloc(nav->found, (size_t)want * sizeof *found);
+		if (found)
+			nav->found = found;
+		uint32_t *paths = found ? realloc(nav->found_paths, (size_t)want * nav->def.max_path * sizeof *paths) : NULL;
+		if (paths)
+			nav->found_paths = paths;
+		if (!found || !paths)
+			return; /* plan asks itself */
+		nav->found_cap = want;
+	}
+	const uint64_t mark = nav->updates + 1u;
+	for (uint32_t k = 0; nav->found_count < want && k <= nav->queue_len; ++k) {
+		nav_agent *a = (nav_agent *)first;
+		if (k > 0) {
+			a = find_agent(nav, nav->queue[(nav->queue_head + k - 1u) % nav->queue_cap]);
+			if (!a || !a->queued || a->found_in == mark)
+				continue;
+		}
+		orca_agent_state st;
+		if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK)
+			continue;
+		a->found_in = mark;
+		nav_found *f = &nav->found[nav->found_count++];
+		f->id = a->id;
+		f->position = st.position;
+		f->target = a->target;
+	}
+	if (nav->found_count > 1)
+		orca_world_parallel_for(nav->world, find_task, nav, nav->found_count, 1);
+	else
+		nav->found_count = 0; /* one query: plan asks itself */
+}
+
 static void answer_paths(orca_nav *nav, float dt)
 {
 	uint32_t done = 0;
+	nav->found_count = nav->found_next = 0;
 	while (nav->queue_len > 0 && (nav->def.path_budget == 0 || done < nav->def.path_budget)) {
 		const orca_agent_id id = nav->queue[nav->queue_head];
 		nav->queue_head = (nav->queue_head + 1) % nav->queue_cap;
@@ -974,9 +1065,12 @@ static void answer_paths(orca_nav *nav, float dt)
 			drop_agent(nav, (uint32_t)(a - nav->agents));
 			continue;
 		}
+		if (nav->found_next == nav->found_count && orca_world_worker_count(nav->world) > 1)
+			find_paths(nav, a, nav->def.path_budget ? nav->def.path_budget - done : 0);
 		plan(nav, a, dt);
 		++done;
 	}
+	nav->found_count = nav->found_next = 0;
 }
 
 int orca_nav_update(orca_nav *nav, float dt)
@@ -1183,6 +1277,8 @@ void orca_nav_destroy(orca_nav *nav)
 	for (uint32_t k = 0; k < nav->way_list_count; ++k)
 		free(nav->way_lists[k].items);
 	free(nav->way_lists);
+	free(nav->found);
+	free(nav->found_paths);
 	free(nav);
 }
 

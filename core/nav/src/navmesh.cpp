@@ -715,27 +715,34 @@ extern "C" void navmesh_corridor_destroy(navmesh_corridor *c)
 	delete c;
 }
 
-extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target,
-                                            orca_vec2 *goal)
+// A pure function of (mesh, pos, target, path capacity): Detour's findPath
+// clears its node pool and open list first (and each node it takes is set
+// afresh), findNearestPoly's box query and closestPointOnPoly keep nothing,
+// so the answer does not depend on which worker's query gives it, nor on
+// what that query answered before.
+extern "C" navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, orca_vec2 pos, orca_vec2 target,
+                                                 uint32_t *path_out, int max_path, navmesh_plan_answer *a)
 {
-	float spt[3], ept[3];
-	const dtPolyRef start = nearest_poly(m, pos, spt);
-	const dtPolyRef end = start ? nearest_poly(m, target, ept) : 0;
-	if (!start || !end) {
-		c->corridor.reset(0, spt);
-		return NAVMESH_PLAN_FAILED;
-	}
-	if (m->path.size() < (size_t)c->max_path)
-		m->path.resize((size_t)c->max_path);
-	std::vector<dtPolyRef> &path = m->path;
+	static_assert(sizeof(dtPolyRef) == sizeof(uint32_t), "32-bit polygon refs");
+	dtNavMeshQuery *query = query_of(m, worker);
+	dtPolyRef *path = reinterpret_cast<dtPolyRef *>(path_out);
+	float spt[3] = {0, 0, 0}, ept[3] = {0, 0, 0};
+	a->path = path_out;
+	a->count = 0;
+	a->start = 0;
+	const dtPolyRef start = nearest_poly(m, pos, spt, 0, worker);
+	const dtPolyRef end = start ? nearest_poly(m, target, ept, 0, worker) : 0;
+	dtVcopy(a->start_pt, spt);
+	if (!start || !end)
+		return a->result = NAVMESH_PLAN_FAILED;
+	a->start = start;
 	int n = 0;
 	// dtPathCorridor::setCorridor asserts npath < its capacity: one less
-	const int limit = c->max_path - 1;
-	const dtStatus st = m->query->findPath(start, end, spt, ept, &m->filter, path.data(), &n, limit);
+	const int limit = max_path - 1;
+	const dtStatus st = query->findPath(start, end, spt, ept, &m->filter, path, &n, limit);
 	if (dtStatusFailed(st) || n == 0) {
-		c->corridor.reset(start, spt);
-		*goal = to2(spt);
-		return NAVMESH_PLAN_UNREACHABLE;
+		a->goal = to2(spt);
+		return a->result = NAVMESH_PLAN_UNREACHABLE;
 	}
 	navmesh_plan_result result = NAVMESH_PLAN_COMPLETE;
 	float gpt[3];
@@ -745,30 +752,48 @@ extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orc
 		// no way there: the nearest point of the start's component, and a path to it
 		result = NAVMESH_PLAN_UNREACHABLE;
 		float npt[3];
-		const dtPolyRef near = nearest_poly(m, target, npt, component_of(m, start));
-		if (near && dtStatusSucceed(m->query->findPath(start, near, spt, npt, &m->filter, path.data(), &n,
-		                                               limit)) &&
-		    n > 0 && path[(size_t)n - 1] == near) {
+		const dtPolyRef near = nearest_poly(m, target, npt, component_of(m, start), worker);
+		if (near && dtStatusSucceed(query->findPath(start, near, spt, npt, &m->filter, path, &n, limit)) && n > 0 &&
+		    path[(size_t)n - 1] == near) {
 			dtVcopy(gpt, npt);
 		} else {
 			if (n == 0) {
-				c->corridor.reset(start, spt);
-				*goal = to2(spt);
-				return NAVMESH_PLAN_UNREACHABLE;
+				a->goal = to2(spt);
+				return a->result = NAVMESH_PLAN_UNREACHABLE;
 			}
-			m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
+			query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
 		}
 	} else {
 		// the same component but a limit was hit (nodes or corridor length):
 		// walk the part found and plan again from its end
-		m->query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
+		query->closestPointOnPoly(path[(size_t)n - 1], ept, gpt, nullptr);
 		result = NAVMESH_PLAN_FAR;
 	}
 	snap_into(m, path[(size_t)n - 1], gpt);
-	c->corridor.reset(start, spt);
-	c->corridor.setCorridor(gpt, path.data(), n);
-	*goal = to2(gpt);
-	return result;
+	dtVcopy(a->end_pt, gpt);
+	a->count = n;
+	a->goal = to2(gpt);
+	return a->result = result;
+}
+
+extern "C" void navmesh_plan_apply(navmesh_corridor *c, const navmesh_plan_answer *a)
+{
+	c->corridor.reset(a->start, a->start_pt);
+	if (a->count > 0)
+		c->corridor.setCorridor(a->end_pt, reinterpret_cast<const dtPolyRef *>(a->path), a->count);
+}
+
+extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target,
+                                            orca_vec2 *goal)
+{
+	if (m->path.size() < (size_t)c->max_path)
+		m->path.resize((size_t)c->max_path);
+	navmesh_plan_answer a;
+	const navmesh_plan_result r = navmesh_plan_find(m, 0, pos, target, m->path.data(), c->max_path, &a);
+	navmesh_plan_apply(c, &a);
+	if (r != NAVMESH_PLAN_FAILED)
+		*goal = a.goal;
+	return r;
 }
 
 // Detour 1.5.1's optimizePathVisibility merges the polygons its raycast

@@ -75,6 +75,24 @@ void navmesh_corridor_destroy(navmesh_corridor *c);
 /* Plan from pos to target into c; *goal gets where the corridor ends (the
  * target itself, its nearest walkable point, or the nearest reachable point). */
 navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target, orca_vec2 *goal);
+/* navmesh_plan in two halves, so that many agents' queries can run on the
+ * workers of a parallel update and be applied in agent order afterwards.
+ * find: the queries on `worker`'s query, into path (max_path polygons) and
+ * *a (which keeps pointing at path); the same answer on any worker and
+ * after any earlier query. apply: a's corridor into c (c's capacity is
+ * max_path). */
+typedef struct navmesh_plan_answer {
+	navmesh_plan_result result;
+	uint32_t start;       /* the start polygon (0: none near pos) */
+	float start_pt[3];    /* pos on it, as Detour keeps it */
+	float end_pt[3];      /* where the corridor ends (count > 0) */
+	const uint32_t *path; /* the corridor's polygons, count of them (0: just the start) */
+	int count;
+	orca_vec2 goal;       /* navmesh_plan's *goal (not for FAILED) */
+} navmesh_plan_answer;
+navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, orca_vec2 pos, orca_vec2 target, uint32_t *path,
+                                      int max_path, navmesh_plan_answer *a);
+void navmesh_plan_apply(navmesh_corridor *c, const navmesh_plan_answer *a);
 /* Move the corridor's start to pos and string-pull up to max corners.
  * *off gets how far pos is from the corridor (0 when on it) and *on_mesh the
  * corridor's own position (pos moved onto the mesh); *end_is_last is
