@@ -322,6 +322,29 @@ int orca_agent_get(const orca_world *w, orca_agent_id id, orca_agent_state *out)
 	return ORCA_OK;
 }
 
+uint32_t orca_agents_read_motion(const orca_world *w, const orca_agent_id *ids, uint32_t count, orca_agent_motion *out)
+{
+	if (!w || !ids || !out)
+		return 0;
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < count; ++i) {
+		uint32_t s;
+		orca_agent_motion *m = &out[i];
+		if (lookup(w, ids[i], &s) != ORCA_OK) {
+			memset(m, 0, sizeof *m);
+			continue;
+		}
+		const agent_params *p = &w->params[s];
+		m->id = ids[i];
+		m->position = v2(w->px[s], w->py[s]);
+		m->velocity = v2(w->vx[s], w->vy[s]);
+		m->radius = p->radius;
+		m->user_data = p->user_data;
+		++live;
+	}
+	return live;
+}
+
 uint32_t orca_world_agent_ids(const orca_world *w, orca_agent_id *ids, uint32_t capacity)
 {
 	if (!w)

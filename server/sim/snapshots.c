@@ -79,31 +79,38 @@ static bool table_prepare(world_table *t, const orca_world *world, uint32_t *n_o
 
 /* Chunk number `chunk`: rows [chunk * TABLE_CHUNK, that + TABLE_CHUNK) ∩ [0, n). */
 static void table_fill(world_table *t, const orca_world *world, float precision, uint32_t chunk, uint32_t n) {
+	enum { READ_BATCH = 256 }; /* rows read from the world at a time (on the stack) */
 	uint32_t begin = chunk * TABLE_CHUNK, end = n - begin < TABLE_CHUNK ? n : begin + TABLE_CHUNK;
 	struct world_table_chunk c = {.gone = false, .ascending = true, .bounds = aoi_bounds_empty()};
 	uint32_t last = 0;
-	for (uint32_t i = begin; i < end; i++) {
-		orca_agent_state st;
-		crowd_agent_q *q = &t->agents[i];
-		if (orca_agent_get(world, t->ids[i], &st) != ORCA_OK) {
-			q->id = 0;
-			c.gone = true;
-			continue;
+	orca_agent_motion m[READ_BATCH];
+	for (uint32_t b = begin; b < end; b += READ_BATCH) {
+		const uint32_t k = end - b < READ_BATCH ? end - b : READ_BATCH;
+		orca_agents_read_motion(world, t->ids + b, k, m);
+		for (uint32_t j = 0; j < k; j++) {
+			const uint32_t i = b + j;
+			const orca_agent_motion *st = &m[j];
+			crowd_agent_q *q = &t->agents[i];
+			if (st->id == 0) {
+				q->id = 0;
+				c.gone = true;
+				continue;
+			}
+			if (st->id < last) c.ascending = false;
+			if (last == 0) c.first_id = st->id;
+			last = st->id;
+			q->id = st->id;
+			q->x = crowd_quantize(st->position.x, precision);
+			q->y = crowd_quantize(st->position.y, precision);
+			q->vx = crowd_quantize(st->velocity.x, precision);
+			q->vy = crowd_quantize(st->velocity.y, precision);
+			int32_t r = crowd_quantize(st->radius, precision);
+			q->radius = r > 0 ? (uint32_t)r : 0;
+			q->owner = st->user_data;
+			t->x[i] = st->position.x;
+			t->y[i] = st->position.y;
+			aoi_bounds_add(&c.bounds, st->position.x, st->position.y);
 		}
-		if (st.id < last) c.ascending = false;
-		if (last == 0) c.first_id = st.id;
-		last = st.id;
-		q->id = st.id;
-		q->x = crowd_quantize(st.position.x, precision);
-		q->y = crowd_quantize(st.position.y, precision);
-		q->vx = crowd_quantize(st.velocity.x, precision);
-		q->vy = crowd_quantize(st.velocity.y, precision);
-		int32_t r = crowd_quantize(st.radius, precision);
-		q->radius = r > 0 ? (uint32_t)r : 0;
-		q->owner = st.user_data;
-		t->x[i] = st.position.x;
-		t->y[i] = st.position.y;
-		aoi_bounds_add(&c.bounds, st.position.x, st.position.y);
 	}
 	c.last_id = last;
 	t->chunks[chunk] = c;

@@ -264,6 +264,24 @@ typedef struct orca_agent_state {
 
 int orca_agent_get(const orca_world *world, orca_agent_id id, orca_agent_state *out);
 
+/** What a snapshot needs of an agent: orca_agent_get's id, position,
+ * velocity, radius and user_data. */
+typedef struct orca_agent_motion {
+	orca_agent_id id; /* 0 (no agent has it): ids[i] is not a live agent */
+	orca_vec2 position;
+	orca_vec2 velocity;
+	float radius;
+	uint32_t user_data;
+} orca_agent_motion;
+
+/** For i in [0, count): out[i] as orca_agent_get(ids[i]) says of these fields
+ * (out[i].id = 0 when ids[i] is unknown, stale or removed). Returns how many
+ * were live. One call for many agents (a snapshot table of the whole world,
+ * from orca_world_agent_ids): no per-agent call and no full orca_agent_state.
+ * Only reads: several threads may call it at once between steps. */
+uint32_t orca_agents_read_motion(const orca_world *world, const orca_agent_id *ids, uint32_t count,
+                                 orca_agent_motion *out);
+
 /* ------------------------------------------------------------------ queries */
 
 /** Agents whose centre lies in [min, max] (inclusive), ascending id order. Writes
