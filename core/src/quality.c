@@ -281,9 +281,11 @@ void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2
 	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
 	const uint32_t most = nb_count < ORCA_Q_CONTACTS ? nb_count : ORCA_Q_CONTACTS;
 	uint32_t k = 0;
-	while (k < most && nb[k].dist_sq < limit_sq) {
-		out[k] = nb[k].index;
-		++k;
+	for (uint32_t m = 0; m < most; ++m) {
+		/* every one copied (no branch to mispredict), the near ones counted:
+		 * they come first, and no pass reads past the count */
+		out[m] = nb[m].index;
+		k += nb[m].dist_sq < limit_sq;
 	}
 	w->q_contact_count[self] = (uint8_t)k;
 }
