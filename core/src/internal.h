@@ -437,12 +437,9 @@ bool orca_quality_reserve(struct orca_world *w);
 void orca_quality_free(struct orca_world *w);
 /* After the tree build, before the velocities: rank agents (right of way). */
 void orca_quality_prepare(struct orca_world *w);
-/* The preferred velocity ORCA aims for: pref turned right while blocked. */
-vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref);
-/* After the linear program: update the stuck timer, remember close neighbours. */
-void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
-                        const nb_entry *nb, uint32_t nb_count, float dt);
 /* After integration, before the tree refit: push overlapping agents apart. */
 void orca_quality_resolve(struct orca_world *w);
+/* The velocity stage's hooks: orca_quality_aim, orca_quality_after. */
+#include "quality_hooks.h"
 
 #endif /* ORCA_INTERNAL_H */

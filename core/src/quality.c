@@ -37,11 +37,6 @@
 #define Q_BIAS 0.35f
 #define Q_STUCK_GAIN 0.25f
 #define Q_TURN_MAX 2.5f
-/* A speed below this share of the preferred speed counts as stuck (moving
- * sideways round a jam does not: that is the way out). */
-#define Q_PROGRESS_MIN 0.3f
-/* Stuck this long (s), the widest turn did not help: start again from straight. */
-#define Q_STUCK_MAX 8.0f
 /* The turn fades from 1 + Q_NEAR radii from the target down to 1 radius. */
 #define Q_NEAR 5.0f
 /* Jitter of t: +-Q_JITTER/2. */
@@ -52,7 +47,7 @@
  * iteration (so no push carries a centre across an obstacle edge it touched:
  * the obstacle push after each iteration puts it back). */
 #define Q_ITERATIONS 4u
-#define Q_SLOP 0.2f
+#define Q_SLOP ORCA_Q_SLOP
 #define Q_MOVED 0.01f
 #define Q_PUSH_MAX 0.5f
 
@@ -223,71 +218,6 @@ void orca_quality_prepare(struct orca_world *w)
 	/* one radius and one share rule for all: the overlap pass reads no
 	 * other agent's parameters */
 	w->q_same_radius = r_min == r_max && w->uniform_share;
-}
-
-vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
-{
-	(void)slot;
-	const float pref_sq = v2_abs_sq(pref);
-	if (!(pref_sq > 1e-8f))
-		return pref;
-	const float turn = w->q_agents[self].turn;
-	if (turn != turn)
-		return pref; /* free way */
-	/* turn 0..1: up to 45 degrees right (tangent = turn); 1..3: on to 135
-	 * degrees, past sideways, so that an agent pressed into a ring can step
-	 * back out of it (continuous in turn, no trigonometry) */
-	const float c = turn <= 1.0f ? 1.0f : 2.0f - turn, s = turn <= 1.0f ? turn : 1.0f;
-	const vec2 aim = v2(c * pref.x + s * pref.y, c * pref.y - s * pref.x);
-	return v2_scale(aim, sqrtf(pref_sq / v2_abs_sq(aim)));
-}
-
-void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
-                        const nb_entry *nb, uint32_t nb_count, float dt)
-{
-	(void)slot; /* the state is in tree order until the overlap pass */
-	const float pref_sq = v2_abs_sq(pref);
-	/* how far avoidance kept us from what we aimed for: 0 free, 1 stopped */
-	float blocked = pref_sq > 1e-8f ? 1.0f - v2_dot(new_velocity, aim) / pref_sq : 0.0f;
-	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
-	q_agent *qa = &w->q_agents[self];
-	qa->blocked = blocked;
-	float stuck = qa->stuck;
-	if (stuck < 0.0f) {
-		/* a new target's right of way runs out */
-		stuck = stuck + dt;
-		stuck = stuck > 0.0f ? 0.0f : stuck;
-	} else if (!(pref_sq > 1e-8f)) {
-		stuck = 0.0f;
-	} else if (v2_abs_sq(new_velocity) < Q_PROGRESS_MIN * Q_PROGRESS_MIN * pref_sq) {
-		/* stuck too long: the widest turn did not help either, try again
-		 * from straight ahead */
-		stuck = stuck + dt;
-		stuck = stuck > Q_STUCK_MAX ? 0.0f : stuck;
-	} else {
-		stuck = stuck - dt;
-		stuck = stuck < 0.0f ? 0.0f : stuck;
-	}
-	qa->stuck = stuck; /* to its slot after the overlap pass */
-	const self_params *p = &w->tself[self];
-	qa->max_speed = p->max_speed; /* for the overlap pass, next to the rest */
-
-	/* neighbours this step can bring into contact (or within the slop):
-	 * this agent at its new speed, the other at most at our top speed;
-	 * bounded with the largest radius, so the list (sorted by distance)
-	 * ends at the first one too far */
-	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP + 2.0f;
-	const float limit = p->radius + w->q_radius_max + reach, limit_sq = limit * limit;
-	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
-	const uint32_t most = nb_count < ORCA_Q_CONTACTS ? nb_count : ORCA_Q_CONTACTS;
-	uint32_t k = 0;
-	for (uint32_t m = 0; m < most; ++m) {
-		/* every one copied (no branch to mispredict), the near ones counted:
-		 * they come first, and no pass reads past the count */
-		out[m] = nb[m].index;
-		k += nb[m].dist_sq < limit_sq;
-	}
-	w->q_contact_count[self] = (uint8_t)k;
 }
 
 /* One of 8 fixed directions for two coincident agents, opposite for the two. */
