@@ -327,6 +327,7 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const uint32_t *order = w->order;
 	const float *vxs = w->vx, *vys = w->vy, *tnvx = w->tnvx, *tnvy = w->tnvy;
 	const bool bounded = w->has_bounds;
+	const float min_x = w->bounds_min_x, max_x = w->bounds_max_x, min_y = w->bounds_min_y, max_y = w->bounds_max_y;
 	float *q_vx = w->q_vx, *q_vy = w->q_vy;
 	const self_params *tself = w->tself;
 	const tree_agent *tagent = w->tagent;
@@ -419,6 +420,20 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		vec2 pos = v2(xi + dx, yi + dy);
 		if (obstacles)
 			pos = out_of_obstacles(w, obst_nb, pos, radius);
+		/* the world's bounds hold after the pushes too (orca.h): a push
+		 * across one stops there, and that velocity component with it, as
+		 * integration does */
+		bool stop_x = false, stop_y = false;
+		if (bounded) {
+			if (pos.x < min_x || pos.x > max_x) {
+				pos.x = pos.x < min_x ? min_x : max_x;
+				stop_x = true;
+			}
+			if (pos.y < min_y || pos.y > max_y) {
+				pos.y = pos.y < min_y ? min_y : max_y;
+				stop_y = true;
+			}
+		}
 		/* the velocity becomes what the agent really did this step */
 		float vx, vy;
 		if (flag & F_TOUCHED) {
@@ -434,8 +449,8 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			vx = vxs[s];
 			vy = vys[s];
 		}
-		vx = vx + (pos.x - xi) * inv_dt;
-		vy = vy + (pos.y - yi) * inv_dt;
+		vx = stop_x ? 0.0f : vx + (pos.x - xi) * inv_dt;
+		vy = stop_y ? 0.0f : vy + (pos.y - yi) * inv_dt;
 		const float v_sq = vx * vx + vy * vy, max = q_agents[i].max_speed;
 		if (v_sq > max * max) {
 			const float f = max / sqrtf(v_sq);
