@@ -293,7 +293,6 @@ struct orca_world {
 	                       * seconds left of a new target's right of way; saved with the world */
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
-	float *q_vx, *q_vy;   /* per tree index: overlap pass, the velocity of a pushed agent */
 	float *q_bx, *q_by;   /* per tree index: overlap pass, the positions of every other iteration */
 	uint8_t *q_flag;      /* per tree index: overlap pass flags (quality.c) */
 	uint8_t *q_look;      /* 2 x per tree index: overlap pass, who looks in the next iteration, 0 between steps */

@@ -68,8 +68,6 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 {
 	orca_mem_free(w, w->q_contact, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
 	orca_mem_free(w, w->q_contact_count, c * sizeof(uint8_t));
-	orca_mem_free(w, w->q_vx, c * sizeof(float));
-	orca_mem_free(w, w->q_vy, c * sizeof(float));
 	orca_mem_free(w, w->q_bx, c * sizeof(float));
 	orca_mem_free(w, w->q_by, c * sizeof(float));
 	orca_mem_free(w, w->q_flag, c * sizeof(uint8_t));
@@ -79,7 +77,7 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 	w->q_contact = NULL;
 	w->q_contact_count = w->q_flag = w->q_look = w->q_rank = NULL;
 	w->q_agents = NULL;
-	w->q_vx = w->q_vy = w->q_bx = w->q_by = NULL;
+	w->q_bx = w->q_by = NULL;
 }
 
 void orca_quality_free(struct orca_world *w)
@@ -97,15 +95,13 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_cap = 0;
 	w->q_contact = orca_mem_alloc(w, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
 	w->q_contact_count = orca_mem_alloc(w, c * sizeof(uint8_t));
-	w->q_vx = orca_mem_alloc(w, c * sizeof(float));
-	w->q_vy = orca_mem_alloc(w, c * sizeof(float));
 	w->q_bx = orca_mem_alloc(w, c * sizeof(float));
 	w->q_by = orca_mem_alloc(w, c * sizeof(float));
 	w->q_flag = orca_mem_alloc(w, c * sizeof(uint8_t));
 	w->q_look = orca_mem_alloc(w, 2 * (size_t)c * sizeof(uint8_t));
 	w->q_agents = orca_mem_alloc(w, c * sizeof(q_agent));
 	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
-	if (!w->q_contact || !w->q_contact_count || !w->q_vx || !w->q_vy || !w->q_bx || !w->q_by || !w->q_flag ||
+	if (!w->q_contact || !w->q_contact_count || !w->q_bx || !w->q_by || !w->q_flag ||
 	    !w->q_look || !w->q_agents || !w->q_rank) {
 		free_tree_arrays(w, c);
 		return false;
@@ -324,11 +320,9 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const float *cx = pc->cx, *cy = pc->cy;
 	float *nx = pc->nx, *ny = pc->ny;
 	uint8_t *look = (uint8_t *)pc->look, *look_next = pc->look_next;
-	const uint32_t *order = w->order;
-	const float *vxs = w->vx, *vys = w->vy, *tnvx = w->tnvx, *tnvy = w->tnvy;
+	float *tnvx = w->tnvx, *tnvy = w->tnvy;
 	const bool bounded = w->has_bounds;
 	const float min_x = w->bounds_min_x, max_x = w->bounds_max_x, min_y = w->bounds_min_y, max_y = w->bounds_max_y;
-	float *q_vx = w->q_vx, *q_vy = w->q_vy;
 	const self_params *tself = w->tself;
 	const tree_agent *tagent = w->tagent;
 	const q_agent *q_agents = w->q_agents;
@@ -434,31 +428,18 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 				stop_y = true;
 			}
 		}
-		/* the velocity becomes what the agent really did this step */
-		float vx, vy;
-		if (flag & F_TOUCHED) {
-			vx = q_vx[i];
-			vy = q_vy[i];
-		} else if (!bounded) {
-			/* integration set its slot's velocity to the new one */
-			vx = tnvx[i];
-			vy = tnvy[i];
-		} else {
-			/* the bounds may have stopped it on an axis */
-			const uint32_t s = order[i];
-			vx = vxs[s];
-			vy = vys[s];
-		}
-		vx = stop_x ? 0.0f : vx + (pos.x - xi) * inv_dt;
-		vy = stop_y ? 0.0f : vy + (pos.y - yi) * inv_dt;
+		/* the velocity becomes what the agent really did this step
+		 * (tnvx/tnvy: the velocity it moved with, then its pushes) */
+		float vx = stop_x ? 0.0f : tnvx[i] + (pos.x - xi) * inv_dt;
+		float vy = stop_y ? 0.0f : tnvy[i] + (pos.y - yi) * inv_dt;
 		const float v_sq = vx * vx + vy * vy, max = q_agents[i].max_speed;
 		if (v_sq > max * max) {
 			const float f = max / sqrtf(v_sq);
 			vx *= f;
 			vy *= f;
 		}
-		q_vx[i] = vx;
-		q_vy[i] = vy;
+		tnvx[i] = vx;
+		tnvy[i] = vy;
 		nx[i] = pos.x;
 		ny[i] = pos.y;
 		q_flag[i] = (uint8_t)(F_TOUCHED | F_CHANGED);
@@ -494,7 +475,7 @@ static void finish_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	const uint8_t *q_flag = w->q_flag, *alive = w->alive;
 	const q_agent *q_agents = w->q_agents;
 	const uint32_t *tree_index = w->tree_index;
-	const float *q_vx = w->q_vx, *q_vy = w->q_vy;
+	const float *tnvx = w->tnvx, *tnvy = w->tnvy;
 	float *tpx = w->tpx, *tpy = w->tpy, *px = w->px, *py = w->py, *vx = w->vx, *vy = w->vy;
 	float *q_stuck = w->q_stuck, *q_blocked = w->q_blocked;
 	const uint32_t n = w->order_count, slots = w->slot_count;
@@ -515,8 +496,8 @@ static void finish_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		if (q_flag[i] & F_TOUCHED) {
 			px[s] = fx[i];
 			py[s] = fy[i];
-			vx[s] = q_vx[i];
-			vy[s] = q_vy[i];
+			vx[s] = tnvx[i];
+			vy[s] = tnvy[i];
 		}
 	}
 }
@@ -525,7 +506,10 @@ static void finish_task(void *ctx, uint32_t begin, uint32_t end, int worker)
  * positions, and written to the other of two position buffers (tpx/tpy and
  * q_bx/q_by), one pool run each. The first looks at every agent; each later
  * one only at the agents that moved deeper than Q_MOVED and their contacts.
- * Then one run writes the results to the slots. */
+ * The iterations read and write tree order only: positions, and velocities
+ * in tnvx/tnvy (integration leaves there the velocity each agent moved
+ * with). Then one run puts the final positions in tpx/tpy and writes the
+ * results to the slots. */
 void orca_quality_resolve(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;

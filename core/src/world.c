@@ -359,7 +359,7 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	 * every one would be reloaded per agent */
 	const uint8_t *alive = w->alive;
 	const uint32_t *tree_index = w->tree_index;
-	const float *tnvx = w->tnvx, *tnvy = w->tnvy;
+	float *tnvx = w->tnvx, *tnvy = w->tnvy;
 	float *px = w->px, *py = w->py, *vx = w->vx, *vy = w->vy, *tpx = w->tpx, *tpy = w->tpy;
 	agent_params *params = w->params;
 	const bool has_bounds = w->has_bounds;
@@ -387,6 +387,8 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		py[s] = y;
 		tpx[i] = x; /* tree order too: the refit reads these */
 		tpy[i] = y;
+		tnvx[i] = nvx; /* and quality mode's overlap pass these */
+		tnvy[i] = nvy;
 		agent_params *p = &params[s];
 		if (p->steer_mode != ORCA_STEER_VELOCITY) {
 			const vec2 g = v2_sub(p->target, v2(x, y));
