@@ -524,7 +524,9 @@ void orca_quality_resolve(struct orca_world *w)
 		                it == 0 ? NULL : look[it & 1u], last ? NULL : look[(it + 1) & 1u], it == 0};
 		for (int k = 0; k < w->worker_count; ++k)
 			w->scratch[k].q_moved = 0;
-		orca_pool_run(w->pool, pass_task, &ctx, n, it == 0 ? 256 : 2048);
+		/* long runs: a mover marks contacts in the rows above and below,
+		 * and those should mostly be its own worker's */
+		orca_pool_run(w->pool, pass_task, &ctx, n, 1024);
 		++it;
 		uint32_t moved = 0;
 		for (int k = 0; k < w->worker_count; ++k)
