@@ -174,7 +174,6 @@ typedef struct worker_scratch {
 	uint32_t lp3_fallbacks, arrived;
 	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
 	float q_radius_min, q_radius_max; /* quality: the radii this worker saw */
-	uint32_t q_moved; /* quality: agents this worker's overlap pass pushed deeper than Q_MOVED */
 	char pad[64];
 } worker_scratch;
 
@@ -296,6 +295,7 @@ struct orca_world {
 	float *q_bx, *q_by;   /* per tree index: overlap pass, the positions of every other iteration */
 	uint8_t *q_flag;      /* per tree index: overlap pass flags (quality.c) */
 	uint8_t *q_look;      /* 2 x per tree index: overlap pass, who looks in the next iteration, 0 between steps */
+	uint32_t *q_moved;    /* per worker (a cache line each): agents its overlap pass pushed deeper than Q_MOVED */
 	struct q_agent *q_agents; /* per tree index: this step's quality state (quality.c) */
 	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
 	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */

@@ -54,6 +54,8 @@
 /* Loops that read per-slot state in tree order (scattered) prefetch the
  * agent this far ahead. */
 #define Q_AHEAD 16u
+/* Per-worker counters sit this many uint32 apart: a cache line each. */
+#define Q_LINE_U32 16u
 
 static inline uint32_t hash_u32(uint32_t a, uint32_t b)
 {
@@ -72,12 +74,14 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 	orca_mem_free(w, w->q_by, c * sizeof(float));
 	orca_mem_free(w, w->q_flag, c * sizeof(uint8_t));
 	orca_mem_free(w, w->q_look, 2 * (size_t)c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_moved, (size_t)w->worker_count * Q_LINE_U32 * sizeof(uint32_t));
 	orca_mem_free(w, w->q_agents, c * sizeof(q_agent));
 	orca_mem_free(w, w->q_rank, c * sizeof(uint8_t));
 	w->q_contact = NULL;
 	w->q_contact_count = w->q_flag = w->q_look = w->q_rank = NULL;
 	w->q_agents = NULL;
 	w->q_bx = w->q_by = NULL;
+	w->q_moved = NULL;
 }
 
 void orca_quality_free(struct orca_world *w)
@@ -99,10 +103,11 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_by = orca_mem_alloc(w, c * sizeof(float));
 	w->q_flag = orca_mem_alloc(w, c * sizeof(uint8_t));
 	w->q_look = orca_mem_alloc(w, 2 * (size_t)c * sizeof(uint8_t));
+	w->q_moved = orca_mem_alloc(w, (size_t)w->worker_count * Q_LINE_U32 * sizeof(uint32_t));
 	w->q_agents = orca_mem_alloc(w, c * sizeof(q_agent));
 	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
 	if (!w->q_contact || !w->q_contact_count || !w->q_bx || !w->q_by || !w->q_flag ||
-	    !w->q_look || !w->q_agents || !w->q_rank) {
+	    !w->q_look || !w->q_moved || !w->q_agents || !w->q_rank) {
 		free_tree_arrays(w, c);
 		return false;
 	}
@@ -452,7 +457,7 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 				mark_look(look_next, c[m]);
 		}
 	}
-	w->scratch[worker].q_moved += moved;
+	w->q_moved[(size_t)worker * Q_LINE_U32] += moved;
 }
 
 typedef struct finish_ctx {
@@ -523,14 +528,14 @@ void orca_quality_resolve(struct orca_world *w)
 		pass_ctx ctx = {w, bx[it & 1u], by[it & 1u], bx[(it + 1) & 1u], by[(it + 1) & 1u],
 		                it == 0 ? NULL : look[it & 1u], last ? NULL : look[(it + 1) & 1u], it == 0};
 		for (int k = 0; k < w->worker_count; ++k)
-			w->scratch[k].q_moved = 0;
+			w->q_moved[(size_t)k * Q_LINE_U32] = 0;
 		/* long runs: a mover marks contacts in the rows above and below,
 		 * and those should mostly be its own worker's */
 		orca_pool_run(w->pool, pass_task, &ctx, n, 1024);
 		++it;
 		uint32_t moved = 0;
 		for (int k = 0; k < w->worker_count; ++k)
-			moved += w->scratch[k].q_moved;
+			moved += w->q_moved[(size_t)k * Q_LINE_U32];
 		if (last || moved == 0)
 			break; /* every deep overlap looked at again, or the iterations spent */
 	}
