@@ -158,6 +158,7 @@ bool orca_agent_grid_order(struct orca_world *w)
 		const uint32_t s = order[k];
 		const uint32_t i = start[cell_ix[k]]++;
 		sorted[i] = s;
+		w->tree_index[s] = i; /* here, not in the gather: a worker's writes by slot share lines with the other's */
 		w->grid_x[i] = w->px[s];
 		w->grid_y[i] = w->py[s];
 	}
@@ -355,11 +356,11 @@ static inline __attribute__((always_inline)) uint32_t grid_scan(const struct orc
 }
 
 /* The grid's answer, or ORCA_NONE when only the kd-tree can give RVO2's. */
-static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, uint32_t slot, const self_params *p,
+static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, const self_params *p,
                                uint32_t k, vec2 position, nb_entry *out)
 {
 	const float full = sqrf(p->neighbor_dist);
-	const float guess = w->nb_guess[slot];
+	const float guess = w->t_guess[self];
 	float radius = p->neighbor_dist, range_sq = full;
 	if (guess > 0.0f) {
 		/* the k old neighbours moved at most max_speed * dt each, and so did
@@ -424,7 +425,7 @@ static uint32_t grid_exact_scan(const struct orca_world *w, uint32_t self, const
 	return count;
 }
 
-static uint32_t quality_grid_neighbors(struct orca_world *w, uint32_t self, uint32_t slot, const self_params *p,
+static uint32_t quality_grid_neighbors(struct orca_world *w, uint32_t self, const self_params *p,
                                        uint32_t max_nb, vec2 position, nb_entry *out)
 {
 	uint32_t count = ORCA_NONE;
@@ -432,11 +433,11 @@ static uint32_t quality_grid_neighbors(struct orca_world *w, uint32_t self, uint
 		/* the fast scan's answer holds when it has no equal distances
 		 * among the k + 1 nearest: then the (distance, index) order is
 		 * the distance order */
-		count = grid_neighbors(w, self, slot, p, max_nb, position, out);
+		count = grid_neighbors(w, self, p, max_nb, position, out);
 	}
 	if (count == ORCA_NONE) {
 		/* the same guessed disc, then the whole range, exactly */
-		const float full = sqrf(p->neighbor_dist), guess = w->nb_guess[slot];
+		const float full = sqrf(p->neighbor_dist), guess = w->t_guess[self];
 		float range_sq = full;
 		if (guess > 0.0f) {
 			const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
@@ -446,7 +447,7 @@ static uint32_t quality_grid_neighbors(struct orca_world *w, uint32_t self, uint
 		if (count < max_nb && range_sq < full)
 			count = grid_exact_scan(w, self, p, max_nb, position, full, out);
 	}
-	w->nb_guess[slot] = count == max_nb ? sqrtf(out[count - 1].dist_sq) : 0.0f;
+	w->t_guess[self] = count == max_nb ? sqrtf(out[count - 1].dist_sq) : 0.0f;
 	return count;
 }
 
@@ -485,10 +486,10 @@ uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t
 {
 	nb_entry *out = sc->agent_nb;
 	if (w->grid_order)
-		return quality_grid_neighbors(w, self, slot, p, max_nb, position, out);
+		return quality_grid_neighbors(w, self, p, max_nb, position, out);
 	uint32_t count = ORCA_NONE;
 	if (w->grid_on && w->plain_masks && p->mask == UINT32_MAX)
-		count = grid_neighbors(w, self, slot, p, max_nb, position, out);
+		count = grid_neighbors(w, self, p, max_nb, position, out);
 	if (count == ORCA_NONE) {
 		const float range_sq = start_range(w, slot, p, max_nb, position);
 		count = orca_agent_tree_query_neighbors(w, self, range_sq, max_nb, p->mask, out, sc->stack);
@@ -501,6 +502,8 @@ uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t
 		}
 		w->hint_count[slot] = (uint8_t)(count <= ORCA_HINT_MAX ? count : 0);
 	}
-	w->nb_guess[slot] = count == max_nb ? sqrtf(out[count - 1].dist_sq) : 0.0f;
+	/* by tree index: this worker's own run (a write by slot would share
+	 * cache lines with the other workers'); back to the slot with the move */
+	w->t_guess[self] = count == max_nb ? sqrtf(out[count - 1].dist_sq) : 0.0f;
 	return count;
 }

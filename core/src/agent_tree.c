@@ -206,11 +206,17 @@ void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			t->vy = w->vy[s];
 			w->tself[i].pvx = w->pvx[s];
 			w->tself[i].pvy = w->pvy[s];
+			w->t_guess[i] = w->nb_guess[s];
 			continue;
 		}
 		const agent_params *p = &w->params[s];
 		tree_agent *t = &w->tagent[i];
-		w->tree_index[s] = i;
+		/* written only where it changed: a worker's writes by slot share
+		 * cache lines with the other workers' (the grid order sets it
+		 * before, on one thread) */
+		if (w->tree_index[s] != i)
+			w->tree_index[s] = i;
+		w->t_guess[i] = w->nb_guess[s];
 		plain = plain && p->mask == UINT32_MAX && p->layer != 0;
 		uniform = uniform && p->weight == weight0;
 		t->x = w->tpx[i];

@@ -33,6 +33,11 @@ int orca_pool_create(struct orca_world *w, int workers, orca_pool **out);
 void orca_pool_destroy(struct orca_world *w, orca_pool *pool);
 /* Run fn over [0, count) in chunks of `grain`, on every worker; returns when done. */
 void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t grain);
+/* The same with chunks of a share of what is left, at least min_grain: each
+ * worker walks long runs of neighbouring items (a loop over the tree order
+ * then reads the data its neighbours read, in its own cache) and the short
+ * chunks at the end still even out the finish. */
+void orca_pool_run_guided(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t min_grain);
 /* Let waiting threads spin briefly before sleeping (worth it when steps are
  * long enough that a wake-up per job matters; off by default). */
 void orca_pool_set_spin(orca_pool *pool, bool spin);
@@ -217,7 +222,13 @@ struct orca_world {
 	uint32_t order_count, order_cap;
 	bool order_dirty;   /* holds removed slots */
 	float *tpx, *tpy;   /* positions in tree order */
-	float *tnvx, *tnvy; /* new velocities in tree order (each worker writes its own run) */
+	float *tnvx, *tnvy; /* new velocities in tree order (each worker writes its own run); quality
+	                     * mode: the velocities the agents move with until the step's end */
+	float *tnx, *tny;   /* quality mode: the moved positions, in tree order, from the velocity
+	                     * stage (then they become tpx/tpy: the arrays trade places) */
+	float *t_guess;     /* nb_guess in tree order during a step (the velocity stage's workers
+	                     * write their own runs; back to the slots with the move) */
+	uint8_t *t_arrived; /* quality mode: params.arrived in tree order until the step's end */
 	tree_agent *tagent; /* the rest of each agent, in tree order */
 	self_params *tself; /* each agent's own parameters, in tree order */
 	uint32_t tree_cap;
@@ -247,7 +258,7 @@ struct orca_world {
 	float grid_ox, grid_oy, grid_inv, grid_last_x, grid_last_y;
 	bool grid_on;
 	bool grid_order;          /* quality: this step's order is the grid's, no kd-tree */
-	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown */
+	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown (t_guess during a step) */
 
 	/* box queries' grid of live agents (query_grid.c) */
 	bool qgrid_valid;     /* built since the last move, add or removal */

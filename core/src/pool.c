@@ -46,6 +46,7 @@ struct orca_pool {
 	orca_task_fn fn;
 	void *ctx;
 	uint32_t count, grain;
+	bool guided;
 	atomic_uint next;
 };
 
@@ -57,6 +58,24 @@ typedef struct thread_arg thread_arg;
 
 static void work(orca_pool *pool, int worker)
 {
+	if (pool->guided) {
+		/* a share of what is left (at least grain): long runs first, short
+		 * ones at the end to even out the finish */
+		const uint32_t parts = 2u * (uint32_t)pool->workers;
+		uint32_t begin = atomic_load_explicit(&pool->next, memory_order_relaxed);
+		for (;;) {
+			if (begin >= pool->count)
+				return;
+			const uint32_t left = pool->count - begin;
+			const uint32_t size = left / parts > pool->grain ? left / parts : pool->grain;
+			const uint32_t end = left < size ? pool->count : begin + size;
+			if (!atomic_compare_exchange_weak_explicit(&pool->next, &begin, end, memory_order_relaxed,
+			                                           memory_order_relaxed))
+				continue; /* begin is the counter's current value */
+			pool->fn(pool->ctx, begin, end, worker);
+			begin = atomic_load_explicit(&pool->next, memory_order_relaxed);
+		}
+	}
 	for (;;) {
 		const uint32_t begin = atomic_fetch_add_explicit(&pool->next, pool->grain, memory_order_relaxed);
 		if (begin >= pool->count)
@@ -193,7 +212,7 @@ void orca_pool_destroy(struct orca_world *w, orca_pool *pool)
 	orca_mem_free(w, pool, sizeof *pool);
 }
 
-void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t grain)
+static void run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t grain, bool guided)
 {
 	if (count == 0)
 		return;
@@ -209,6 +228,7 @@ void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, 
 	pool->ctx = ctx;
 	pool->count = count;
 	pool->grain = grain;
+	pool->guided = guided;
 	atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
 	atomic_store_explicit(&pool->running, pool->workers - 1, memory_order_relaxed);
 	pthread_mutex_lock(&pool->mutex);
@@ -224,6 +244,16 @@ void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, 
 			pthread_cond_wait(&pool->done_cv, &pool->mutex);
 		pthread_mutex_unlock(&pool->mutex);
 	}
+}
+
+void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t grain)
+{
+	run(pool, fn, ctx, count, grain, false);
+}
+
+void orca_pool_run_guided(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t min_grain)
+{
+	run(pool, fn, ctx, count, min_grain, true);
 }
 
 void orca_pool_set_spin(orca_pool *pool, bool spin)

@@ -256,12 +256,10 @@ static inline void add_push(uint32_t i, uint32_t j, float rx, float ry, float d_
 	*dy += n.y * push;
 }
 
-/* Overlap pass flags (q_flag, per tree index, set for every agent by the
- * first iteration): pushed in some iteration of this step (its slot takes
- * the new position and velocity), pushed in the last iteration (the other
- * position buffer is one push behind). */
-#define F_TOUCHED 1u
-#define F_CHANGED 2u
+/* Overlap pass flag (q_flag, per tree index, set for every agent by the
+ * first iteration): pushed in the last iteration, so the other position
+ * buffer is one push behind. */
+#define F_CHANGED 1u
 
 
 /* Move the centre out of every obstacle edge it is within a radius of (on the
@@ -447,7 +445,7 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		tnvy[i] = vy;
 		nx[i] = pos.x;
 		ny[i] = pos.y;
-		q_flag[i] = (uint8_t)(F_TOUCHED | F_CHANGED);
+		q_flag[i] = (uint8_t)F_CHANGED;
 		/* a push too small to make a deep overlap does not make the
 		 * neighbours look again */
 		if (look_next && dx * dx + dy * dy > Q_MOVED * Q_MOVED) {
@@ -460,49 +458,20 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	w->q_moved[(size_t)worker * Q_LINE_U32] += moved;
 }
 
-typedef struct finish_ctx {
-	struct orca_world *w;
-	const float *fx, *fy; /* the final positions */
-	bool copy;            /* they are in q_bx/q_by: copy the last iteration's moves to tpx/tpy */
-} finish_ctx;
-
-/* After the iterations, over max(agents, slots): tree index i < agents
- * copies its final position to tpx/tpy if it is not there; slot s writes its
- * agent's quality state, and position and velocity if the pass pushed it.
- * Slot order: each worker writes a run of the slot arrays, not every
- * other cache line of them. */
-static void finish_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+/* After an odd number of iterations the final positions are in q_bx/q_by:
+ * tpx/tpy lack the last iteration's pushes (every other agent has the same
+ * position in both). */
+static void copy_back_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	(void)worker;
-	const finish_ctx *fc = ctx;
-	struct orca_world *w = fc->w;
-	const float *fx = fc->fx, *fy = fc->fy;
-	const uint8_t *q_flag = w->q_flag, *alive = w->alive;
-	const q_agent *q_agents = w->q_agents;
-	const uint32_t *tree_index = w->tree_index;
-	const float *tnvx = w->tnvx, *tnvy = w->tnvy;
-	float *tpx = w->tpx, *tpy = w->tpy, *px = w->px, *py = w->py, *vx = w->vx, *vy = w->vy;
-	float *q_stuck = w->q_stuck, *q_blocked = w->q_blocked;
-	const uint32_t n = w->order_count, slots = w->slot_count;
-	if (fc->copy) {
-		for (uint32_t i = begin; i < end && i < n; ++i) {
-			if (q_flag[i] & F_CHANGED) {
-				tpx[i] = fx[i];
-				tpy[i] = fy[i];
-			}
-		}
-	}
-	for (uint32_t s = begin; s < end && s < slots; ++s) {
-		if (!alive[s])
-			continue;
-		const uint32_t i = tree_index[s];
-		q_stuck[s] = q_agents[i].stuck;
-		q_blocked[s] = q_agents[i].blocked;
-		if (q_flag[i] & F_TOUCHED) {
-			px[s] = fx[i];
-			py[s] = fy[i];
-			vx[s] = tnvx[i];
-			vy[s] = tnvy[i];
+	struct orca_world *w = ctx;
+	const float *bx = w->q_bx, *by = w->q_by;
+	const uint8_t *q_flag = w->q_flag;
+	float *tpx = w->tpx, *tpy = w->tpy;
+	for (uint32_t i = begin; i < end; ++i) {
+		if (q_flag[i] & F_CHANGED) {
+			tpx[i] = bx[i];
+			tpy[i] = by[i];
 		}
 	}
 }
@@ -511,10 +480,10 @@ static void finish_task(void *ctx, uint32_t begin, uint32_t end, int worker)
  * positions, and written to the other of two position buffers (tpx/tpy and
  * q_bx/q_by), one pool run each. The first looks at every agent; each later
  * one only at the agents that moved deeper than Q_MOVED and their contacts.
- * The iterations read and write tree order only: positions, and velocities
- * in tnvx/tnvy (integration leaves there the velocity each agent moved
- * with). Then one run puts the final positions in tpx/tpy and writes the
- * results to the slots. */
+ * Tree order only: positions, and velocities in tnvx/tnvy (the velocity
+ * stage leaves there the velocity each agent moved with); the final
+ * positions end in tpx/tpy, and the step's settle pass (world.c) gives the
+ * slots their agents' outcome. */
 void orca_quality_resolve(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
@@ -539,8 +508,6 @@ void orca_quality_resolve(struct orca_world *w)
 		if (last || moved == 0)
 			break; /* every deep overlap looked at again, or the iterations spent */
 	}
-	/* the final positions: in tpx/tpy after an even number of iterations */
-	finish_ctx fc = {w, bx[it & 1u], by[it & 1u], (it & 1u) != 0};
-	const uint32_t span = n > w->slot_count ? n : w->slot_count;
-	orca_pool_run(w->pool, finish_task, &fc, span, 4096);
+	if (it & 1u)
+		orca_pool_run(w->pool, copy_back_task, w, n, 4096);
 }

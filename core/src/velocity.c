@@ -646,6 +646,39 @@ static inline uint32_t agent_lines(const struct orca_world *w, bool avx, uint32_
 #endif
 }
 
+/* Quality mode: the move itself, integrate_task's operations (world.c) in
+ * tree order, into tnx/tny (the others still read this step's positions in
+ * tpx/tpy) and the agent's own tnvx/tnvy and t_arrived: every write lands in
+ * this worker's run of the tree order; the slots get them after the overlap
+ * pass. Here rather than in a pass of its own: the agent's data is in cache. */
+static void quality_move(struct orca_world *w, worker_scratch *sc, uint32_t self, uint32_t slot, vec2 position,
+                         vec2 velocity, float dt)
+{
+	float nvx = velocity.x, nvy = velocity.y;
+	float x = position.x + nvx * dt, y = position.y + nvy * dt;
+	if (w->has_bounds) { /* a wall at the bounds: stop there, keep the other axis */
+		if (x < w->bounds_min_x || x > w->bounds_max_x) {
+			x = x < w->bounds_min_x ? w->bounds_min_x : w->bounds_max_x;
+			nvx = 0.0f;
+		}
+		if (y < w->bounds_min_y || y > w->bounds_max_y) {
+			y = y < w->bounds_min_y ? w->bounds_min_y : w->bounds_max_y;
+			nvy = 0.0f;
+		}
+	}
+	w->tnvx[self] = nvx;
+	w->tnvy[self] = nvy;
+	w->tnx[self] = x;
+	w->tny[self] = y;
+	const agent_params *p = &w->params[slot];
+	if (p->steer_mode != ORCA_STEER_VELOCITY) {
+		const vec2 g = v2_sub(p->target, v2(x, y));
+		const uint8_t arrived = v2_abs_sq(g) <= sqrf(p->arrival_distance);
+		w->t_arrived[self] = arrived;
+		sc->arrived += arrived;
+	}
+}
+
 static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self, float dt, bool avx)
 {
 	const self_params *p = &w->tself[self];
@@ -689,10 +722,13 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 		orca_linear_program3(lines, n, num_obst_lines, line_fail, p->max_speed, &new_velocity, &proj, avx);
 		sc->lp3_fallbacks++;
 	}
-	w->tnvx[self] = new_velocity.x;
-	w->tnvy[self] = new_velocity.y;
-	if (quality)
+	if (quality) {
 		orca_quality_after(w, self, slot, pref, aim, new_velocity, sc->agent_nb, agent_count, dt);
+		quality_move(w, sc, self, slot, position, new_velocity, dt);
+	} else {
+		w->tnvx[self] = new_velocity.x;
+		w->tnvy[self] = new_velocity.y;
+	}
 }
 
 void orca_compute_velocities(void *ctx, uint32_t begin, uint32_t end, int worker)

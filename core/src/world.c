@@ -129,9 +129,13 @@ bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
 		bool ok = regrow(w, (void **)&w->order, sizeof(uint32_t), oc, c) &&
 		          regrow(w, (void **)&w->tpx, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
 		          regrow(w, (void **)&w->tpy, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
+		          regrow(w, (void **)&w->tnx, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
+		          regrow(w, (void **)&w->tny, sizeof(float), oc + ORCA_TREE_PAD, c + ORCA_TREE_PAD) &&
 		          regrow(w, (void **)&w->qnodes, sizeof(query_node), 2 * oc, 2 * c) &&
 		          regrow(w, (void **)&w->tnvx, sizeof(float), oc, c) &&
 		          regrow(w, (void **)&w->tnvy, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->t_guess, sizeof(float), oc, c) &&
+		          regrow(w, (void **)&w->t_arrived, sizeof(uint8_t), oc, c) &&
 		          regrow(w, (void **)&w->tagent, sizeof(tree_agent), oc, c) &&
 		          regrow(w, (void **)&w->tself, sizeof(self_params), oc, c) &&
 		          regrow(w, (void **)&w->nodes, sizeof(agent_node), 2 * oc, 2 * c) &&
@@ -258,9 +262,13 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
 	orca_mem_free(w, w->tpy, (tc + ORCA_TREE_PAD) * sizeof(float));
+	orca_mem_free(w, w->tnx, (tc + ORCA_TREE_PAD) * sizeof(float));
+	orca_mem_free(w, w->tny, (tc + ORCA_TREE_PAD) * sizeof(float));
 	orca_mem_free(w, w->qnodes, 2 * tc * sizeof(query_node));
 	orca_mem_free(w, w->tnvx, tc * sizeof(float));
 	orca_mem_free(w, w->tnvy, tc * sizeof(float));
+	orca_mem_free(w, w->t_guess, tc * sizeof(float));
+	orca_mem_free(w, w->t_arrived, tc * sizeof(uint8_t));
 	orca_mem_free(w, w->tagent, tc * sizeof(tree_agent));
 	orca_mem_free(w, w->tself, tc * sizeof(self_params));
 	orca_mem_free(w, w->nodes, 2 * tc * sizeof(agent_node));
@@ -359,8 +367,9 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	 * every one would be reloaded per agent */
 	const uint8_t *alive = w->alive;
 	const uint32_t *tree_index = w->tree_index;
-	float *tnvx = w->tnvx, *tnvy = w->tnvy;
+	const float *tnvx = w->tnvx, *tnvy = w->tnvy, *t_guess = w->t_guess;
 	float *px = w->px, *py = w->py, *vx = w->vx, *vy = w->vy, *tpx = w->tpx, *tpy = w->tpy;
+	float *nb_guess = w->nb_guess;
 	agent_params *params = w->params;
 	const bool has_bounds = w->has_bounds;
 	const float min_x = w->bounds_min_x, max_x = w->bounds_max_x, min_y = w->bounds_min_y, max_y = w->bounds_max_y;
@@ -387,8 +396,7 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		py[s] = y;
 		tpx[i] = x; /* tree order too: the refit reads these */
 		tpy[i] = y;
-		tnvx[i] = nvx; /* and quality mode's overlap pass these */
-		tnvy[i] = nvy;
+		nb_guess[s] = t_guess[i];
 		agent_params *p = &params[s];
 		if (p->steer_mode != ORCA_STEER_VELOCITY) {
 			const vec2 g = v2_sub(p->target, v2(x, y));
@@ -397,6 +405,41 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		}
 	}
 	w->scratch[worker].arrived += arrived;
+}
+
+/* Quality mode, after the overlap pass: each slot takes its agent's outcome
+ * from the tree-order arrays, in slot order, so that each worker writes its
+ * own run. The step up to here wrote per-agent state by tree index only:
+ * written by slot from loops in tree order, the writes of two workers would
+ * share cache lines (slot and tree order are unrelated) and the lines would
+ * bounce between the cores. */
+static void settle_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	const uint8_t *alive = w->alive;
+	const uint32_t *tree_index = w->tree_index;
+	const float *tnvx = w->tnvx, *tnvy = w->tnvy, *tpx = w->tpx, *tpy = w->tpy, *t_guess = w->t_guess;
+	const uint8_t *t_arrived = w->t_arrived;
+	const q_agent *q_agents = w->q_agents;
+	float *px = w->px, *py = w->py, *vx = w->vx, *vy = w->vy, *nb_guess = w->nb_guess;
+	float *q_stuck = w->q_stuck, *q_blocked = w->q_blocked;
+	agent_params *params = w->params;
+	for (uint32_t s = begin; s < end; ++s) {
+		if (!alive[s])
+			continue;
+		const uint32_t i = tree_index[s];
+		px[s] = tpx[i];
+		py[s] = tpy[i];
+		vx[s] = tnvx[i];
+		vy[s] = tnvy[i];
+		nb_guess[s] = t_guess[i];
+		q_stuck[s] = q_agents[i].stuck;
+		q_blocked[s] = q_agents[i].blocked;
+		agent_params *p = &params[s];
+		if (p->steer_mode != ORCA_STEER_VELOCITY)
+			p->arrived = t_arrived[i];
+	}
 }
 
 static bool reserve_scratch(struct orca_world *w)
@@ -455,12 +498,25 @@ int orca_world_step(orca_world *w, float dt)
 		orca_quality_prepare(w);
 	const double t3 = now_ms();
 
-	orca_pool_run(w->pool, orca_compute_velocities, w, n, 64);
+	orca_pool_run_guided(w->pool, orca_compute_velocities, w, n, 64);
 	const double t4 = now_ms();
 
-	orca_pool_run(w->pool, integrate_task, w, w->slot_count, 4096);
-	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
-		orca_quality_resolve(w); /* moves tpx/tpy too, before the refit reads them */
+	if (w->avoidance == ORCA_AVOIDANCE_QUALITY) {
+		/* the velocity stage moved the agents into tnx/tny (velocity.c):
+		 * they become the tree-order positions */
+		float *t = w->tpx;
+		w->tpx = w->tnx;
+		w->tnx = t;
+		t = w->tpy;
+		w->tpy = w->tny;
+		w->tny = t;
+		for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k)
+			w->tpx[k] = w->tpy[k] = 0.0f; /* read four at a time */
+		orca_quality_resolve(w); /* on the tree-order arrays, before the refit reads them */
+		orca_pool_run(w->pool, settle_task, w, w->slot_count, 4096);
+	} else {
+		orca_pool_run(w->pool, integrate_task, w, w->slot_count, 4096);
+	}
 	if (w->grid_order)
 		w->query_tree_valid = false; /* no kd-tree: box queries use the query grid */
 	else
