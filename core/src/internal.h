@@ -179,6 +179,8 @@ typedef struct worker_scratch {
 	uint32_t lp3_fallbacks, arrived;
 	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
 	float q_radius_min, q_radius_max; /* quality: the radii this worker saw */
+	float bb_min_x, bb_min_y, bb_max_x, bb_max_y; /* grid order: the positions this worker saw */
+	uint32_t part_count, part_occupied; /* grid order: agents and occupied cells of cell range [this worker's index] */
 	char pad[64];
 } worker_scratch;
 
