@@ -119,59 +119,189 @@ void orca_agent_grid_build(struct orca_world *w)
 	w->grid_on = true;
 }
 
+/* Grid order, pass 1 (tree-order chunks): last step's order's positions into
+ * tnx/tny (free until the velocity stage), and the box around them. */
+static void order_positions_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	const uint32_t *order = w->order;
+	const float *px = w->px, *py = w->py;
+	float *tx = w->tnx, *ty = w->tny;
+	worker_scratch *sc = &w->scratch[worker];
+	float min_x = sc->bb_min_x, max_x = sc->bb_max_x, min_y = sc->bb_min_y, max_y = sc->bb_max_y;
+	for (uint32_t k = begin; k < end; ++k) {
+		const uint32_t s = order[k];
+		const float x = px[s], y = py[s];
+		tx[k] = x;
+		ty[k] = y;
+		min_x = minf(min_x, x);
+		max_x = maxf(max_x, x);
+		min_y = minf(min_y, y);
+		max_y = maxf(max_y, y);
+	}
+	sc->bb_min_x = min_x, sc->bb_max_x = max_x, sc->bb_min_y = min_y, sc->bb_max_y = max_y;
+}
+
+/* Pass 2 (tree-order chunks): each agent's cell. */
+static void order_cells_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy, last_x = w->grid_last_x, last_y = w->grid_last_y;
+	const uint32_t gw = w->grid_w;
+	const float *tx = w->tnx, *ty = w->tny;
+	uint32_t *cell_ix = w->grid_cell;
+	for (uint32_t k = begin; k < end; ++k)
+		cell_ix[k] = orca_cell_of(ty[k], oy, inv, last_y) * gw + orca_cell_of(tx[k], ox, inv, last_x);
+}
+
+/* The counting sort's passes 3 and 4 run by cell range: part r of
+ * worker_count owns cells [first, end) of the grid, their entries of
+ * grid_start and their run of the sorted arrays, and looks through every
+ * agent's cell for its own. A stable counting sort has one result, however
+ * the cells are shared out. */
+static void cell_range(const struct orca_world *w, uint32_t part, uint32_t *first, uint32_t *end)
+{
+	const uint64_t cells = (uint64_t)w->grid_w * w->grid_h, parts = (uint64_t)w->worker_count;
+	*first = (uint32_t)(cells * part / parts);
+	*end = (uint32_t)(cells * (part + 1) / parts);
+}
+
+/* Pass 3: the part's cells' counts, turned into first indices counted from
+ * the part's first agent (grid_start[c]); the part's total in its scratch. */
+static void order_count_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	const uint32_t n = w->order_count, *cell_ix = w->grid_cell;
+	uint32_t *start = w->grid_start;
+	for (uint32_t part = begin; part < end; ++part) {
+		uint32_t c0, c1;
+		cell_range(w, part, &c0, &c1);
+		memset(start + c0, 0, (c1 - c0) * sizeof *start);
+		for (uint32_t k = 0; k < n; ++k) {
+			const uint32_t c = cell_ix[k];
+			if (c - c0 < c1 - c0)
+				start[c]++;
+		}
+		uint32_t run = 0, occupied = 0;
+		for (uint32_t c = c0; c < c1; ++c) {
+			const uint32_t count = start[c];
+			start[c] = run;
+			run += count;
+			occupied += count != 0;
+		}
+		w->scratch[part].part_count = run;
+		w->scratch[part].part_occupied = occupied;
+	}
+}
+
+/* Pass 4: the part's agents to their places (ascending k within a cell: last
+ * step's order), the new order in grid_index for now. */
+static void order_scatter_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	const uint32_t n = w->order_count, *cell_ix = w->grid_cell, *order = w->order;
+	const float *tx = w->tnx, *ty = w->tny;
+	uint32_t *start = w->grid_start, *sorted = w->grid_index;
+	float *gx = w->grid_x, *gy = w->grid_y, *tpx = w->tpx, *tpy = w->tpy;
+	for (uint32_t part = begin; part < end; ++part) {
+		uint32_t c0, c1;
+		cell_range(w, part, &c0, &c1);
+		if (c0 == c1)
+			continue;
+		const uint32_t offset = w->scratch[part].part_count; /* now: agents in the parts before */
+		for (uint32_t c = c0; c < c1; ++c)
+			start[c] += offset;
+		for (uint32_t k = 0; k < n; ++k) {
+			const uint32_t c = cell_ix[k];
+			if (c - c0 >= c1 - c0)
+				continue;
+			const uint32_t i = start[c]++;
+			sorted[i] = order[k];
+			gx[i] = tpx[i] = tx[k];
+			gy[i] = tpy[i] = ty[k];
+		}
+		/* each cursor stopped at the next cell's first index */
+		memmove(start + c0 + 1, start + c0, (c1 - c0 - 1) * sizeof *start);
+		start[c0] = offset;
+	}
+}
+
+/* Pass 5: the new order, and tree_index by slot range (part r of
+ * worker_count owns those slots: each worker writes its own run). */
+static void order_index_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	struct orca_world *w = ctx;
+	(void)worker;
+	const uint32_t n = w->order_count, *sorted = w->grid_index, parts = (uint32_t)w->worker_count;
+	uint32_t *tree_index = w->tree_index, *order = w->order;
+	for (uint32_t part = begin; part < end; ++part) {
+		const uint32_t i0 = (uint32_t)((uint64_t)n * part / parts), i1 = (uint32_t)((uint64_t)n * (part + 1) / parts);
+		memcpy(order + i0, sorted + i0, (i1 - i0) * sizeof *order);
+		const uint32_t s0 = (uint32_t)((uint64_t)w->slot_count * part / parts);
+		const uint32_t s1 = (uint32_t)((uint64_t)w->slot_count * (part + 1) / parts);
+		for (uint32_t i = 0; i < n; ++i) {
+			const uint32_t s = sorted[i];
+			if (s - s0 < s1 - s0)
+				tree_index[s] = i;
+		}
+	}
+}
+
 /* Quality mode without the kd-tree: the persistent order itself sorted by
  * grid cell (stably: within a cell, last step's order), so the tree order IS
- * the grid order and a scan of cells walks ascending indices. */
+ * the grid order and a scan of cells walks ascending indices. A counting sort
+ * in passes over the pool: every write lands in its worker's own run. */
 bool orca_agent_grid_order(struct orca_world *w)
 {
 	w->grid_on = false;
 	const uint32_t n = w->order_count;
 	if (n < GRID_MIN_AGENTS || !orca_agent_grid_reserve(w))
 		return false;
-	const uint32_t *order = w->order;
-	float min_x = w->px[order[0]], max_x = min_x, min_y = w->py[order[0]], max_y = min_y;
-	for (uint32_t k = 1; k < n; ++k) {
-		const float x = w->px[order[k]], y = w->py[order[k]];
-		min_x = minf(min_x, x);
-		max_x = maxf(max_x, x);
-		min_y = minf(min_y, y);
-		max_y = maxf(max_y, y);
+	const uint32_t parts = (uint32_t)w->worker_count;
+	for (uint32_t k = 0; k < parts; ++k) {
+		worker_scratch *sc = &w->scratch[k];
+		sc->bb_min_x = sc->bb_min_y = INFINITY;
+		sc->bb_max_x = sc->bb_max_y = -INFINITY;
 	}
+	orca_pool_run(w->pool, order_positions_task, w, n, 4096);
+	float min_x = INFINITY, max_x = -INFINITY, min_y = INFINITY, max_y = -INFINITY;
+	for (uint32_t k = 0; k < parts; ++k) {
+		const worker_scratch *sc = &w->scratch[k];
+		min_x = minf(min_x, sc->bb_min_x);
+		max_x = maxf(max_x, sc->bb_max_x);
+		min_y = minf(min_y, sc->bb_min_y);
+		max_y = maxf(max_y, sc->bb_max_y);
+	}
+	/* which of 0 and -0 a tie keeps depends on who saw which: + 0 makes
+	 * both 0 (no cell of the grid depends on it) */
+	min_x += 0.0f, max_x += 0.0f, min_y += 0.0f, max_y += 0.0f;
 	if (!grid_layout(w, min_x, min_y, max_x, max_y, n))
 		return false;
 	const uint32_t cells = w->grid_w * w->grid_h;
-	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
-	uint32_t *start = w->grid_start, *cell_ix = w->grid_cell;
-	memset(start, 0, (cells + 1) * sizeof *start);
-	for (uint32_t k = 0; k < n; ++k) {
-		const uint32_t s = order[k];
-		const uint32_t c =
-		    orca_cell_of(w->py[s], oy, inv, w->grid_last_y) * w->grid_w + orca_cell_of(w->px[s], ox, inv, w->grid_last_x);
-		cell_ix[k] = c;
-		start[c + 1]++;
+	orca_pool_run(w->pool, order_cells_task, w, n, 4096);
+	orca_pool_run(w->pool, order_count_task, w, parts, 1);
+	uint32_t occupied = 0, offset = 0;
+	for (uint32_t k = 0; k < parts; ++k) {
+		worker_scratch *sc = &w->scratch[k];
+		occupied += sc->part_occupied;
+		const uint32_t count = sc->part_count;
+		sc->part_count = offset; /* the scatter's offset */
+		offset += count;
 	}
-	const uint32_t occupied = cell_starts_from_counts(start, cells);
 	if (occupied * 3u < n)
-		return false; /* clustered: the kd-tree copes better */
-	uint32_t *sorted = w->grid_index; /* the new order, for now */
-	for (uint32_t k = 0; k < n; ++k) {
-		const uint32_t s = order[k];
-		const uint32_t i = start[cell_ix[k]]++;
-		sorted[i] = s;
-		w->tree_index[s] = i; /* here, not in the gather: a worker's writes by slot share lines with the other's */
-		w->grid_x[i] = w->px[s];
-		w->grid_y[i] = w->py[s];
-	}
-	memmove(start + 1, start, cells * sizeof *start);
-	start[0] = 0;
-	memcpy(w->order, sorted, n * sizeof *sorted);
-	memcpy(w->tpx, w->grid_x, n * sizeof(float));
-	memcpy(w->tpy, w->grid_y, n * sizeof(float));
+		return false; /* clustered: the kd-tree copes better (the order is untouched) */
+	orca_pool_run(w->pool, order_scatter_task, w, parts, 1);
+	w->grid_start[cells] = n;
+	orca_pool_run(w->pool, order_index_task, w, parts, 1);
+	uint32_t *gi = w->grid_index;
 	for (uint32_t i = 0; i < n; ++i)
-		w->grid_index[i] = i;
+		gi[i] = i;
 	for (uint32_t k = n; k < n + ORCA_TREE_PAD; ++k) {
 		w->grid_x[k] = w->grid_y[k] = w->tpx[k] = w->tpy[k] = 0.0f;
-		w->grid_index[k] = ORCA_NONE; /* read four at a time, never a candidate */
+		gi[k] = ORCA_NONE; /* read four at a time, never a candidate */
 	}
 	w->grid_on = true;
 
