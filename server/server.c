@@ -76,6 +76,16 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	if (cfg->data_dir[0] && storage_open(srv, &srv->storage) != 0) return -1;
 	/* navigation: the mesh over the world as it is now (demo obstacles included) */
 	if (cfg->nav_enabled && !srv->nav && !(srv->nav = navigation_create(srv->world, cfg))) return -1;
+	if (cfg->tick_trace_path[0]) {
+		srv->tick_trace = fopen(cfg->tick_trace_path, "w");
+		if (!srv->tick_trace) {
+			log_error("--tick-trace %s: cannot open it", cfg->tick_trace_path);
+			return -1;
+		}
+		fputs("tick total_us apply_us wait_us navigation_us step_us table_us handoff_us snapshots_us events_us "
+		      "commands snapshots snapshot_bytes paths_planned replans\n",
+		      srv->tick_trace);
+	}
 	return 0;
 }
 
@@ -254,6 +264,23 @@ static void log_tick_profile(server *srv) {
 	last = *m;
 }
 
+/* --tick-trace: this tick's wall time and parts (microseconds), and what it
+ * did (commands applied, snapshots sent and their bytes, paths planned,
+ * replans), so a slow tick can be told from a busy one. stdio's buffer: one
+ * write() every few dozen ticks. */
+static void write_tick_trace(server *srv, uint64_t tick_ns) {
+	const server_metrics *m = &srv->metrics;
+	uint64_t replans = 0;
+	for (int k = 0; k < 4; k++) replans += m->navigation.replans[k];
+	const uint64_t now[5] = {m->commands_applied, m->snapshots_sent, m->snapshot_bytes, m->navigation.paths_planned,
+	                         replans};
+	fprintf(srv->tick_trace, "%" PRIu64 " %.0f", srv->status.tick, (double)tick_ns * 1e-3);
+	for (int k = 0; k < TICK_PARTS; k++) fprintf(srv->tick_trace, " %.0f", srv->tick_part[k] * 1e6);
+	for (int k = 0; k < 5; k++) fprintf(srv->tick_trace, " %" PRIu64, now[k] - srv->tick_trace_last[k]);
+	fputc('\n', srv->tick_trace);
+	memcpy(srv->tick_trace_last, now, sizeof now);
+}
+
 static void step_work(uv_work_t *req) {
 	server *srv = req->data;
 	uint64_t t0 = uv_hrtime();
@@ -326,6 +353,7 @@ static void step_finish(server *srv) {
 	srv->tick_part[TICK_EVENTS] = (double)(t1 - t_snap) * 1e-9;
 	for (int k = 0; k < TICK_PARTS; k++) srv->metrics.tick_part_seconds_sum[k] += srv->tick_part[k];
 	metrics_observe_tick(&srv->metrics, (double)(t1 - srv->tick_started_ns) * 1e-9);
+	if (srv->tick_trace) write_tick_trace(srv, t1 - srv->tick_started_ns);
 	log_tick_profile(srv);
 	if (!srv->stopping) schedule_next_tick(srv);
 }
@@ -465,6 +493,7 @@ void server_shutdown(server *srv) {
 }
 
 void server_destroy(server *srv) {
+	if (srv->tick_trace) fclose(srv->tick_trace);
 	storage_close(srv->storage);
 	command_queue_clear(&srv->queue);
 	free(srv->sessions);

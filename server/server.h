@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <uv.h>
 
@@ -102,6 +103,8 @@ struct server {
 	uint64_t tick_queued_ns;   /* the step handed to the pool */
 	uint64_t tick_worked_ns;   /* the pool thread's work done */
 	double tick_part[TICK_PARTS]; /* this tick's parts (seconds), added to the metrics at its end */
+	FILE *tick_trace; /* --tick-trace: one line per tick (NULL: off) */
+	uint64_t tick_trace_last[5]; /* the counters it shows per tick, at the last line */
 	uint64_t step_hash; /* computed on the worker after the step */
 	bool table_ok;
 	bool build_table; /* the step also builds `table` (someone subscribed) */

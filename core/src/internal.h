@@ -189,9 +189,9 @@ typedef struct worker_scratch {
 
 /* Quality mode, per tree index during a step: the turn it aims with (NAN:
  * none), and its stuck timer and blockage, back to their slots after the
- * velocities (quality.c). */
+ * overlap pass; its top speed, for that pass (quality.c). */
 typedef struct q_agent {
-	float turn, stuck, blocked, pad;
+	float turn, stuck, blocked, max_speed;
 } q_agent;
 
 /* ------------------------------------------------------------ world */
@@ -308,9 +308,10 @@ struct orca_world {
 	                       * seconds left of a new target's right of way; saved with the world */
 	uint32_t *q_contact;  /* per tree index: up to ORCA_Q_CONTACTS close neighbours (tree indices) */
 	uint8_t *q_contact_count;
-	float *q_dx, *q_dy;   /* per tree index: the push of the overlap pass */
-	uint8_t *q_flag;      /* per tree index: overlap pass flags (quality.c), 0 between steps */
-	uint32_t *q_list;     /* overlap pass: the agents an iteration looks at or pushes */
+	float *q_bx, *q_by;   /* per tree index: overlap pass, the positions of every other iteration */
+	uint8_t *q_flag;      /* per tree index: overlap pass flags (quality.c) */
+	uint8_t *q_look;      /* 2 x per tree index: overlap pass, who looks in the next iteration, 0 between steps */
+	uint32_t *q_moved;    /* per worker (a cache line each): agents its overlap pass pushed deeper than Q_MOVED */
 	struct q_agent *q_agents; /* per tree index: this step's quality state (quality.c) */
 	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
 	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
@@ -321,8 +322,7 @@ struct orca_world {
 	worker_scratch *scratch;
 	orca_step_profile profile;
 	/* Tests only: take the SSE2 paths even on a CPU with AVX (velocity.c,
-	 * linear_program.c) or AVX2 (quality.c), so that both are checked to
-	 * give the same bits. */
+	 * linear_program.c), so that both are checked to give the same bits. */
 	bool simd_sse2_only;
 };
 
@@ -449,14 +449,12 @@ static inline float quality_share(const struct orca_world *w, uint32_t self, uin
 
 /* quality.c: the quality avoidance mode's hooks */
 bool orca_quality_reserve(struct orca_world *w);
+void orca_quality_free(struct orca_world *w);
 /* After the tree build, before the velocities: rank agents (right of way). */
 void orca_quality_prepare(struct orca_world *w);
-/* The preferred velocity ORCA aims for: pref turned right while blocked. */
-vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref);
-/* After the linear program: update the stuck timer, remember close neighbours. */
-void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
-                        const nb_entry *nb, uint32_t nb_count, float dt);
 /* After integration, before the tree refit: push overlapping agents apart. */
 void orca_quality_resolve(struct orca_world *w);
+/* The velocity stage's hooks: orca_quality_aim, orca_quality_after. */
+#include "quality_hooks.h"
 
 #endif /* ORCA_INTERNAL_H */

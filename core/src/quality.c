@@ -37,11 +37,6 @@
 #define Q_BIAS 0.35f
 #define Q_STUCK_GAIN 0.25f
 #define Q_TURN_MAX 2.5f
-/* A speed below this share of the preferred speed counts as stuck (moving
- * sideways round a jam does not: that is the way out). */
-#define Q_PROGRESS_MIN 0.3f
-/* Stuck this long (s), the widest turn did not help: start again from straight. */
-#define Q_STUCK_MAX 8.0f
 /* The turn fades from 1 + Q_NEAR radii from the target down to 1 radius. */
 #define Q_NEAR 5.0f
 /* Jitter of t: +-Q_JITTER/2. */
@@ -52,9 +47,15 @@
  * iteration (so no push carries a centre across an obstacle edge it touched:
  * the obstacle push after each iteration puts it back). */
 #define Q_ITERATIONS 4u
-#define Q_SLOP 0.2f
+#define Q_SLOP ORCA_Q_SLOP
 #define Q_MOVED 0.01f
 #define Q_PUSH_MAX 0.5f
+
+/* Loops that read per-slot state in tree order (scattered) prefetch the
+ * agent this far ahead. */
+#define Q_AHEAD 16u
+/* Per-worker counters sit this many uint32 apart: a cache line each. */
+#define Q_LINE_U32 16u
 
 static inline uint32_t hash_u32(uint32_t a, uint32_t b)
 {
@@ -69,17 +70,24 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 {
 	orca_mem_free(w, w->q_contact, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
 	orca_mem_free(w, w->q_contact_count, c * sizeof(uint8_t));
-	orca_mem_free(w, w->q_dx, c * sizeof(float));
-	orca_mem_free(w, w->q_dy, c * sizeof(float));
+	orca_mem_free(w, w->q_bx, c * sizeof(float));
+	orca_mem_free(w, w->q_by, c * sizeof(float));
 	orca_mem_free(w, w->q_flag, c * sizeof(uint8_t));
-	orca_mem_free(w, w->q_list, c * sizeof(uint32_t));
+	orca_mem_free(w, w->q_look, 2 * (size_t)c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_moved, (size_t)w->worker_count * Q_LINE_U32 * sizeof(uint32_t));
 	orca_mem_free(w, w->q_agents, c * sizeof(q_agent));
 	orca_mem_free(w, w->q_rank, c * sizeof(uint8_t));
 	w->q_contact = NULL;
-	w->q_contact_count = w->q_flag = w->q_rank = NULL;
-	w->q_list = NULL;
+	w->q_contact_count = w->q_flag = w->q_look = w->q_rank = NULL;
 	w->q_agents = NULL;
-	w->q_dx = w->q_dy = NULL;
+	w->q_bx = w->q_by = NULL;
+	w->q_moved = NULL;
+}
+
+void orca_quality_free(struct orca_world *w)
+{
+	free_tree_arrays(w, w->q_cap);
+	w->q_cap = 0;
 }
 
 bool orca_quality_reserve(struct orca_world *w)
@@ -91,18 +99,21 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_cap = 0;
 	w->q_contact = orca_mem_alloc(w, (size_t)c * ORCA_Q_CONTACTS * sizeof(uint32_t));
 	w->q_contact_count = orca_mem_alloc(w, c * sizeof(uint8_t));
-	w->q_dx = orca_mem_alloc(w, c * sizeof(float));
-	w->q_dy = orca_mem_alloc(w, c * sizeof(float));
+	w->q_bx = orca_mem_alloc(w, c * sizeof(float));
+	w->q_by = orca_mem_alloc(w, c * sizeof(float));
 	w->q_flag = orca_mem_alloc(w, c * sizeof(uint8_t));
-	w->q_list = orca_mem_alloc(w, c * sizeof(uint32_t));
+	w->q_look = orca_mem_alloc(w, 2 * (size_t)c * sizeof(uint8_t));
+	w->q_moved = orca_mem_alloc(w, (size_t)w->worker_count * Q_LINE_U32 * sizeof(uint32_t));
 	w->q_agents = orca_mem_alloc(w, c * sizeof(q_agent));
 	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
-	if (!w->q_contact || !w->q_contact_count || !w->q_dx || !w->q_dy || !w->q_flag || !w->q_list || !w->q_agents || !w->q_rank) {
+	if (!w->q_contact || !w->q_contact_count || !w->q_bx || !w->q_by || !w->q_flag ||
+	    !w->q_look || !w->q_moved || !w->q_agents || !w->q_rank) {
 		free_tree_arrays(w, c);
 		return false;
 	}
 	memset(w->q_contact_count, 0, c);
 	memset(w->q_flag, 0, c);
+	memset(w->q_look, 0, 2 * (size_t)c);
 	w->q_cap = c;
 	return true;
 }
@@ -155,6 +166,14 @@ static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	uint8_t *q_rank = w->q_rank;
 	q_agent *q_agents = w->q_agents;
 	for (uint32_t i = begin; i < end; ++i) {
+		if (i + Q_AHEAD < end) {
+			/* the slots are scattered: ask for a later agent's state now */
+			const uint32_t later = order[i + Q_AHEAD];
+			__builtin_prefetch(&in.params[later]);
+			__builtin_prefetch(&q_stuck[later]);
+			__builtin_prefetch(&q_blocked[later]);
+			__builtin_prefetch(&in.gen[later]);
+		}
 		const self_params *p = &tself[i];
 		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
 		const uint32_t s = order[i];
@@ -202,68 +221,6 @@ void orca_quality_prepare(struct orca_world *w)
 	w->q_same_radius = r_min == r_max && w->uniform_share;
 }
 
-vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)
-{
-	(void)slot;
-	const float pref_sq = v2_abs_sq(pref);
-	if (!(pref_sq > 1e-8f))
-		return pref;
-	const float turn = w->q_agents[self].turn;
-	if (turn != turn)
-		return pref; /* free way */
-	/* turn 0..1: up to 45 degrees right (tangent = turn); 1..3: on to 135
-	 * degrees, past sideways, so that an agent pressed into a ring can step
-	 * back out of it (continuous in turn, no trigonometry) */
-	const float c = turn <= 1.0f ? 1.0f : 2.0f - turn, s = turn <= 1.0f ? turn : 1.0f;
-	const vec2 aim = v2(c * pref.x + s * pref.y, c * pref.y - s * pref.x);
-	return v2_scale(aim, sqrtf(pref_sq / v2_abs_sq(aim)));
-}
-
-void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
-                        const nb_entry *nb, uint32_t nb_count, float dt)
-{
-	(void)slot; /* the state is in tree order until the overlap pass */
-	const float pref_sq = v2_abs_sq(pref);
-	/* how far avoidance kept us from what we aimed for: 0 free, 1 stopped */
-	float blocked = pref_sq > 1e-8f ? 1.0f - v2_dot(new_velocity, aim) / pref_sq : 0.0f;
-	blocked = blocked < 0.0f ? 0.0f : (blocked > 1.0f ? 1.0f : blocked);
-	q_agent *qa = &w->q_agents[self];
-	qa->blocked = blocked;
-	float stuck = qa->stuck;
-	if (stuck < 0.0f) {
-		/* a new target's right of way runs out */
-		stuck = stuck + dt;
-		stuck = stuck > 0.0f ? 0.0f : stuck;
-	} else if (!(pref_sq > 1e-8f)) {
-		stuck = 0.0f;
-	} else if (v2_abs_sq(new_velocity) < Q_PROGRESS_MIN * Q_PROGRESS_MIN * pref_sq) {
-		/* stuck too long: the widest turn did not help either, try again
-		 * from straight ahead */
-		stuck = stuck + dt;
-		stuck = stuck > Q_STUCK_MAX ? 0.0f : stuck;
-	} else {
-		stuck = stuck - dt;
-		stuck = stuck < 0.0f ? 0.0f : stuck;
-	}
-	qa->stuck = stuck; /* to its slot in the overlap pass */
-
-	/* neighbours this step can bring into contact (or within the slop):
-	 * this agent at its new speed, the other at most at our top speed;
-	 * bounded with the largest radius, so the list (sorted by distance)
-	 * ends at the first one too far */
-	const self_params *p = &w->tself[self];
-	const float reach = (v2_abs(new_velocity) + p->max_speed) * dt + Q_SLOP + 2.0f;
-	const float limit = p->radius + w->q_radius_max + reach, limit_sq = limit * limit;
-	uint32_t *out = &w->q_contact[(size_t)self * ORCA_Q_CONTACTS];
-	const uint32_t most = nb_count < ORCA_Q_CONTACTS ? nb_count : ORCA_Q_CONTACTS;
-	uint32_t k = 0;
-	while (k < most && nb[k].dist_sq < limit_sq) {
-		out[k] = nb[k].index;
-		++k;
-	}
-	w->q_contact_count[self] = (uint8_t)k;
-}
-
 /* One of 8 fixed directions for two coincident agents, opposite for the two. */
 static vec2 apart_direction(uint32_t self, uint32_t other)
 {
@@ -276,144 +233,34 @@ static vec2 apart_direction(uint32_t self, uint32_t other)
 	return self < other ? v2(dir[k][0], dir[k][1]) : v2(-dir[k][0], -dir[k][1]);
 }
 
-/* One close contact's push on agent i when every agent has the same radius:
- * half the overlap, or the yielding share where right of way differs (both
- * the AVX2 and the scalar contact loops). */
-static inline void same_radius_push(uint32_t i, uint32_t j, float xj, float yj, float xi, float yi, float rsum,
-                                    bool any_rank, uint8_t rank, uint8_t rank_j, float *dx, float *dy)
+/* The share of an overlap agent i takes against a contact when every agent
+ * has the same radius: half, or the yielding share where right of way
+ * differs. */
+static inline float same_radius_share(bool any_rank, uint8_t rank, uint8_t rank_j)
 {
-	float share = 0.5f;
 	if (any_rank && rank_j != rank)
-		share = rank < rank_j ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
-	if (share == 0.0f)
-		return;
-	const float rx = xi - xj, ry = yi - yj;
-	const float d = sqrtf(rx * rx + ry * ry);
+		return rank < rank_j ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+	return 0.5f;
+}
+
+/* One close contact's push on agent i: its share of the overlap rsum - d,
+ * away from the contact j (r = i - j, d = |r|), or along a fixed direction
+ * when they coincide. */
+static inline void add_push(uint32_t i, uint32_t j, float rx, float ry, float d_sq, float rsum, float share, float *dx,
+                            float *dy)
+{
+	const float d = sqrtf(d_sq);
 	const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
 	const float push = (rsum - d) * share;
 	*dx += n.x * push;
 	*dy += n.y * push;
 }
 
-/* Overlap pass flags (q_flag, per tree index): pushed this iteration, pushed
- * deep enough that its neighbours look again, to be examined next iteration. */
-#define F_PUSHED 1u
-#define F_MOVED 2u
-#define F_NEXT 4u
+/* Overlap pass flag (q_flag, per tree index, set for every agent by the
+ * first iteration): pushed in the last iteration, so the other position
+ * buffer is one push behind. */
+#define F_CHANGED 1u
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define ORCA_Q_HAVE_AVX2 1
-#include <immintrin.h>
-
-/* Which of the contacts c[0..count) (1 <= count <= 8) are closer than the
- * radius sum: bit m for contact m, each lane the pass's test with its
- * operations (d_sq < rsum_sq). AVX2 (checked at run time): one masked load of
- * the indices and two gathers instead of a loop; most contacts are not close. */
-__attribute__((target("avx2"), noinline)) static unsigned close_contacts_avx2(const float *tx, const float *ty,
-                                                                          const uint32_t *c, uint32_t count,
-                                                                          float xi, float yi, float rsum_sq)
-{
-	_Static_assert(ORCA_Q_CONTACTS <= 8, "one block of eight");
-	const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-	const __m256i idx = _mm256_maskload_epi32((const int *)c, in); /* 0 past count: tx[0] is an agent */
-	const __m256 ox = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), tx, idx, _mm256_castsi256_ps(in), 4);
-	const __m256 oy = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), ty, idx, _mm256_castsi256_ps(in), 4);
-	const __m256 rx = _mm256_sub_ps(_mm256_set1_ps(xi), ox), ry = _mm256_sub_ps(_mm256_set1_ps(yi), oy);
-	const __m256 d_sq = _mm256_add_ps(_mm256_mul_ps(rx, rx), _mm256_mul_ps(ry, ry));
-	return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(d_sq, _mm256_set1_ps(rsum_sq), _CMP_LT_OQ)) &
-	       ((1u << count) - 1u);
-}
-#endif
-
-typedef struct pass_ctx {
-	struct orca_world *w;
-	const uint32_t *list; /* the agents to look at; NULL: every agent */
-	bool avx2;            /* the CPU has AVX2 (and tests did not ask for SSE2 alone) */
-} pass_ctx;
-
-static void push_task(void *ctx, uint32_t begin, uint32_t end, int worker)
-{
-	struct orca_world *w = ((pass_ctx *)ctx)->w;
-	const uint32_t *list = ((pass_ctx *)ctx)->list;
-	const bool avx2 = ((pass_ctx *)ctx)->avx2;
-	(void)worker;
-	(void)avx2;
-	const float *tx = w->tpx, *ty = w->tpy;
-	/* the world's arrays and flags in locals: the byte stores (q_flag)
-	 * could alias them, and every one would be reloaded per agent */
-	float *q_dx = w->q_dx, *q_dy = w->q_dy;
-	const self_params *tself = w->tself;
-	const tree_agent *tagent = w->tagent;
-	const uint8_t *q_contact_count = w->q_contact_count, *q_rank = w->q_rank;
-	uint8_t *q_flag = w->q_flag;
-	const uint32_t *q_contact = w->q_contact;
-	const bool same_radius = w->q_same_radius, any_rank = w->q_any_rank;
-	for (uint32_t k = begin; k < end; ++k) {
-		const uint32_t i = list ? list[k] : k;
-		const self_params *p = &tself[i];
-		const uint32_t count = q_contact_count[i];
-		const uint32_t *c = &q_contact[(size_t)i * ORCA_Q_CONTACTS];
-		const float xi = tx[i], yi = ty[i];
-		float dx = 0.0f, dy = 0.0f;
-		if (same_radius) {
-			/* every pair: the same radius sum, share 0.5 or the right of way */
-			const float rsum = 2.0f * p->radius + Q_SLOP, rsum_sq = rsum * rsum;
-			const uint8_t rank = q_rank[i];
-#ifdef ORCA_Q_HAVE_AVX2
-			if (avx2 && count > 0) {
-				/* the closeness tests of all contacts at once, then the
-				 * close ones in contact order, as the loop below */
-				for (unsigned close = close_contacts_avx2(tx, ty, c, count, xi, yi, rsum_sq); close != 0;
-				     close &= close - 1u) {
-					const uint32_t j = c[__builtin_ctz(close)];
-					same_radius_push(i, j, tx[j], ty[j], xi, yi, rsum, any_rank, rank, q_rank[j], &dx, &dy);
-				}
-			} else
-#endif
-			for (uint32_t m = 0; m < count; ++m) {
-				const uint32_t j = c[m];
-				const float rx = xi - tx[j], ry = yi - ty[j];
-				if (!(rx * rx + ry * ry < rsum_sq))
-					continue;
-				same_radius_push(i, j, tx[j], ty[j], xi, yi, rsum, any_rank, rank, q_rank[j], &dx, &dy);
-			}
-		}
-		for (uint32_t m = 0; m < count && !same_radius; ++m) {
-			const uint32_t j = c[m];
-			const tree_agent *o = &tagent[j];
-			const float rx = xi - tx[j], ry = yi - ty[j];
-			const float d_sq = rx * rx + ry * ry;
-			const float rsum = p->radius + o->radius + Q_SLOP;
-			if (!(d_sq < rsum * rsum))
-				continue;
-			float share = avoidance_share(p->weight, o->weight, (o->mask & p->layer) != 0);
-			if (share == 0.0f)
-				continue;
-			if (any_rank)
-				share = quality_share(w, i, j, share);
-			if (share == 0.0f)
-				continue;
-			const float d = sqrtf(d_sq);
-			const vec2 n = d > 0.0f ? v2(rx / d, ry / d) : apart_direction(i, j);
-			const float push = (rsum - d) * share;
-			dx += n.x * push;
-			dy += n.y * push;
-		}
-		const float len_sq = dx * dx + dy * dy, max_push = Q_PUSH_MAX * p->radius;
-		if (!(len_sq > 0.0f))
-			continue; /* no overlap: nothing to apply (ORCA's obstacle lines kept it out) */
-		if (len_sq > max_push * max_push) {
-			const float s = max_push / sqrtf(len_sq);
-			dx *= s;
-			dy *= s;
-		}
-		q_dx[i] = dx;
-		q_dy[i] = dy;
-		/* a push too small to make a deep overlap does not make the
-		 * neighbours look again */
-		q_flag[i] = (uint8_t)(F_PUSHED | (dx * dx + dy * dy > Q_MOVED * Q_MOVED ? F_MOVED : 0u));
-	}
-}
 
 /* Move the centre out of every obstacle edge it is within a radius of (on the
  * edge's outer side), in the obstacle query's order. */
@@ -441,123 +288,226 @@ static vec2 out_of_obstacles(const struct orca_world *w, nb_entry *nb, vec2 pos,
 	return pos;
 }
 
-static void apply_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+typedef struct pass_ctx {
+	struct orca_world *w;
+	const float *cx, *cy;  /* every agent's position before this iteration */
+	float *nx, *ny;        /* and after it (the other buffer) */
+	const uint8_t *look;   /* who looks this iteration; NULL: every agent */
+	uint8_t *look_next;    /* who looks in the next; NULL: this is the last */
+	bool first;            /* the first iteration (every flag is set afresh) */
+} pass_ctx;
+
+/* Mark agent j to look in the next iteration. Workers may mark the same
+ * agent at once, all with the same value: a relaxed atomic byte store (a
+ * plain store on x86-64 and arm64), so the result is the union of the marks
+ * whichever worker stores last. */
+static inline void mark_look(uint8_t *look_next, uint32_t j)
 {
-	struct orca_world *w = ctx;
-	nb_entry *obst_nb = w->scratch[worker].obst_nb;
-	const bool obstacles = w->obst_root != ORCA_NONE;
-	const float inv_dt = 1.0f / w->dt;
-	/* the arrays in locals: the float stores could alias the world's fields */
-	const uint32_t *q_list = w->q_list;
-	const float *q_dx = w->q_dx, *q_dy = w->q_dy;
+	__atomic_store_n(&look_next[j], (uint8_t)1, __ATOMIC_RELAXED);
+}
+
+/* One Jacobi iteration over [begin, end) of the tree order: every push is
+ * computed from the positions before it (cx, cy) and written to the other
+ * buffer (nx, ny), so pushes and moves are one pass. An agent looks when it
+ * is marked (look) or in the first iteration; pushed deeper than Q_MOVED,
+ * it marks itself and its contacts for the next. Which worker runs which
+ * agent changes nothing: each agent writes only its own entries, and the
+ * marks' union. */
+static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	const pass_ctx *pc = ctx;
+	struct orca_world *w = pc->w;
+	const bool first = pc->first;
+	/* the world's arrays in locals: the byte stores (flags) could alias
+	 * them, and every one would be reloaded per agent */
+	const float *cx = pc->cx, *cy = pc->cy;
+	float *nx = pc->nx, *ny = pc->ny;
+	uint8_t *look = (uint8_t *)pc->look, *look_next = pc->look_next;
+	float *tnvx = w->tnvx, *tnvy = w->tnvy;
+	const bool bounded = w->has_bounds;
+	const float min_x = w->bounds_min_x, max_x = w->bounds_max_x, min_y = w->bounds_min_y, max_y = w->bounds_max_y;
 	const self_params *tself = w->tself;
-	/* tree order only (tnvx/tnvy: the velocities it moved with); the
-	 * slots get the outcome after the pass (world.c) */
-	float *tpx = w->tpx, *tpy = w->tpy, *vxs = w->tnvx, *vys = w->tnvy;
-	for (uint32_t k = begin; k < end; ++k) {
-		const uint32_t i = q_list[k];
-		vec2 pos = v2(tpx[i] + q_dx[i], tpy[i] + q_dy[i]);
+	const tree_agent *tagent = w->tagent;
+	const q_agent *q_agents = w->q_agents;
+	const uint8_t *q_contact_count = w->q_contact_count, *q_rank = w->q_rank;
+	uint8_t *q_flag = w->q_flag;
+	const uint32_t *q_contact = w->q_contact;
+	const bool same_radius = w->q_same_radius, any_rank = w->q_any_rank;
+	const bool obstacles = w->obst_root != ORCA_NONE;
+	nb_entry *obst_nb = w->scratch[worker].obst_nb;
+	const float inv_dt = 1.0f / w->dt, same_r = w->q_radius_max;
+	uint32_t moved = 0;
+	for (uint32_t i = begin; i < end; ++i) {
+		if (!first) {
+			if ((i & 7u) == 0 && i + 8 <= end) {
+				/* most agents neither look nor changed: eight at a time */
+				uint64_t lw, fw;
+				memcpy(&lw, look + i, sizeof lw);
+				memcpy(&fw, q_flag + i, sizeof fw);
+				if (!(lw | (fw & (F_CHANGED * 0x0101010101010101ull)))) {
+					i += 7;
+					continue;
+				}
+			}
+			const bool looks = look[i] != 0;
+			if (!looks) {
+				if (q_flag[i] & F_CHANGED) { /* keep the other buffer current */
+					nx[i] = cx[i];
+					ny[i] = cy[i];
+					q_flag[i] &= (uint8_t)~F_CHANGED;
+				}
+				continue;
+			}
+			look[i] = 0; /* every mark clear between steps */
+		}
+		const uint32_t count = q_contact_count[i];
+		const uint32_t *c = &q_contact[(size_t)i * ORCA_Q_CONTACTS];
+		const float xi = cx[i], yi = cy[i];
+		const float radius = same_radius ? same_r : tself[i].radius;
+		float dx = 0.0f, dy = 0.0f;
+		if (same_radius) {
+			/* every pair: the same radius sum, share 0.5 or the right of way */
+			const float rsum = 2.0f * radius + Q_SLOP, rsum_sq = rsum * rsum;
+			const uint8_t rank = q_rank[i];
+			for (uint32_t m = 0; m < count; ++m) {
+				const uint32_t j = c[m];
+				const float rx = xi - cx[j], ry = yi - cy[j];
+				const float d_sq = rx * rx + ry * ry;
+				if (!(d_sq < rsum_sq))
+					continue;
+				const float share = same_radius_share(any_rank, rank, q_rank[j]);
+				if (share == 0.0f)
+					continue;
+				add_push(i, j, rx, ry, d_sq, rsum, share, &dx, &dy);
+			}
+		}
+		for (uint32_t m = 0; m < count && !same_radius; ++m) {
+			const uint32_t j = c[m];
+			const tree_agent *o = &tagent[j];
+			const float rx = xi - cx[j], ry = yi - cy[j];
+			const float d_sq = rx * rx + ry * ry;
+			const float rsum = radius + o->radius + Q_SLOP;
+			if (!(d_sq < rsum * rsum))
+				continue;
+			float share = avoidance_share(tself[i].weight, o->weight, (o->mask & tself[i].layer) != 0);
+			if (share == 0.0f)
+				continue;
+			if (any_rank)
+				share = quality_share(w, i, j, share);
+			if (share == 0.0f)
+				continue;
+			add_push(i, j, rx, ry, d_sq, rsum, share, &dx, &dy);
+		}
+		const float len_sq = dx * dx + dy * dy, max_push = Q_PUSH_MAX * radius;
+		const uint8_t flag = first ? 0u : q_flag[i];
+		if (!(len_sq > 0.0f)) {
+			/* no overlap: nothing to apply (ORCA's obstacle lines kept it out) */
+			if (first || (flag & F_CHANGED)) {
+				nx[i] = xi;
+				ny[i] = yi;
+			}
+			q_flag[i] = (uint8_t)(flag & ~F_CHANGED);
+			continue;
+		}
+		if (len_sq > max_push * max_push) {
+			const float f = max_push / sqrtf(len_sq);
+			dx *= f;
+			dy *= f;
+		}
+		vec2 pos = v2(xi + dx, yi + dy);
 		if (obstacles)
-			pos = out_of_obstacles(w, obst_nb, pos, tself[i].radius);
-		/* the velocity becomes what the agent really did this step */
-		float vx = vxs[i] + (pos.x - tpx[i]) * inv_dt, vy = vys[i] + (pos.y - tpy[i]) * inv_dt;
-		const float v_sq = vx * vx + vy * vy, max = tself[i].max_speed;
+			pos = out_of_obstacles(w, obst_nb, pos, radius);
+		/* the world's bounds hold after the pushes too (orca.h): a push
+		 * across one stops there, and that velocity component with it, as
+		 * integration does */
+		bool stop_x = false, stop_y = false;
+		if (bounded) {
+			if (pos.x < min_x || pos.x > max_x) {
+				pos.x = pos.x < min_x ? min_x : max_x;
+				stop_x = true;
+			}
+			if (pos.y < min_y || pos.y > max_y) {
+				pos.y = pos.y < min_y ? min_y : max_y;
+				stop_y = true;
+			}
+		}
+		/* the velocity becomes what the agent really did this step
+		 * (tnvx/tnvy: the velocity it moved with, then its pushes) */
+		float vx = stop_x ? 0.0f : tnvx[i] + (pos.x - xi) * inv_dt;
+		float vy = stop_y ? 0.0f : tnvy[i] + (pos.y - yi) * inv_dt;
+		const float v_sq = vx * vx + vy * vy, max = q_agents[i].max_speed;
 		if (v_sq > max * max) {
 			const float f = max / sqrtf(v_sq);
 			vx *= f;
 			vy *= f;
 		}
-		vxs[i] = vx;
-		vys[i] = vy;
-		tpx[i] = pos.x;
-		tpy[i] = pos.y;
+		tnvx[i] = vx;
+		tnvy[i] = vy;
+		nx[i] = pos.x;
+		ny[i] = pos.y;
+		q_flag[i] = (uint8_t)F_CHANGED;
+		/* a push too small to make a deep overlap does not make the
+		 * neighbours look again */
+		if (look_next && dx * dx + dy * dy > Q_MOVED * Q_MOVED) {
+			moved++;
+			mark_look(look_next, i);
+			for (uint32_t m = 0; m < count; ++m)
+				mark_look(look_next, c[m]);
+		}
 	}
+	w->q_moved[(size_t)worker * Q_LINE_U32] += moved;
 }
 
-/* Collect, in ascending order, the agents whose flags have any of `bits`
- * into q_list, clearing those bits; returns how many. Most flags are 0:
- * eight at a time are skipped in one test. */
-static uint32_t collect(struct orca_world *w, uint32_t n, uint8_t bits)
+/* After an odd number of iterations the final positions are in q_bx/q_by:
+ * tpx/tpy lack the last iteration's pushes (every other agent has the same
+ * position in both). */
+static void copy_back_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
-	uint8_t *f = w->q_flag;
-	uint32_t count = 0, i = 0;
-	const uint64_t any = bits * 0x0101010101010101ull;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t word;
-		memcpy(&word, f + i, sizeof word);
-		if (!(word & any))
-			continue;
-		for (uint32_t k = i; k < i + 8; ++k) {
-			if (f[k] & bits) {
-				w->q_list[count++] = k;
-				f[k] &= (uint8_t)~bits;
-			}
+	(void)worker;
+	struct orca_world *w = ctx;
+	const float *bx = w->q_bx, *by = w->q_by;
+	const uint8_t *q_flag = w->q_flag;
+	float *tpx = w->tpx, *tpy = w->tpy;
+	for (uint32_t i = begin; i < end; ++i) {
+		if (q_flag[i] & F_CHANGED) {
+			tpx[i] = bx[i];
+			tpy[i] = by[i];
 		}
 	}
-	for (; i < n; ++i) {
-		if (f[i] & bits) {
-			w->q_list[count++] = i;
-			f[i] &= (uint8_t)~bits;
-		}
-	}
-	return count;
 }
 
 /* Jacobi iterations: every push of an iteration is computed from the same
- * positions, then all are applied. The first looks at every agent; each
- * later one only at the agents that moved deeper than Q_MOVED and their
- * contacts. Lists are in ascending tree index, so the split over workers
- * changes nothing. */
+ * positions, and written to the other of two position buffers (tpx/tpy and
+ * q_bx/q_by), one pool run each. The first looks at every agent; each later
+ * one only at the agents that moved deeper than Q_MOVED and their contacts.
+ * Tree order only: positions, and velocities in tnvx/tnvy (the velocity
+ * stage leaves there the velocity each agent moved with); the final
+ * positions end in tpx/tpy, and the step's settle pass (world.c) gives the
+ * slots their agents' outcome. */
 void orca_quality_resolve(struct orca_world *w)
 {
 	const uint32_t n = w->order_count;
-	const uint32_t *look = NULL; /* NULL: every agent */
-#ifdef ORCA_Q_HAVE_AVX2
-	const bool avx2 = !w->simd_sse2_only && __builtin_cpu_supports("avx2");
-#else
-	const bool avx2 = false;
-#endif
-	uint32_t look_count = n;
-	for (uint32_t it = 0; it < Q_ITERATIONS && look_count > 0; ++it) {
-		pass_ctx ctx = {w, look, avx2};
-		orca_pool_run(w->pool, push_task, &ctx, look_count, 256);
-		uint32_t pushed;
-		if (!look) {
-			pushed = collect(w, n, F_PUSHED);
-		} else {
-			/* the pushed ones, compacted in place (order kept) */
-			pushed = 0;
-			for (uint32_t k = 0; k < look_count; ++k) {
-				const uint32_t i = w->q_list[k];
-				if (w->q_flag[i] & F_PUSHED) {
-					w->q_flag[i] &= (uint8_t)~F_PUSHED;
-					w->q_list[pushed++] = i;
-				}
-			}
-		}
-		if (pushed == 0)
-			break; /* every overlap resolved */
-		orca_pool_run(w->pool, apply_task, w, pushed, 256);
-		if (it + 1 == Q_ITERATIONS) {
-			for (uint32_t k = 0; k < pushed; ++k)
-				w->q_flag[w->q_list[k]] = 0; /* every flag clear between steps */
-			break;
-		}
-		/* who looks next: the deep movers and their contacts */
-		bool again = false;
-		for (uint32_t k = 0; k < pushed; ++k) {
-			const uint32_t i = w->q_list[k];
-			if (!(w->q_flag[i] & F_MOVED))
-				continue;
-			w->q_flag[i] = (uint8_t)((w->q_flag[i] & ~F_MOVED) | F_NEXT);
-			again = true;
-			const uint32_t *c = &w->q_contact[(size_t)i * ORCA_Q_CONTACTS];
-			for (uint32_t m = 0; m < w->q_contact_count[i]; ++m)
-				w->q_flag[c[m]] |= F_NEXT;
-		}
-		if (!again)
-			break;
-		look_count = collect(w, n, F_NEXT);
-		look = w->q_list;
+	if (n == 0)
+		return;
+	float *bx[2] = {w->tpx, w->q_bx}, *by[2] = {w->tpy, w->q_by};
+	uint8_t *look[2] = {w->q_look, w->q_look + w->q_cap};
+	uint32_t it = 0;
+	for (;;) {
+		const bool last = it + 1 == Q_ITERATIONS;
+		pass_ctx ctx = {w, bx[it & 1u], by[it & 1u], bx[(it + 1) & 1u], by[(it + 1) & 1u],
+		                it == 0 ? NULL : look[it & 1u], last ? NULL : look[(it + 1) & 1u], it == 0};
+		for (int k = 0; k < w->worker_count; ++k)
+			w->q_moved[(size_t)k * Q_LINE_U32] = 0;
+		/* long runs: a mover marks contacts in the rows above and below,
+		 * and those should mostly be its own worker's */
+		orca_pool_run(w->pool, pass_task, &ctx, n, 1024);
+		++it;
+		uint32_t moved = 0;
+		for (int k = 0; k < w->worker_count; ++k)
+			moved += w->q_moved[(size_t)k * Q_LINE_U32];
+		if (last || moved == 0)
+			break; /* every deep overlap looked at again, or the iterations spent */
 	}
+	if (it & 1u)
+		orca_pool_run(w->pool, copy_back_task, w, n, 4096);
 }

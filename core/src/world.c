@@ -258,14 +258,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->params, sc * sizeof(agent_params));
 	orca_mem_free(w, w->q_stuck, sc * sizeof(float));
 	orca_mem_free(w, w->q_blocked, sc * sizeof(float));
-	orca_mem_free(w, w->q_contact, (size_t)w->q_cap * ORCA_Q_CONTACTS * sizeof(uint32_t));
-	orca_mem_free(w, w->q_contact_count, w->q_cap * sizeof(uint8_t));
-	orca_mem_free(w, w->q_dx, w->q_cap * sizeof(float));
-	orca_mem_free(w, w->q_dy, w->q_cap * sizeof(float));
-	orca_mem_free(w, w->q_flag, w->q_cap * sizeof(uint8_t));
-	orca_mem_free(w, w->q_list, w->q_cap * sizeof(uint32_t));
-	orca_mem_free(w, w->q_agents, w->q_cap * sizeof(q_agent));
-	orca_mem_free(w, w->q_rank, w->q_cap * sizeof(uint8_t));
+	orca_quality_free(w);
 	orca_mem_free(w, w->order, tc * sizeof(uint32_t));
 	orca_mem_free(w, w->tpx, (tc + ORCA_TREE_PAD) * sizeof(float));
 	orca_mem_free(w, w->tpy, (tc + ORCA_TREE_PAD) * sizeof(float));

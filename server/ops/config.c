@@ -56,6 +56,9 @@ static const config_option option_table[] = {
     {"headless-ticks", "general", "N", "0",
      "no network: run N ticks as fast as possible, print the state hash, exit (0 = serve)", config_set_u64,
      OFF(headless_ticks), 0, 1e12},
+    {"tick-trace", "general", "FILE", NULL,
+     "write one line per tick to FILE: its number, wall time and parts in microseconds (the load bench's "
+     "per-part percentiles)", set_path, OFF(tick_trace_path), 0, 0},
 
     /* ---- network */
     {"listen", "network", "HOST:PORT", "127.0.0.1:7777",

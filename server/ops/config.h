@@ -96,6 +96,7 @@ typedef struct server_config {
 	bool demo;
 	uint32_t demo_agents;
 	uint64_t headless_ticks;
+	char tick_trace_path[1024]; /* empty: no trace */
 
 	/* persistence (server/storage): journal, checkpoints, recovery */
 	char data_dir[1024];         /* empty: nothing is persisted */

@@ -56,8 +56,13 @@ def rss_kb(pid):
 class Server:
     """A crowd-server process on free loopback ports; knows its TCP and HTTP ports."""
 
-    def __init__(self, binary, args, log_path):
-        self.has_http = "--http" in subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    def __init__(self, binary, args, log_path, tick_trace=None):
+        help_text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+        self.has_http = "--http" in help_text
+        # --tick-trace (a newer server): one line per tick with its parts; older ones go without
+        self.tick_trace = tick_trace if tick_trace and "--tick-trace" in help_text else None
+        if self.tick_trace:
+            args = args + ["--tick-trace", self.tick_trace]
         cmd = [binary, "--listen", "127.0.0.1:0"] + args
         if self.has_http:
             cmd += ["--http", "127.0.0.1:0"]
@@ -178,17 +183,27 @@ def profile_shares(lines):
     return parts
 
 
+def m0_m1_ticks(samples):
+    """The world's tick number at the first and the last /metrics sample of the measured time."""
+    if len(samples) < 2 or not samples[0][1] or not samples[-1][1]:
+        return None
+    t0, t1 = samples[0][1].get("crowd_tick"), samples[-1][1].get("crowd_tick")
+    return None if t0 is None or t1 is None else (int(t0), int(t1))
+
+
 def metric_delta(m0, m1, name):
     if not m0 or not m1 or name not in m1:
         return None
     return m1[name] - m0.get(name, 0.0)
 
 
-def run_load(load_bin, server, args, json_path, samples, on_measuring=None):
+def run_load(load_bin, server, args, json_path, samples, on_measuring=None, nice=0):
     """Run crowd-load; while it measures (progress lines marked 'run'), sample
     the server's /metrics and RSS once per line. on_measuring() is called once,
     at the first such line."""
     cmd = [load_bin, "--server", "127.0.0.1:%d" % server.port, "--json", json_path] + args
+    if nice:  # crowd-load below the server on the shared cores (clients are elsewhere in production)
+        cmd = ["nice", "-n", str(nice)] + cmd
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err_lines = []
 
@@ -246,7 +261,52 @@ def crowd_setup(a, work):
 TICK_PARTS = ("apply", "wait", "navigation", "step", "table", "handoff", "snapshots", "events")
 
 
-def scenario_crowd(a, work, server_bin=None, workers=None):
+def percentile(sorted_values, q):
+    """Nearest-rank quantile of an ascending list."""
+    if not sorted_values:
+        return None
+    return sorted_values[min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))]
+
+
+def tick_trace_stats(path, first_tick, last_tick):
+    """From crowd-server's --tick-trace (one line per tick, microseconds): each
+    part's p50 / p99 over the ticks in (first_tick, last_tick], and the mean of
+    each part over the slowest 1 % of those ticks and over the median ones
+    (p40..p60), so the part that grows on slow ticks shows."""
+    rows = []
+    try:
+        with open(path) as f:
+            header = f.readline().split()
+            for line in f:
+                v = line.split()
+                if len(v) != len(header):
+                    continue
+                v = v[:10]  # tick, total and the parts (later columns: what the tick did)
+                tick = int(v[0])
+                if first_tick is not None and tick <= first_tick:
+                    continue
+                if last_tick is not None and tick > last_tick:
+                    continue
+                rows.append([float(x) / 1000.0 for x in v[1:]])
+    except (OSError, ValueError):
+        return None
+    if len(rows) < 10:
+        return None
+    names = [h[:-3] for h in header[1:10]]  # "total", then the parts
+    out = {"ticks": len(rows), "p50": {}, "p99": {}}
+    for i, name in enumerate(names):
+        col = sorted(r[i] for r in rows)
+        out["p50"][name], out["p99"][name] = percentile(col, 0.5), percentile(col, 0.99)
+    by_total = sorted(rows, key=lambda r: r[0])
+    slow = by_total[-max(1, len(rows) // 100):]
+    mid = by_total[int(len(rows) * 0.4):int(len(rows) * 0.6)] or by_total
+    out["slow_n"] = len(slow)
+    out["slow_mean"] = {n: sum(r[i] for r in slow) / len(slow) for i, n in enumerate(names)}
+    out["mid_mean"] = {n: sum(r[i] for r in mid) / len(mid) for i, n in enumerate(names)}
+    return out
+
+
+def scenario_crowd(a, work, server_bin=None, workers=None, nice=0):
     server_bin = server_bin or a.server
     workers = workers or a.workers
     setup, bounds = crowd_setup(a, work)
@@ -259,7 +319,8 @@ def scenario_crowd(a, work, server_bin=None, workers=None):
     server = Server(server_bin, ["--tick-rate", str(a.tick_rate), "--snapshot-divisor", str(a.divisor),
                                  "--workers", str(workers), "--max-agents", str(a.agents + 1000),
                                  "--max-connections", str(a.clients + 100), "--max-batch", str(max(per_conn, 1000)),
-                                 "--log-level", "info"] + bounds + a.server_arg, os.path.join(work, "crowd-server%s.log" % tag))
+                                 "--log-level", "info"] + bounds + a.server_arg, os.path.join(work, "crowd-server%s.log" % tag),
+                    tick_trace=os.path.join(work, "tick-trace%s.txt" % tag))
     perf = []
 
     def start_perf():
@@ -280,11 +341,14 @@ def scenario_crowd(a, work, server_bin=None, workers=None):
             "--area", "%gx%g" % (side, side), "--divisor", str(a.divisor),
             "--retarget", "1", "--retarget-count", "10", "--spawn-batch", str(min(per_conn, 5000)),
             "--duration", str(a.duration), "--ramp-up", str(a.ramp_up)], os.path.join(work, "crowd%s.json" % tag), samples,
-            start_perf)
+            start_perf, nice)
         for proc in perf:
             proc.wait()
     finally:
         server.stop()
+    trace = None
+    if server.tick_trace and m0_m1_ticks(samples):
+        trace = tick_trace_stats(server.tick_trace, *m0_m1_ticks(samples))
     profile = shares = None
     if perf:
         rep_out = subprocess.run(["perf", "report", "--stdio", "--no-children", "--percent-limit", "0", "-i",
@@ -312,7 +376,8 @@ def scenario_crowd(a, work, server_bin=None, workers=None):
         return (samples[-1][i] - samples[0][i]) / span
     return {
         "scenario": "crowd", "agents": agents, "clients": a.clients, "server": server_bin, "workers": workers,
-        "tick_parts_ms": parts or None,
+        "load_nice": nice,
+        "tick_parts_ms": parts or None, "tick_trace": trace,
         "load_avg": (load_start, os.getloadavg()[0]),
         "tick_hz_set": a.tick_rate, "tick_hz": ticks / span if ticks is not None and span else None,
         "tick_p50_ms": p50, "tick_p99_ms": p99,
@@ -385,6 +450,14 @@ def scenario_compact(a, work):
             "snap_hz": out["delta"]["hz_per_connection"], "raw_bytes_per_agent": 20.0}
 
 
+def trace_row(r, key):
+    t = r.get("tick_trace")
+    if not t:
+        return "- (the server has no --tick-trace)"
+    row = ", ".join("%s %.2f" % (k, v) for k, v in t[key].items())
+    return row + (" (%d ticks)" % t["slow_n"] if key == "slow_mean" else "")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--server", required=True, help="crowd-server binary (a Release build); for crowd, a comma "
@@ -400,6 +473,9 @@ def main():
     p.add_argument("--tick-rate", type=int, default=20)
     p.add_argument("--divisor", type=int, default=2)
     p.add_argument("--workers", default="2", help="step workers; for crowd, a comma separated list runs each in turn")
+    p.add_argument("--load-nice", default="0", help="crowd: run crowd-load under `nice -n N` (the server's 200 "
+                   "clients are on other machines in production; here they share its cores); a comma separated "
+                   "list runs each in turn, like --workers")
     p.add_argument("--rounds", type=int, default=1, help="crowd: run every (server, workers) pair this many times, "
                    "interleaved (A B A B ...)")
     p.add_argument("--idle", type=int, default=1000)
@@ -416,6 +492,7 @@ def main():
     load_before = os.getloadavg()
     servers = a.server.split(",")
     worker_counts = [int(x) for x in a.workers.split(",")]
+    nices = [int(x) for x in a.load_nice.split(",")]
     a.server, a.workers = servers[0], worker_counts[0]
     results = []
     for name in a.scenarios.split(","):
@@ -423,8 +500,10 @@ def main():
             for rnd in range(a.rounds):
                 for srv in servers:
                     for wk in worker_counts:
-                        print("== crowd: %s, %d worker(s), round %d" % (srv, wk, rnd + 1), file=sys.stderr, flush=True)
-                        results.append(scenario_crowd(a, a.work, srv, wk))
+                        for nice in nices:
+                            print("== crowd: %s, %d worker(s), crowd-load nice %d, round %d" % (srv, wk, nice, rnd + 1),
+                                  file=sys.stderr, flush=True)
+                            results.append(scenario_crowd(a, a.work, srv, wk, nice))
             continue
         fn = {"idle": scenario_idle, "compact": scenario_compact}[name]
         print("== %s" % name, file=sys.stderr, flush=True)
@@ -436,9 +515,10 @@ def main():
     for r in results:
         if r["scenario"] == "crowd":
             print("\ncrowd: %d agents, %d clients, tick %d Hz set / %s Hz run, snapshots %.1f Hz per client "
-                  "(nominal %s) of %.0f agents; %s, %d worker(s)" % (
+                  "(nominal %s) of %.0f agents; %s, %d worker(s)%s" % (
                       r["agents"], r["clients"], r["tick_hz_set"], fmt(r["tick_hz"]), r["snap_hz"],
-                      fmt(r["nominal_hz"]), r["agents_per_snap"], os.path.basename(r["server"]), r["workers"]))
+                      fmt(r["nominal_hz"]), r["agents_per_snap"], os.path.basename(r["server"]), r["workers"],
+                      ", crowd-load nice %d" % r["load_nice"] if r.get("load_nice") else ""))
             print("  load average %.1f at the start, %.1f at the end" % r["load_avg"])
             rows = [("tick duration p50 / p99 (ms)", "%s / %s" % (fmt(r["tick_p50_ms"]), fmt(r["tick_p99_ms"]))),
                     ("ORCA step mean (ms)", fmt(r["step_mean_ms"])),
@@ -446,6 +526,10 @@ def main():
                     ("ticks overrun (in the measured time)", fmt(r["overruns"], 0)),
                     ("tick parts, ms per tick (wall)", ", ".join("%s %.2f" % kv for kv in r["tick_parts_ms"].items())
                      if r.get("tick_parts_ms") else "-"),
+                    ("tick parts p50 (ms, --tick-trace)", trace_row(r, "p50")),
+                    ("tick parts p99 (ms, each part alone)", trace_row(r, "p99")),
+                    ("slowest 1% of ticks, mean parts (ms)", trace_row(r, "slow_mean")),
+                    ("median ticks (p40-p60), mean parts (ms)", trace_row(r, "mid_mean")),
                     ("snapshot bytes per agent", fmt(r["bytes_per_agent"], 2)),
                     ("request->ack p50 / p99 (ms)", "%s / %s" % (fmt(r["ack_p50"], 2), fmt(r["ack_p99"], 2))),
                     ("command->next snapshot p50 / p99 (ms)", "%s / %s" % (fmt(r["snap_p50"]), fmt(r["snap_p99"]))),

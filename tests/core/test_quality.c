@@ -357,6 +357,68 @@ static void test_deterministic_across_workers(void **state)
 	scenario_free(&sc);
 }
 
+/* World bounds in quality mode: agents walk into the walls of a box smaller
+ * than the crowd's spread, and every position stays inside after every step
+ * (the overlap pass used to push agents through the walls; the server always
+ * has bounds). The same bits for 1 to 3 workers, and the trajectory pinned
+ * (x86-64, where the overlap pass runs the same scalar code as on arm64). */
+static uint64_t run_bounded(const scenario *sc, int workers, int steps, uint32_t *at_wall)
+{
+	orca_world_def wd = orca_default_world_def();
+	wd.worker_count = workers;
+	wd.agent_capacity = sc->agent_count + 1;
+	wd.avoidance = ORCA_AVOIDANCE_QUALITY;
+	wd.has_bounds = true;
+	wd.bounds_min = (orca_vec2){30.0f, 30.0f};
+	wd.bounds_max = (orca_vec2){100.0f, 100.0f};
+	orca_world *w;
+	assert_int_equal(orca_world_create(&wd, &w), ORCA_OK);
+	orca_agent_id *ids = calloc(sc->agent_count, sizeof *ids);
+	assert_non_null(ids);
+	for (uint32_t i = 0; i < sc->agent_count; ++i) {
+		orca_agent_def d = sc->agent;
+		d.position = sc->start[i];
+		d.target = sc->goal[i];
+		assert_int_equal(orca_agent_add(w, &d, &ids[i]), ORCA_OK);
+	}
+	*at_wall = 0;
+	for (int step = 0; step < steps; ++step) {
+		assert_int_equal(orca_world_step(w, sc->time_step), ORCA_OK);
+		for (uint32_t i = 0; i < sc->agent_count; ++i) {
+			orca_agent_state st;
+			assert_int_equal(orca_agent_get(w, ids[i], &st), ORCA_OK);
+			assert_true(st.position.x >= 30.0f && st.position.x <= 100.0f);
+			assert_true(st.position.y >= 30.0f && st.position.y <= 100.0f);
+			*at_wall += st.position.x == 30.0f || st.position.x == 100.0f || st.position.y == 30.0f ||
+			            st.position.y == 100.0f;
+		}
+	}
+	const uint64_t hash = orca_world_state_hash(w);
+	orca_world_destroy(w);
+	free(ids);
+	return hash;
+}
+
+static void test_bounds_deterministic(void **state)
+{
+	(void)state;
+	scenario sc;
+	char err[256];
+	assert_int_equal(scenario_load(CROWD_REF_DIR "/random1000_setup.csv", &sc, err, sizeof err), 0);
+	uint32_t at_wall = 0;
+	const uint64_t one = run_bounded(&sc, 1, 200, &at_wall);
+	fprintf(stderr, "random 1000 in a 70 x 70 box, quality: hash %016llx after 200 steps, %u (agent, step)s at a wall\n",
+	        (unsigned long long)one, at_wall);
+	assert_true(at_wall > 1000); /* the walls stop many */
+	for (int workers = 2; workers <= 3; ++workers) {
+		uint32_t other_wall = 0;
+		assert_true(run_bounded(&sc, workers, 200, &other_wall) == one);
+		assert_int_equal(other_wall, at_wall);
+	}
+	assert_true(one == 0xf08cedc2e64dc54full);
+	scenario_free(&sc);
+}
+
 /* Weights keep their meaning, and a free agent walks exactly as asked: agents
  * far apart move bit for bit as in reference mode, and a weight-0 agent
  * crosses a standing crowd in a straight line while the crowd parts. */
@@ -630,6 +692,7 @@ int main(void)
 	    cmocka_unit_test(test_waypoint_keeps_right_of_way),
 	    cmocka_unit_test(test_obstacles_never_entered),
 	    cmocka_unit_test(test_deterministic_across_workers),
+	    cmocka_unit_test(test_bounds_deterministic),
 	    cmocka_unit_test(test_free_agents_and_weights),
 	    cmocka_unit_test(test_queries_without_tree),
 	};

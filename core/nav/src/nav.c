@@ -27,6 +27,8 @@ typedef struct nav_agent {
 	bool making_way;         /* arrived, stepping aside for a stalled agent (steer: where to) */
 	bool done;               /* phase DONE as of the last commit: what other agents' visits read
 	                          * (visits run in parallel; phase may change under them) */
+	uint64_t next_visit;     /* the update at which it is looked at next (beside phase: an
+	                          * update's scan of every agent reads one cache line of each) */
 	orca_vec2 target;        /* as given */
 	orca_vec2 goal;          /* where the corridor ends */
 	orca_vec2 steer;         /* the point given to the engine as its target */
@@ -39,7 +41,6 @@ typedef struct nav_agent {
 	orca_vec2 stuck_pos;     /* where STUCK was last said */
 	float stall_time;        /* seconds since */
 	float plan_off;          /* its distance from the corridor when the path was planned */
-	uint64_t next_visit;     /* the update at which it is looked at next */
 	uint64_t last_visit;
 	navmesh_corridor *corridor;
 } nav_agent;
@@ -55,7 +56,27 @@ typedef struct nav_visit {
 	uint8_t replans[ORCA_NAV_REPLAN_REASONS];
 	orca_nav_event_kind kinds[2];
 	orca_vec2 points[2];
+	/* make_way's candidates, found in the visit: way_count entries of
+	 * way_lists[way_worker] from way_begin (way_found false: the commit looks) */
+	bool way_found;
+	uint8_t way_count;
+	uint16_t way_worker;
+	uint32_t way_begin;
 } nav_visit;
+
+/* An agent that make_way may move, and where to: what of make_way depends
+ * only on positions and the mesh (which an update does not change), so the
+ * parallel visits find it; the commit checks what visits change (phase,
+ * making_way) and moves them, in agent order. */
+typedef struct nav_way {
+	orca_agent_id id;
+	orca_vec2 aside;
+} nav_way;
+
+typedef struct nav_way_list { /* one per worker: only that worker writes it during the visits */
+	nav_way *items;
+	uint32_t count, cap;
+} nav_way_list;
 
 typedef struct nav_obstacle {
 	orca_obstacle_id id;
@@ -100,6 +121,8 @@ struct orca_nav {
 	uint32_t visited_cap;
 	float visit_dt;
 	bool visit_mesh_changed;
+	nav_way_list *way_lists; /* per worker, emptied at each update */
+	uint32_t way_list_count;
 
 	uint64_t paths_planned, tiles_built;
 	uint64_t replans[ORCA_NAV_REPLAN_REASONS];
@@ -386,6 +409,7 @@ static void steer_to(orca_nav *nav, nav_visit *v, nav_agent *a, orca_vec2 p)
 }
 
 static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st);
+static void make_way_found(orca_nav *nav, const nav_agent *a, const nav_way *way, uint32_t count);
 
 /* Apply what a visit decided beyond its agent (serially, in agent order). */
 static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
@@ -400,7 +424,9 @@ static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
 	if (v->set_steer)
 		orca_agent_set_waypoint(nav->world, a->id, a->steer);
 	orca_agent_state st;
-	if (v->make_way && orca_agent_get(nav->world, a->id, &st) == ORCA_OK)
+	if (v->make_way && v->way_found)
+		make_way_found(nav, a, &nav->way_lists[v->way_worker].items[v->way_begin], v->way_count);
+	else if (v->make_way && orca_agent_get(nav->world, a->id, &st) == ORCA_OK)
 		make_way(nav, a, &st);
 }
 
@@ -718,6 +744,55 @@ static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *
 	}
 }
 
+/* make_way's part that reads only positions and the mesh, in a visit (on
+ * `worker`): the touching agents it would move and where to, in make_way's
+ * order. Without room for them the commit does all of make_way itself. */
+static void find_way(orca_nav *nav, nav_visit *v, int worker, const nav_agent *a)
+{
+	orca_agent_state st;
+	nav_way_list *list = &nav->way_lists[worker];
+	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK)
+		return;
+	const float r = nav->def.agent_radius;
+	orca_agent_id near[16];
+	uint32_t n = orca_query_radius(nav->world, st.position, st.radius + r + 0.25f * r, near, 16);
+	n = n < 16 ? n : 16;
+	if (!grow((void **)&list->items, &list->cap, list->count + n, sizeof *list->items))
+		return;
+	v->way_begin = list->count;
+	for (uint32_t i = 0; i < n; ++i) {
+		orca_agent_state os;
+		if (near[i] == a->id || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+			continue;
+		const float d = dist(os.position, st.position);
+		if (d > st.radius + os.radius + 0.25f * r || !(d > 0.0f))
+			continue;
+		const orca_vec2 aside = {os.position.x + (os.position.x - st.position.x) / d * r,
+		                         os.position.y + (os.position.y - st.position.y) / d * r};
+		if (walkable(nav, worker, aside))
+			list->items[list->count++] = (nav_way){near[i], aside};
+	}
+	v->way_count = (uint8_t)(list->count - v->way_begin);
+	v->way_worker = (uint16_t)worker;
+	v->way_found = true;
+}
+
+/* The rest of make_way, in the commit: the candidates find_way found that are
+ * arrived and not making way already (as this update's earlier commits left them). */
+static void make_way_found(orca_nav *nav, const nav_agent *a, const nav_way *way, uint32_t count)
+{
+	const float r = nav->def.agent_radius;
+	for (uint32_t i = 0; i < count; ++i) {
+		nav_agent *o = find_agent(nav, way[i].id);
+		if (!o || o == a || o->phase != ORCA_NAV_DONE || o->making_way)
+			continue;
+		o->making_way = true;
+		o->best_dist = r;
+		steer_to(nav, NULL, o, way[i].aside);
+		o->next_visit = nav->updates + 1;
+	}
+}
+
 /* Its goal is taken: an arrived agent stands on it (the two would overlap
  * were it there), and on its last leg it has made no progress for a quarter
  * of stuck_time and touches (centres within the two radii and a quarter of
@@ -879,6 +954,8 @@ static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			nav->visited[i] = 1;
 		}
 		v->drop = !visit_agent(nav, v, worker, a, nav->visit_dt);
+		if (!v->drop && v->make_way)
+			find_way(nav, v, worker, a);
 	}
 }
 
@@ -922,6 +999,17 @@ int orca_nav_update(orca_nav *nav, float dt)
 	    !grow((void **)&nav->visits, &nav->visit_cap, nav->agent_count, sizeof *nav->visits) ||
 	    !grow((void **)&nav->visited, &nav->visited_cap, nav->agent_count, sizeof *nav->visited))
 		return ORCA_ERR_NO_MEMORY;
+	const int workers = orca_world_worker_count(nav->world);
+	if (nav->way_list_count < (uint32_t)workers) {
+		nav_way_list *lists = realloc(nav->way_lists, (size_t)workers * sizeof *lists);
+		if (!lists)
+			return ORCA_ERR_NO_MEMORY;
+		memset(lists + nav->way_list_count, 0, (size_t)(workers - (int)nav->way_list_count) * sizeof *lists);
+		nav->way_lists = lists;
+		nav->way_list_count = (uint32_t)workers;
+	}
+	for (uint32_t k = 0; k < nav->way_list_count; ++k)
+		nav->way_lists[k].count = 0;
 	nav->visit_dt = dt;
 	nav->visit_mesh_changed = mesh_changed;
 	orca_world_parallel_for(nav->world, visit_task, nav, nav->agent_count, 64);
@@ -1092,6 +1180,9 @@ void orca_nav_destroy(orca_nav *nav)
 	free(nav->events);
 	free(nav->visits);
 	free(nav->visited);
+	for (uint32_t k = 0; k < nav->way_list_count; ++k)
+		free(nav->way_lists[k].items);
+	free(nav->way_lists);
 	free(nav);
 }
 
