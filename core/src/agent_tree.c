@@ -207,6 +207,14 @@ void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			w->tself[i].pvx = w->pvx[s];
 			w->tself[i].pvy = w->pvy[s];
 			w->t_guess[i] = w->nb_guess[s];
+			if (w->avoidance == ORCA_AVOIDANCE_QUALITY) {
+				/* a new target leaves the tree valid */
+				const agent_params *p = &w->params[s];
+				w->tself[i].steer_mode = p->steer_mode;
+				w->tself[i].target_x = p->target.x;
+				w->tself[i].target_y = p->target.y;
+				w->tself[i].arrival_distance = p->arrival_distance;
+			}
 			continue;
 		}
 		const agent_params *p = &w->params[s];
@@ -239,7 +247,11 @@ void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		sp->layer = p->layer;
 		sp->mask = p->mask;
 		sp->max_neighbors = p->max_neighbors;
-		sp->pad = 0;
+		sp->steer_mode = p->steer_mode;
+		sp->target_x = p->target.x;
+		sp->target_y = p->target.y;
+		sp->arrival_distance = p->arrival_distance;
+		sp->pad = 0.0f;
 	}
 	if (!plain)
 		w->scratch[worker].not_plain = 1;

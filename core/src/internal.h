@@ -64,7 +64,10 @@ typedef struct tree_agent {
 typedef struct self_params {
 	float radius, weight, max_speed, neighbor_dist;
 	float time_horizon, time_horizon_obst, pvx, pvy;
-	uint32_t layer, mask, max_neighbors, pad;
+	uint32_t layer, mask, max_neighbors, steer_mode;
+	/* quality mode's move (velocity.c) checks arrival here, not in the
+	 * agent's scattered agent_params line */
+	float target_x, target_y, arrival_distance, pad;
 } self_params;
 
 /* RVO2's agent kd-tree node: [begin, end) of the tree order, children, box. */

@@ -651,7 +651,7 @@ static inline uint32_t agent_lines(const struct orca_world *w, bool avx, uint32_
  * tpx/tpy) and the agent's own tnvx/tnvy and t_arrived: every write lands in
  * this worker's run of the tree order; the slots get them after the overlap
  * pass. Here rather than in a pass of its own: the agent's data is in cache. */
-static void quality_move(struct orca_world *w, worker_scratch *sc, uint32_t self, uint32_t slot, vec2 position,
+static void quality_move(struct orca_world *w, worker_scratch *sc, uint32_t self, const self_params *p, vec2 position,
                          vec2 velocity, float dt)
 {
 	float nvx = velocity.x, nvy = velocity.y;
@@ -670,9 +670,8 @@ static void quality_move(struct orca_world *w, worker_scratch *sc, uint32_t self
 	w->tnvy[self] = nvy;
 	w->tnx[self] = x;
 	w->tny[self] = y;
-	const agent_params *p = &w->params[slot];
 	if (p->steer_mode != ORCA_STEER_VELOCITY) {
-		const vec2 g = v2_sub(p->target, v2(x, y));
+		const vec2 g = v2_sub(v2(p->target_x, p->target_y), v2(x, y));
 		const uint8_t arrived = v2_abs_sq(g) <= sqrf(p->arrival_distance);
 		w->t_arrived[self] = arrived;
 		sc->arrived += arrived;
@@ -724,7 +723,7 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	}
 	if (quality) {
 		orca_quality_after(w, self, slot, pref, aim, new_velocity, sc->agent_nb, agent_count, dt);
-		quality_move(w, sc, self, slot, position, new_velocity, dt);
+		quality_move(w, sc, self, p, position, new_velocity, dt);
 	} else {
 		w->tnvx[self] = new_velocity.x;
 		w->tnvy[self] = new_velocity.y;
