@@ -447,6 +447,18 @@ static inline float quality_share(const struct orca_world *w, uint32_t self, uin
 	return w->q_rank[self] < w->q_rank[other] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
 }
 
+/* The world's bounds are walls (orca.h): a coordinate past [lo, hi] stops at
+ * the one it crossed. True when it did: the caller zeroes that velocity
+ * component. Integration, quality mode's move and its overlap pass all use
+ * this one rule. */
+static inline bool orca_clamp_to_bound(float *x, float lo, float hi)
+{
+	if (!(*x < lo || *x > hi))
+		return false;
+	*x = *x < lo ? lo : hi;
+	return true;
+}
+
 /* quality.c: the quality avoidance mode's hooks */
 bool orca_quality_reserve(struct orca_world *w);
 void orca_quality_free(struct orca_world *w);

@@ -420,17 +420,8 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		/* the world's bounds hold after the pushes too (orca.h): a push
 		 * across one stops there, and that velocity component with it, as
 		 * integration does */
-		bool stop_x = false, stop_y = false;
-		if (bounded) {
-			if (pos.x < min_x || pos.x > max_x) {
-				pos.x = pos.x < min_x ? min_x : max_x;
-				stop_x = true;
-			}
-			if (pos.y < min_y || pos.y > max_y) {
-				pos.y = pos.y < min_y ? min_y : max_y;
-				stop_y = true;
-			}
-		}
+		const bool stop_x = bounded && orca_clamp_to_bound(&pos.x, min_x, max_x);
+		const bool stop_y = bounded && orca_clamp_to_bound(&pos.y, min_y, max_y);
 		/* the velocity becomes what the agent really did this step
 		 * (tnvx/tnvy: the velocity it moved with, then its pushes) */
 		float vx = stop_x ? 0.0f : tnvx[i] + (pos.x - xi) * inv_dt;

@@ -657,14 +657,10 @@ static void quality_move(struct orca_world *w, worker_scratch *sc, uint32_t self
 	float nvx = velocity.x, nvy = velocity.y;
 	float x = position.x + nvx * dt, y = position.y + nvy * dt;
 	if (w->has_bounds) { /* a wall at the bounds: stop there, keep the other axis */
-		if (x < w->bounds_min_x || x > w->bounds_max_x) {
-			x = x < w->bounds_min_x ? w->bounds_min_x : w->bounds_max_x;
+		if (orca_clamp_to_bound(&x, w->bounds_min_x, w->bounds_max_x))
 			nvx = 0.0f;
-		}
-		if (y < w->bounds_min_y || y > w->bounds_max_y) {
-			y = y < w->bounds_min_y ? w->bounds_min_y : w->bounds_max_y;
+		if (orca_clamp_to_bound(&y, w->bounds_min_y, w->bounds_max_y))
 			nvy = 0.0f;
-		}
 	}
 	w->tnvx[self] = nvx;
 	w->tnvy[self] = nvy;

@@ -381,14 +381,10 @@ static void integrate_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		float nvx = tnvx[i], nvy = tnvy[i];
 		float x = px[s] + nvx * dt, y = py[s] + nvy * dt;
 		if (has_bounds) { /* a wall at the bounds: stop there, keep the other axis */
-			if (x < min_x || x > max_x) {
-				x = x < min_x ? min_x : max_x;
+			if (orca_clamp_to_bound(&x, min_x, max_x))
 				nvx = 0.0f;
-			}
-			if (y < min_y || y > max_y) {
-				y = y < min_y ? min_y : max_y;
+			if (orca_clamp_to_bound(&y, min_y, max_y))
 				nvy = 0.0f;
-			}
 		}
 		vx[s] = nvx;
 		vy[s] = nvy;
