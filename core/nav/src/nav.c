@@ -748,67 +748,59 @@ static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_
  * that narrows the passage (nav_scale: a passage of 2.7 for an agent of
  * radius 1 beside a block, left by an arrived agent, held one for good).
  * Runs in the commit (it moves other agents), in agent order. */
-static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+/* make_way's candidates: the agents touching `st` (up to 16, in the radius
+ * query's order) and where each would step aside, one radius away from it,
+ * if that is walkable. Reads only positions and the mesh (on `worker`'s
+ * query), so the parallel visits can ask it; returns how many. */
+static uint32_t way_candidates(orca_nav *nav, int worker, orca_agent_id self, const orca_agent_state *st,
+                               nav_way out[16])
 {
 	const float r = nav->def.agent_radius;
 	orca_agent_id near[16];
 	uint32_t n = orca_query_radius(nav->world, st->position, st->radius + r + 0.25f * r, near, 16);
 	n = n < 16 ? n : 16;
+	uint32_t count = 0;
 	for (uint32_t i = 0; i < n; ++i) {
-		nav_agent *o = find_agent(nav, near[i]);
 		orca_agent_state os;
-		if (!o || o == a || o->phase != ORCA_NAV_DONE || o->making_way ||
-		    orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+		if (near[i] == self || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
 			continue;
 		const float d = dist(os.position, st->position);
 		if (d > st->radius + os.radius + 0.25f * r || !(d > 0.0f))
 			continue;
 		const orca_vec2 aside = {os.position.x + (os.position.x - st->position.x) / d * r,
 		                         os.position.y + (os.position.y - st->position.y) / d * r};
-		if (!walkable(nav, 0, aside))
-			continue;
-		o->making_way = true;
-		o->best_dist = r;
-		steer_to(nav, NULL, o, aside);
-		o->next_visit = nav->updates + 1;
+		if (walkable(nav, worker, aside))
+			out[count++] = (nav_way){near[i], aside};
 	}
+	return count;
+}
+
+/* All of make_way in the commit (when its visit could not keep the candidates). */
+static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+{
+	nav_way way[16];
+	make_way_found(nav, a, way, way_candidates(nav, 0, a->id, st, way));
 }
 
 /* make_way's part that reads only positions and the mesh, in a visit (on
- * `worker`): the touching agents it would move and where to, in make_way's
- * order. Without room for them the commit does all of make_way itself. */
+ * `worker`): the candidates, kept in the worker's list for the commit.
+ * Without room for them the commit does all of make_way itself. */
 static void find_way(orca_nav *nav, nav_visit *v, int worker, const nav_agent *a)
 {
 	orca_agent_state st;
 	nav_way_list *list = &nav->way_lists[worker];
-	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK)
-		return;
-	const float r = nav->def.agent_radius;
-	orca_agent_id near[16];
-	uint32_t n = orca_query_radius(nav->world, st.position, st.radius + r + 0.25f * r, near, 16);
-	n = n < 16 ? n : 16;
-	if (!grow((void **)&list->items, &list->cap, list->count + n, sizeof *list->items))
+	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK ||
+	    !grow((void **)&list->items, &list->cap, list->count + 16, sizeof *list->items))
 		return;
 	v->way_begin = list->count;
-	for (uint32_t i = 0; i < n; ++i) {
-		orca_agent_state os;
-		if (near[i] == a->id || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
-			continue;
-		const float d = dist(os.position, st.position);
-		if (d > st.radius + os.radius + 0.25f * r || !(d > 0.0f))
-			continue;
-		const orca_vec2 aside = {os.position.x + (os.position.x - st.position.x) / d * r,
-		                         os.position.y + (os.position.y - st.position.y) / d * r};
-		if (walkable(nav, worker, aside))
-			list->items[list->count++] = (nav_way){near[i], aside};
-	}
-	v->way_count = (uint8_t)(list->count - v->way_begin);
+	v->way_count = (uint8_t)way_candidates(nav, worker, a->id, &st, list->items + list->count);
+	list->count += v->way_count;
 	v->way_worker = (uint16_t)worker;
 	v->way_found = true;
 }
 
-/* The rest of make_way, in the commit: the candidates find_way found that are
- * arrived and not making way already (as this update's earlier commits left them). */
+/* The rest of make_way, in the commit: the candidates that are arrived and
+ * not making way already (as this update's earlier commits left them). */
 static void make_way_found(orca_nav *nav, const nav_agent *a, const nav_way *way, uint32_t count)
 {
 	const float r = nav->def.agent_radius;
