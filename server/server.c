@@ -271,7 +271,8 @@ static void log_tick_profile(server *srv) {
 static void write_tick_trace(server *srv, uint64_t tick_ns) {
 	const server_metrics *m = &srv->metrics;
 	uint64_t replans = 0;
-	for (int k = 0; k < 4; k++) replans += m->navigation.replans[k];
+	for (size_t k = 0; k < sizeof m->navigation.replans / sizeof m->navigation.replans[0]; k++)
+		replans += m->navigation.replans[k];
 	const uint64_t now[5] = {m->commands_applied, m->snapshots_sent, m->snapshot_bytes, m->navigation.paths_planned,
 	                         replans};
 	fprintf(srv->tick_trace, "%" PRIu64 " %.0f", srv->status.tick, (double)tick_ns * 1e-3);
