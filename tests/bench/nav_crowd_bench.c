@@ -1,0 +1,133 @@
+/* nav_crowd_bench — the navigation update (orca_nav_update, what the server's
+ * tick calls "navigation") for a crowd like server_load.py's crowd scenario,
+ * without sockets: tests/data/ref's random N set-up (the jittered grid,
+ * spacing 4, no obstacles), the server's default agent (pref_speed 1.5) and
+ * navigation (arrival 0.5, path budget 256), each agent sent to a random
+ * point within 63 of its start (crowd-load --local-targets: a point of its
+ * connection's window), then 100 retargets about 20 away per tick (200
+ * connections, 10 agents each per second at 20 Hz). After `warmup` ticks
+ * (the server's ramp-up: the first paths come 256 per tick), `ticks` ticks
+ * are timed: wall and calling-thread CPU of each update, the world's step
+ * untimed. Prints their medians and a hash of every tick's state hash and
+ * events, which must not change with the code's speed. A benchmark, never a
+ * pass/fail test. For instruction counts:
+ *   valgrind --tool=callgrind --toggle-collect=orca_nav_update nav_crowd_bench 10000 20 2 60
+ *
+ *   nav_crowd_bench [agents 50000] [ticks 40] [workers 2] [warmup 200] */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_clock.h"
+
+#include "scenario_nav.h"
+
+static uint32_t rng = 20261203u;
+
+static float frand(float lo, float hi)
+{
+	rng = rng * 1664525u + 1013904223u;
+	return lo + (hi - lo) * (float)(rng >> 8) / 16777216.0f;
+}
+
+static float clampf(float v, float lo, float hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; ++i)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+int main(int argc, char **argv)
+{
+	const uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 50000;
+	const int ticks = argc > 2 ? atoi(argv[2]) : 40;
+	const int workers = argc > 3 ? atoi(argv[3]) : 2;
+	const int warmup = argc > 4 ? atoi(argv[4]) : 200;
+	if (ticks < 1 || workers < 1 || warmup < 0) {
+		fprintf(stderr, "usage: nav_crowd_bench [agents 50000] [ticks 40] [workers 2] [warmup 200]\n");
+		return 2;
+	}
+	char path[1024];
+	snprintf(path, sizeof path, "%s/random%u_setup.csv", CROWD_REF_DIR, n);
+	scenario sc;
+	char err[512];
+	if (scenario_load(path, &sc, err, sizeof err) != 0) {
+		fprintf(stderr, "nav_crowd_bench: %s (agents: 1000, 10000 or 50000)\n", err);
+		return 1;
+	}
+	orca_world_def wd = orca_default_world_def();
+	wd.agent_capacity = n + 1;
+	wd.worker_count = workers;
+	orca_world *w;
+	if (orca_world_create(&wd, &w) != ORCA_OK)
+		return 1;
+	orca_agent_id *ids = malloc(n * sizeof *ids);
+	orca_agent_def def = orca_default_agent_def();
+	def.pref_speed = 1.5f; /* the server's --agent-pref-speed */
+	def.steer_mode = ORCA_STEER_TARGET;
+	for (uint32_t i = 0; i < n; ++i) {
+		def.position = def.target = sc.start[i];
+		if (orca_agent_add(w, &def, &ids[i]) != ORCA_OK)
+			return 1;
+	}
+	orca_nav_def nd = orca_nav_default_def();
+	nd.arrival_distance = 0.5f; /* the server's --nav-arrival-distance */
+	orca_nav *nav;
+	if (orca_nav_create(&nd, w, &nav) != ORCA_OK)
+		return 1;
+	for (uint32_t i = 0; i < n; ++i) {
+		const orca_vec2 t = {clampf(sc.start[i].x + frand(-63, 63), 2, 898),
+		                     clampf(sc.start[i].y + frand(-63, 63), 2, 898)};
+		orca_nav_set_target(nav, ids[i], t);
+	}
+	const float dt = 0.05f;
+	double *wall = malloc((size_t)ticks * sizeof *wall), *cpu = malloc((size_t)ticks * sizeof *cpu);
+	uint64_t hash = 14695981039346656037ull, events = 0;
+	uint32_t cursor = 0;
+	for (int t = 0; t < warmup + ticks; ++t) {
+		for (int k = 0; k < 100; ++k, cursor = (cursor + 7919u) % n) {
+			orca_agent_state st;
+			orca_agent_get(w, ids[cursor], &st);
+			const orca_vec2 p = {clampf(st.position.x + frand(-20, 20), 2, 898),
+			                     clampf(st.position.y + frand(-20, 20), 2, 898)};
+			orca_nav_set_target(nav, ids[cursor], p);
+		}
+		const double w0 = wall_ms(), c0 = thread_cpu_ms();
+		orca_nav_update(nav, dt);
+		if (t >= warmup) {
+			wall[t - warmup] = wall_ms() - w0;
+			cpu[t - warmup] = thread_cpu_ms() - c0;
+		}
+		uint32_t count;
+		const orca_nav_event *ev = orca_nav_events(nav, &count);
+		for (uint32_t k = 0; k < count; ++k) {
+			hash = fnv(hash, &ev[k].agent, sizeof ev[k].agent);
+			hash = fnv(hash, &ev[k].kind, sizeof ev[k].kind);
+			hash = fnv(hash, &ev[k].point, sizeof ev[k].point);
+		}
+		events += count;
+		orca_world_step(w, dt);
+		const uint64_t s = orca_world_state_hash(w);
+		hash = fnv(hash, &s, sizeof s);
+	}
+	orca_nav_stats st;
+	orca_nav_get_counts(nav, &st);
+	printf("nav_crowd_bench: %u agents, %d workers, %d warm-up + %d timed ticks: navigation update median %.3f ms "
+	       "wall, %.3f ms CPU on the calling thread; %" PRIu64 " paths planned, %" PRIu64 " events; hash %016" PRIx64
+	       "\n",
+	       n, workers, warmup, ticks, median(wall, ticks), median(cpu, ticks), st.paths_planned, events, hash);
+	orca_nav_destroy(nav);
+	orca_world_destroy(w);
+	free(ids);
+	free(wall);
+	free(cpu);
+	scenario_free(&sc);
+	return 0;
+}
