@@ -1,8 +1,8 @@
 /* nav_crowd_bench — the navigation update (orca_nav_update, what the server's
  * tick calls "navigation") for a crowd like server_load.py's crowd scenario,
  * without sockets: tests/data/ref's random N set-up (the jittered grid,
- * spacing 4, no obstacles), the server's default agent (pref_speed 1.5) and
- * navigation (arrival 0.5, path budget 256), each agent sent to a random
+ * spacing 4, no obstacles), the server's default avoidance (quality), agent
+ * (pref_speed 1.5) and navigation (arrival 0.5, path budget 256), each agent sent to a random
  * point within 63 of its start (crowd-load --local-targets: a point of its
  * connection's window), then 100 retargets about 20 away per tick (200
  * connections, 10 agents each per second at 20 Hz). After `warmup` ticks
@@ -65,6 +65,7 @@ int main(int argc, char **argv)
 	orca_world_def wd = orca_default_world_def();
 	wd.agent_capacity = n + 1;
 	wd.worker_count = workers;
+	wd.avoidance = ORCA_AVOIDANCE_QUALITY; /* the server's default */
 	orca_world *w;
 	if (orca_world_create(&wd, &w) != ORCA_OK)
 		return 1;
