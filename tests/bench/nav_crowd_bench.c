@@ -12,7 +12,7 @@
  * events, which must not change with the code's speed. A benchmark, never a
  * pass/fail test. For instruction counts of the timed updates (1 worker:
  * callgrind counts only the thread whose stack holds the toggle):
- *   valgrind --tool=callgrind --toggle-collect=timed_update nav_crowd_bench 10000 20 1 100
+ *   valgrind --tool=callgrind --toggle-collect='timed_update*' nav_crowd_bench 10000 20 1 100
  *
  *   nav_crowd_bench [agents 50000] [ticks 40] [workers 2] [warmup 200] */
 #include <inttypes.h>
@@ -38,7 +38,7 @@ static float clampf(float v, float lo, float hi)
 }
 
 /* The timed updates only, so that callgrind can count them alone
- * (--toggle-collect=timed_update): not inlined. */
+ * (--toggle-collect='timed_update*': gcc may rename it): not inlined. */
 __attribute__((noinline)) static int timed_update(orca_nav *nav, float dt)
 {
 	return orca_nav_update(nav, dt);

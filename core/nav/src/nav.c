@@ -72,6 +72,7 @@ typedef struct nav_visit {
 typedef struct nav_way {
 	orca_agent_id id;
 	orca_vec2 aside;
+	bool checked; /* aside is known (touching, walkable); else the commit looks, if it gets that far */
 } nav_way;
 
 typedef struct nav_way_list { /* one per worker: only that worker writes it during the visits */
@@ -103,6 +104,11 @@ struct orca_nav {
 
 	nav_agent *agents;          /* dense, in order of first navigation */
 	uint32_t agent_count, agent_cap;
+	/* per agent, in agents' order: the update it is due at (next_visit; never
+	 * while it waits for its first path). An update's scan of every agent
+	 * reads this, 8 bytes each, not a nav_agent's cache line each. */
+	uint64_t *due;
+	uint32_t due_cap;
 	uint32_t *index_of_slot;    /* agent slot -> index in agents */
 	uint32_t slot_cap;
 
@@ -351,6 +357,12 @@ static bool rebuild_tiles(orca_nav *nav, uint32_t budget)
 
 /* ------------------------------------------------------------------ agents */
 
+/* After a's phase or next_visit changed (due is what an update's scan reads). */
+static void sync_due(orca_nav *nav, const nav_agent *a)
+{
+	nav->due[a - nav->agents] = a->phase == ORCA_NAV_WAITING ? UINT64_MAX : a->next_visit;
+}
+
 static nav_agent *find_agent(const orca_nav *nav, orca_agent_id id)
 {
 	const uint32_t s = slot_of(id);
@@ -371,6 +383,7 @@ static void drop_agent(orca_nav *nav, uint32_t index)
 	const uint32_t last = nav->agent_count - 1;
 	if (index != last) {
 		nav->agents[index] = nav->agents[last];
+		nav->due[index] = nav->due[last];
 		if (nav->index_of_slot[slot_of(nav->agents[index].id)] == last)
 			nav->index_of_slot[slot_of(nav->agents[index].id)] = index;
 	}
@@ -428,7 +441,8 @@ static void steer_to(orca_nav *nav, nav_visit *v, nav_agent *a, orca_vec2 p)
 }
 
 static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st);
-static void make_way_found(orca_nav *nav, const nav_agent *a, const nav_way *way, uint32_t count);
+static void make_way_found(orca_nav *nav, const nav_agent *a, const orca_agent_state *st, const nav_way *way,
+                           uint32_t count);
 
 /* Apply what a visit decided beyond its agent (serially, in agent order). */
 static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
@@ -444,7 +458,7 @@ static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
 		orca_agent_set_waypoint(nav->world, a->id, a->steer);
 	orca_agent_state st;
 	if (v->make_way && v->way_found)
-		make_way_found(nav, a, &nav->way_lists[v->way_worker].items[v->way_begin], v->way_count);
+		make_way_found(nav, a, NULL, &nav->way_lists[v->way_worker].items[v->way_begin], v->way_count);
 	else if (v->make_way && orca_agent_get(nav->world, a->id, &st) == ORCA_OK)
 		make_way(nav, a, &st);
 }
@@ -466,7 +480,8 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 			for (uint32_t i = old; i < nav->slot_cap; ++i)
 				nav->index_of_slot[i] = NAV_NO_INDEX;
 		}
-		if (!grow((void **)&nav->agents, &nav->agent_cap, nav->agent_count + 1, sizeof *nav->agents))
+		if (!grow((void **)&nav->agents, &nav->agent_cap, nav->agent_count + 1, sizeof *nav->agents) ||
+		    !grow((void **)&nav->due, &nav->due_cap, nav->agent_count + 1, sizeof *nav->due))
 			return ORCA_ERR_NO_MEMORY;
 		navmesh_corridor *c = navmesh_corridor_create((int)nav->def.max_path);
 		if (!c)
@@ -482,6 +497,7 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->target = target;
 	a->goal = target;
 	a->phase = ORCA_NAV_WAITING;
+	sync_due(nav, a);
 	a->done = false;
 	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = a->making_way = false;
 	a->heading = a->progress_ref = a->prev_ref = target;
@@ -627,6 +643,7 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 		a->heading = goal;
 		steer_to(nav, &v, a, goal);
 		a->next_visit = nav->updates + 1;
+		sync_due(nav, a);
 		commit_visit(nav, a, &v);
 		return;
 	}
@@ -638,6 +655,7 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
 	if (a->next_visit == nav->updates + interval)
 		a->next_visit = nav->updates + 1u + a->id % interval;
+	sync_due(nav, a);
 }
 
 /* When to look at this agent again: at its refresh interval, or sooner when
@@ -748,12 +766,34 @@ static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_
  * that narrows the passage (nav_scale: a passage of 2.7 for an agent of
  * radius 1 beside a block, left by an arrived agent, held one for good).
  * Runs in the commit (it moves other agents), in agent order. */
-/* make_way's candidates: the agents touching `st` (up to 16, in the radius
- * query's order) and where each would step aside, one radius away from it,
- * if that is walkable. Reads only positions and the mesh (on `worker`'s
- * query), so the parallel visits can ask it; returns how many. */
+/* Where `os` would step aside for the agent `st`: one radius straight away
+ * from it, if the two touch (centres within their radii and a quarter of
+ * agent_radius) and that point is walkable (on `worker`'s query: the same
+ * answer on any). Reads only positions and the mesh. */
+static bool way_aside(orca_nav *nav, int worker, const orca_agent_state *st, const orca_agent_state *os,
+                      orca_vec2 *aside)
+{
+	const float r = nav->def.agent_radius;
+	const float d = dist(os->position, st->position);
+	if (d > st->radius + os->radius + 0.25f * r || !(d > 0.0f))
+		return false;
+	*aside = (orca_vec2){os->position.x + (os->position.x - st->position.x) / d * r,
+	                     os->position.y + (os->position.y - st->position.y) / d * r};
+	return walkable(nav, worker, *aside);
+}
+
+/* make_way's candidates: the agents near `st` (up to 16, in the radius
+ * query's order) that may step aside, and where to. All (`all`: the
+ * commit's own make_way) are checked here (way_aside). A visit (parallel)
+ * checks only those that had arrived before this update (o->done, which no
+ * visit writes) and keeps the other navigating agents unchecked: make_way
+ * moves only arrived agents, an agent arrives in this update at most by its
+ * own visit, and in a crowd nearly every agent a stalled one touches is
+ * still walking, so the commit checks the few that arrived meanwhile, and
+ * the visits skip a state read and a mesh query per neighbour. Agents that
+ * are not navigating are never moved: left out. Returns how many. */
 static uint32_t way_candidates(orca_nav *nav, int worker, orca_agent_id self, const orca_agent_state *st,
-                               nav_way out[16])
+                               bool all, nav_way out[16])
 {
 	const float r = nav->def.agent_radius;
 	orca_agent_id near[16];
@@ -761,16 +801,21 @@ static uint32_t way_candidates(orca_nav *nav, int worker, orca_agent_id self, co
 	n = n < 16 ? n : 16;
 	uint32_t count = 0;
 	for (uint32_t i = 0; i < n; ++i) {
+		if (near[i] == self)
+			continue;
+		if (!all) {
+			const nav_agent *o = find_agent(nav, near[i]);
+			if (!o)
+				continue;
+			if (!o->done) {
+				out[count++] = (nav_way){near[i], {0.0f, 0.0f}, false};
+				continue;
+			}
+		}
 		orca_agent_state os;
-		if (near[i] == self || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
-			continue;
-		const float d = dist(os.position, st->position);
-		if (d > st->radius + os.radius + 0.25f * r || !(d > 0.0f))
-			continue;
-		const orca_vec2 aside = {os.position.x + (os.position.x - st->position.x) / d * r,
-		                         os.position.y + (os.position.y - st->position.y) / d * r};
-		if (walkable(nav, worker, aside))
-			out[count++] = (nav_way){near[i], aside};
+		orca_vec2 aside;
+		if (orca_agent_get(nav->world, near[i], &os) == ORCA_OK && way_aside(nav, worker, st, &os, &aside))
+			out[count++] = (nav_way){near[i], aside, true};
 	}
 	return count;
 }
@@ -779,39 +824,55 @@ static uint32_t way_candidates(orca_nav *nav, int worker, orca_agent_id self, co
 static void make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
 {
 	nav_way way[16];
-	make_way_found(nav, a, way, way_candidates(nav, 0, a->id, st, way));
+	make_way_found(nav, a, st, way, way_candidates(nav, 0, a->id, st, true, way));
 }
 
 /* make_way's part that reads only positions and the mesh, in a visit (on
- * `worker`): the candidates, kept in the worker's list for the commit.
- * Without room for them the commit does all of make_way itself. */
-static void find_way(orca_nav *nav, nav_visit *v, int worker, const nav_agent *a)
+ * `worker`; st: the agent's state): the candidates, kept in the worker's
+ * list for the commit. Without room for them the commit does all of
+ * make_way itself. */
+static void find_way(orca_nav *nav, nav_visit *v, int worker, const nav_agent *a, const orca_agent_state *st)
 {
-	orca_agent_state st;
 	nav_way_list *list = &nav->way_lists[worker];
-	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK ||
-	    !grow((void **)&list->items, &list->cap, list->count + 16, sizeof *list->items))
+	if (!grow((void **)&list->items, &list->cap, list->count + 16, sizeof *list->items))
 		return;
 	v->way_begin = list->count;
-	v->way_count = (uint8_t)way_candidates(nav, worker, a->id, &st, list->items + list->count);
+	v->way_count = (uint8_t)way_candidates(nav, worker, a->id, st, false, list->items + list->count);
 	list->count += v->way_count;
 	v->way_worker = (uint16_t)worker;
 	v->way_found = true;
 }
 
 /* The rest of make_way, in the commit: the candidates that are arrived and
- * not making way already (as this update's earlier commits left them). */
-static void make_way_found(orca_nav *nav, const nav_agent *a, const nav_way *way, uint32_t count)
+ * not making way already (as this update's earlier commits left them), and,
+ * for one the visit left unchecked, touching and with a walkable point
+ * aside (way_aside, as the visit would have said: positions and the mesh
+ * do not change in an update). st: a's state (NULL: read when needed). */
+static void make_way_found(orca_nav *nav, const nav_agent *a, const orca_agent_state *st, const nav_way *way,
+                           uint32_t count)
 {
 	const float r = nav->def.agent_radius;
+	orca_agent_state self;
 	for (uint32_t i = 0; i < count; ++i) {
 		nav_agent *o = find_agent(nav, way[i].id);
 		if (!o || o == a || o->phase != ORCA_NAV_DONE || o->making_way)
 			continue;
+		orca_vec2 aside = way[i].aside;
+		if (!way[i].checked) {
+			orca_agent_state os;
+			if (!st) {
+				if (orca_agent_get(nav->world, a->id, &self) != ORCA_OK)
+					return;
+				st = &self;
+			}
+			if (orca_agent_get(nav->world, way[i].id, &os) != ORCA_OK || !way_aside(nav, 0, st, &os, &aside))
+				continue;
+		}
 		o->making_way = true;
 		o->best_dist = r;
-		steer_to(nav, NULL, o, way[i].aside);
+		steer_to(nav, NULL, o, aside);
 		o->next_visit = nav->updates + 1;
+		sync_due(nav, o);
 	}
 }
 
@@ -859,18 +920,18 @@ static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent
 
 /* A due agent: still ours? progress, STUCK, arrival, corridor refresh.
  * Returns false when the agent is to be forgotten (removed, or taken over
- * through orca.h: a velocity, or a target that is not ours). */
-static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, float dt)
+ * through orca.h: a velocity, or a target that is not ours). *st gets its
+ * state (find_way reads it too: nothing moves during the visits). */
+static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, float dt, orca_agent_state *st)
 {
-	orca_agent_state st;
-	if (orca_agent_get(nav->world, a->id, &st) != ORCA_OK || st.steer_mode == ORCA_STEER_VELOCITY ||
-	    !same_point(st.target, a->steer))
+	if (orca_agent_get(nav->world, a->id, st) != ORCA_OK || st->steer_mode == ORCA_STEER_VELOCITY ||
+	    !same_point(st->target, a->steer))
 		return false;
 	const uint64_t since = nav->updates - a->last_visit;
 	const float elapsed = (float)since * dt;
 	a->last_visit = nav->updates;
 	if (a->phase == ORCA_NAV_DONE) {
-		visit_arrived(nav, v, a, &st, dt, since);
+		visit_arrived(nav, v, a, st, dt, since);
 		return true;
 	}
 
@@ -878,7 +939,7 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 	 * Moving about without getting closer is no progress. STUCK is said
 	 * once, and again only after the agent got 4 radii away from there. */
 	const float r = nav->def.agent_radius;
-	if (a->stuck_sent && dist(st.position, a->stuck_pos) >= 4.0f * r)
+	if (a->stuck_sent && dist(st->position, a->stuck_pos) >= 4.0f * r)
 		a->stuck_sent = false;
 	/* A corridor can swing: from one spot its first corner is one ahead,
 	 * from a few steps on it is one behind (quality mode, 10,000 agents:
@@ -886,7 +947,7 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 	 * for ever, each time "closer" to the one it headed for). So a corner
 	 * headed for again right after another is measured against the best
 	 * distance it had reached to it before: going back is no progress. */
-	const float to_corner = dist(st.position, a->heading);
+	const float to_corner = dist(st->position, a->heading);
 	bool progress = to_corner <= a->best_dist - r;
 	if (!same_point(a->heading, a->progress_ref)) {
 		const bool back = same_point(a->heading, a->prev_ref);
@@ -913,21 +974,21 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 				v->make_way = true;
 			if (a->stall_time >= nav->def.stuck_time && !a->stuck_sent) {
 				a->stuck_sent = true;
-				a->stuck_pos = st.position;
-				note_event(v, ORCA_NAV_STUCK, st.position);
+				a->stuck_pos = st->position;
+				note_event(v, ORCA_NAV_STUCK, st->position);
 			}
 		}
 	}
 
 	const float arrive = nav->def.arrival_distance;
 	if (a->final_leg && !a->queued &&
-	    (st.arrived || dist(st.position, a->goal) <= arrive || goal_taken(nav, a, &st))) {
+	    (st->arrived || dist(st->position, a->goal) <= arrive || goal_taken(nav, a, st))) {
 		if (a->far) {
 			request_path(v, a, ORCA_NAV_REPLAN_NEXT_PART); /* the end of a part: the next part */
 			return true;
 		}
 		a->phase = ORCA_NAV_DONE;
-		note_event(v, ORCA_NAV_ARRIVED, st.position);
+		note_event(v, ORCA_NAV_ARRIVED, st->position);
 		/* Arrived within arrival_distance, short of the goal and making no
 		 * progress: stop where it is. Pressing on at the goal it would push
 		 * for ever on whoever stands there, and in a narrow spot that pins
@@ -935,11 +996,11 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 		 * an arrived one pressing at its goal). An agent still closing in
 		 * walks on to the goal itself, as a client expects, while it keeps
 		 * closing in (visit_arrived). */
-		a->best_dist = dist(st.position, a->goal);
-		if (!st.arrived && a->stall_time > 0.0f)
-			rest(nav, v, a, &st);
+		a->best_dist = dist(st->position, a->goal);
+		if (!st->arrived && a->stall_time > 0.0f)
+			rest(nav, v, a, st);
 		else
-			schedule(nav, a, &st, dt);
+			schedule(nav, a, st, dt);
 		return true;
 	}
 	if (a->queued) {
@@ -947,8 +1008,8 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 		return true;
 	}
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
-	refresh(nav, v, worker, a, &st, dt, ((nav->updates / interval + a->id) & 3u) == 0, false); /* shortcut every 4th */
-	schedule(nav, a, &st, dt);
+	refresh(nav, v, worker, a, st, dt, ((nav->updates / interval + a->id) & 3u) == 0, false); /* shortcut every 4th */
+	schedule(nav, a, st, dt);
 	return true;
 }
 
@@ -968,16 +1029,19 @@ static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 				a->phase = ORCA_NAV_MOVING;
 			a->making_way = false;
 			a->next_visit = nav->updates;
+			sync_due(nav, a);
 		}
-		if (a->phase == ORCA_NAV_WAITING || nav->updates < a->next_visit)
+		if (nav->updates < nav->due[i]) /* not due, or waiting for its first path */
 			continue;
 		if (!nav->visited[i]) {
 			memset(v, 0, sizeof *v);
 			nav->visited[i] = 1;
 		}
-		v->drop = !visit_agent(nav, v, worker, a, nav->visit_dt);
+		orca_agent_state st;
+		v->drop = !visit_agent(nav, v, worker, a, nav->visit_dt, &st);
 		if (!v->drop && v->make_way)
-			find_way(nav, v, worker, a);
+			find_way(nav, v, worker, a, &st);
+		sync_due(nav, a);
 	}
 }
 
@@ -1256,6 +1320,7 @@ void orca_nav_destroy(orca_nav *nav)
 		free(nav->obstacles[i].vertices);
 	navmesh_destroy(nav->mesh);
 	free(nav->agents);
+	free(nav->due);
 	free(nav->index_of_slot);
 	free(nav->queue);
 	free(nav->obstacles);
@@ -1712,9 +1777,13 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 		nav->queue_cap = l.queue_len;
 		l.queue = NULL;
 	}
+	uint64_t *due = NULL;
+	if (rc == ORCA_OK && !(due = malloc((size_t)(l.agent_count ? l.agent_count : 1) * sizeof *due)))
+		rc = ORCA_ERR_NO_MEMORY;
 	if (rc == ORCA_OK) /* the mesh: the saved tiles, in their order, at their refs */
 		rc = navmesh_restore_tiles(nav->mesh, l.tiles, l.tile_count);
 	if (rc != ORCA_OK) {
+		free(due);
 		loaded_free(&l);
 		return rc;
 	}
@@ -1737,9 +1806,14 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 		nav->tile_queue[i] = l.dirty[i];
 		nav->tile_dirty[l.dirty[i]] = 1;
 	}
+	free(nav->due);
+	nav->due = due;
+	nav->due_cap = l.agent_count ? l.agent_count : 1;
 	free(nav->agents);
 	nav->agents = l.agents;
 	nav->agent_count = nav->agent_cap = l.agent_count;
+	for (uint32_t i = 0; i < l.agent_count; ++i)
+		sync_due(nav, &nav->agents[i]);
 	for (uint32_t i = 0; i < l.agent_count; ++i)
 		if (l.named[i])
 			nav->index_of_slot[slot_of(l.agents[i].id)] = i;
