@@ -111,6 +111,12 @@ struct orca_nav {
 	uint32_t due_cap;
 	uint32_t *index_of_slot;    /* agent slot -> index in agents */
 	uint32_t slot_cap;
+	/* agent slot -> 1 if an entry of that slot was done (arrived) at its last
+	 * commit: a hint that lets make_way's candidate search in the visits skip
+	 * reading each neighbour's nav_agent; a wrong hint costs time, never a
+	 * different result (way_candidates) */
+	uint8_t *done_hint;
+	uint32_t hint_cap;
 
 	orca_agent_id *queue;       /* ring of agents waiting for a path */
 	uint32_t queue_head, queue_len, queue_cap;
@@ -357,6 +363,12 @@ static bool rebuild_tiles(orca_nav *nav, uint32_t budget)
 
 /* ------------------------------------------------------------------ agents */
 
+static void set_done(orca_nav *nav, nav_agent *a, bool done)
+{
+	a->done = done;
+	nav->done_hint[slot_of(a->id)] = done;
+}
+
 /* After a's phase or next_visit changed (due is what an update's scan reads). */
 static void sync_due(orca_nav *nav, const nav_agent *a)
 {
@@ -447,7 +459,7 @@ static void make_way_found(orca_nav *nav, const nav_agent *a, const orca_agent_s
 /* Apply what a visit decided beyond its agent (serially, in agent order). */
 static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
 {
-	a->done = a->phase == ORCA_NAV_DONE;
+	set_done(nav, a, a->phase == ORCA_NAV_DONE);
 	for (int r = 0; r < ORCA_NAV_REPLAN_REASONS; ++r)
 		nav->replans[r] += v->replans[r];
 	if (v->enqueue && !queue_push(nav, a->id))
@@ -480,6 +492,12 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 			for (uint32_t i = old; i < nav->slot_cap; ++i)
 				nav->index_of_slot[i] = NAV_NO_INDEX;
 		}
+		if (s >= nav->hint_cap) {
+			const uint32_t old = nav->hint_cap;
+			if (!grow((void **)&nav->done_hint, &nav->hint_cap, s + 1, sizeof *nav->done_hint))
+				return ORCA_ERR_NO_MEMORY;
+			memset(nav->done_hint + old, 0, nav->hint_cap - old);
+		}
 		if (!grow((void **)&nav->agents, &nav->agent_cap, nav->agent_count + 1, sizeof *nav->agents) ||
 		    !grow((void **)&nav->due, &nav->due_cap, nav->agent_count + 1, sizeof *nav->due))
 			return ORCA_ERR_NO_MEMORY;
@@ -498,7 +516,7 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->goal = target;
 	a->phase = ORCA_NAV_WAITING;
 	sync_due(nav, a);
-	a->done = false;
+	set_done(nav, a, false);
 	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = a->making_way = false;
 	a->heading = a->progress_ref = a->prev_ref = target;
 	a->best_dist = a->prev_best = dist(st.position, target);
@@ -785,13 +803,14 @@ static bool way_aside(orca_nav *nav, int worker, const orca_agent_state *st, con
 /* make_way's candidates: the agents near `st` (up to 16, in the radius
  * query's order) that may step aside, and where to. All (`all`: the
  * commit's own make_way) are checked here (way_aside). A visit (parallel)
- * checks only those that had arrived before this update (o->done, which no
- * visit writes) and keeps the other navigating agents unchecked: make_way
- * moves only arrived agents, an agent arrives in this update at most by its
- * own visit, and in a crowd nearly every agent a stalled one touches is
- * still walking, so the commit checks the few that arrived meanwhile, and
- * the visits skip a state read and a mesh query per neighbour. Agents that
- * are not navigating are never moved: left out. Returns how many. */
+ * checks only those that had arrived before this update (done_hint, which
+ * no visit writes) and keeps the others unchecked, for the commit to check
+ * if they have arrived by then: make_way moves only arrived agents, an
+ * agent arrives in this update at most by its own visit, and in a crowd
+ * nearly every agent a stalled one touches is still walking, so the visits
+ * skip a state read and a mesh query per neighbour, and the commit checks
+ * the few that arrived meanwhile. Whatever the hint says, the commit moves
+ * the same agents to the same points. Returns how many. */
 static uint32_t way_candidates(orca_nav *nav, int worker, orca_agent_id self, const orca_agent_state *st,
                                bool all, nav_way out[16])
 {
@@ -803,14 +822,10 @@ static uint32_t way_candidates(orca_nav *nav, int worker, orca_agent_id self, co
 	for (uint32_t i = 0; i < n; ++i) {
 		if (near[i] == self)
 			continue;
-		if (!all) {
-			const nav_agent *o = find_agent(nav, near[i]);
-			if (!o)
-				continue;
-			if (!o->done) {
-				out[count++] = (nav_way){near[i], {0.0f, 0.0f}, false};
-				continue;
-			}
+		const uint32_t s = slot_of(near[i]);
+		if (!all && (s >= nav->hint_cap || !nav->done_hint[s])) {
+			out[count++] = (nav_way){near[i], {0.0f, 0.0f}, false};
+			continue;
 		}
 		orca_agent_state os;
 		orca_vec2 aside;
@@ -1250,6 +1265,7 @@ void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
 	orca_nav_get_counts(nav, out);
 	size_t bytes = sizeof *nav + navmesh_memory(nav->mesh);
 	bytes += (size_t)nav->agent_cap * sizeof *nav->agents + (size_t)nav->slot_cap * sizeof *nav->index_of_slot;
+	bytes += (size_t)nav->due_cap * sizeof *nav->due + nav->hint_cap;
 	bytes += (size_t)nav->queue_cap * sizeof *nav->queue;
 	for (uint32_t i = 0; i < nav->agent_count; ++i)
 		bytes += navmesh_corridor_memory(nav->agents[i].corridor);
@@ -1322,6 +1338,7 @@ void orca_nav_destroy(orca_nav *nav)
 	free(nav->agents);
 	free(nav->due);
 	free(nav->index_of_slot);
+	free(nav->done_hint);
 	free(nav->queue);
 	free(nav->obstacles);
 	free(nav->id_scratch);
@@ -1765,11 +1782,13 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 		slots = slot_of(l.agents[i].id) + 1 > slots ? slot_of(l.agents[i].id) + 1 : slots;
 	if (rc == ORCA_OK) {
 		const uint32_t old = nav->slot_cap;
-		if (!grow((void **)&nav->index_of_slot, &nav->slot_cap, slots ? slots : 1, sizeof *nav->index_of_slot))
+		const uint32_t old_hint = nav->hint_cap;
+		if (!grow((void **)&nav->index_of_slot, &nav->slot_cap, slots ? slots : 1, sizeof *nav->index_of_slot) ||
+		    !grow((void **)&nav->done_hint, &nav->hint_cap, slots ? slots : 1, sizeof *nav->done_hint))
 			rc = ORCA_ERR_NO_MEMORY;
-		else
-			for (uint32_t i = old; i < nav->slot_cap; ++i)
-				nav->index_of_slot[i] = NAV_NO_INDEX;
+		for (uint32_t i = old; i < nav->slot_cap; ++i)
+			nav->index_of_slot[i] = NAV_NO_INDEX;
+		memset(nav->done_hint + old_hint, 0, nav->hint_cap - old_hint);
 	}
 	if (rc == ORCA_OK && l.queue_len > 0) {
 		free(nav->queue);
@@ -1812,8 +1831,10 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 	free(nav->agents);
 	nav->agents = l.agents;
 	nav->agent_count = nav->agent_cap = l.agent_count;
-	for (uint32_t i = 0; i < l.agent_count; ++i)
+	for (uint32_t i = 0; i < l.agent_count; ++i) {
 		sync_due(nav, &nav->agents[i]);
+		set_done(nav, &nav->agents[i], nav->agents[i].done);
+	}
 	for (uint32_t i = 0; i < l.agent_count; ++i)
 		if (l.named[i])
 			nav->index_of_slot[slot_of(l.agents[i].id)] = i;
