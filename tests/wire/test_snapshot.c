@@ -269,6 +269,38 @@ static void test_quantize(void **state) {
 	assert_int_equal(crowd_quantize(-1e30f, 100), -(1 << 30));
 }
 
+/* crowd_quantize is inline and rounds without libm: the same integers as
+ * lrint of the double product (the codec's rule before), ties and all. */
+static void test_quantize_rounds_as_lrint(void **state) {
+	(void)state;
+	const float precisions[] = {1.0f, 2.0f, 16.0f, 100.0f, 1000.0f};
+	uint32_t rng = 12345u, checked = 0;
+	for (size_t p = 0; p < sizeof precisions / sizeof *precisions; p++) {
+		const float prec = precisions[p];
+		for (int k = -4096; k <= 4096; k++) { /* halves and quarters: ties at every precision */
+			const float v = (float)k * 0.25f;
+			assert_int_equal(crowd_quantize(v, prec), (int32_t)lrint((double)v * (double)prec));
+			checked++;
+		}
+		for (int i = 0; i < 200000; i++) {
+			rng = rng * 1664525u + 1013904223u;
+			uint32_t bits = rng;
+			float v;
+			memcpy(&v, &bits, sizeof v);
+			const double scaled = (double)v * (double)prec;
+			if (!(scaled > -1073741824.0 && scaled < 1073741824.0)) continue; /* saturates: test_quantize */
+			assert_int_equal(crowd_quantize(v, prec), (int32_t)lrint(scaled));
+			checked++;
+		}
+	}
+	assert_int_equal(crowd_quantize(0.5f, 1.0f), 0);
+	assert_int_equal(crowd_quantize(1.5f, 1.0f), 2);
+	assert_int_equal(crowd_quantize(2.5f, 1.0f), 2);
+	assert_int_equal(crowd_quantize(-2.5f, 1.0f), -2);
+	assert_int_equal(crowd_quantize(-0.25f, 1.0f), 0);
+	assert_true(checked > 100000);
+}
+
 static void test_error_code_names(void **state) {
 	(void)state;
 	assert_string_equal(crowd_error_code_name(crowd_v1_ErrorCode_ERROR_NOT_OWNER), "NOT_OWNER");
@@ -301,6 +333,7 @@ int main(void) {
 	    cmocka_unit_test(test_random_change_stream),
 	    cmocka_unit_test(test_inconsistent_input_leaves_view_unchanged),
 	    cmocka_unit_test(test_quantize),
+	    cmocka_unit_test(test_quantize_rounds_as_lrint),
 	    cmocka_unit_test(test_error_code_names),
 	    cmocka_unit_test(test_ack_round_trip),
 	};

@@ -1,7 +1,6 @@
 /* snapshot.c — the snapshot codec: per-subscriber delta coding of quantized
  * agent states against the last snapshot sent (format: crowd.proto, Snapshot),
  * plus the views and obstacle sets both ends keep. */
-#include <math.h>
 #include <pb_decode.h>
 #include <pb_encode.h>
 #include <stdlib.h>
@@ -18,16 +17,6 @@ enum {
 	FIELD_ALL = 31,
 	ENTRY_SHIFT = 5,
 };
-
-#define QUANT_LIMIT 1073741824.0 /* 2^30: differences of two values fit a sint32 */
-
-int32_t crowd_quantize(float value, float precision) {
-	double scaled = (double)value * (double)precision;
-	if (scaled != scaled) return 0;
-	if (scaled >= QUANT_LIMIT) return (int32_t)QUANT_LIMIT;
-	if (scaled <= -QUANT_LIMIT) return -(int32_t)QUANT_LIMIT;
-	return (int32_t)lrint(scaled);
-}
 
 /* ------------------------------------------------------------------ views */
 
