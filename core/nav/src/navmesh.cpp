@@ -82,6 +82,9 @@ struct navmesh {
 	std::vector<dtPolyRef> stack;
 	std::vector<dtPolyRef> path; // findPath's output, reused (no allocation per query)
 	size_t tile_bytes = 0;
+	// polygons in the mesh, counted by navmesh_update_components (which runs
+	// after every change of tiles): the server reads it every tick
+	uint32_t poly_count = 0;
 	// A tile with no obstacle in reach and the world's edge out of reach is
 	// all open ground: Recast builds it the same wherever it lies (its
 	// vertices are in voxels from the tile's corner). The first one built is
@@ -473,9 +476,11 @@ extern "C" void navmesh_update_components(navmesh *m)
 	const dtNavMesh *mesh = m->mesh;
 	const int max_tiles = mesh->getMaxTiles();
 	m->component.resize((size_t)max_tiles);
+	m->poly_count = 0;
 	for (int i = 0; i < max_tiles; ++i) {
 		const dtMeshTile *t = mesh->getTile(i);
 		const size_t n = t->header ? (size_t)t->header->polyCount : 0;
+		m->poly_count += (uint32_t)n;
 		std::vector<uint32_t> &c = m->component[(size_t)i];
 		// assign keeps a vector's capacity: each tile would keep room for the
 		// most polygons it ever had, and obstacles coming and going at new
@@ -522,14 +527,7 @@ extern "C" void navmesh_update_components(navmesh *m)
 
 extern "C" uint32_t navmesh_poly_count(const navmesh *m)
 {
-	uint32_t n = 0;
-	const dtNavMesh *mesh = m->mesh;
-	for (int i = 0; i < mesh->getMaxTiles(); ++i) {
-		const dtMeshTile *t = mesh->getTile(i);
-		if (t->header)
-			n += (uint32_t)t->header->polyCount;
-	}
-	return n;
+	return m->poly_count;
 }
 
 extern "C" size_t navmesh_memory(const navmesh *m)

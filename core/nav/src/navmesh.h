@@ -43,9 +43,11 @@ void navmesh_tiles_touching(const navmesh *m, orca_vec2 lo, orca_vec2 hi, int *x
 void navmesh_tile_read_rect(const navmesh *m, int tx, int ty, orca_vec2 *lo, orca_vec2 *hi);
 /* Rebuild one tile from these obstacles (those overlapping its read rect). */
 int navmesh_build_tile(navmesh *m, int tx, int ty, const navmesh_obstacle *obstacles, uint32_t count);
-/* Label connected components after tiles changed (for unreachable answers). */
+/* Label connected components after tiles changed (for unreachable answers);
+ * every change of tiles is followed by this (navmesh_poly_count's count too). */
 void navmesh_update_components(navmesh *m);
-/* Polygons in the mesh now, and bytes held by the mesh and query. */
+/* Polygons in the mesh as of the last navmesh_update_components, and bytes
+ * held by the mesh and query. */
 uint32_t navmesh_poly_count(const navmesh *m);
 size_t navmesh_memory(const navmesh *m);
 
