@@ -933,14 +933,14 @@ static bool goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent
 	return false;
 }
 
-/* A due agent: still ours? progress, STUCK, arrival, corridor refresh.
- * Returns false when the agent is to be forgotten (removed, or taken over
- * through orca.h: a velocity, or a target that is not ours). *st gets its
- * state (find_way reads it too: nothing moves during the visits). */
-static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, float dt, orca_agent_state *st)
+/* A due agent (st: its state, read by visit_task): still ours? progress,
+ * STUCK, arrival, corridor refresh. Returns false when the agent is to be
+ * forgotten (taken over through orca.h: a velocity, or a target that is not
+ * ours; visit_task forgets a removed one). */
+static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, float dt,
+                        const orca_agent_state *st)
 {
-	if (orca_agent_get(nav->world, a->id, st) != ORCA_OK || st->steer_mode == ORCA_STEER_VELOCITY ||
-	    !same_point(st->target, a->steer))
+	if (st->steer_mode == ORCA_STEER_VELOCITY || !same_point(st->target, a->steer))
 		return false;
 	const uint64_t since = nav->updates - a->last_visit;
 	const float elapsed = (float)since * dt;
@@ -1028,45 +1028,57 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 	return true;
 }
 
-/* The parallel part of an update: agents [begin, end) on worker `worker`. */
+/* The parallel part of an update: agents [begin, end) on worker `worker`,
+ * due ones in batches: first every entry of a batch is fetched and every
+ * agent's state read (in a large crowd the agents due in an update are far
+ * apart: each entry and each state is a cache miss, and so they overlap),
+ * then each is visited. Nothing a visit changes is read by another agent's
+ * (visits run in parallel), so the order within a batch does not matter. */
 static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
+	enum { VISIT_BATCH = 32 };
 	orca_nav *nav = ctx;
-	for (uint32_t i = begin; i < end; ++i) {
-		nav_agent *a = &nav->agents[i];
-		nav_visit *v = &nav->visits[i];
-		nav->visited[i] = 0; /* visits[i] is written only for an agent looked at */
-		if (nav->visit_mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
-			memset(v, 0, sizeof *v);
-			nav->visited[i] = 1;
-			request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED); /* a rebuilt tile touched its corridor */
-			if (a->phase == ORCA_NAV_DONE)
-				a->phase = ORCA_NAV_MOVING;
-			a->making_way = false;
-			a->next_visit = nav->updates;
+	uint32_t batch[VISIT_BATCH];
+	orca_agent_state states[VISIT_BATCH];
+	bool read[VISIT_BATCH];
+	for (uint32_t i = begin; i < end;) {
+		uint32_t n = 0;
+		for (; i < end && n < VISIT_BATCH; ++i) {
+			nav_agent *a = &nav->agents[i];
+			nav_visit *v = &nav->visits[i];
+			nav->visited[i] = 0; /* visits[i] is written only for an agent looked at */
+			if (nav->visit_mesh_changed && !a->queued && !navmesh_corridor_valid(nav->mesh, a->corridor)) {
+				memset(v, 0, sizeof *v);
+				nav->visited[i] = 1;
+				request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED); /* a rebuilt tile touched its corridor */
+				if (a->phase == ORCA_NAV_DONE)
+					a->phase = ORCA_NAV_MOVING;
+				a->making_way = false;
+				a->next_visit = nav->updates;
+				sync_due(nav, a);
+			}
+			if (nav->updates < nav->due[i]) /* not due, or waiting for its first path */
+				continue;
+			__builtin_prefetch(a);
+			__builtin_prefetch((const char *)a + 64);
+			__builtin_prefetch(v, 1);
+			batch[n++] = i;
+		}
+		for (uint32_t k = 0; k < n; ++k)
+			read[k] = orca_agent_get(nav->world, nav->agents[batch[k]].id, &states[k]) == ORCA_OK;
+		for (uint32_t k = 0; k < n; ++k) {
+			const uint32_t j = batch[k];
+			nav_agent *a = &nav->agents[j];
+			nav_visit *v = &nav->visits[j];
+			if (!nav->visited[j]) {
+				memset(v, 0, sizeof *v);
+				nav->visited[j] = 1;
+			}
+			v->drop = !read[k] || !visit_agent(nav, v, worker, a, nav->visit_dt, &states[k]);
+			if (!v->drop && v->make_way)
+				find_way(nav, v, worker, a, &states[k]);
 			sync_due(nav, a);
 		}
-		if (nav->updates < nav->due[i]) /* not due, or waiting for its first path */
-			continue;
-		/* the next due agent's entry, fetched while this one is visited (a
-		 * visit takes longer than the fetch; in a large crowd the entries
-		 * looked at in an update are far apart, each a cache miss) */
-		for (uint32_t k = i + 1; k < end; ++k)
-			if (nav->updates >= nav->due[k]) {
-				__builtin_prefetch(&nav->agents[k]);
-				__builtin_prefetch((const char *)&nav->agents[k] + 64);
-				__builtin_prefetch(&nav->visits[k], 1);
-				break;
-			}
-		if (!nav->visited[i]) {
-			memset(v, 0, sizeof *v);
-			nav->visited[i] = 1;
-		}
-		orca_agent_state st;
-		v->drop = !visit_agent(nav, v, worker, a, nav->visit_dt, &st);
-		if (!v->drop && v->make_way)
-			find_way(nav, v, worker, a, &st);
-		sync_due(nav, a);
 	}
 }
 
