@@ -116,7 +116,12 @@ struct orca_nav {
 	 * reading each neighbour's nav_agent; a wrong hint costs time, never a
 	 * different result (way_candidates) */
 	uint8_t *done_hint;
-	uint32_t hint_cap;
+	/* agent slot -> 1 if the entry its slot names may be done (arrived) now;
+	 * 0 only if it is not (set at every change of phase; a visit sets its
+	 * own agent's): lets make_way_found skip most candidates without reading
+	 * their nav_agent, exactly as reading it would */
+	uint8_t *phase_hint;
+	uint32_t hint_cap;          /* of done_hint and phase_hint */
 
 	orca_agent_id *queue;       /* ring of agents waiting for a path */
 	uint32_t queue_head, queue_len, queue_cap;
@@ -369,6 +374,36 @@ static void set_done(orca_nav *nav, nav_agent *a, bool done)
 	nav->done_hint[slot_of(a->id)] = done;
 }
 
+/* After a's phase changed (or it was named by its slot). */
+static void note_phase(orca_nav *nav, const nav_agent *a)
+{
+	const uint32_t s = slot_of(a->id);
+	if (nav->index_of_slot[s] == (uint32_t)(a - nav->agents))
+		nav->phase_hint[s] = a->phase == ORCA_NAV_DONE;
+}
+
+/* Room for slots [0, need) in done_hint and phase_hint (new ones 0). */
+static bool grow_hints(orca_nav *nav, uint32_t need)
+{
+	if (need <= nav->hint_cap)
+		return true;
+	uint32_t cap = nav->hint_cap ? nav->hint_cap : 16;
+	while (cap < need)
+		cap *= 2;
+	uint8_t *done = realloc(nav->done_hint, cap);
+	if (done)
+		nav->done_hint = done;
+	uint8_t *phase = done ? realloc(nav->phase_hint, cap) : NULL;
+	if (phase)
+		nav->phase_hint = phase;
+	if (!done || !phase)
+		return false; /* the larger one, if any, is kept; hint_cap says what both hold */
+	memset(nav->done_hint + nav->hint_cap, 0, cap - nav->hint_cap);
+	memset(nav->phase_hint + nav->hint_cap, 0, cap - nav->hint_cap);
+	nav->hint_cap = cap;
+	return true;
+}
+
 /* After a's phase or next_visit changed (due is what an update's scan reads). */
 static void sync_due(orca_nav *nav, const nav_agent *a)
 {
@@ -492,12 +527,8 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 			for (uint32_t i = old; i < nav->slot_cap; ++i)
 				nav->index_of_slot[i] = NAV_NO_INDEX;
 		}
-		if (s >= nav->hint_cap) {
-			const uint32_t old = nav->hint_cap;
-			if (!grow((void **)&nav->done_hint, &nav->hint_cap, s + 1, sizeof *nav->done_hint))
-				return ORCA_ERR_NO_MEMORY;
-			memset(nav->done_hint + old, 0, nav->hint_cap - old);
-		}
+		if (!grow_hints(nav, s + 1))
+			return ORCA_ERR_NO_MEMORY;
 		if (!grow((void **)&nav->agents, &nav->agent_cap, nav->agent_count + 1, sizeof *nav->agents) ||
 		    !grow((void **)&nav->due, &nav->due_cap, nav->agent_count + 1, sizeof *nav->due))
 			return ORCA_ERR_NO_MEMORY;
@@ -515,6 +546,7 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->target = target;
 	a->goal = target;
 	a->phase = ORCA_NAV_WAITING;
+	note_phase(nav, a);
 	sync_due(nav, a);
 	set_done(nav, a, false);
 	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = a->making_way = false;
@@ -655,6 +687,7 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	a->goal = goal;
 	if (a->phase != ORCA_NAV_DONE)
 		a->phase = ORCA_NAV_MOVING;
+	note_phase(nav, a);
 	a->last_visit = nav->updates;
 	if (r == NAVMESH_PLAN_FAILED) {
 		a->final_leg = true;
@@ -869,6 +902,9 @@ static void make_way_found(orca_nav *nav, const nav_agent *a, const orca_agent_s
 	const float r = nav->def.agent_radius;
 	orca_agent_state self;
 	for (uint32_t i = 0; i < count; ++i) {
+		const uint32_t s = slot_of(way[i].id);
+		if (s < nav->hint_cap && !nav->phase_hint[s])
+			continue; /* not arrived (find_agent would say so: a nav_agent's read less) */
 		nav_agent *o = find_agent(nav, way[i].id);
 		if (!o || o == a || o->phase != ORCA_NAV_DONE || o->making_way)
 			continue;
@@ -1003,6 +1039,7 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 			return true;
 		}
 		a->phase = ORCA_NAV_DONE;
+		note_phase(nav, a);
 		note_event(v, ORCA_NAV_ARRIVED, st->position);
 		/* Arrived within arrival_distance, short of the goal and making no
 		 * progress: stop where it is. Pressing on at the goal it would push
@@ -1053,6 +1090,7 @@ static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 				request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED); /* a rebuilt tile touched its corridor */
 				if (a->phase == ORCA_NAV_DONE)
 					a->phase = ORCA_NAV_MOVING;
+				note_phase(nav, a);
 				a->making_way = false;
 				a->next_visit = nav->updates;
 				sync_due(nav, a);
@@ -1287,7 +1325,7 @@ void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
 	orca_nav_get_counts(nav, out);
 	size_t bytes = sizeof *nav + navmesh_memory(nav->mesh);
 	bytes += (size_t)nav->agent_cap * sizeof *nav->agents + (size_t)nav->slot_cap * sizeof *nav->index_of_slot;
-	bytes += (size_t)nav->due_cap * sizeof *nav->due + nav->hint_cap;
+	bytes += (size_t)nav->due_cap * sizeof *nav->due + 2u * (size_t)nav->hint_cap;
 	bytes += (size_t)nav->queue_cap * sizeof *nav->queue;
 	for (uint32_t i = 0; i < nav->agent_count; ++i)
 		bytes += navmesh_corridor_memory(nav->agents[i].corridor);
@@ -1361,6 +1399,7 @@ void orca_nav_destroy(orca_nav *nav)
 	free(nav->due);
 	free(nav->index_of_slot);
 	free(nav->done_hint);
+	free(nav->phase_hint);
 	free(nav->queue);
 	free(nav->obstacles);
 	free(nav->id_scratch);
@@ -1804,13 +1843,11 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 		slots = slot_of(l.agents[i].id) + 1 > slots ? slot_of(l.agents[i].id) + 1 : slots;
 	if (rc == ORCA_OK) {
 		const uint32_t old = nav->slot_cap;
-		const uint32_t old_hint = nav->hint_cap;
 		if (!grow((void **)&nav->index_of_slot, &nav->slot_cap, slots ? slots : 1, sizeof *nav->index_of_slot) ||
-		    !grow((void **)&nav->done_hint, &nav->hint_cap, slots ? slots : 1, sizeof *nav->done_hint))
+		    !grow_hints(nav, slots ? slots : 1))
 			rc = ORCA_ERR_NO_MEMORY;
 		for (uint32_t i = old; i < nav->slot_cap; ++i)
 			nav->index_of_slot[i] = NAV_NO_INDEX;
-		memset(nav->done_hint + old_hint, 0, nav->hint_cap - old_hint);
 	}
 	if (rc == ORCA_OK && l.queue_len > 0) {
 		free(nav->queue);
@@ -1860,6 +1897,8 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 	for (uint32_t i = 0; i < l.agent_count; ++i)
 		if (l.named[i])
 			nav->index_of_slot[slot_of(l.agents[i].id)] = i;
+	for (uint32_t i = 0; i < l.agent_count; ++i)
+		note_phase(nav, &nav->agents[i]);
 	l.agents = NULL;
 	l.agent_count = 0;
 	nav->queue_head = 0;
