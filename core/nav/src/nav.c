@@ -27,8 +27,8 @@ typedef struct nav_agent {
 	bool making_way;         /* arrived, stepping aside for a stalled agent (steer: where to) */
 	bool done;               /* phase DONE as of the last commit: what other agents' visits read
 	                          * (visits run in parallel; phase may change under them) */
-	uint64_t next_visit;     /* the update at which it is looked at next (beside phase: an
-	                          * update's scan of every agent reads one cache line of each) */
+	uint64_t next_visit;     /* the update at which it is looked at next (an update's scan
+	                          * reads its copy in orca_nav's due array: sync_due) */
 	orca_vec2 target;        /* as given */
 	orca_vec2 goal;          /* where the corridor ends */
 	orca_vec2 steer;         /* the point given to the engine as its target */
