@@ -13,6 +13,7 @@
  * masks are in play or the crowd is too sparse or clustered for a grid. */
 #include <string.h>
 
+#include "agent_grid_scan.h"
 #include "internal.h"
 #include "neighbor_list.h"
 
@@ -621,15 +622,36 @@ __attribute__((target("avx2,popcnt"))) static uint32_t grid_scan_avx2(const stru
 }
 #endif
 
-/* The CPU can take the AVX2 scan (tests may ask for SSE2 alone). */
-static inline bool grid_avx2(const struct orca_world *w)
+static inline bool cpu_has_avx2(void)
 {
 #ifdef GRID_AVX2
-	return !w->simd_sse2_only && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 #else
-	(void)w;
 	return false;
 #endif
+}
+
+bool orca_agent_grid_scan_has_avx2(void)
+{
+	return cpu_has_avx2();
+}
+
+/* The AVX2 scan where the CPU has it (tests may ask for SSE2 alone). */
+static inline bool grid_avx2(const struct orca_world *w)
+{
+	return !w->simd_sse2_only && cpu_has_avx2();
+}
+
+uint32_t orca_agent_grid_scan(const struct orca_world *w, uint32_t self, vec2 position, float radius, uint32_t cap,
+                              nb_entry *out, bool avx2)
+{
+	const float range_sq = radius * radius;
+#ifdef GRID_AVX2
+	if (avx2 && cpu_has_avx2())
+		return grid_scan_avx2(w, self, position.x, position.y, radius, range_sq, cap, out);
+#endif
+	(void)avx2;
+	return grid_scan(w, self, position.x, position.y, radius, range_sq, cap, out);
 }
 
 /* The grid's answer, or ORCA_NONE when only the kd-tree can give RVO2's. */
