@@ -577,33 +577,38 @@ __attribute__((target("avx2,popcnt"))) static uint32_t grid_scan_avx2(const stru
 	if (!scan_square_box(w, x, y, radius, &b))
 		return ORCA_NONE;
 	float bd[SCAN_BUFFER + 16]; /* a scan writes eight past its count, the ranks read sixteen */
-	uint32_t bi[SCAN_BUFFER + 8];
+	uint32_t bi[SCAN_BUFFER + 16];
 	const uint32_t n = b.trim ? scan_square8(w, self, x, y, range_sq, &b, true, bd, bi)
 	                          : scan_square8(w, self, x, y, range_sq, &b, false, bd, bi);
 	if (n == ORCA_NONE)
 		return ORCA_NONE;
-	/* never nearer than a candidate: padding lanes rank n */
+	/* never nearer than a candidate: padding lanes rank n (and go to the
+	 * spare entry with the ranks past placed) */
 	_mm256_storeu_ps(bd + n, _mm256_set1_ps(INFINITY));
 	_mm256_storeu_ps(bd + n + 8, _mm256_set1_ps(INFINITY));
+	_mm256_storeu_si256((__m256i *)(bi + n), _mm256_set1_epi32((int)ORCA_NONE));
+	_mm256_storeu_si256((__m256i *)(bi + n + 8), _mm256_set1_epi32((int)ORCA_NONE));
 	const uint32_t placed = n < cap ? n : cap;
 	const __m256i limit = _mm256_set1_epi32((int)placed);
 	__m256i counted = _mm256_setzero_si256(), rank_sum = _mm256_setzero_si256();
 	for (uint32_t i0 = 0; i0 < n; i0 += 16) {
 		const __m256 d0 = _mm256_loadu_ps(bd + i0), d1 = _mm256_loadu_ps(bd + i0 + 8);
 		__m256i r0 = _mm256_setzero_si256(), r1 = _mm256_setzero_si256();
-		for (uint32_t j = 0; j < n; ++j) {
-			const __m256 dj = _mm256_broadcast_ss(bd + j);
-			r0 = _mm256_sub_epi32(r0, _mm256_castps_si256(_mm256_cmp_ps(dj, d0, _CMP_LT_OS)));
-			r1 = _mm256_sub_epi32(r1, _mm256_castps_si256(_mm256_cmp_ps(dj, d1, _CMP_LT_OS)));
-		}
+		/* sixteen at a time, the padding too (never nearer): a loop of n
+		 * steps ends where the predictor cannot see */
+		for (uint32_t j0 = 0; j0 < n; j0 += 16)
+			for (uint32_t j = j0; j < j0 + 16; ++j) {
+				const __m256 dj = _mm256_broadcast_ss(bd + j);
+				r0 = _mm256_sub_epi32(r0, _mm256_castps_si256(_mm256_cmp_ps(dj, d0, _CMP_LT_OS)));
+				r1 = _mm256_sub_epi32(r1, _mm256_castps_si256(_mm256_cmp_ps(dj, d1, _CMP_LT_OS)));
+			}
 		const __m256i in0 = _mm256_cmpgt_epi32(limit, r0), in1 = _mm256_cmpgt_epi32(limit, r1);
 		counted = _mm256_sub_epi32(_mm256_sub_epi32(counted, in0), in1);
 		rank_sum = _mm256_add_epi32(rank_sum, _mm256_add_epi32(_mm256_and_si256(r0, in0), _mm256_and_si256(r1, in1)));
 		uint32_t rk[16];
 		_mm256_storeu_si256((__m256i *)rk, r0);
 		_mm256_storeu_si256((__m256i *)(rk + 8), r1);
-		const uint32_t m = n - i0 < 16 ? n - i0 : 16;
-		for (uint32_t l = 0; l < m; ++l) {
+		for (uint32_t l = 0; l < 16; ++l) { /* all sixteen: no branch on n */
 			/* past placed: out[placed], a spare entry (see reserve_scratch) */
 			const uint32_t at = rk[l] < placed ? rk[l] : placed;
 			out[at].dist_sq = bd[i0 + l];
@@ -698,6 +703,12 @@ static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, const 
 			range_sq = full;
 		}
 	}
+}
+
+uint32_t orca_agent_grid_neighbors(const struct orca_world *w, uint32_t self, uint32_t k, vec2 position, nb_entry *out,
+                                   bool avx2)
+{
+	return grid_neighbors(w, self, &w->tself[self], k, position, out, avx2 && cpu_has_avx2());
 }
 
 /* Quality mode on the grid order: the max_nb nearest closer than
