@@ -569,58 +569,53 @@ scan_square8(const struct orca_world *w, uint32_t self, float x, float y, float 
  * tie rule are grid_scan's; the candidates' order in the buffer, which may
  * differ, decides nothing: the ranks are distinct or the grid gives up).
  * Ranks: sixteen candidates at a time against each candidate broadcast. */
-__attribute__((target("avx2,popcnt"))) static uint32_t grid_scan_avx2(const struct orca_world *w, uint32_t self,
-                                                                        float x, float y, float radius,
-                                                                        float range_sq, uint32_t cap, nb_entry *out)
+__attribute__((target("avx2,popcnt"), always_inline)) static inline uint32_t
+grid_scan_avx2(const struct orca_world *w, uint32_t self, float x, float y, float radius, float range_sq, uint32_t cap,
+               nb_entry *out)
 {
 	scan_box b;
 	if (!scan_square_box(w, x, y, radius, &b))
 		return ORCA_NONE;
 	float bd[SCAN_BUFFER + 16]; /* a scan writes eight past its count, the ranks read sixteen */
-	uint32_t bi[SCAN_BUFFER + 16];
+	uint32_t bi[SCAN_BUFFER + 8];
 	const uint32_t n = b.trim ? scan_square8(w, self, x, y, range_sq, &b, true, bd, bi)
 	                          : scan_square8(w, self, x, y, range_sq, &b, false, bd, bi);
 	if (n == ORCA_NONE)
 		return ORCA_NONE;
-	/* never nearer than a candidate: padding lanes rank n (and go to the
-	 * spare entry with the ranks past placed) */
+	/* never nearer than a candidate: padding lanes rank n */
 	_mm256_storeu_ps(bd + n, _mm256_set1_ps(INFINITY));
 	_mm256_storeu_ps(bd + n + 8, _mm256_set1_ps(INFINITY));
-	_mm256_storeu_si256((__m256i *)(bi + n), _mm256_set1_epi32((int)ORCA_NONE));
-	_mm256_storeu_si256((__m256i *)(bi + n + 8), _mm256_set1_epi32((int)ORCA_NONE));
 	const uint32_t placed = n < cap ? n : cap;
 	const __m256i limit = _mm256_set1_epi32((int)placed);
 	__m256i counted = _mm256_setzero_si256(), rank_sum = _mm256_setzero_si256();
 	for (uint32_t i0 = 0; i0 < n; i0 += 16) {
 		const __m256 d0 = _mm256_loadu_ps(bd + i0), d1 = _mm256_loadu_ps(bd + i0 + 8);
 		__m256i r0 = _mm256_setzero_si256(), r1 = _mm256_setzero_si256();
-		/* sixteen at a time, the padding too (never nearer): a loop of n
-		 * steps ends where the predictor cannot see */
-		for (uint32_t j0 = 0; j0 < n; j0 += 16)
-			for (uint32_t j = j0; j < j0 + 16; ++j) {
-				const __m256 dj = _mm256_broadcast_ss(bd + j);
-				r0 = _mm256_sub_epi32(r0, _mm256_castps_si256(_mm256_cmp_ps(dj, d0, _CMP_LT_OS)));
-				r1 = _mm256_sub_epi32(r1, _mm256_castps_si256(_mm256_cmp_ps(dj, d1, _CMP_LT_OS)));
-			}
+		for (uint32_t j = 0; j < n; ++j) {
+			const __m256 dj = _mm256_broadcast_ss(bd + j);
+			r0 = _mm256_sub_epi32(r0, _mm256_castps_si256(_mm256_cmp_ps(dj, d0, _CMP_LT_OS)));
+			r1 = _mm256_sub_epi32(r1, _mm256_castps_si256(_mm256_cmp_ps(dj, d1, _CMP_LT_OS)));
+		}
 		const __m256i in0 = _mm256_cmpgt_epi32(limit, r0), in1 = _mm256_cmpgt_epi32(limit, r1);
 		counted = _mm256_sub_epi32(_mm256_sub_epi32(counted, in0), in1);
 		rank_sum = _mm256_add_epi32(rank_sum, _mm256_add_epi32(_mm256_and_si256(r0, in0), _mm256_and_si256(r1, in1)));
 		uint32_t rk[16];
 		_mm256_storeu_si256((__m256i *)rk, r0);
 		_mm256_storeu_si256((__m256i *)(rk + 8), r1);
-		for (uint32_t l = 0; l < 16; ++l) { /* all sixteen: no branch on n */
+		const uint32_t m = n - i0 < 16 ? n - i0 : 16;
+		for (uint32_t l = 0; l < m; ++l) {
 			/* past placed: out[placed], a spare entry (see reserve_scratch) */
 			const uint32_t at = rk[l] < placed ? rk[l] : placed;
 			out[at].dist_sq = bd[i0 + l];
 			out[at].index = bi[i0 + l];
 		}
 	}
-	uint32_t cnt[8], sum[8];
-	_mm256_storeu_si256((__m256i *)cnt, counted);
-	_mm256_storeu_si256((__m256i *)sum, rank_sum);
-	uint32_t cnt_all = 0, sum_all = 0;
-	for (uint32_t l = 0; l < 8; ++l)
-		cnt_all += cnt[l], sum_all += sum[l];
+	/* the lanes' totals: counts in the low half, sums in the high half */
+	__m256i both = _mm256_permute2x128_si256(counted, rank_sum, 0x20); /* counted.lo, rank_sum.lo */
+	both = _mm256_add_epi32(both, _mm256_permute2x128_si256(counted, rank_sum, 0x31));
+	both = _mm256_add_epi32(both, _mm256_shuffle_epi32(both, _MM_SHUFFLE(1, 0, 3, 2)));
+	both = _mm256_add_epi32(both, _mm256_shuffle_epi32(both, _MM_SHUFFLE(2, 3, 0, 1)));
+	const uint32_t cnt_all = (uint32_t)_mm256_extract_epi32(both, 0), sum_all = (uint32_t)_mm256_extract_epi32(both, 4);
 	if (cnt_all != placed || sum_all != placed * (placed - 1) / 2)
 		return ORCA_NONE;
 	return placed;
@@ -647,68 +642,121 @@ static inline bool grid_avx2(const struct orca_world *w)
 	return !w->simd_sse2_only && cpu_has_avx2();
 }
 
+/* grid_neighbors' disc: first last step's k-th distance plus how far the agents
+ * can have moved (the k old neighbours moved at most max_speed * dt each, and
+ * so did this agent: a guess for the others' speed, a miss only costs a
+ * second scan), then wider, then neighbor_dist. */
+typedef struct scan_disc {
+	float radius, range_sq, margin;
+} scan_disc;
+
+static inline __attribute__((always_inline)) scan_disc first_disc(const struct orca_world *w, uint32_t self,
+                                                                  const self_params *p, float full)
+{
+	scan_disc d = {p->neighbor_dist, full, GUESS_MARGIN};
+	const float guess = w->t_guess[self];
+	if (guess > 0.0f) {
+		const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
+		if (r * r < full) {
+			d.radius = r;
+			d.range_sq = r * r;
+		}
+	}
+	return d;
+}
+
+/* Fewer than k in the disc: the k-th is farther out (and the full range is
+ * often too many candidates for the scan). */
+static inline __attribute__((always_inline)) void widen_disc(const struct orca_world *w, uint32_t self,
+                                                             const self_params *p, float full, scan_disc *d)
+{
+	d->margin = d->margin < GUESS_MARGIN_WIDE ? GUESS_MARGIN_WIDE : INFINITY;
+	const float r = w->t_guess[self] + d->margin * p->max_speed * w->dt;
+	if (r * r < full) {
+		d->radius = r;
+		d->range_sq = r * r;
+	} else {
+		d->radius = p->neighbor_dist;
+		d->range_sq = full;
+	}
+}
+
+/* A scan's count ends the search (*answer: the k nearest's count, or
+ * ORCA_NONE), or the disc must grow. The scan refused equal distances among
+ * the k + 1 nearest: the order is the distance order and the k-th is not tied
+ * with the next one. */
+static inline __attribute__((always_inline)) bool disc_done(uint32_t count, uint32_t k, float range_sq, float full,
+                                                            uint32_t *answer)
+{
+	*answer = count == ORCA_NONE ? ORCA_NONE : (count < k ? count : k);
+	return count == ORCA_NONE || count >= k || range_sq >= full;
+}
+
+/* The grid's answer, or ORCA_NONE when only the kd-tree can give RVO2's. */
+static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, const self_params *p, uint32_t k,
+                               vec2 position, nb_entry *out)
+{
+	const float full = sqrf(p->neighbor_dist);
+	for (scan_disc d = first_disc(w, self, p, full);; widen_disc(w, self, p, full, &d)) {
+		uint32_t answer;
+		const uint32_t count = grid_scan(w, self, position.x, position.y, d.radius, d.range_sq, k + 1, out);
+		if (disc_done(count, k, d.range_sq, full, &answer))
+			return answer;
+	}
+}
+
+#ifdef GRID_AVX2
+/* grid_neighbors with the AVX2 scan (inlined: one AVX2 function a query) */
+__attribute__((target("avx2,popcnt"))) static uint32_t grid_neighbors_avx2(const struct orca_world *w, uint32_t self,
+                                                                             const self_params *p, uint32_t k,
+                                                                             vec2 position, nb_entry *out)
+{
+	const float full = sqrf(p->neighbor_dist);
+	for (scan_disc d = first_disc(w, self, p, full);; widen_disc(w, self, p, full, &d)) {
+		uint32_t answer;
+		const uint32_t count = grid_scan_avx2(w, self, position.x, position.y, d.radius, d.range_sq, k + 1, out);
+		if (disc_done(count, k, d.range_sq, full, &answer))
+			return answer;
+	}
+}
+
+__attribute__((target("avx2,popcnt"))) static uint32_t grid_scan_avx2_call(const struct orca_world *w, uint32_t self,
+                                                                             float x, float y, float radius,
+                                                                             float range_sq, uint32_t cap,
+                                                                             nb_entry *out)
+{
+	return grid_scan_avx2(w, self, x, y, radius, range_sq, cap, out);
+}
+#endif
+
+/* grid_neighbors in the build the caller chose (avx2: only where the CPU has it) */
+static inline uint32_t grid_neighbors_in(const struct orca_world *w, uint32_t self, const self_params *p, uint32_t k,
+                                         vec2 position, nb_entry *out, bool avx2)
+{
+#ifdef GRID_AVX2
+	if (avx2)
+		return grid_neighbors_avx2(w, self, p, k, position, out);
+#endif
+	(void)avx2;
+	return grid_neighbors(w, self, p, k, position, out);
+}
+
 uint32_t orca_agent_grid_scan(const struct orca_world *w, uint32_t self, vec2 position, float radius, uint32_t cap,
                               nb_entry *out, bool avx2)
 {
 	const float range_sq = radius * radius;
 #ifdef GRID_AVX2
 	if (avx2 && cpu_has_avx2())
-		return grid_scan_avx2(w, self, position.x, position.y, radius, range_sq, cap, out);
+		return grid_scan_avx2_call(w, self, position.x, position.y, radius, range_sq, cap, out);
 #endif
 	(void)avx2;
 	return grid_scan(w, self, position.x, position.y, radius, range_sq, cap, out);
 }
 
-/* The grid's answer, or ORCA_NONE when only the kd-tree can give RVO2's. */
-static uint32_t grid_neighbors(const struct orca_world *w, uint32_t self, const self_params *p,
-                               uint32_t k, vec2 position, nb_entry *out, bool avx2)
-{
-	(void)avx2;
-	const float full = sqrf(p->neighbor_dist);
-	const float guess = w->t_guess[self];
-	float radius = p->neighbor_dist, range_sq = full;
-	if (guess > 0.0f) {
-		/* the k old neighbours moved at most max_speed * dt each, and so did
-		 * this agent (a guess for the others' speed: a miss only costs a
-		 * second scan) */
-		const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
-		if (r * r < full) {
-			radius = r;
-			range_sq = r * r;
-		}
-	}
-	for (float margin = GUESS_MARGIN;;) {
-#ifdef GRID_AVX2
-		const uint32_t count = avx2 ? grid_scan_avx2(w, self, position.x, position.y, radius, range_sq, k + 1, out)
-		                            : grid_scan(w, self, position.x, position.y, radius, range_sq, k + 1, out);
-#else
-		const uint32_t count = grid_scan(w, self, position.x, position.y, radius, range_sq, k + 1, out);
-#endif
-		if (count == ORCA_NONE)
-			return ORCA_NONE;
-		/* grid_scan refused equal distances among the k + 1 nearest: the
-		 * order is the distance order and the k-th is not tied with the
-		 * next one */
-		if (count >= k || range_sq >= full)
-			return count < k ? count : k;
-		/* fewer than k in the guessed disc: the k-th is farther out (and
-		 * the full range is often too many candidates for the scan) */
-		margin = margin < GUESS_MARGIN_WIDE ? GUESS_MARGIN_WIDE : INFINITY;
-		const float r = guess + margin * p->max_speed * w->dt;
-		if (r * r < full) {
-			radius = r;
-			range_sq = r * r;
-		} else {
-			radius = p->neighbor_dist;
-			range_sq = full;
-		}
-	}
-}
-
 uint32_t orca_agent_grid_neighbors(const struct orca_world *w, uint32_t self, uint32_t k, vec2 position, nb_entry *out,
                                    bool avx2)
 {
-	return grid_neighbors(w, self, &w->tself[self], k, position, out, avx2 && cpu_has_avx2());
+	return grid_neighbors_in(w, self, &w->tself[self], k, position, out, avx2 && cpu_has_avx2());
 }
 
 /* Quality mode on the grid order: the max_nb nearest closer than
@@ -749,7 +797,7 @@ static uint32_t quality_grid_neighbors(struct orca_world *w, uint32_t self, cons
 		/* the fast scan's answer holds when it has no equal distances
 		 * among the k + 1 nearest: then the (distance, index) order is
 		 * the distance order */
-		count = grid_neighbors(w, self, p, max_nb, position, out, grid_avx2(w));
+		count = grid_neighbors_in(w, self, p, max_nb, position, out, grid_avx2(w));
 	}
 	if (count == ORCA_NONE) {
 		/* the same guessed disc, then the whole range, exactly */
@@ -805,7 +853,7 @@ uint32_t orca_agent_neighbors(struct orca_world *w, worker_scratch *sc, uint32_t
 		return quality_grid_neighbors(w, self, p, max_nb, position, out);
 	uint32_t count = ORCA_NONE;
 	if (w->grid_on && w->plain_masks && p->mask == UINT32_MAX)
-		count = grid_neighbors(w, self, p, max_nb, position, out, grid_avx2(w));
+		count = grid_neighbors_in(w, self, p, max_nb, position, out, grid_avx2(w));
 	if (count == ORCA_NONE) {
 		const float range_sq = start_range(w, slot, p, max_nb, position);
 		count = orca_agent_tree_query_neighbors(w, self, range_sq, max_nb, p->mask, out, sc->stack);
