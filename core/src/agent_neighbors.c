@@ -577,24 +577,28 @@ grid_scan_avx2(const struct orca_world *w, uint32_t self, float x, float y, floa
 	if (!scan_square_box(w, x, y, radius, &b))
 		return ORCA_NONE;
 	float bd[SCAN_BUFFER + 16]; /* a scan writes eight past its count, the ranks read sixteen */
-	uint32_t bi[SCAN_BUFFER + 8];
+	uint32_t bi[SCAN_BUFFER + 16];
 	const uint32_t n = b.trim ? scan_square8(w, self, x, y, range_sq, &b, true, bd, bi)
 	                          : scan_square8(w, self, x, y, range_sq, &b, false, bd, bi);
 	if (n == ORCA_NONE)
 		return ORCA_NONE;
-	/* never nearer than a candidate: padding lanes rank n */
+	/* never nearer than a candidate: padding lanes rank n (never placed) */
 	_mm256_storeu_ps(bd + n, _mm256_set1_ps(INFINITY));
 	_mm256_storeu_ps(bd + n + 8, _mm256_set1_ps(INFINITY));
+	_mm256_storeu_si256((__m256i *)(bi + n), _mm256_set1_epi32((int)ORCA_NONE));
+	_mm256_storeu_si256((__m256i *)(bi + n + 8), _mm256_set1_epi32((int)ORCA_NONE));
 	const uint32_t placed = n < cap ? n : cap;
 	const __m256i limit = _mm256_set1_epi32((int)placed);
 	__m256i counted = _mm256_setzero_si256(), rank_sum = _mm256_setzero_si256();
 	for (uint32_t i0 = 0; i0 < n; i0 += 16) {
 		const __m256 d0 = _mm256_loadu_ps(bd + i0), d1 = _mm256_loadu_ps(bd + i0 + 8);
 		__m256i r0 = _mm256_setzero_si256(), r1 = _mm256_setzero_si256();
-		for (uint32_t j = 0; j < n; ++j) {
-			const __m256 dj = _mm256_broadcast_ss(bd + j);
+		for (uint32_t j = 0; j < n; j += 2) { /* two a turn: bd[n] is padding, never nearer */
+			const __m256 dj = _mm256_broadcast_ss(bd + j), dk = _mm256_broadcast_ss(bd + j + 1);
 			r0 = _mm256_sub_epi32(r0, _mm256_castps_si256(_mm256_cmp_ps(dj, d0, _CMP_LT_OS)));
 			r1 = _mm256_sub_epi32(r1, _mm256_castps_si256(_mm256_cmp_ps(dj, d1, _CMP_LT_OS)));
+			r0 = _mm256_sub_epi32(r0, _mm256_castps_si256(_mm256_cmp_ps(dk, d0, _CMP_LT_OS)));
+			r1 = _mm256_sub_epi32(r1, _mm256_castps_si256(_mm256_cmp_ps(dk, d1, _CMP_LT_OS)));
 		}
 		const __m256i in0 = _mm256_cmpgt_epi32(limit, r0), in1 = _mm256_cmpgt_epi32(limit, r1);
 		counted = _mm256_sub_epi32(_mm256_sub_epi32(counted, in0), in1);
@@ -602,12 +606,21 @@ grid_scan_avx2(const struct orca_world *w, uint32_t self, float x, float y, floa
 		uint32_t rk[16];
 		_mm256_storeu_si256((__m256i *)rk, r0);
 		_mm256_storeu_si256((__m256i *)(rk + 8), r1);
+		/* the (distance, index) entries in lane order: one 8-byte copy a candidate */
+		nb_entry entry[16];
+		const __m256 g0 = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(bi + i0)));
+		const __m256 g1 = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(bi + i0 + 8)));
+		const __m256 lo0 = _mm256_unpacklo_ps(d0, g0), hi0 = _mm256_unpackhi_ps(d0, g0);
+		const __m256 lo1 = _mm256_unpacklo_ps(d1, g1), hi1 = _mm256_unpackhi_ps(d1, g1);
+		_mm256_storeu_ps((float *)entry, _mm256_permute2f128_ps(lo0, hi0, 0x20));
+		_mm256_storeu_ps((float *)entry + 8, _mm256_permute2f128_ps(lo0, hi0, 0x31));
+		_mm256_storeu_ps((float *)entry + 16, _mm256_permute2f128_ps(lo1, hi1, 0x20));
+		_mm256_storeu_ps((float *)entry + 24, _mm256_permute2f128_ps(lo1, hi1, 0x31));
 		const uint32_t m = n - i0 < 16 ? n - i0 : 16;
 		for (uint32_t l = 0; l < m; ++l) {
 			/* past placed: out[placed], a spare entry (see reserve_scratch) */
 			const uint32_t at = rk[l] < placed ? rk[l] : placed;
-			out[at].dist_sq = bd[i0 + l];
-			out[at].index = bi[i0 + l];
+			out[at] = entry[l];
 		}
 	}
 	/* the lanes' totals: counts in the low half, sums in the high half */
