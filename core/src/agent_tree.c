@@ -188,14 +188,36 @@ static void gather_positions_task(void *ctx, uint32_t begin, uint32_t end, int w
 	}
 }
 
+/* Loops that read per-slot state in tree order prefetch the agent this far ahead. */
+#define GATHER_AHEAD 16u
+
 void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	struct orca_world *w = ctx;
 	bool plain = true, uniform = true;
 	const float weight0 = w->params[w->order[0]].weight;
 	const bool reuse = w->gather_reuse;
+	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
 	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t s = w->order[i];
+		if (i + GATHER_AHEAD < end) {
+			/* the slots are scattered: ask for a later agent's lines now */
+			const uint32_t later = w->order[i + GATHER_AHEAD];
+			const char *lp = (const char *)&w->params[later];
+			__builtin_prefetch(lp);
+			__builtin_prefetch(lp + sizeof(agent_params) - 1);
+			__builtin_prefetch(&w->vx[later]);
+			__builtin_prefetch(&w->vy[later]);
+			__builtin_prefetch(&w->pvx[later]);
+			__builtin_prefetch(&w->pvy[later]);
+			__builtin_prefetch(&w->nb_guess[later]);
+			__builtin_prefetch(&w->tree_index[later]);
+			if (quality) { /* what orca_quality_rank_range reads next */
+				__builtin_prefetch(&w->q_stuck[later]);
+				__builtin_prefetch(&w->q_blocked[later]);
+				__builtin_prefetch(&w->gen[later]);
+			}
+		}
 		if (reuse && w->tree_index[s] == i) {
 			/* same place in the tree order as last step and no edit since:
 			 * only the state moved */
@@ -257,6 +279,8 @@ void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 		w->scratch[worker].not_plain = 1;
 	if (!uniform)
 		w->scratch[worker].not_uniform = 1;
+	if (quality)
+		orca_quality_rank_range(w, begin, end, worker);
 }
 
 #define GATHER_GRAIN 8192u

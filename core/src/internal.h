@@ -462,7 +462,12 @@ static inline bool orca_clamp_to_bound(float *x, float lo, float hi)
 /* quality.c: the quality avoidance mode's hooks */
 bool orca_quality_reserve(struct orca_world *w);
 void orca_quality_free(struct orca_world *w);
-/* After the tree build, before the velocities: rank agents (right of way). */
+/* Right of way, in three parts: before the tree (or grid order) build, the
+ * per-worker counts cleared; each gather chunk ranks its agents while their
+ * slots' lines are still in cache (orca_agent_gather_task); after the build,
+ * the counts summed. */
+void orca_quality_rank_reset(struct orca_world *w);
+void orca_quality_rank_range(struct orca_world *w, uint32_t begin, uint32_t end, int worker);
 void orca_quality_prepare(struct orca_world *w);
 /* After integration, before the tree refit: push overlapping agents apart. */
 void orca_quality_resolve(struct orca_world *w);

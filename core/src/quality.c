@@ -51,9 +51,6 @@
 #define Q_MOVED 0.01f
 #define Q_PUSH_MAX 0.5f
 
-/* Loops that read per-slot state in tree order (scattered) prefetch the
- * agent this far ahead. */
-#define Q_AHEAD 16u
 /* Per-worker counters sit this many uint32 apart: a cache line each. */
 #define Q_LINE_U32 16u
 
@@ -152,9 +149,11 @@ static float aim_turn(const turn_inputs *in, uint32_t self, uint32_t slot, float
 	return turn + Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
 }
 
-static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+/* Each agent's right of way (q_rank) and aim turn, in tree order: called by
+ * each gather chunk (agent_tree.c) right after it copied the chunk, when the
+ * slots' lines it read are still in cache. */
+void orca_quality_rank_range(struct orca_world *w, uint32_t begin, uint32_t end, int worker)
 {
-	struct orca_world *w = ctx;
 	uint32_t count[3] = {0, 0, 0};
 	float r_min = w->tself[begin].radius, r_max = r_min;
 	/* the arrays in locals: the byte stores (q_rank) could alias the
@@ -166,14 +165,6 @@ static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	uint8_t *q_rank = w->q_rank;
 	q_agent *q_agents = w->q_agents;
 	for (uint32_t i = begin; i < end; ++i) {
-		if (i + Q_AHEAD < end) {
-			/* the slots are scattered: ask for a later agent's state now */
-			const uint32_t later = order[i + Q_AHEAD];
-			__builtin_prefetch(&in.params[later]);
-			__builtin_prefetch(&q_stuck[later]);
-			__builtin_prefetch(&q_blocked[later]);
-			__builtin_prefetch(&in.gen[later]);
-		}
 		const self_params *p = &tself[i];
 		const bool idle = p->pvx * p->pvx + p->pvy * p->pvy < ORCA_Q_IDLE * ORCA_Q_IDLE;
 		const uint32_t s = order[i];
@@ -193,18 +184,22 @@ static void rank_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	sc->q_radius_max = r_max > sc->q_radius_max ? r_max : sc->q_radius_max;
 }
 
-void orca_quality_prepare(struct orca_world *w)
+void orca_quality_rank_reset(struct orca_world *w)
 {
 	for (int k = 0; k < w->worker_count; ++k) {
 		memset(w->scratch[k].q_rank_count, 0, sizeof w->scratch[k].q_rank_count);
 		w->scratch[k].q_radius_min = INFINITY;
 		w->scratch[k].q_radius_max = 0.0f;
 	}
+}
+
+void orca_quality_prepare(struct orca_world *w)
+{
 	w->q_radius_max = 0.0f;
 	w->q_same_radius = false;
 	if (w->order_count == 0)
 		return;
-	orca_pool_run(w->pool, rank_task, w, w->order_count, 4096);
+	/* the gather ranked every agent (orca_quality_rank_range) */
 	uint32_t count[3] = {0, 0, 0};
 	float r_min = INFINITY, r_max = 0.0f;
 	for (int k = 0; k < w->worker_count; ++k) {

@@ -486,6 +486,8 @@ int orca_world_step(orca_world *w, float dt)
 
 	if (!reserve_scratch(w) || (w->avoidance == ORCA_AVOIDANCE_QUALITY && !orca_quality_reserve(w)))
 		return ORCA_ERR_NO_MEMORY;
+	if (w->avoidance == ORCA_AVOIDANCE_QUALITY)
+		orca_quality_rank_reset(w); /* the gather ranks the agents */
 	/* quality mode: the grid alone when the crowd suits it, else the kd-tree */
 	w->grid_order = w->avoidance == ORCA_AVOIDANCE_QUALITY && orca_agent_grid_order(w);
 	if (!w->grid_order)
