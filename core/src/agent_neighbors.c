@@ -568,7 +568,8 @@ scan_square8(const struct orca_world *w, uint32_t self, float x, float y, float 
 /* grid_scan with AVX2: the same answer and the same refusals (the rank and
  * tie rule are grid_scan's; the candidates' order in the buffer, which may
  * differ, decides nothing: the ranks are distinct or the grid gives up).
- * Ranks: sixteen candidates at a time against each candidate broadcast. */
+ * Ranks: sixteen candidates at a time against the candidates broadcast, two
+ * a turn; each ranked one placed by one 8-byte copy of its entry. */
 __attribute__((target("avx2,popcnt"), always_inline)) static inline uint32_t
 grid_scan_avx2(const struct orca_world *w, uint32_t self, float x, float y, float radius, float range_sq, uint32_t cap,
                nb_entry *out)
@@ -592,7 +593,8 @@ grid_scan_avx2(const struct orca_world *w, uint32_t self, float x, float y, floa
 	                          : scan_square8(w, self, x, y, range_sq, &b, false, bd, bi);
 	if (n == ORCA_NONE)
 		return ORCA_NONE;
-	/* never nearer than a candidate: padding lanes rank n (never placed) */
+	/* never nearer than a candidate: padding lanes rank n (never placed;
+	 * their indices only keep the entries' loads defined) */
 	_mm256_storeu_ps(bd + n, _mm256_set1_ps(INFINITY));
 	_mm256_storeu_ps(bd + n + 8, _mm256_set1_ps(INFINITY));
 	_mm256_storeu_si256((__m256i *)(bi + n), _mm256_set1_epi32((int)ORCA_NONE));
