@@ -321,8 +321,9 @@ struct orca_world {
 
 	worker_scratch *scratch;
 	orca_step_profile profile;
-	/* Tests only: take the SSE2 paths even on a CPU with AVX (velocity.c,
-	 * linear_program.c), so that both are checked to give the same bits. */
+	/* Tests only: take the SSE2 paths even on a CPU with AVX or AVX2
+	 * (velocity.c, linear_program.c, agent_neighbors.c), so that both are
+	 * checked to give the same bits. */
 	bool simd_sse2_only;
 };
 

@@ -123,7 +123,8 @@ static void test_general_paths_match_fast_paths(void **state)
 }
 
 /* Where the CPU has AVX the engine builds the agent lines eight at a time
- * and runs the AVX build of the linear programs; the SSE2 paths every x86-64 has
+ * and runs the AVX build of the linear programs, and with AVX2 it scans the
+ * neighbour grid eight at a time; the SSE2 paths every x86-64 has
  * must give the same bits: one world each
  * way, in both avoidance modes, with and without the fast paths. */
 static void test_avx_matches_sse2(void **state)

@@ -4,7 +4,8 @@
  * random crowd, and the same state after every step as the kd-tree path
  * (forced by a mask that changes nothing but rules the grid out), also on a
  * lattice where equal distances are everywhere, and across removals, adds
- * and teleports. */
+ * and teleports. Its scan has an AVX2 build and an SSE2 one: every query of
+ * both must answer alike, and as a search of every agent would. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "../../core/src/agent_grid_scan.h" /* the grid scan's two builds */
+#include "../../core/src/internal.h"
 #include "scenario.h"
 
 /* RVO2's own end state (the engine's state hash over RVO2's positions and
@@ -171,6 +174,124 @@ static void test_edits_grid_equals_kd_tree(void **state)
 	scenario_free(&sc);
 }
 
+/* Every agent's distance from (x, y) under radius, self left out, sorted (by
+ * insertion: few). The same float operations as the scan's. */
+static uint32_t all_within(const orca_world *w, uint32_t self, float x, float y, float radius, nb_entry *all)
+{
+	const float range_sq = radius * radius;
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < w->order_count; ++k) {
+		const float dx = x - w->grid_x[k], dy = y - w->grid_y[k];
+		const float d = dx * dx + dy * dy;
+		if (!(d < range_sq) || w->grid_index[k] == self)
+			continue;
+		uint32_t i = n++;
+		for (; i != 0 && d < all[i - 1].dist_sq; --i)
+			all[i] = all[i - 1];
+		all[i] = (nb_entry){d, w->grid_index[k]};
+	}
+	return n;
+}
+
+typedef struct scan_tally {
+	uint32_t answered, refused, answered_over_16; /* the last: more than 16 candidates ranked */
+} scan_tally;
+
+/* One query to both builds: the same count or refusal, the same list; an
+ * answer is the cap nearest of all_within, which has no tie among them. */
+static void check_query(const orca_world *w, uint32_t self, float x, float y, float radius, uint32_t cap,
+                        nb_entry *all, scan_tally *t)
+{
+	nb_entry by_avx2[40], by_sse2[40];
+	const uint32_t a = orca_agent_grid_scan(w, self, (vec2){x, y}, radius, cap, by_avx2, true);
+	const uint32_t b = orca_agent_grid_scan(w, self, (vec2){x, y}, radius, cap, by_sse2, false);
+	if (a != b)
+		fprintf(stderr, "query (%g, %g) r %g cap %u: AVX2 %u, SSE2 %u\n", (double)x, (double)y, (double)radius, cap,
+		        a, b);
+	assert_int_equal(a, b);
+	const uint32_t n = all_within(w, self, x, y, radius, all);
+	if (a == ORCA_NONE) {
+		t->refused++;
+		return;
+	}
+	t->answered++;
+	t->answered_over_16 += n > 16;
+	assert_int_equal(a, n < cap ? n : cap);
+	for (uint32_t i = 0; i < a; ++i) {
+		assert_memory_equal(&by_avx2[i], &by_sse2[i], sizeof by_avx2[i]);
+		assert_memory_equal(&by_avx2[i].dist_sq, &all[i].dist_sq, sizeof all[i].dist_sq);
+		assert_int_equal(by_avx2[i].index, all[i].index);
+	}
+	if (n > a) /* no tie across the cap's edge either */
+		assert_true(all[a].dist_sq > all[a - 1].dist_sq);
+}
+
+/* Queries around every agent of a stepped world (grid_on): at the agent
+ * itself (left out), beside it, and far off the crowd's edge, with radii from
+ * under a cell to more than the scan takes and list lengths 1 to 16. */
+static void check_world(const orca_world *w, scan_tally *t)
+{
+	assert_true(w->grid_on);
+	static const float radii[] = {0.3f, 1.0f, 2.0f, 3.0f, 4.5f, 6.0f, 9.0f, 15.0f, 40.0f};
+	static const uint32_t caps[] = {1, 4, 11, 16};
+	nb_entry *all = calloc(w->order_count, sizeof *all);
+	assert_non_null(all);
+	for (uint32_t k = 0; k < w->order_count; ++k) {
+		const float x = w->grid_x[k], y = w->grid_y[k];
+		const float at[3][2] = {{x, y}, {x + 0.37f, y - 0.61f}, {x * 1.5f + 7.0f, y * 1.5f - 5.0f}};
+		const uint32_t self[3] = {w->grid_index[k], w->order_count, w->order_count};
+		for (int q = 0; q < 3; ++q)
+			for (size_t r = 0; r < sizeof radii / sizeof radii[0]; ++r)
+				for (size_t c = 0; c < sizeof caps / sizeof caps[0]; ++c)
+					check_query(w, self[q], at[q][0], at[q][1], radii[r], caps[c], all, t);
+	}
+	free(all);
+}
+
+static void test_grid_scan_avx2_matches_sse2(void **state)
+{
+	(void)state;
+	if (!orca_agent_grid_scan_has_avx2()) {
+		fprintf(stderr, "no AVX2 on this CPU: only the SSE2 scan runs here\n");
+		skip();
+	}
+	scenario sc;
+	char err[256];
+	assert_int_equal(scenario_load(CROWD_REF_DIR "/random1000_setup.csv", &sc, err, sizeof err), 0);
+	scan_tally t = {0};
+	for (int quality = 0; quality < 2; ++quality) {
+		orca_agent_id *ids = calloc(sc.agent_count, sizeof *ids);
+		orca_world *w = make(&sc, 1, PLAIN, ids);
+		if (quality)
+			assert_int_equal(orca_world_set_avoidance(w, ORCA_AVOIDANCE_QUALITY), ORCA_OK);
+		for (int s = 0; s < 3; ++s)
+			assert_int_equal(orca_world_step(w, sc.time_step), ORCA_OK);
+		check_world(w, &t);
+		orca_world_destroy(w);
+		free(ids);
+	}
+	scenario_free(&sc);
+	/* the lattice: equal distances everywhere, refused alike */
+	assert_int_equal(scenario_circle(16, &sc), 0);
+	const uint32_t side = 20;
+	sc.agent_count = side * side;
+	sc.start = realloc(sc.start, sc.agent_count * sizeof *sc.start);
+	sc.goal = realloc(sc.goal, sc.agent_count * sizeof *sc.goal);
+	for (uint32_t i = 0; i < sc.agent_count; ++i) {
+		sc.start[i] = (orca_vec2){4.0f * (float)(i % side), 4.0f * (float)(i / side)};
+		sc.goal[i] = sc.start[i];
+	}
+	orca_agent_id ids[20 * 20];
+	orca_world *w = make(&sc, 1, PLAIN, ids);
+	assert_int_equal(orca_world_step(w, sc.time_step), ORCA_OK);
+	check_world(w, &t);
+	orca_world_destroy(w);
+	scenario_free(&sc);
+	fprintf(stderr, "grid scan: %u queries answered alike (%u with more than 16 candidates), %u refused alike\n",
+	        t.answered, t.answered_over_16, t.refused);
+	assert_true(t.answered > 0 && t.answered_over_16 > 0 && t.refused > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +300,7 @@ int main(void)
 	    cmocka_unit_test(test_lattice_ties),
 	    cmocka_unit_test(test_lattice_ties_every_k),
 	    cmocka_unit_test(test_edits_grid_equals_kd_tree),
+	    cmocka_unit_test(test_grid_scan_avx2_matches_sse2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
