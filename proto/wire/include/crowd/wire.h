@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "crowd.pb.h"
@@ -156,7 +157,14 @@ static inline int32_t crowd_quantize(float value, float precision) {
 	if (scaled != scaled) return 0;
 	if (scaled >= limit) return (int32_t)limit;
 	if (scaled <= -limit) return -(int32_t)limit;
+#if defined(__FAST_MATH__) || !defined(__FLT_EVAL_METHOD__) || __FLT_EVAL_METHOD__ != 0
+	/* a caller's fast-math would fold the sum and difference away, and x87
+	 * extended precision would round at another bit: lrint then */
+	(void)round_to_int;
+	return (int32_t)lrint(scaled);
+#else
 	return (int32_t)((scaled + round_to_int) - round_to_int);
+#endif
 }
 
 /** One obstacle: vertex i is (x[i], y[i]). */
