@@ -792,10 +792,9 @@ static uint32_t grid_exact_scan(const struct orca_world *w, uint32_t self, const
                                 vec2 position, float range_sq, nb_entry *out)
 {
 	const float x = position.x, y = position.y;
-	const float r = sqrtf(range_sq) * 1.0001f + 1e-6f * (fabsf(x) + fabsf(y)) + 1e-6f;
-	const float inv = w->grid_inv, ox = w->grid_ox, oy = w->grid_oy;
-	const uint32_t cx0 = orca_cell_of(x - r, ox, inv, w->grid_last_x), cx1 = orca_cell_of(x + r, ox, inv, w->grid_last_x);
-	const uint32_t cy0 = orca_cell_of(y - r, oy, inv, w->grid_last_y), cy1 = orca_cell_of(y + r, oy, inv, w->grid_last_y);
+	scan_box b; /* every cell, however many: no refusal here */
+	(void)scan_square_box(w, x, y, sqrtf(range_sq), &b);
+	const uint32_t cx0 = b.cx0, cx1 = b.cx1, cy0 = b.cy0, cy1 = b.cy1;
 	const bool check_mask = !(w->plain_masks && p->mask == UINT32_MAX);
 	const float *tx = w->tpx, *ty = w->tpy;
 	uint32_t count = 0;
@@ -826,12 +825,7 @@ static uint32_t quality_grid_neighbors(struct orca_world *w, uint32_t self, cons
 	}
 	if (count == ORCA_NONE) {
 		/* the same guessed disc, then the whole range, exactly */
-		const float full = sqrf(p->neighbor_dist), guess = w->t_guess[self];
-		float range_sq = full;
-		if (guess > 0.0f) {
-			const float r = guess + GUESS_MARGIN * p->max_speed * w->dt;
-			range_sq = r * r < full ? r * r : full;
-		}
+		const float full = sqrf(p->neighbor_dist), range_sq = first_disc(w, self, p, full).range_sq;
 		count = grid_exact_scan(w, self, p, max_nb, position, range_sq, out);
 		if (count < max_nb && range_sq < full)
 			count = grid_exact_scan(w, self, p, max_nb, position, full, out);
