@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "demo.h"
 #include "log.h"
+#include "messages.h"
 #include "storage.h"
 #include "navigation.h"
 #include "tcp.h"
@@ -24,58 +24,58 @@ uint64_t server_now_ns(void) {
 
 /* ------------------------------------------------------------------ world */
 
-/* --world-alloc-fail-file (tests): the engine is out of memory while the file exists. */
-static void *alloc_unless_file(size_t size, void *user) {
-	return access((const char *)user, F_OK) == 0 ? NULL : malloc(size);
+/* ---- persistence hooks: how storage reaches sessions and the tick */
+
+static void storage_reply_to_client(void *user, const storage_reply *r) {
+	session *s = server_find_session(user, r->client_id);
+	if (!s || s->closing) return;
+	if (r->ok)
+		session_send_ack(s, r->request_id, r->ids, r->id_count);
+	else
+		session_send_error(s, r->request_id, (crowd_v1_ErrorCode)r->code, r->index, r->message);
 }
 
-static void free_alloc_unless_file(void *p, size_t size, void *user) {
-	(void)size, (void)user;
-	free(p);
+static void step_finish(server *srv);
+
+static void storage_resume_tick(void *user) {
+	step_finish(user);
 }
 
-int server_create_world(const server_config *cfg, orca_world **out) {
-	orca_world_def def = orca_default_world_def();
-	def.worker_count = (int)cfg->workers;
-	def.avoidance = (orca_avoidance)cfg->avoidance;
-	def.max_agents = cfg->max_agents;
-	def.agent_capacity = cfg->max_agents < 1024 ? cfg->max_agents : 1024;
-	if (cfg->demo && cfg->demo_agents > def.agent_capacity) def.agent_capacity = cfg->demo_agents;
-	def.has_bounds = true; /* --world-bounds holds for every agent, however it is steered */
-	def.bounds_min = (orca_vec2){(float)cfg->world_min_x, (float)cfg->world_min_y};
-	def.bounds_max = (orca_vec2){(float)cfg->world_max_x, (float)cfg->world_max_y};
-	if (cfg->world_alloc_fail_file[0])
-		def.allocator = (orca_allocator){alloc_unless_file, free_alloc_unless_file, (void *)cfg->world_alloc_fail_file};
-	return orca_world_create(&def, out);
+static void storage_ext_stop(server *srv, void *state) {
+	(void)srv;
+	storage_stop(state);
 }
 
 int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	memset(srv, 0, sizeof *srv);
 	srv->loop = loop;
 	srv->cfg = cfg;
-	srv->next_client_id = 1;
 	crowd_buf_init(&srv->reply_buf);
 	crowd_buf_init(&srv->snapshot_buf);
 	crowd_obstacle_set_init(&srv->obstacle_set);
-	srv->ids_scratch = malloc(sizeof *srv->ids_scratch * (cfg->max_batch + 1));
-	if (!srv->ids_scratch) return -1;
-	int rc = server_create_world(cfg, &srv->world);
-	if (rc != ORCA_OK) {
-		log_error("cannot create the world: %s", orca_strerror(rc));
-		return -1;
+	if (sim_create(cfg, &srv->sim) != 0) return -1;
+	srv->status.agents = orca_world_agent_count(srv->sim->world);
+	srv->status.obstacles = orca_world_obstacle_count(srv->sim->world);
+	srv->status.state_hash = orca_world_state_hash(srv->sim->world);
+	if (cfg->data_dir[0]) { /* persistence hook: recovery of --data-dir hands back a new sim */
+		storage_recovery rec;
+		const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, srv};
+		int rc = storage_open(cfg, loop, srv->sim, &hooks, &srv->storage, &rec);
+		if (rec.sim) {
+			sim_destroy(srv->sim);
+			srv->sim = rec.sim;
+			srv->status.tick = orca_world_step_count(srv->sim->world);
+			srv->status.state_hash = rec.state_hash;
+			srv->status.agents = orca_world_agent_count(srv->sim->world);
+			srv->status.obstacles = orca_world_obstacle_count(srv->sim->world);
+		}
+		if (rc != 0) return -1;
+		const server_extension ext = {.name = "storage", .state = srv->storage, .stop = storage_ext_stop};
+		if (server_add_extension(srv, &ext) != 0) return -1;
 	}
-	if (cfg->demo) {
-		srv->demo = demo_create(srv->world, cfg);
-		if (!srv->demo) return -1;
-	}
-	srv->status.agents = orca_world_agent_count(srv->world);
-	srv->status.obstacles = orca_world_obstacle_count(srv->world);
-	srv->status.state_hash = orca_world_state_hash(srv->world);
-	/* persistence hook: recover the world of --data-dir (replaces world and demo; with
-	 * navigation it makes srv->nav over the recovered world, with its recorded state) */
-	if (cfg->data_dir[0] && storage_open(srv, &srv->storage) != 0) return -1;
-	/* navigation: the mesh over the world as it is now (demo obstacles included) */
-	if (cfg->nav_enabled && !srv->nav && !(srv->nav = navigation_create(srv->world, cfg))) return -1;
+	/* navigation: the mesh over the world as it is now (demo obstacles included);
+	 * a recovered sim has it already, with its recorded state */
+	if (sim_start_navigation(srv->sim) != 0) return -1;
 	if (cfg->tick_trace_path[0]) {
 		srv->tick_trace = fopen(cfg->tick_trace_path, "w");
 		if (!srv->tick_trace) {
@@ -154,13 +154,14 @@ static uint32_t owners_owned(void *user, uint32_t client_id) {
 	server *srv = user;
 	session *s = server_find_session(srv, client_id);
 	if (s && s->owned_unknown) { /* resumed: its agents are in the world already (the world is idle here) */
-		uint32_t n = orca_world_agent_count(srv->world), owned = 0;
+		orca_world *world = srv->sim->world;
+		uint32_t n = orca_world_agent_count(world), owned = 0;
 		orca_agent_id *ids = malloc(sizeof *ids * (n ? n : 1));
 		if (ids) {
-			n = orca_world_agent_ids(srv->world, ids, n);
+			n = orca_world_agent_ids(world, ids, n);
 			for (uint32_t i = 0; i < n; i++) {
 				orca_agent_state st;
-				if (orca_agent_get(srv->world, ids[i], &st) == ORCA_OK && st.user_data == client_id) owned++;
+				if (orca_agent_get(world, ids[i], &st) == ORCA_OK && st.user_data == client_id) owned++;
 			}
 			free(ids);
 			s->agents_owned = owned;
@@ -175,6 +176,60 @@ static void owners_changed(void *user, uint32_t client_id, int64_t delta) {
 	if (!s || s->owned_unknown) return; /* unknown: counted from the world, which has the change */
 	int64_t n = (int64_t)s->agents_owned + delta;
 	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
+}
+
+/* navigation: GetPaths answered from the paths navigation builds */
+static void answer_paths(server *srv, session *s, const command *c) {
+	navigation_paths_reply reply;
+	request_error err;
+	if (!navigation_paths(srv->sim->nav, srv->sim->world, c, &reply, &err)) {
+		session_send_error(s, c->msg.request_id, err.code, err.index, err.message);
+		return;
+	}
+	if (!session_send(s, &reply.msg))
+		session_send_error(s, c->msg.request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "the paths did not encode");
+	navigation_paths_free(&reply);
+}
+
+#define EVENTS_PER_MESSAGE 4096u /* a message's repeated count is 16-bit in nanopb */
+
+static void send_events(session *s, uint64_t tick, crowd_v1_AgentEvent *events, uint32_t count) {
+	for (uint32_t at = 0; at < count; at += EVENTS_PER_MESSAGE) {
+		crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
+		msg.which_msg = crowd_v1_ServerMessage_agent_events_tag;
+		msg.msg.agent_events.tick = tick;
+		msg.msg.agent_events.events = events + at;
+		msg.msg.agent_events.events_count =
+		    (pb_size_t)(count - at < EVENTS_PER_MESSAGE ? count - at : EVENTS_PER_MESSAGE);
+		session_send(s, &msg);
+	}
+}
+
+/* navigation: after the tick's snapshots, AgentEvents to owners (protocol
+ * minor >= 1) and to admins who asked for every agent's */
+static void send_agent_events(server *srv) {
+	uint32_t count;
+	const crowd_v1_AgentEvent *events = navigation_events(srv->sim->nav, &count);
+	if (count == 0) return;
+	if (srv->events_scratch_cap < count) {
+		crowd_v1_AgentEvent *p = realloc(srv->events_scratch, sizeof *p * count);
+		if (!p) return;
+		srv->events_scratch = p;
+		srv->events_scratch_cap = count;
+	}
+	for (uint32_t i = 0; i < srv->session_count; i++) {
+		session *s = srv->sessions[i];
+		/* a minor-0 client never gets a message case it does not know */
+		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE) continue;
+		if (s->events == SESSION_EVENTS_ALL) {
+			send_events(s, srv->status.tick, (crowd_v1_AgentEvent *)events, count);
+			continue;
+		}
+		uint32_t own = 0;
+		for (uint32_t k = 0; k < count; k++)
+			if (events[k].owner == s->client_id) srv->events_scratch[own++] = events[k];
+		if (own) send_events(s, srv->status.tick, srv->events_scratch, own);
+	}
 }
 
 void server_apply_commands(server *srv) {
@@ -192,14 +247,15 @@ void server_apply_commands(server *srv) {
 				command_free(c);
 				c = next;
 			}
-			command_drop_owners(srv->world, ids, n, &owners);
+			sim_drop_owners(srv->sim, ids, n, &owners);
 			if (srv->storage) storage_journal_drop_owners(srv->storage, ids, n); /* persistence hook */
 			srv->metrics.commands_applied += n;
 			continue;
 		}
 		command_result r;
-		/* navigation: GetPaths is answered from the paths, not applied to the world */
-		const bool get_paths = c->kind == COMMAND_CLIENT && c->msg.which_msg == crowd_v1_ClientMessage_get_paths_tag;
+		/* a request that does not change the world (GetPaths) is answered from the sim, not applied */
+		const message_kind *kind = c->kind == COMMAND_CLIENT ? message_kind_of(c->msg.which_msg) : NULL;
+		const bool get_paths = kind && !kind->changes_world;
 		memset(&r, 0, sizeof r);
 		/* persistence hook: while the journal cannot be written, world changes are refused */
 		if (srv->storage && c->kind == COMMAND_CLIENT && !get_paths && !storage_available(srv->storage)) {
@@ -207,8 +263,7 @@ void server_apply_commands(server *srv) {
 			             "the journal cannot be written; try again later");
 			storage_count_refused(srv->storage);
 		} else if (!get_paths) {
-			command_apply(srv->world, srv->cfg, c, &owners, srv->ids_scratch, &r);
-			navigation_after_command(srv->nav, c, &r);
+			sim_apply(srv->sim, c, &owners, &r);
 			srv->metrics.commands_applied++;
 			if (srv->storage && r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
 				storage_journal_command(srv->storage, c); /* persistence hook */
@@ -217,7 +272,7 @@ void server_apply_commands(server *srv) {
 			session *s = server_find_session(srv, c->client_id);
 			if (s) session_command_done(s, c);
 			if (get_paths) {
-				if (s && !s->closing) navigation_answer_paths(srv, s, c);
+				if (s && !s->closing) answer_paths(srv, s, c);
 			} else if (srv->storage && storage_defers_replies(srv->storage) &&
 			           r.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
 				/* persistence hook (--fsync always): answered once this tick's records are durable */
@@ -284,17 +339,15 @@ static void write_tick_trace(server *srv, uint64_t tick_ns) {
 
 static void step_work(uv_work_t *req) {
 	server *srv = req->data;
-	uint64_t t0 = uv_hrtime();
-	if (srv->nav) navigation_before_step(srv->nav, 1.0f / (float)srv->cfg->tick_rate_hz); /* navigation */
-	uint64_t t_nav = uv_hrtime();
-	srv->step_status = orca_world_step(srv->world, 1.0f / (float)srv->cfg->tick_rate_hz);
-	uint64_t t1 = uv_hrtime();
+	sim_step_times t;
+	srv->step_status = sim_step(srv->sim, &t); /* demo, navigation, the step */
+	const uint64_t t0 = t.start_ns, t_nav = t.before_step_ns, t1 = t.end_ns;
 	srv->step_seconds = (double)(t1 - t0) * 1e-9;
 	srv->table_ok = false;
 	if (srv->build_table)
 		srv->table_ok = snapshots_build_table(srv, &srv->step_hash); /* table_seconds: with the hash */
 	else
-		srv->step_hash = orca_world_state_hash(srv->world);
+		srv->step_hash = orca_world_state_hash(srv->sim->world);
 	srv->tick_worked_ns = uv_hrtime();
 	srv->table_seconds = (double)(srv->tick_worked_ns - t1) * 1e-9;
 	srv->tick_part[TICK_WAIT] = (double)(t0 - srv->tick_queued_ns) * 1e-9;
@@ -311,17 +364,17 @@ static void step_done(uv_work_t *req, int status) {
 	if (status != 0 || srv->step_status != ORCA_OK)
 		log_error("tick %" PRIu64 ": step failed: %s", srv->status.tick,
 		          status != 0 ? uv_strerror(status) : orca_strerror(srv->step_status));
-	srv->status.tick = orca_world_step_count(srv->world);
+	srv->status.tick = orca_world_step_count(srv->sim->world);
 	srv->status.state_hash = srv->step_hash;
-	srv->status.agents = orca_world_agent_count(srv->world);
-	srv->status.obstacles = orca_world_obstacle_count(srv->world);
+	srv->status.agents = orca_world_agent_count(srv->sim->world);
+	srv->status.obstacles = orca_world_obstacle_count(srv->sim->world);
 	srv->metrics.ticks++;
 	srv->metrics.step_seconds_sum += srv->step_seconds;
 	srv->metrics.agents = srv->status.agents;
 	srv->metrics.obstacles = srv->status.obstacles;
-	if (srv->nav) { /* navigation's counters, read while no step runs */
+	if (srv->sim->nav) { /* navigation's counters, read while no step runs */
 		navigation_counters nc;
-		navigation_get_counters(srv->nav, &nc);
+		navigation_get_counters(srv->sim->nav, &nc);
 		metrics_navigation *mn = &srv->metrics.navigation;
 		mn->enabled = 1;
 		mn->agents = nc.agents;
@@ -335,8 +388,8 @@ static void step_done(uv_work_t *req, int status) {
 	}
 	srv->metrics.table_seconds_sum += srv->table_seconds;
 	if (srv->storage) { /* persistence hook: journal the hash; snapshots wait until the tick is durable */
-		storage_tick_end(srv->storage);
-		if (!srv->stopping && storage_hold_tick(srv->storage, step_finish)) return;
+		storage_tick_end(srv->storage, srv->sim, srv->status.tick, srv->status.state_hash, srv->status.agents);
+		if (!srv->stopping && storage_hold_tick(srv->storage)) return;
 	}
 	step_finish(srv);
 }
@@ -347,7 +400,7 @@ static void step_finish(server *srv) {
 	srv->tick_part[TICK_HANDOFF] = (double)(t0 - srv->tick_worked_ns) * 1e-9; /* with the journal's durable wait */
 	if (srv->table_ok && !srv->stopping) snapshots_send(srv);
 	uint64_t t_snap = uv_hrtime();
-	if (!srv->stopping) navigation_send_events(srv); /* navigation: after the tick's snapshots */
+	if (!srv->stopping) send_agent_events(srv); /* navigation: after the tick's snapshots */
 	uint64_t t1 = uv_hrtime();
 	srv->metrics.snapshot_seconds_sum += (double)(t1 - t0) * 1e-9;
 	srv->tick_part[TICK_SNAPSHOTS] = (double)(t_snap - t0) * 1e-9;
@@ -368,7 +421,6 @@ static void on_tick(uv_timer_t *timer) {
 	for (uint32_t i = srv->session_count; i-- > 0;) session_check_timers(srv->sessions[i], now);
 	if (!(srv->storage && storage_quiet_tick(srv->storage))) server_apply_commands(srv); /* persistence hook */
 	if (srv->storage) storage_commit(srv->storage); /* persistence hook: group commit while the step runs */
-	if (srv->demo) demo_update(srv->demo, srv->world);
 	srv->build_table = false;
 	for (uint32_t i = 0; i < srv->session_count; i++)
 		if (srv->sessions[i]->subscribed) {
@@ -498,13 +550,11 @@ void server_destroy(server *srv) {
 	storage_close(srv->storage);
 	command_queue_clear(&srv->queue);
 	free(srv->sessions);
-	free(srv->ids_scratch);
-	demo_destroy(srv->demo);
-	navigation_destroy(srv->nav);
-	orca_world_destroy(srv->world);
+	sim_destroy(srv->sim);
 	world_table_free(&srv->table);
 	snapshots_free(srv);
 	crowd_obstacle_set_free(&srv->obstacle_set);
+	free(srv->events_scratch);
 	crowd_buf_free(&srv->reply_buf);
 	crowd_buf_free(&srv->snapshot_buf);
 	memset(srv, 0, sizeof *srv);
@@ -513,27 +563,18 @@ void server_destroy(server *srv) {
 /* ------------------------------------------------------------------ headless */
 
 int server_run_headless(const server_config *cfg) {
-	orca_world *world;
-	int rc = server_create_world(cfg, &world);
-	if (rc != ORCA_OK) {
-		log_error("cannot create the world: %s", orca_strerror(rc));
+	/* the sim as the server runs it: navigation's mesh over the world as it
+	 * is after the demo's set-up, the tick's order of sim_step */
+	sim *sm;
+	if (sim_create(cfg, &sm) != 0) return 1;
+	if (sim_start_navigation(sm) != 0) {
+		sim_destroy(sm);
 		return 1;
 	}
-	demo_crowd *demo = cfg->demo ? demo_create(world, cfg) : NULL;
-	/* navigation as the server runs it: the mesh over the world as it is
-	 * now (demo obstacles included), its update just before each step */
-	server_navigation *nav = cfg->nav_enabled ? navigation_create(world, cfg) : NULL;
-	if (cfg->nav_enabled && !nav) {
-		demo_destroy(demo);
-		orca_world_destroy(world);
-		return 1;
-	}
-	float dt = 1.0f / (float)cfg->tick_rate_hz;
+	int rc = ORCA_OK;
 	uint64_t t0 = uv_hrtime();
 	for (uint64_t i = 0; i < cfg->headless_ticks; i++) {
-		if (demo) demo_update(demo, world);
-		if (nav) navigation_before_step(nav, dt);
-		rc = orca_world_step(world, dt);
+		rc = sim_step(sm, NULL);
 		if (rc != ORCA_OK) {
 			log_error("tick %" PRIu64 ": step failed: %s", i, orca_strerror(rc));
 			break;
@@ -541,14 +582,12 @@ int server_run_headless(const server_config *cfg) {
 	}
 	double seconds = (double)(uv_hrtime() - t0) * 1e-9;
 	navigation_counters nc;
-	navigation_get_counters(nav, &nc); /* all zero without navigation */
+	navigation_get_counters(sm->nav, &nc); /* all zero without navigation */
 	printf("ticks %" PRIu64 " agents %u workers %u state_hash 0x%016" PRIx64 " navigation %s polygons %u\n",
-	       orca_world_step_count(world), orca_world_agent_count(world), cfg->workers, orca_world_state_hash(world),
-	       nav ? "on" : "off", nc.polygons);
+	       orca_world_step_count(sm->world), orca_world_agent_count(sm->world), cfg->workers,
+	       orca_world_state_hash(sm->world), sm->nav ? "on" : "off", nc.polygons);
 	fflush(stdout);
 	log_info("headless: %" PRIu64 " ticks in %.3f s", cfg->headless_ticks, seconds);
-	navigation_destroy(nav);
-	demo_destroy(demo);
-	orca_world_destroy(world);
+	sim_destroy(sm);
 	return rc == ORCA_OK ? 0 : 1;
 }

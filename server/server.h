@@ -25,6 +25,8 @@
 #include "config.h"
 #include "metrics.h"
 #include "session.h"
+#include "sim.h"
+#include "snapshots.h"
 
 #ifndef CROWD_VERSION
 #define CROWD_VERSION "0.0.0"
@@ -56,39 +58,20 @@ typedef struct server_status {
 	bool shutting_down;
 } server_status;
 
-/** The agents of the world after a step, quantized, ascending id (for snapshots). */
-typedef struct world_table {
-	crowd_agent_q *agents;
-	uint32_t count, cap;
-	float *x, *y;  /* the agents' exact positions (areas select on these), same order */
-	uint32_t x_cap, y_cap;
-	aoi_grid grid; /* over x, y: which table entries lie in an area */
-	orca_agent_id *ids; /* scratch */
-	uint32_t ids_cap;
-	struct world_table_entry *sort_scratch;
-	uint32_t sort_scratch_cap;
-	struct world_table_chunk *chunks; /* what each chunk of rows found, as it was filled */
-	uint32_t chunks_cap;
-} world_table;
-
 struct tcp_listener;
-struct demo_crowd;
-struct server_navigation;
 
 struct server {
 	uv_loop_t *loop;
 	const server_config *cfg;
-	orca_world *world;
+	sim *sim; /* the world, its navigation and demo, the owner ids (sim/sim.h) */
 	server_metrics metrics;
 	server_status status;
 
 	/* sessions, ascending client_id (ids only grow, so appending keeps the order) */
 	session **sessions;
 	uint32_t session_count, session_cap;
-	uint32_t next_client_id;
 
 	command_queue queue;
-	uint32_t *ids_scratch;
 
 	/* tick */
 	uv_timer_t tick_timer;
@@ -115,6 +98,8 @@ struct server {
 	crowd_obstacle_set obstacle_set;
 	uint32_t obstacle_set_version;
 	bool obstacle_set_valid;
+	crowd_v1_AgentEvent *events_scratch; /* one session's share of the tick's AgentEvents */
+	uint32_t events_scratch_cap;
 	crowd_buf reply_buf;    /* session_send encodes here */
 	crowd_buf snapshot_buf; /* snapshots_send encodes here */
 
@@ -128,16 +113,12 @@ struct server {
 	server_extension extensions[SERVER_MAX_EXTENSIONS];
 	int extension_count;
 
-	struct demo_crowd *demo;
 	struct storage *storage; /* --data-dir: journal and checkpoints (server/storage); NULL without */
-	struct server_navigation *nav; /* NULL: navigation off (sim/navigation.c) */
 };
 
-/** Create the world (and the demo crowd if configured). cfg must outlive the server. */
+/** Create the sim (world, demo crowd, navigation), or recover it from
+ * --data-dir. cfg must outlive the server. */
 int server_init(server *srv, uv_loop_t *loop, const server_config *cfg);
-
-/** A world as the configuration defines it (workers, agent limit, capacity). */
-int server_create_world(const server_config *cfg, orca_world **out);
 
 /** Register an extension (before server_start). Returns 0 or -1 when full. */
 int server_add_extension(server *srv, const server_extension *ext);
@@ -173,16 +154,5 @@ void server_enqueue(server *srv, command *c);
 void server_apply_commands(server *srv);
 /** uv_hrtime(): monotonic nanoseconds. */
 uint64_t server_now_ns(void);
-
-/* ---- snapshots.c */
-bool world_table_build(world_table *t, const orca_world *world, float precision);
-void world_table_free(world_table *t);
-/** Send every due snapshot after a tick. */
-void snapshots_send(server *srv);
-/** After a step, on the step's thread: build srv->table and compute the state
- * hash (on the snapshot helper thread meanwhile, when workers >= 2). */
-bool snapshots_build_table(server *srv, uint64_t *state_hash);
-/** Stop the snapshot helper thread and free the encoders (server_destroy). */
-void snapshots_free(server *srv);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "messages.h"
 #include "server.h"
 #include "validate.h"
 
@@ -96,7 +97,7 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 	s->srv = srv;
 	s->ops = ops;
 	s->conn = conn;
-	s->client_id = srv->next_client_id++;
+	s->client_id = srv->sim->next_client_id++;
 	snprintf(s->peer, sizeof s->peer, "%s", peer ? peer : "?");
 	snprintf(s->peer_ip, sizeof s->peer_ip, "%s", ip);
 	s->opened_ns = server_now_ns();
@@ -485,44 +486,50 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 		session_send_error(s, rid, err.code, err.index, err.message);
 		goto drop;
 	}
-	if (msg->which_msg == crowd_v1_ClientMessage_add_obstacle_tag)
-		validate_obstacle_make_ccw(&cmd->msg.msg.add_obstacle);
-	switch (msg->which_msg) {
-	case crowd_v1_ClientMessage_ping_tag: {
-		crowd_v1_ServerMessage out = crowd_v1_ServerMessage_init_zero;
-		out.which_msg = crowd_v1_ServerMessage_pong_tag;
-		out.msg.pong.client_time_us = msg->msg.ping.client_time_us;
-		out.msg.pong.server_tick = srv->status.tick;
-		session_send(s, &out);
-		goto drop;
-	}
-	case crowd_v1_ClientMessage_subscribe_tag:
-		handle_subscribe(s, rid, &msg->msg.subscribe);
-		goto drop;
-	case crowd_v1_ClientMessage_subscribe_events_tag:
-		handle_subscribe_events(s, rid, &msg->msg.subscribe_events);
-		goto drop;
-	default:
-		/* World changes wait for the next tick, in arrival order. What waits is
-		 * bounded per connection, by the memory the decoded requests hold. */
-		cmd->cost = sizeof *cmd + len;
-		if (msg->which_msg == crowd_v1_ClientMessage_spawn_agents_tag)
-			cmd->cost += (size_t)msg->msg.spawn_agents.agents_count * sizeof(crowd_v1_AgentSpec);
-		if (s->queued_bytes + cmd->cost > srv->cfg->max_queued_bytes) {
-			session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,
-			                   "too many requests waiting for the next tick");
-			goto drop;
+	const message_kind *kind = message_kind_of(msg->which_msg); /* known: validate_rights passed */
+	if (kind->normalize) kind->normalize(&cmd->msg);
+	if (kind->route == MESSAGE_AT_ONCE) {
+		/* the one switch on the message kind: those the session answers itself */
+		switch (msg->which_msg) {
+		case crowd_v1_ClientMessage_ping_tag: {
+			crowd_v1_ServerMessage out = crowd_v1_ServerMessage_init_zero;
+			out.which_msg = crowd_v1_ServerMessage_pong_tag;
+			out.msg.pong.client_time_us = msg->msg.ping.client_time_us;
+			out.msg.pong.server_tick = srv->status.tick;
+			session_send(s, &out);
+			break;
 		}
-		if (msg->which_msg == crowd_v1_ClientMessage_spawn_agents_tag &&
-		    !within_neighbor_budget(s, &msg->msg.spawn_agents, rid))
-			goto drop;
-		s->queued_bytes += cmd->cost;
-		cmd->kind = COMMAND_CLIENT;
-		cmd->client_id = s->client_id;
-		cmd->role = s->role;
-		server_enqueue(srv, cmd);
-		return;
+		case crowd_v1_ClientMessage_subscribe_tag:
+			handle_subscribe(s, rid, &msg->msg.subscribe);
+			break;
+		case crowd_v1_ClientMessage_subscribe_events_tag:
+			handle_subscribe_events(s, rid, &msg->msg.subscribe_events);
+			break;
+		default:
+			session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "no session handler");
+			break;
+		}
+		goto drop;
 	}
+	/* World changes wait for the next tick, in arrival order. What waits is
+	 * bounded per connection, by the memory the decoded requests hold. */
+	cmd->cost = sizeof *cmd + len;
+	if (msg->which_msg == crowd_v1_ClientMessage_spawn_agents_tag)
+		cmd->cost += (size_t)msg->msg.spawn_agents.agents_count * sizeof(crowd_v1_AgentSpec);
+	if (s->queued_bytes + cmd->cost > srv->cfg->max_queued_bytes) {
+		session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,
+		                   "too many requests waiting for the next tick");
+		goto drop;
+	}
+	if (msg->which_msg == crowd_v1_ClientMessage_spawn_agents_tag &&
+	    !within_neighbor_budget(s, &msg->msg.spawn_agents, rid))
+		goto drop;
+	s->queued_bytes += cmd->cost;
+	cmd->kind = COMMAND_CLIENT;
+	cmd->client_id = s->client_id;
+	cmd->role = s->role;
+	server_enqueue(srv, cmd);
+	return;
 drop:
 	command_free(cmd);
 }

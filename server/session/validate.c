@@ -18,33 +18,6 @@ bool request_fail(request_error *err, crowd_v1_ErrorCode code, uint32_t index, c
 	return false;
 }
 
-bool validate_rights(crowd_v1_Role role, pb_size_t which_msg, request_error *err) {
-	switch (which_msg) {
-	case crowd_v1_ClientMessage_subscribe_tag:
-	case crowd_v1_ClientMessage_ping_tag:
-	case crowd_v1_ClientMessage_subscribe_events_tag: /* all_agents: admin, checked by the session */
-		if (role >= crowd_v1_Role_ROLE_VIEWER) return true;
-		break;
-	case crowd_v1_ClientMessage_get_paths_tag:
-	case crowd_v1_ClientMessage_spawn_agents_tag:
-	case crowd_v1_ClientMessage_set_targets_tag:
-	case crowd_v1_ClientMessage_set_velocities_tag:
-	case crowd_v1_ClientMessage_remove_agents_tag:
-		if (role == crowd_v1_Role_ROLE_PLAYER || role == crowd_v1_Role_ROLE_ADMIN) return true;
-		break;
-	case crowd_v1_ClientMessage_add_obstacle_tag:
-	case crowd_v1_ClientMessage_remove_obstacle_tag:
-		if (role == crowd_v1_Role_ROLE_ADMIN) return true;
-		break;
-	default:
-		return request_fail(err, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE, 0, "unknown message");
-	}
-	return request_fail(err, crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED, 0, "role %s may not do this",
-	                    role == crowd_v1_Role_ROLE_VIEWER   ? "viewer"
-	                    : role == crowd_v1_Role_ROLE_PLAYER ? "player"
-	                                                        : "none");
-}
-
 static bool in_bounds(const server_config *cfg, float x, float y) {
 	return isfinite(x) && isfinite(y) && x >= cfg->world_min_x && x <= cfg->world_max_x && y >= cfg->world_min_y &&
 	       y <= cfg->world_max_y;
@@ -112,7 +85,8 @@ static bool check_parallel(const server_config *cfg, pb_size_t ids, pb_size_t xs
 	return true;
 }
 
-void validate_obstacle_make_ccw(crowd_v1_AddObstacle *m) {
+void validate_obstacle_make_ccw(crowd_v1_ClientMessage *msg) {
+	crowd_v1_AddObstacle *m = &msg->msg.add_obstacle;
 	double area2 = 0.0;
 	for (uint32_t i = 0; i < m->x_count; i++) {
 		uint32_t j = (i + 1) % m->x_count;
@@ -134,85 +108,80 @@ bool validate_rect(const crowd_v1_Rect *r) {
 	       r->min_x <= r->max_x && r->min_y <= r->max_y;
 }
 
-bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+/* ---- one validator per message kind (the message table's `validate` column) */
+
+bool validate_spawn_agents(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	const crowd_v1_SpawnAgents *m = &msg->msg.spawn_agents;
+	if (m->agents_count > cfg->max_batch)
+		return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u agents, the limit is %u",
+		                    (unsigned)m->agents_count, cfg->max_batch);
+	for (uint32_t i = 0; i < m->agents_count; i++)
+		if (!validate_spec(cfg, &m->agents[i], i, err)) return false;
+	return true;
+}
+
+bool validate_set_targets(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
 	const crowd_v1_ErrorCode bad = crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT;
-	switch (msg->which_msg) {
-	case crowd_v1_ClientMessage_spawn_agents_tag: {
-		const crowd_v1_SpawnAgents *m = &msg->msg.spawn_agents;
-		if (m->agents_count > cfg->max_batch)
-			return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u agents, the limit is %u",
-			                    (unsigned)m->agents_count, cfg->max_batch);
-		for (uint32_t i = 0; i < m->agents_count; i++)
-			if (!validate_spec(cfg, &m->agents[i], i, err)) return false;
-		return true;
-	}
-	case crowd_v1_ClientMessage_set_targets_tag: {
-		const crowd_v1_SetTargets *m = &msg->msg.set_targets;
-		if (!check_parallel(cfg, m->ids_count, m->x_count, m->y_count, err)) return false;
-		for (uint32_t i = 0; i < m->x_count; i++)
-			if (!in_bounds(cfg, m->x[i], m->y[i]))
-				return request_fail(err, bad, i, "target %u not finite or outside the world bounds", i);
-		if (m->steer && !steer_ok(*m->steer))
-			return request_fail(err, bad, 0, "unknown steer mode %d", (int)*m->steer);
-		return true;
-	}
-	case crowd_v1_ClientMessage_set_velocities_tag: {
-		const crowd_v1_SetVelocities *m = &msg->msg.set_velocities;
-		if (!check_parallel(cfg, m->ids_count, m->vx_count, m->vy_count, err)) return false;
-		for (uint32_t i = 0; i < m->vx_count; i++)
-			if (!speed_ok(cfg, m->vx[i], m->vy[i]))
-				return request_fail(err, bad, i, "velocity %u not finite or faster than %g", i,
-				                    cfg->max_agent_speed);
-		return true;
-	}
-	case crowd_v1_ClientMessage_remove_agents_tag:
-		if (msg->msg.remove_agents.ids_count > cfg->max_batch)
-			return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u ids, the limit is %u",
-			                    (unsigned)msg->msg.remove_agents.ids_count, cfg->max_batch);
-		return true;
-	case crowd_v1_ClientMessage_add_obstacle_tag: {
-		const crowd_v1_AddObstacle *m = &msg->msg.add_obstacle;
-		const crowd_v1_ErrorCode poly = crowd_v1_ErrorCode_ERROR_BAD_POLYGON;
-		if (m->x_count != m->y_count)
-			return request_fail(err, poly, 0, "x has %u values and y %u", (unsigned)m->x_count,
-			                    (unsigned)m->y_count);
-		if (m->x_count < 2 || m->x_count > cfg->max_obstacle_vertices)
-			return request_fail(err, poly, 0, "%u vertices; an obstacle has 2 to %u", (unsigned)m->x_count,
-			                    cfg->max_obstacle_vertices);
-		for (uint32_t i = 0; i < m->x_count; i++)
-			if (!in_bounds(cfg, m->x[i], m->y[i]))
-				return request_fail(err, poly, i, "vertex %u not finite or outside the world bounds",
-				                    i);
-		/* The engine's own definition of a valid obstacle (orca_polygon_check). */
-		orca_vec2 *v = malloc(m->x_count * sizeof *v);
-		if (!v) return request_fail(err, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
-		for (uint32_t i = 0; i < m->x_count; i++) v[i] = (orca_vec2){m->x[i], m->y[i]};
-		orca_polygon_issue issue;
-		int rc = orca_polygon_check(v, m->x_count, &issue);
-		free(v);
-		if (rc != ORCA_OK) return request_fail(err, poly, issue.index, "vertex %u: %s", issue.index, issue.reason);
-		return true;
-	}
-	case crowd_v1_ClientMessage_remove_obstacle_tag:
-		return true;
-	case crowd_v1_ClientMessage_subscribe_tag: {
-		const crowd_v1_Subscribe *m = &msg->msg.subscribe;
-		if (m->has_area && !validate_rect(&m->area))
-			return request_fail(err, bad, 0, "area must be finite with min <= max");
-		if (m->divisor > 100000) return request_fail(err, bad, 0, "divisor must be at most 100000");
-		return true;
-	}
-	case crowd_v1_ClientMessage_ping_tag:
-	case crowd_v1_ClientMessage_subscribe_events_tag:
-		return true;
-	case crowd_v1_ClientMessage_get_paths_tag:
-		if (msg->msg.get_paths.ids_count > cfg->nav_max_path_ids)
-			return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u ids, the limit is %u",
-			                    (unsigned)msg->msg.get_paths.ids_count, cfg->nav_max_path_ids);
-		return true;
-	case crowd_v1_ClientMessage_hello_tag:
-		return request_fail(err, crowd_v1_ErrorCode_ERROR_ALREADY_HELLO, 0, "Hello was already received");
-	default:
-		return request_fail(err, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE, 0, "empty or unknown message");
-	}
+	const crowd_v1_SetTargets *m = &msg->msg.set_targets;
+	if (!check_parallel(cfg, m->ids_count, m->x_count, m->y_count, err)) return false;
+	for (uint32_t i = 0; i < m->x_count; i++)
+		if (!in_bounds(cfg, m->x[i], m->y[i]))
+			return request_fail(err, bad, i, "target %u not finite or outside the world bounds", i);
+	if (m->steer && !steer_ok(*m->steer)) return request_fail(err, bad, 0, "unknown steer mode %d", (int)*m->steer);
+	return true;
+}
+
+bool validate_set_velocities(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	const crowd_v1_SetVelocities *m = &msg->msg.set_velocities;
+	if (!check_parallel(cfg, m->ids_count, m->vx_count, m->vy_count, err)) return false;
+	for (uint32_t i = 0; i < m->vx_count; i++)
+		if (!speed_ok(cfg, m->vx[i], m->vy[i]))
+			return request_fail(err, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, i,
+			                    "velocity %u not finite or faster than %g", i, cfg->max_agent_speed);
+	return true;
+}
+
+bool validate_remove_agents(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	if (msg->msg.remove_agents.ids_count > cfg->max_batch)
+		return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u ids, the limit is %u",
+		                    (unsigned)msg->msg.remove_agents.ids_count, cfg->max_batch);
+	return true;
+}
+
+bool validate_add_obstacle(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	const crowd_v1_AddObstacle *m = &msg->msg.add_obstacle;
+	const crowd_v1_ErrorCode poly = crowd_v1_ErrorCode_ERROR_BAD_POLYGON;
+	if (m->x_count != m->y_count)
+		return request_fail(err, poly, 0, "x has %u values and y %u", (unsigned)m->x_count, (unsigned)m->y_count);
+	if (m->x_count < 2 || m->x_count > cfg->max_obstacle_vertices)
+		return request_fail(err, poly, 0, "%u vertices; an obstacle has 2 to %u", (unsigned)m->x_count,
+		                    cfg->max_obstacle_vertices);
+	for (uint32_t i = 0; i < m->x_count; i++)
+		if (!in_bounds(cfg, m->x[i], m->y[i]))
+			return request_fail(err, poly, i, "vertex %u not finite or outside the world bounds", i);
+	/* The engine's own definition of a valid obstacle (orca_polygon_check). */
+	orca_vec2 *v = malloc(m->x_count * sizeof *v);
+	if (!v) return request_fail(err, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
+	for (uint32_t i = 0; i < m->x_count; i++) v[i] = (orca_vec2){m->x[i], m->y[i]};
+	orca_polygon_issue issue;
+	int rc = orca_polygon_check(v, m->x_count, &issue);
+	free(v);
+	if (rc != ORCA_OK) return request_fail(err, poly, issue.index, "vertex %u: %s", issue.index, issue.reason);
+	return true;
+}
+
+bool validate_subscribe(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	(void)cfg;
+	const crowd_v1_ErrorCode bad = crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT;
+	const crowd_v1_Subscribe *m = &msg->msg.subscribe;
+	if (m->has_area && !validate_rect(&m->area)) return request_fail(err, bad, 0, "area must be finite with min <= max");
+	if (m->divisor > 100000) return request_fail(err, bad, 0, "divisor must be at most 100000");
+	return true;
+}
+
+bool validate_get_paths(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	if (msg->msg.get_paths.ids_count > cfg->nav_max_path_ids)
+		return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u ids, the limit is %u",
+		                    (unsigned)msg->msg.get_paths.ids_count, cfg->nav_max_path_ids);
+	return true;
 }

@@ -1,5 +1,6 @@
 /* validate.h — checks on a decoded ClientMessage that need no world state:
- * rights by role, finite numbers, ranges, array lengths and batch sizes.
+ * finite numbers, ranges, array lengths and batch sizes, one function per
+ * message kind (the message table, sim/messages.h, holds them with the rights).
  * Checks that need the world (ids known, stale, owned; limits of the world)
  * happen when the command is applied (commands.h). */
 #ifndef CROWD_SERVER_VALIDATE_H
@@ -22,18 +23,22 @@ typedef struct request_error {
 bool request_fail(request_error *err, crowd_v1_ErrorCode code, uint32_t index, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/** May `role` send a message of oneof case `which_msg` (a ClientMessage_*_tag)?
- * Hello is handled by the session and never passes here. */
-bool validate_rights(crowd_v1_Role role, pb_size_t which_msg, request_error *err);
-
-/** Check every field of a command (not Hello) against the configuration. */
-bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+/* One validator per message kind: the message table's `validate` column
+ * (sim/messages.h, which also holds validate_rights and validate_message).
+ * Each checks every field of its kind against the configuration. */
+bool validate_spawn_agents(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_set_targets(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_set_velocities(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_remove_agents(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_add_obstacle(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_subscribe(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_get_paths(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
 
 /** Is a subscription area valid (finite, min <= max)? */
 bool validate_rect(const crowd_v1_Rect *r);
 
 /** A valid AddObstacle given clockwise is reversed to counter-clockwise, the
- * engine's (and RVO2's) convention. */
-void validate_obstacle_make_ccw(crowd_v1_AddObstacle *m);
+ * engine's (and RVO2's) convention (its table row's `normalize`). */
+void validate_obstacle_make_ccw(crowd_v1_ClientMessage *msg);
 
 #endif

@@ -117,8 +117,8 @@ static bool check_ids(const orca_world *world, const command *cmd, const uint32_
 	return true;
 }
 
-static void apply_spawn(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,
-                        uint32_t *ids, command_result *out) {
+void command_spawn_agents(orca_world *world, const server_config *cfg, const command *cmd,
+                          const command_owners *owners, uint32_t *ids, command_result *out) {
 	const crowd_v1_SpawnAgents *m = &cmd->msg.msg.spawn_agents;
 	uint32_t n = m->agents_count;
 	if ((uint64_t)orca_world_agent_count(world) + n > cfg->max_agents) {
@@ -157,7 +157,9 @@ static void apply_spawn(orca_world *world, const server_config *cfg, const comma
 	out->id_count = n;
 }
 
-static void apply_targets(orca_world *world, const command *cmd, command_result *out) {
+void command_set_targets(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,
+                         uint32_t *ids, command_result *out) {
+	(void)cfg, (void)owners, (void)ids;
 	const crowd_v1_SetTargets *m = &cmd->msg.msg.set_targets;
 	if (!check_ids(world, cmd, m->ids, m->ids_count, out)) return;
 	for (uint32_t i = 0; i < m->ids_count; i++) {
@@ -166,7 +168,9 @@ static void apply_targets(orca_world *world, const command *cmd, command_result 
 	}
 }
 
-static void apply_velocities(orca_world *world, const command *cmd, command_result *out) {
+void command_set_velocities(orca_world *world, const server_config *cfg, const command *cmd,
+                            const command_owners *owners, uint32_t *ids, command_result *out) {
+	(void)cfg, (void)owners, (void)ids;
 	const crowd_v1_SetVelocities *m = &cmd->msg.msg.set_velocities;
 	if (!check_ids(world, cmd, m->ids, m->ids_count, out)) return;
 	for (uint32_t i = 0; i < m->ids_count; i++) {
@@ -175,7 +179,9 @@ static void apply_velocities(orca_world *world, const command *cmd, command_resu
 	}
 }
 
-static void apply_remove(orca_world *world, const command *cmd, const command_owners *owners, command_result *out) {
+void command_remove_agents(orca_world *world, const server_config *cfg, const command *cmd,
+                           const command_owners *owners, uint32_t *ids, command_result *out) {
+	(void)cfg, (void)ids;
 	const crowd_v1_RemoveAgents *m = &cmd->msg.msg.remove_agents;
 	if (!check_ids(world, cmd, m->ids, m->ids_count, out)) return;
 	for (uint32_t i = 0; i < m->ids_count; i++) {
@@ -186,8 +192,9 @@ static void apply_remove(orca_world *world, const command *cmd, const command_ow
 	}
 }
 
-static void apply_add_obstacle(orca_world *world, const server_config *cfg, const command *cmd, uint32_t *ids,
-                               command_result *out) {
+void command_add_obstacle(orca_world *world, const server_config *cfg, const command *cmd,
+                          const command_owners *owners, uint32_t *ids, command_result *out) {
+	(void)owners;
 	const crowd_v1_AddObstacle *m = &cmd->msg.msg.add_obstacle;
 	if (orca_world_obstacle_count(world) >= cfg->max_obstacles) {
 		request_fail(&out->error, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
@@ -211,7 +218,9 @@ static void apply_add_obstacle(orca_world *world, const server_config *cfg, cons
 	out->id_count = 1;
 }
 
-static void apply_remove_obstacle(orca_world *world, const command *cmd, command_result *out) {
+void command_remove_obstacle(orca_world *world, const server_config *cfg, const command *cmd,
+                             const command_owners *owners, uint32_t *ids, command_result *out) {
+	(void)cfg, (void)owners, (void)ids;
 	uint32_t id = cmd->msg.msg.remove_obstacle.id;
 	int rc = orca_obstacle_remove(world, id);
 	if (rc != ORCA_OK)
@@ -239,37 +248,4 @@ void command_drop_owners(orca_world *world, uint32_t *client_ids, uint32_t count
 		if (orca_agent_remove(world, ids[i]) == ORCA_OK) owners->changed(owners->user, st.user_data, -1);
 	}
 	free(ids);
-}
-
-void command_apply(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,
-                   uint32_t *ids_scratch, command_result *out) {
-	memset(out, 0, sizeof *out);
-	if (cmd->kind == COMMAND_DROP_OWNER) {
-		uint32_t id = cmd->client_id;
-		command_drop_owners(world, &id, 1, owners);
-		return;
-	}
-	switch (cmd->msg.which_msg) {
-	case crowd_v1_ClientMessage_spawn_agents_tag:
-		apply_spawn(world, cfg, cmd, owners, ids_scratch, out);
-		break;
-	case crowd_v1_ClientMessage_set_targets_tag:
-		apply_targets(world, cmd, out);
-		break;
-	case crowd_v1_ClientMessage_set_velocities_tag:
-		apply_velocities(world, cmd, out);
-		break;
-	case crowd_v1_ClientMessage_remove_agents_tag:
-		apply_remove(world, cmd, owners, out);
-		break;
-	case crowd_v1_ClientMessage_add_obstacle_tag:
-		apply_add_obstacle(world, cfg, cmd, ids_scratch, out);
-		break;
-	case crowd_v1_ClientMessage_remove_obstacle_tag:
-		apply_remove_obstacle(world, cmd, out);
-		break;
-	default:
-		fail(out, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "not a queued command");
-		break;
-	}
 }

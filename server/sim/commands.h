@@ -65,9 +65,21 @@ orca_agent_def command_agent_def(const server_config *cfg, const crowd_v1_AgentS
  * over the world. Sorts client_ids. */
 void command_drop_owners(orca_world *world, uint32_t *client_ids, uint32_t count, const command_owners *owners);
 
-/** Apply one command. ids_scratch must hold cfg->max_batch entries (and at least 1).
- * The message was already checked by validate_rights and validate_message. */
-void command_apply(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,
-                   uint32_t *ids_scratch, command_result *out);
+/* One per world-changing message kind: the message table's `apply` column
+ * (messages.h dispatches). Each checks what needs the world (ids known,
+ * stale, owned; limits), then changes it all or nothing. ids (cfg->max_batch
+ * entries, at least 1) receives what was created; out was zeroed. */
+void command_spawn_agents(orca_world *world, const server_config *cfg, const command *cmd,
+                          const command_owners *owners, uint32_t *ids, command_result *out);
+void command_set_targets(orca_world *world, const server_config *cfg, const command *cmd, const command_owners *owners,
+                         uint32_t *ids, command_result *out);
+void command_set_velocities(orca_world *world, const server_config *cfg, const command *cmd,
+                            const command_owners *owners, uint32_t *ids, command_result *out);
+void command_remove_agents(orca_world *world, const server_config *cfg, const command *cmd,
+                           const command_owners *owners, uint32_t *ids, command_result *out);
+void command_add_obstacle(orca_world *world, const server_config *cfg, const command *cmd,
+                          const command_owners *owners, uint32_t *ids, command_result *out);
+void command_remove_obstacle(orca_world *world, const server_config *cfg, const command *cmd,
+                             const command_owners *owners, uint32_t *ids, command_result *out);
 
 #endif

@@ -5,10 +5,9 @@
 #include <string.h>
 
 #include <orca/nav.h>
+#include <uv.h>
 
 #include "log.h"
-#include "server.h"
-#include "session.h"
 
 #define EVENTS_PER_MESSAGE 4096u /* a message's repeated count is 16-bit in nanopb */
 #define PATH_CORNERS 8u          /* corners per AgentPath (the rest follow once it walks) */
@@ -19,8 +18,6 @@ struct server_navigation {
 	/* events of the last update, with their owner */
 	crowd_v1_AgentEvent *events;
 	uint32_t event_count, event_cap;
-	crowd_v1_AgentEvent *send_scratch;
-	uint32_t send_cap;
 	uint64_t totals[4];
 };
 
@@ -56,7 +53,6 @@ void navigation_destroy(server_navigation *n) {
 	if (!n) return;
 	orca_nav_destroy(n->nav);
 	free(n->events);
-	free(n->send_scratch);
 	free(n);
 }
 
@@ -66,38 +62,33 @@ static void navigate(server_navigation *n, uint32_t id, float x, float y) {
 		log_warn("navigation: agent %u: %s; it walks straight", id, orca_strerror(rc));
 }
 
-void navigation_after_command(server_navigation *n, const command *cmd, const command_result *r) {
-	if (!n || cmd->kind != COMMAND_CLIENT || r->error.code != crowd_v1_ErrorCode_ERROR_NONE) return;
-	const crowd_v1_ClientMessage *m = &cmd->msg;
-	switch (m->which_msg) {
-	case crowd_v1_ClientMessage_spawn_agents_tag: {
-		const crowd_v1_SpawnAgents *sp = &m->msg.spawn_agents;
-		for (uint32_t i = 0; i < sp->agents_count && i < r->id_count; i++) {
-			const crowd_v1_AgentSpec *a = &sp->agents[i];
-			if (a->has_target && a->steer != crowd_v1_SteerMode_STEER_DIRECT)
-				navigate(n, r->ids[i], a->target.x, a->target.y);
-		}
-		break;
+/* The message table's navigation hooks (messages.h calls them after a successful apply). */
+
+void navigation_after_spawn(server_navigation *n, const command *cmd, const command_result *r) {
+	const crowd_v1_SpawnAgents *sp = &cmd->msg.msg.spawn_agents;
+	for (uint32_t i = 0; i < sp->agents_count && i < r->id_count; i++) {
+		const crowd_v1_AgentSpec *a = &sp->agents[i];
+		if (a->has_target && a->steer != crowd_v1_SteerMode_STEER_DIRECT) navigate(n, r->ids[i], a->target.x, a->target.y);
 	}
-	case crowd_v1_ClientMessage_set_targets_tag: {
-		const crowd_v1_SetTargets *t = &m->msg.set_targets;
-		const bool direct = t->steer && *t->steer == crowd_v1_SteerMode_STEER_DIRECT;
-		for (uint32_t i = 0; i < t->ids_count; i++) {
-			const uint32_t k = t->x_count == 1 ? 0 : i;
-			if (direct)
-				orca_nav_stop(n->nav, t->ids[i]);
-			else
-				navigate(n, t->ids[i], t->x[k], t->y[k]);
-		}
-		break;
+}
+
+void navigation_after_set_targets(server_navigation *n, const command *cmd, const command_result *r) {
+	(void)r;
+	const crowd_v1_SetTargets *t = &cmd->msg.msg.set_targets;
+	const bool direct = t->steer && *t->steer == crowd_v1_SteerMode_STEER_DIRECT;
+	for (uint32_t i = 0; i < t->ids_count; i++) {
+		const uint32_t k = t->x_count == 1 ? 0 : i;
+		if (direct)
+			orca_nav_stop(n->nav, t->ids[i]);
+		else
+			navigate(n, t->ids[i], t->x[k], t->y[k]);
 	}
-	case crowd_v1_ClientMessage_set_velocities_tag:
-		for (uint32_t i = 0; i < m->msg.set_velocities.ids_count; i++)
-			orca_nav_stop(n->nav, m->msg.set_velocities.ids[i]);
-		break;
-	default:
-		break;
-	}
+}
+
+void navigation_after_set_velocities(server_navigation *n, const command *cmd, const command_result *r) {
+	(void)r;
+	for (uint32_t i = 0; i < cmd->msg.msg.set_velocities.ids_count; i++)
+		orca_nav_stop(n->nav, cmd->msg.msg.set_velocities.ids[i]);
 }
 
 void navigation_before_step(server_navigation *n, float dt) {
@@ -130,40 +121,9 @@ void navigation_before_step(server_navigation *n, float dt) {
 	}
 }
 
-static void send_events(session *s, uint64_t tick, crowd_v1_AgentEvent *events, uint32_t count) {
-	for (uint32_t at = 0; at < count; at += EVENTS_PER_MESSAGE) {
-		crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
-		msg.which_msg = crowd_v1_ServerMessage_agent_events_tag;
-		msg.msg.agent_events.tick = tick;
-		msg.msg.agent_events.events = events + at;
-		msg.msg.agent_events.events_count =
-		    (pb_size_t)(count - at < EVENTS_PER_MESSAGE ? count - at : EVENTS_PER_MESSAGE);
-		session_send(s, &msg);
-	}
-}
-
-void navigation_send_events(server *srv) {
-	server_navigation *n = srv->nav;
-	if (!n || n->event_count == 0) return;
-	if (n->send_cap < n->event_count) {
-		crowd_v1_AgentEvent *p = realloc(n->send_scratch, sizeof *p * n->event_count);
-		if (!p) return;
-		n->send_scratch = p;
-		n->send_cap = n->event_count;
-	}
-	for (uint32_t i = 0; i < srv->session_count; i++) {
-		session *s = srv->sessions[i];
-		/* a minor-0 client never gets a message case it does not know */
-		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE) continue;
-		if (s->events == SESSION_EVENTS_ALL) {
-			send_events(s, srv->status.tick, n->events, n->event_count);
-			continue;
-		}
-		uint32_t own = 0;
-		for (uint32_t k = 0; k < n->event_count; k++)
-			if (n->events[k].owner == s->client_id) n->send_scratch[own++] = n->events[k];
-		if (own) send_events(s, srv->status.tick, n->send_scratch, own);
-	}
+const crowd_v1_AgentEvent *navigation_events(const server_navigation *n, uint32_t *count) {
+	*count = n ? n->event_count : 0;
+	return n ? n->events : NULL;
 }
 
 /* One AgentPath's arrays live in one block (freed after the send). */
@@ -176,27 +136,37 @@ typedef struct path_block {
 	float *corridor_xy; /* 12 floats per polygon: 6 x then 6 y */
 } path_block;
 
-void navigation_answer_paths(server *srv, session *s, const command *cmd) {
+void navigation_paths_free(navigation_paths_reply *r) {
+	path_block *blocks = r->blocks;
+	for (uint32_t i = 0; blocks && i < r->count; i++) {
+		free(blocks[i].corridor);
+		free(blocks[i].corridor_xy);
+	}
+	free(blocks);
+	free(r->msg.msg.paths.paths);
+	memset(r, 0, sizeof *r);
+}
+
+bool navigation_paths(const server_navigation *n, const orca_world *world, const command *cmd,
+                      navigation_paths_reply *out, request_error *err) {
+	memset(out, 0, sizeof *out);
 	const crowd_v1_GetPaths *g = &cmd->msg.msg.get_paths;
 	const uint32_t rid = cmd->msg.request_id;
 	/* rights first, all or nothing, as every request */
 	for (uint32_t i = 0; i < g->ids_count; i++) {
 		orca_agent_state st;
-		int rc = orca_agent_get(srv->world, g->ids[i], &st);
-		if (rc != ORCA_OK) {
-			session_send_error(s, rid, command_error_from_orca(rc), i, "no such agent");
-			return;
-		}
-		if (cmd->role != crowd_v1_Role_ROLE_ADMIN && st.user_data != cmd->client_id) {
-			session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_NOT_OWNER, i, "not your agent");
-			return;
-		}
+		int rc = orca_agent_get(world, g->ids[i], &st);
+		if (rc != ORCA_OK) return request_fail(err, command_error_from_orca(rc), i, "no such agent");
+		if (cmd->role != crowd_v1_Role_ROLE_ADMIN && st.user_data != cmd->client_id)
+			return request_fail(err, crowd_v1_ErrorCode_ERROR_NOT_OWNER, i, "not your agent");
 	}
 	const uint32_t count = g->ids_count;
 	path_block *blocks = calloc(count ? count : 1, sizeof *blocks);
 	crowd_v1_AgentPath *paths = calloc(count ? count : 1, sizeof *paths);
+	out->blocks = blocks;
+	out->count = count;
+	out->msg.msg.paths.paths = paths;
 	bool ok = blocks && paths;
-	server_navigation *n = srv->nav;
 	for (uint32_t i = 0; ok && i < count; i++) {
 		path_block *b = &blocks[i];
 		crowd_v1_AgentPath *p = &paths[i];
@@ -244,23 +214,14 @@ void navigation_answer_paths(server *srv, session *s, const command *cmd) {
 		p->corridor = b->corridor;
 		p->corridor_count = used;
 	}
-	if (ok) {
-		crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
-		msg.which_msg = crowd_v1_ServerMessage_paths_tag;
-		msg.msg.paths.request_id = rid;
-		msg.msg.paths.paths = paths;
-		msg.msg.paths.paths_count = (pb_size_t)count;
-		if (!session_send(s, &msg))
-			session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "the paths did not encode");
-	} else {
-		session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
+	if (!ok) {
+		navigation_paths_free(out);
+		return request_fail(err, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
 	}
-	for (uint32_t i = 0; blocks && i < count; i++) {
-		free(blocks[i].corridor);
-		free(blocks[i].corridor_xy);
-	}
-	free(blocks);
-	free(paths);
+	out->msg.which_msg = crowd_v1_ServerMessage_paths_tag;
+	out->msg.msg.paths.request_id = rid;
+	out->msg.msg.paths.paths_count = (pb_size_t)count;
+	return true;
 }
 
 void navigation_get_counters(const server_navigation *n, navigation_counters *out) {

@@ -2,13 +2,14 @@
  * navigation mesh over the world at start-up, gives targets that arrive over
  * the protocol to navigation (SteerMode STEER_NAVIGATE, the default; DIRECT
  * keeps the straight line), runs the navigation update on the step's thread
- * just before each step, sends AgentEvents after the tick's snapshots to
- * owners (protocol minor >= 1) and to admins who asked for every agent, and
- * answers GetPaths. Everything but navigation_before_step runs on the loop
- * thread while no step runs. */
+ * just before each step, keeps the AgentEvents of that update for the server
+ * to send, and builds the answers to GetPaths. It sends nothing itself.
+ * Everything but navigation_before_step runs on the loop thread while no step
+ * runs. */
 #ifndef CROWD_SERVER_NAVIGATION_H
 #define CROWD_SERVER_NAVIGATION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <orca/orca.h>
@@ -16,27 +17,40 @@
 #include "commands.h"
 #include "config.h"
 
-typedef struct server server;
-typedef struct session session;
 typedef struct server_navigation server_navigation;
 
 /** NULL when navigation is off (--navigation=false) or failed (logged). */
 server_navigation *navigation_create(orca_world *world, const server_config *cfg);
 void navigation_destroy(server_navigation *nav);
 
-/** A command was applied with success: hand its targets to navigation (or
- * stop navigating agents given a direct target or a velocity). */
-void navigation_after_command(server_navigation *nav, const command *cmd, const command_result *r);
+/** A command was applied with success (the message table's navigation
+ * hooks): hand its targets to navigation (or stop navigating agents given a
+ * direct target or a velocity). nav is not NULL. */
+void navigation_after_spawn(server_navigation *nav, const command *cmd, const command_result *r);
+void navigation_after_set_targets(server_navigation *nav, const command *cmd, const command_result *r);
+void navigation_after_set_velocities(server_navigation *nav, const command *cmd, const command_result *r);
 
 /** On the step's thread, just before orca_world_step: obstacles, paths,
- * preferred directions; keeps the events for navigation_send_events. */
+ * preferred directions; keeps the events for navigation_events. */
 void navigation_before_step(server_navigation *nav, float dt);
 
-/** After the tick's snapshots: AgentEvents to every session that receives them. */
-void navigation_send_events(server *srv);
+/** The AgentEvents of the last update (owner filled in), for the server to
+ * send after the tick's snapshots; valid until the next update. NULL nav: none. */
+const crowd_v1_AgentEvent *navigation_events(const server_navigation *nav, uint32_t *count);
 
-/** Answer a GetPaths command with Paths or an Error. */
-void navigation_answer_paths(server *srv, session *s, const command *cmd);
+/** A GetPaths answer: the Paths message and the memory its arrays live in. */
+typedef struct navigation_paths_reply {
+	crowd_v1_ServerMessage msg;
+	struct path_block *blocks;
+	uint32_t count;
+} navigation_paths_reply;
+
+/** Answer a GetPaths command (NULL nav: every path empty). True with *out
+ * filled (free it with navigation_paths_free), or false with *err: an id
+ * unknown or not the sender's (all or nothing), or out of memory. */
+bool navigation_paths(const server_navigation *nav, const orca_world *world, const command *cmd,
+                      navigation_paths_reply *out, request_error *err);
+void navigation_paths_free(navigation_paths_reply *r);
 
 /** Persistence (server/storage): the navigation state for a checkpoint
  * (orca_nav_save: everything that decides its future; NULL buf: the size),

@@ -8,7 +8,6 @@
 
 #include <pb_decode.h>
 
-#include "commands.h"
 
 /* ------------------------------------------------------------------ identities */
 
@@ -26,7 +25,7 @@ bool replay_set_identity(replay_world *rw, const replay_identity *id) {
 		rw->client_cap = cap;
 	}
 	rw->clients[rw->client_count++] = *id;
-	if (id->client_id >= rw->next_client_id) rw->next_client_id = id->client_id + 1;
+	if (rw->sim && id->client_id >= rw->sim->next_client_id) rw->sim->next_client_id = id->client_id + 1;
 	return true;
 }
 
@@ -80,11 +79,8 @@ static void apply_sim_config(server_config *cfg, const crowd_storage_v1_SimConfi
 }
 
 void replay_world_free(replay_world *rw) {
-	navigation_destroy(rw->nav);
-	demo_destroy(rw->demo);
-	orca_world_destroy(rw->world);
+	sim_destroy(rw->sim);
 	free(rw->clients);
-	free(rw->ids_scratch);
 	config_free(&rw->cfg);
 	memset(rw, 0, sizeof *rw);
 }
@@ -118,39 +114,29 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 		goto fail_blobs;
 	}
 	apply_sim_config(&rw->cfg, &c->config);
-	rw->ids_scratch = malloc(sizeof *rw->ids_scratch * (rw->cfg.max_batch + 1));
 	orca_world_def def = orca_default_world_def();
 	def.worker_count = workers < 1 ? 1 : workers;
 	def.max_agents = rw->cfg.max_agents <= ORCA_MAX_AGENTS ? rw->cfg.max_agents : ORCA_MAX_AGENTS;
 	def.agent_capacity = 16;
-	int rc = rw->ids_scratch ? orca_world_create(&def, &rw->world) : ORCA_ERR_NO_MEMORY;
-	if (rc == ORCA_OK) rc = orca_world_load(rw->world, world.data, world.len);
-	if (rc != ORCA_OK) {
-		snprintf(err, errlen, "world: %s", orca_strerror(rc));
-		goto fail_blobs;
-	}
-	if (orca_world_step_count(rw->world) != c->tick || orca_world_state_hash(rw->world) != c->state_hash) {
+	const sim_image img = {.world = (uint8_t *)world.data,
+	                       .world_len = world.len,
+	                       .demo = (uint8_t *)demo.data,
+	                       .demo_len = demo.len,
+	                       .has_demo = rw->cfg.demo,
+	                       .nav = (uint8_t *)nav.data,
+	                       .nav_len = nav.len,
+	                       .next_client_id = c->next_client_id};
+	const sim_load_options lopt = {.world_def = &def};
+	if (sim_load(&rw->cfg, &img, &lopt, &rw->sim, err, errlen) != 0) goto fail_blobs;
+	if (orca_world_step_count(rw->sim->world) != c->tick || orca_world_state_hash(rw->sim->world) != c->state_hash) {
 		snprintf(err, errlen, "world does not match its tick %" PRIu64 " / state hash", c->tick);
 		goto fail_blobs;
 	}
-	if (rw->cfg.demo) {
-		rw->demo = demo_load(demo.data, demo.len);
-		if (!rw->demo) {
-			snprintf(err, errlen, "demo state malformed");
-			goto fail_blobs;
-		}
-	}
-	if (rw->cfg.nav_enabled) { /* the mesh over the checkpoint's obstacles, then who navigates where */
-		rw->nav = navigation_create(rw->world, &rw->cfg);
-		if (!rw->nav || (nav.len > 0 && navigation_load(rw->nav, nav.data, nav.len) != ORCA_OK)) {
-			snprintf(err, errlen, "navigation state does not load");
-			goto fail_blobs;
-		}
-	}
+	for (uint32_t i = 0; i < rw->client_count; i++) /* identities decoded before the sim existed */
+		if (rw->clients[i].client_id >= rw->sim->next_client_id)
+			rw->sim->next_client_id = rw->clients[i].client_id + 1;
 	rw->tick = c->tick;
 	rw->state_hash = c->state_hash;
-	if (c->next_client_id > rw->next_client_id) rw->next_client_id = c->next_client_id;
-	if (rw->next_client_id == 0) rw->next_client_id = 1;
 	free((void *)world.data);
 	free((void *)demo.data);
 	free((void *)nav.data);
@@ -201,8 +187,10 @@ static bool decode_u32s_cb(pb_istream_t *stream, const pb_field_t *field, void *
 
 typedef enum apply_status { APPLY_OK, APPLY_SKIP, APPLY_BAD, APPLY_FAILED } apply_status;
 
-/* Apply one command or drop_owners record of tick `tick`; identities are taken as read. */
-static apply_status apply_record(replay_world *rw, const uint8_t *msg, size_t len, uint64_t tick, bool identities) {
+/* Apply one command or drop_owners record of tick `tick` to `target`; identities are taken as read
+ * into rw (NULL: a view for the unfinished tick, nothing recorded). */
+static apply_status apply_record(replay_world *rw, sim *target, const uint8_t *msg, size_t len, uint64_t tick,
+                                 bool identities) {
 	crowd_storage_v1_Record rec = crowd_storage_v1_Record_init_zero;
 	record_bytes body = {0};
 	u32_list ids = {0};
@@ -224,11 +212,10 @@ static apply_status apply_record(replay_world *rw, const uint8_t *msg, size_t le
 		} else {
 			command_owners owners = {owned_none, changed_none, rw};
 			command_result r;
-			command_apply(rw->world, &rw->cfg, &cmd, &owners, rw->ids_scratch, &r);
-			navigation_after_command(rw->nav, &cmd, &r); /* as the live tick does */
-			if (cmd.client_id >= rw->next_client_id) rw->next_client_id = cmd.client_id + 1;
+			sim_apply(target, &cmd, &owners, &r); /* as the live tick does */
+			if (cmd.client_id >= target->next_client_id) target->next_client_id = cmd.client_id + 1;
 			crowd_client_message_release(&cmd.msg);
-			rw->commands_applied++;
+			if (rw) rw->commands_applied++;
 			out = r.error.code == crowd_v1_ErrorCode_ERROR_NONE ? APPLY_OK : APPLY_FAILED;
 		}
 	} else if (rec.has_drop_owners) {
@@ -236,15 +223,15 @@ static apply_status apply_record(replay_world *rw, const uint8_t *msg, size_t le
 			out = APPLY_BAD;
 		} else {
 			command_owners owners = {owned_none, changed_none, rw};
-			command_drop_owners(rw->world, ids.items, ids.count, &owners);
-			rw->commands_applied++;
+			sim_drop_owners(target, ids.items, ids.count, &owners);
+			if (rw) rw->commands_applied++;
 			out = APPLY_OK;
 		}
 	} else if (rec.has_client) {
 		replay_identity id;
 		if (!identity_from(&rec.client, &id))
 			out = APPLY_BAD;
-		else if (identities)
+		else if (identities && rw)
 			replay_set_identity(rw, &id);
 	} else if (rec.has_segment || rec.has_checkpoint) {
 		out = APPLY_BAD;
@@ -254,13 +241,18 @@ static apply_status apply_record(replay_world *rw, const uint8_t *msg, size_t le
 	return out;
 }
 
-uint32_t replay_apply_pending(replay_world *rw, const uint8_t *file, size_t begin, size_t end) {
+uint32_t replay_apply_pending(const replay_world *rw, sim *target, const uint8_t *file, size_t begin, size_t end) {
+	/* the recorded settings and scratch over the target's world and navigation; no demo update */
+	sim view = *target;
+	view.cfg = rw->sim->cfg;
+	view.ids_scratch = rw->sim->ids_scratch;
+	view.demo = NULL;
 	uint32_t n = 0;
 	size_t pos = begin;
 	const uint8_t *msg;
 	size_t msg_len;
 	while (pos < end && record_next(file, end, &pos, &msg, &msg_len) == RECORD_OK)
-		if (apply_record(rw, msg, msg_len, rw->tick + 1, false) == APPLY_OK) n++;
+		if (apply_record(NULL, &view, msg, msg_len, rw->tick + 1, false) == APPLY_OK) n++;
 	return n;
 }
 
@@ -288,7 +280,6 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 		         rw->tick);
 		return -1;
 	}
-	const float dt = 1.0f / (float)rw->cfg.tick_rate_hz;
 	size_t tick_begin = pos; /* the first record of the tick being read */
 	uint32_t tick_records = 0;
 	for (;;) {
@@ -305,7 +296,7 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 			break;
 		}
 		if (rec.has_client) {
-			apply_record(rw, msg, msg_len, rw->tick + 1, true);
+			apply_record(rw, rw->sim, msg, msg_len, rw->tick + 1, true);
 			continue;
 		}
 		if (!rec.has_tick_end) {
@@ -330,14 +321,12 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 		size_t l2;
 		bool failed = false;
 		while (p2 < at && record_next(file, at, &p2, &m2, &l2) == RECORD_OK) {
-			apply_status a = apply_record(rw, m2, l2, rw->tick + 1, false);
+			apply_status a = apply_record(rw, rw->sim, m2, l2, rw->tick + 1, false);
 			if (a == APPLY_BAD || a == APPLY_FAILED) failed = true;
 		}
-		if (rw->demo) demo_update(rw->demo, rw->world);
-		if (rw->nav) navigation_before_step(rw->nav, dt);
-		orca_world_step(rw->world, dt);
-		rw->tick = orca_world_step_count(rw->world);
-		rw->state_hash = orca_world_state_hash(rw->world);
+		sim_step(rw->sim, NULL);
+		rw->tick = orca_world_step_count(rw->sim->world);
+		rw->state_hash = orca_world_state_hash(rw->sim->world);
 		res->ticks++;
 		tick_begin = pos;
 		tick_records = 0;

@@ -14,9 +14,8 @@
 #include <orca/orca.h>
 
 #include "config.h"
-#include "demo.h"
-#include "navigation.h"
 #include "record.h"
+#include "sim.h"
 
 /** A client that may take its id back with its resume key. */
 typedef struct replay_identity {
@@ -27,15 +26,11 @@ typedef struct replay_identity {
 
 typedef struct replay_world {
 	server_config cfg; /* defaults, with the checkpoint's SimConfig over them */
-	orca_world *world;
-	demo_crowd *demo;
-	server_navigation *nav; /* when the recording ran navigation (SimConfig.navigation) */
+	sim *sim;          /* run by cfg: world, demo, navigation (SimConfig.navigation), ids */
 	uint64_t tick;       /* ticks completed */
 	uint64_t state_hash; /* after that tick */
-	uint32_t next_client_id;
 	replay_identity *clients;
 	uint32_t client_count, client_cap;
-	uint32_t *ids_scratch;
 	uint64_t commands_applied;
 } replay_world;
 
@@ -76,7 +71,8 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
                    replay_result *res, char *err, size_t errlen);
 
 /** Apply the command records of data[begin, end) (a segment's unfinished
- * tick) to the world without stepping. Returns how many were applied. */
-uint32_t replay_apply_pending(replay_world *rw, const uint8_t *file, size_t begin, size_t end);
+ * tick) to `target` (recovery: the server's new sim) without stepping, by
+ * rw's recorded settings. Returns how many were applied. */
+uint32_t replay_apply_pending(const replay_world *rw, sim *target, const uint8_t *file, size_t begin, size_t end);
 
 #endif

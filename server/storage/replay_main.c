@@ -48,17 +48,17 @@ static bool parse_u64(const char *s, uint64_t *out) {
 }
 
 static void write_csv(tick_output *t, const replay_world *rw) {
-	uint32_t n = orca_world_agent_ids(rw->world, NULL, 0);
+	uint32_t n = orca_world_agent_ids(rw->sim->world, NULL, 0);
 	if (n > t->ids_cap) {
 		orca_agent_id *p = realloc(t->ids, sizeof *p * n);
 		if (!p) return;
 		t->ids = p;
 		t->ids_cap = n;
 	}
-	n = orca_world_agent_ids(rw->world, t->ids, t->ids_cap);
+	n = orca_world_agent_ids(rw->sim->world, t->ids, t->ids_cap);
 	for (uint32_t i = 0; i < n; i++) {
 		orca_agent_state a;
-		if (orca_agent_get(rw->world, t->ids[i], &a) != ORCA_OK) continue;
+		if (orca_agent_get(rw->sim->world, t->ids[i], &a) != ORCA_OK) continue;
 		fprintf(t->csv, "%" PRIu64 ",%u,%.9g,%.9g,%.9g,%.9g\n", rw->tick, a.id, (double)a.position.x,
 		        (double)a.position.y, (double)a.velocity.x, (double)a.velocity.y);
 	}
@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
 		if (rw.tick >= opt.from && rw.tick <= opt.to) write_csv(&out, &rw);
 	}
 	fprintf(stderr, "crowd-replay: checkpoint of tick %" PRIu64 ", %u agents\n", rw.tick,
-	        orca_world_agent_count(rw.world));
+	        orca_world_agent_count(rw.sim->world));
 	uint32_t n = 0;
 	uint64_t *segs = dir_list_ticks(opt.dir, "journal-", ".log", &n);
 	int exit_code = 0;

@@ -18,11 +18,9 @@
 #include <pb_encode.h>
 #include <uv.h>
 
-#include "demo.h"
 #include "log.h"
 #include "record.h"
 #include "replay.h"
-#include "server.h"
 
 #define FORMAT_VERSION 1u
 #define RETRY_NS 200000000ull /* a failing disk is tried again this often */
@@ -57,8 +55,9 @@ typedef struct job {
 } job;
 
 struct storage {
-	server *srv;
+	storage_hooks hooks; /* how replies reach clients, and a held tick goes on */
 	const server_config *cfg;
+	uint64_t tick; /* ticks completed (the journal's records belong to tick + 1) */
 	char dir[1024];
 	bool recording; /* false with --start-at-tick: nothing is written */
 	int mode;       /* config_fsync_mode */
@@ -70,7 +69,7 @@ struct storage {
 	bool available_seen;
 	pending_reply *replies;
 	uint32_t reply_count, reply_cap;
-	void (*held)(server *srv);
+	bool held; /* a tick waits for its commands to be durable: hooks.resume once they are */
 	replay_identity *clients;
 	uint32_t client_count, client_cap;
 	bool checkpoint_in_flight;
@@ -528,13 +527,16 @@ static void submit(storage *st, job *j) {
 
 /* ------------------------------------------------------------------ loop thread: progress */
 
-static void send_reply(server *srv, const pending_reply *r) {
-	session *s = server_find_session(srv, r->client_id);
-	if (!s || s->closing) return;
-	if (r->ok)
-		session_send_ack(s, r->request_id, r->ids, r->id_count);
-	else
-		session_send_error(s, r->request_id, (crowd_v1_ErrorCode)r->code, r->index, r->message);
+static void send_reply(storage *st, const pending_reply *r) {
+	const storage_reply out = {.client_id = r->client_id,
+	                           .request_id = r->request_id,
+	                           .ok = r->ok,
+	                           .code = r->code,
+	                           .index = r->index,
+	                           .message = r->message,
+	                           .ids = r->ids,
+	                           .id_count = r->id_count};
+	st->hooks.reply(st->hooks.user, &out);
 }
 
 static void on_progress(uv_async_t *h) {
@@ -561,7 +563,7 @@ static void on_progress(uv_async_t *h) {
 	for (uint32_t i = 0; i < st->reply_count; i++) {
 		pending_reply *r = &st->replies[i];
 		if (r->seq <= durable) {
-			send_reply(st->srv, r);
+			send_reply(st, r);
 			free(r->ids);
 		} else {
 			st->replies[k++] = *r;
@@ -570,9 +572,8 @@ static void on_progress(uv_async_t *h) {
 	st->reply_count = k;
 	/* a held tick goes on once durable; while the disk fails, viewers keep their snapshots */
 	if (st->held && (durable >= st->tick_seq || !available)) {
-		void (*fn)(server *) = st->held;
-		st->held = NULL;
-		fn(st->srv);
+		st->held = false;
+		st->hooks.resume(st->hooks.user);
 	}
 }
 
@@ -596,7 +597,7 @@ void storage_journal_command(storage *st, const command *c) {
 	}
 	crowd_storage_v1_Record rec = crowd_storage_v1_Record_init_zero;
 	rec.has_command = true;
-	rec.command.tick = st->srv->status.tick + 1;
+	rec.command.tick = st->tick + 1;
 	rec.command.client_id = c->client_id;
 	rec.command.role = (uint32_t)c->role;
 	rec.command.request_id = c->msg.request_id;
@@ -611,7 +612,7 @@ void storage_journal_drop_owners(storage *st, const uint32_t *client_ids, uint32
 	if (!st->recording || count == 0) return;
 	crowd_storage_v1_Record rec = crowd_storage_v1_Record_init_zero;
 	rec.has_drop_owners = true;
-	rec.drop_owners.tick = st->srv->status.tick + 1;
+	rec.drop_owners.tick = st->tick + 1;
 	record_u32s ids = {client_ids, count};
 	rec.drop_owners.client_ids.funcs.encode = record_encode_u32s;
 	rec.drop_owners.client_ids.arg = &ids;
@@ -637,32 +638,27 @@ void storage_commit(storage *st) {
 	submit(st, j);
 }
 
-/* Navigation's state for a checkpoint (none without navigation). */
-static bool save_nav(const server *srv, uint8_t **out, size_t *len) {
-	*out = NULL;
-	*len = 0;
-	if (!srv->nav) return true;
-	size_t n = navigation_save(srv->nav, NULL, 0);
-	*out = malloc(n ? n : 1);
-	if (!*out) return false;
-	*len = navigation_save(srv->nav, *out, n);
+/* The sim's bytes into a checkpoint job (the job frees them). */
+static bool job_take_image(job *j, const sim *sm) {
+	sim_image img;
+	if (sim_save(sm, &img) != 0) return false;
+	j->world = img.world;
+	j->world_len = img.world_len;
+	j->demo = img.demo;
+	j->demo_len = img.demo_len;
+	j->nav = img.nav;
+	j->nav_len = img.nav_len;
+	j->tick = img.tick;
+	j->next_client_id = img.next_client_id;
 	return true;
 }
 
-static void start_checkpoint(storage *st) {
-	server *srv = st->srv;
+static void start_checkpoint(storage *st, const sim *sm, uint64_t state_hash) {
 	job *j = calloc(1, sizeof *j);
 	if (!j) return;
 	uint64_t t0 = now_ns();
-	size_t need = 0;
-	orca_world_save(srv->world, NULL, 0, &need);
-	j->world = malloc(need ? need : 1);
-	if (!j->world || orca_world_save(srv->world, j->world, need, &j->world_len) != ORCA_OK) {
+	if (!job_take_image(j, sm)) {
 		log_error("storage: cannot copy the world for a checkpoint (out of memory)");
-		job_free(j);
-		return;
-	}
-	if ((srv->demo && !(j->demo = demo_save(srv->demo, &j->demo_len))) || !save_nav(srv, &j->nav, &j->nav_len)) {
 		job_free(j);
 		return;
 	}
@@ -677,32 +673,30 @@ static void start_checkpoint(storage *st) {
 	}
 	st->copy_seconds = (double)(now_ns() - t0) * 1e-9;
 	j->kind = JOB_CHECKPOINT;
-	j->tick = orca_world_step_count(srv->world);
-	j->hash = srv->status.state_hash;
-	j->next_client_id = srv->next_client_id;
-	sim_config_of(st->cfg, srv->demo != NULL, &j->config);
+	j->hash = state_hash;
+	sim_config_of(st->cfg, sm->demo != NULL, &j->config);
 	st->checkpoint_in_flight = true;
 	submit(st, j);
 }
 
-void storage_tick_end(storage *st) {
+void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, uint32_t agents) {
+	st->tick = tick;
 	if (!st->recording) return;
-	server *srv = st->srv;
 	crowd_storage_v1_Record rec = crowd_storage_v1_Record_init_zero;
 	rec.has_tick_end = true;
-	rec.tick_end.tick = srv->status.tick;
-	rec.tick_end.state_hash = srv->status.state_hash;
-	rec.tick_end.agents = srv->status.agents;
+	rec.tick_end.tick = tick;
+	rec.tick_end.state_hash = state_hash;
+	rec.tick_end.agents = agents;
 	append(st, &rec);
-	if (srv->status.tick % st->cfg->checkpoint_every == 0 && st->available_seen) {
+	if (tick % st->cfg->checkpoint_every == 0 && st->available_seen) {
 		if (st->checkpoint_in_flight) { /* said, so that a missing checkpoint is never a mystery */
 			log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the one before is still being written; "
 			         "the next one is due at tick %" PRIu64,
-			         srv->status.tick, srv->status.tick + st->cfg->checkpoint_every);
+			         tick, tick + st->cfg->checkpoint_every);
 			return;
 		}
 		storage_commit(st); /* the segment ends exactly at this tick */
-		start_checkpoint(st);
+		start_checkpoint(st, sm, state_hash);
 	}
 }
 
@@ -756,14 +750,14 @@ void storage_defer_error(storage *st, uint32_t client_id, uint32_t request_id, i
 	snprintf(r->message, sizeof r->message, "%s", message ? message : "");
 }
 
-bool storage_hold_tick(storage *st, void (*resume)(server *srv)) {
+bool storage_hold_tick(storage *st) {
 	if (!st->recording || st->mode != CONFIG_FSYNC_ALWAYS || !st->available_seen) return false;
 	pthread_mutex_lock(&st->mu);
 	bool durable = st->durable_seq >= st->tick_seq && !st->failing;
 	bool failing = st->failing;
 	pthread_mutex_unlock(&st->mu);
 	if (durable || failing) return false;
-	st->held = resume;
+	st->held = true;
 	return true;
 }
 
@@ -921,7 +915,7 @@ static int load_newest_checkpoint(storage *st, replay_world *rw, int64_t stop_at
 		free(file);
 		if (r == 0) {
 			log_info("storage: checkpoint %s: tick %" PRIu64 ", %u agents", path, rw->tick,
-			         orca_world_agent_count(rw->world));
+			         orca_world_agent_count(rw->sim->world));
 			rc = 0;
 			break;
 		}
@@ -931,64 +925,30 @@ static int load_newest_checkpoint(storage *st, replay_world *rw, int64_t stop_at
 	return rc;
 }
 
-/* The recovered world into the server, in a world made with the server's own definition. */
-static int adopt(storage *st, replay_world *rw) {
-	server *srv = st->srv;
-	size_t need = 0;
-	orca_world_save(rw->world, NULL, 0, &need);
-	uint8_t *buf = malloc(need ? need : 1);
-	orca_world *w = NULL;
-	int rc = buf ? orca_world_save(rw->world, buf, need, &need) : ORCA_ERR_NO_MEMORY;
-	if (rc == ORCA_OK) rc = server_create_world(st->cfg, &w);
-	if (rc == ORCA_OK) rc = orca_world_load(w, buf, need);
-	free(buf);
-	if (rc != ORCA_OK) {
-		log_error("storage: cannot take the recovered world: %s", orca_strerror(rc));
-		orca_world_destroy(w);
+/* The recovered sim, remade by the server's own settings and world definition. */
+static int adopt(storage *st, replay_world *rw, sim **out) {
+	sim_image img;
+	char err[200];
+	const sim_load_options opt = {.nav_state_optional = true}; /* a navigation state that does not load: walk straight */
+	if (sim_save(rw->sim, &img) != 0 || sim_load(st->cfg, &img, &opt, out, err, sizeof err) != 0) {
+		log_error("storage: cannot take the recovered world: %s", img.world ? err : "out of memory");
+		sim_image_free(&img);
 		return -1;
 	}
-	demo_destroy(srv->demo);
-	orca_world_destroy(srv->world);
-	srv->world = w;
-	srv->demo = rw->demo;
-	rw->demo = NULL;
-	if (st->cfg->nav_enabled) { /* navigation over the recovered world, with the replay's state */
-		navigation_destroy(srv->nav);
-		srv->nav = navigation_create(srv->world, st->cfg);
-		if (!srv->nav) return -1;
-		uint8_t *blob;
-		size_t len;
-		if (rw->nav && save_nav(&(server){.nav = rw->nav}, &blob, &len)) {
-			if (len && navigation_load(srv->nav, blob, len) != ORCA_OK)
-				log_warn("storage: the navigation state did not load; navigating agents walk straight");
-			free(blob);
-		}
-	}
-	if (rw->next_client_id > srv->next_client_id) srv->next_client_id = rw->next_client_id;
+	sim_image_free(&img);
 	for (uint32_t i = 0; i < rw->client_count; i++) add_identity(st, &rw->clients[i]);
 	return 0;
 }
 
-/* Write the checkpoint of the world as it is now (tick boundary), synchronously. */
-static int write_checkpoint_now(storage *st) {
-	server *srv = st->srv;
+/* Write the checkpoint of a sim as it is now (tick boundary), synchronously. */
+static int write_checkpoint_now(storage *st, const sim *sm) {
 	job j;
 	memset(&j, 0, sizeof j);
-	size_t need = 0;
-	orca_world_save(srv->world, NULL, 0, &need);
-	j.world = malloc(need ? need : 1);
-	if (!j.world || orca_world_save(srv->world, j.world, need, &j.world_len) != ORCA_OK) {
-		free(j.world);
-		return -ENOMEM;
-	}
-	if (srv->demo) j.demo = demo_save(srv->demo, &j.demo_len);
-	save_nav(srv, &j.nav, &j.nav_len);
+	if (!job_take_image(&j, sm)) return -ENOMEM;
 	j.clients = st->clients;
 	j.client_count = st->client_count;
-	j.tick = orca_world_step_count(srv->world);
-	j.hash = orca_world_state_hash(srv->world);
-	j.next_client_id = srv->next_client_id;
-	sim_config_of(st->cfg, srv->demo != NULL, &j.config);
+	j.hash = orca_world_state_hash(sm->world);
+	sim_config_of(st->cfg, sm->demo != NULL, &j.config);
 	crowd_buf b;
 	crowd_buf_init(&b);
 	int rc = encode_checkpoint(&j, &b) ? 0 : -ENOMEM;
@@ -1027,9 +987,7 @@ static void stop_writer(storage *st) {
 	on_progress(&st->async);
 }
 
-static void ext_stop(server *srv, void *state) {
-	(void)srv;
-	storage *st = state;
+void storage_stop(storage *st) {
 	storage_commit(st); /* the last tick's hash record too */
 	stop_writer(st);
 	if (st->async_open) {
@@ -1040,8 +998,7 @@ static void ext_stop(server *srv, void *state) {
 
 static void on_async_closed(uv_handle_t *h) { free_storage(h->data); }
 
-static int recover(storage *st, int64_t stop_at) {
-	server *srv = st->srv;
+static int recover(storage *st, int64_t stop_at, storage_recovery *out) {
 	replay_world rw;
 	if (load_newest_checkpoint(st, &rw, stop_at) != 0) {
 		log_error("storage: %s holds files but no checkpoint that reads%s: not starting (move the directory "
@@ -1055,16 +1012,13 @@ static int recover(storage *st, int64_t stop_at) {
 	replay_result res;
 	replay_journal(st, &rw, stop_at, &last, &last_len, &res);
 	const uint64_t tick = rw.tick, hash = rw.state_hash;
-	const uint32_t agents = orca_world_agent_count(rw.world);
-	if (adopt(st, &rw) != 0) {
+	const uint32_t agents = orca_world_agent_count(rw.sim->world);
+	if (adopt(st, &rw, &out->sim) != 0) {
 		replay_world_free(&rw);
 		free(last);
 		return -1;
 	}
-	srv->status.tick = tick;
-	srv->status.state_hash = hash;
-	srv->status.agents = agents;
-	srv->status.obstacles = orca_world_obstacle_count(srv->world);
+	out->state_hash = hash;
 	printf("recovered tick %" PRIu64 " agents %u state_hash 0x%016" PRIx64 " from checkpoint %" PRIu64 "\n", tick,
 	       agents, hash, checkpoint_tick);
 	fflush(stdout);
@@ -1086,19 +1040,13 @@ static int recover(storage *st, int64_t stop_at) {
 		st->fd = rc;
 		st->segment_tick = tick;
 		st->synced_offset = size;
-		rc = write_checkpoint_now(st);
+		rc = write_checkpoint_now(st, out->sim);
 	}
 	if (rc != 0) {
 		log_error("storage: cannot write the recovery checkpoint in %s: %s", st->dir, strerror(-rc));
 	} else if (has_pending) {
-		replay_world view = rw; /* the recorded settings, the server's world */
-		view.world = srv->world;
-		view.demo = NULL;
-		view.nav = srv->nav;
-		view.tick = tick;
-		uint32_t n = replay_apply_pending(&view, last, res.pending_begin, res.pending_end);
+		uint32_t n = replay_apply_pending(&rw, out->sim, last, res.pending_begin, res.pending_end);
 		log_info("storage: %u acknowledged command(s) of tick %" PRIu64 " applied again", n, tick + 1);
-		srv->status.agents = orca_world_agent_count(srv->world);
 	}
 	/* Tick T+1 may have run and been seen (its commands durable, its hash
 	 * record not): it runs again with exactly those commands, new ones wait a tick. */
@@ -1109,13 +1057,15 @@ static int recover(storage *st, int64_t stop_at) {
 	return rc == 0 ? 0 : -1;
 }
 
-int storage_open(server *srv, storage **out) {
+int storage_open(const server_config *cfg, uv_loop_t *loop, const sim *current, const storage_hooks *hooks,
+                 storage **out, storage_recovery *recovered) {
 	*out = NULL;
-	const server_config *cfg = srv->cfg;
+	memset(recovered, 0, sizeof *recovered);
 	storage *st = calloc(1, sizeof *st);
 	if (!st) return -1;
-	st->srv = srv;
+	st->hooks = *hooks;
 	st->cfg = cfg;
+	st->tick = orca_world_step_count(current->world);
 	st->mode = cfg->fsync_mode;
 	st->recording = cfg->start_at_tick < 0;
 	st->next_seq = 1;
@@ -1141,9 +1091,9 @@ int storage_open(server *srv, storage **out) {
 			log_error("storage: %s holds no recording to start at", st->dir);
 			return -1;
 		}
-		int rc = write_checkpoint_now(st);
+		int rc = write_checkpoint_now(st, current);
 		off_t size = 0;
-		const uint64_t tick = orca_world_step_count(srv->world);
+		const uint64_t tick = orca_world_step_count(current->world);
 		int fd = rc == 0 ? segment_create(st->dir, tick, NULL, 0, &size) : rc;
 		if (fd < 0) {
 			log_error("storage: cannot start a journal in %s: %s", st->dir, strerror(-fd));
@@ -1155,11 +1105,12 @@ int storage_open(server *srv, storage **out) {
 		log_info("storage: new journal in %s (fsync %s, a checkpoint every %u ticks, %u kept)", st->dir,
 		         st->mode == CONFIG_FSYNC_ALWAYS ? "always" : st->mode == CONFIG_FSYNC_EVERYSEC ? "everysec" : "no",
 		         cfg->checkpoint_every, cfg->keep_checkpoints);
-	} else if (recover(st, cfg->start_at_tick) != 0) {
+	} else if (recover(st, cfg->start_at_tick, recovered) != 0) {
 		return -1;
 	}
+	if (recovered->sim) st->tick = orca_world_step_count(recovered->sim->world);
 	if (!st->recording) return 0;
-	if (uv_async_init(srv->loop, &st->async, on_progress) != 0) return -1;
+	if (uv_async_init(loop, &st->async, on_progress) != 0) return -1;
 	st->async.data = st;
 	st->async_open = true;
 	if (pthread_create(&st->thread, NULL, writer_main, st) != 0) {
@@ -1173,11 +1124,6 @@ int storage_open(server *srv, storage **out) {
 			return -1;
 		}
 		st->sync_thread_started = true;
-	}
-	server_extension ext = {.name = "storage", .state = st, .stop = ext_stop};
-	if (server_add_extension(srv, &ext) != 0) {
-		log_error("storage: no room for the storage extension");
-		return -1;
 	}
 	return 0;
 }

@@ -23,17 +23,53 @@
 #include <stdint.h>
 
 #include "commands.h"
+#include "sim.h"
 
-typedef struct server server;
+#include <uv.h>
+
 typedef struct storage storage;
 
+/** A reply that waited for its tick's group commit (--fsync always). */
+typedef struct storage_reply {
+	uint32_t client_id, request_id;
+	bool ok; /* Ack with ids; else Error{code, index, message} */
+	int code;
+	uint32_t index;
+	const char *message;
+	const uint32_t *ids;
+	uint32_t id_count;
+} storage_reply;
+
+/** How storage reaches the rest of the server (it knows no sessions). */
+typedef struct storage_hooks {
+	/** Answer a client, if it is still there. */
+	void (*reply)(void *user, const storage_reply *r);
+	/** A tick held by storage_hold_tick may go on (send its snapshots). */
+	void (*resume)(void *user);
+	void *user;
+} storage_hooks;
+
+/** What recovery hands back: a new sim, run by the server's settings, at the
+ * recovered tick (with the unfinished tick's acknowledged commands applied
+ * again), and the state hash of that tick. sim is NULL when nothing was recovered. */
+typedef struct storage_recovery {
+	sim *sim;
+	uint64_t state_hash;
+} storage_recovery;
+
 /** Open cfg->data_dir: recover the newest valid checkpoint and the journal
- * after it into srv->world / srv->demo (printing "recovered tick T agents A
- * state_hash 0x... from checkpoint C" on stdout), or, for an empty dir, write
- * tick 0's checkpoint. A checkpoint or segment still named *.tmp was being
- * written when the server stopped: logged as incomplete and removed. Then
- * start the writer thread. 0, or -1 (logged). */
-int storage_open(server *srv, storage **out);
+ * after it into a new sim (printing "recovered tick T agents A state_hash
+ * 0x... from checkpoint C" on stdout), or, for an empty dir, write the
+ * checkpoint of `current` (tick 0). A checkpoint or segment still named *.tmp
+ * was being written when the server stopped: logged as incomplete and
+ * removed. Then start the writer thread. 0, or -1 (logged; a recovered sim
+ * is still handed back, for the caller to free). */
+int storage_open(const server_config *cfg, uv_loop_t *loop, const sim *current, const storage_hooks *hooks,
+                 storage **out, storage_recovery *recovered);
+
+/** The server is closing its handles: commit the last tick's records, let
+ * the writer write and fsync them, answer what became durable, stop. */
+void storage_stop(storage *st);
 
 /** Write what is pending, fsync, stop the writer thread, free. NULL allowed. */
 void storage_close(storage *st);
@@ -51,8 +87,9 @@ void storage_journal_drop_owners(storage *st, const uint32_t *client_ids, uint32
 bool storage_quiet_tick(storage *st);
 /** Hand the batch to the writer (the tick calls this after applying commands). */
 void storage_commit(storage *st);
-/** After a step: journal its hash; start a checkpoint when one is due. */
-void storage_tick_end(storage *st);
+/** After a step of sim to `tick`: journal its hash; start a checkpoint of
+ * sim when one is due. */
+void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, uint32_t agents);
 
 /** With --fsync always: replies of this tick wait for its group commit. */
 bool storage_defers_replies(const storage *st);
@@ -61,8 +98,8 @@ void storage_defer_error(storage *st, uint32_t client_id, uint32_t request_id, i
                          const char *message);
 
 /** With --fsync always: true when the tick's commands are not durable yet;
- * `resume(srv)` is called once they are (then send the snapshots). */
-bool storage_hold_tick(storage *st, void (*resume)(server *srv));
+ * hooks.resume is called once they are (then send the snapshots). */
+bool storage_hold_tick(storage *st);
 
 /** A client was welcomed: give it a fresh resume key (32 hex digits and a
  * NUL) and journal the identity. False when no key could be made. */

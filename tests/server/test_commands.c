@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "messages.h"
 #include "config.h"
 
 #define CLIENTS 8
@@ -53,7 +54,7 @@ static int teardown(void **state) {
 
 static command_result run(command *c) {
 	command_result r;
-	command_apply(world, &cfg, c, &owners, scratch, &r);
+	message_apply(world, &cfg, c, &owners, scratch, &r);
 	return r;
 }
 

@@ -317,10 +317,10 @@ static void test_commands_answered_at_tick(void **state) {
 	expect_error(p2, 43, crowd_v1_ErrorCode_ERROR_NOT_OWNER);
 
 	/* p1 leaves without keeping its agents: they go at the next tick */
-	assert_int_equal(orca_world_agent_count(srv.world), 2);
+	assert_int_equal(orca_world_agent_count(srv.sim->world), 2);
 	session_on_closed(p1->s, DISCONNECT_PEER_CLOSED);
 	server_apply_commands(&srv);
-	assert_int_equal(orca_world_agent_count(srv.world), 0);
+	assert_int_equal(orca_world_agent_count(srv.sim->world), 0);
 	session_on_closed(p2->s, DISCONNECT_PEER_CLOSED);
 	free_conn(p1);
 	free_conn(p2);
@@ -352,7 +352,7 @@ static void test_subscribe_and_skip(void **state) {
 	slow->pending = cfg.output_soft_limit + 1;
 	for (int tick = 1; tick <= 3; tick++) {
 		srv.status.tick = (uint64_t)tick;
-		assert_true(world_table_build(&srv.table, srv.world, (float)cfg.precision));
+		assert_true(world_table_build(&srv.table, srv.sim->world, (float)cfg.precision));
 		snapshots_send(&srv);
 	}
 	assert_int_equal(c->snapshots, 3);
@@ -426,7 +426,7 @@ static void test_queue_bound(void **state) {
 	server_apply_commands(&srv);
 	assert_int_equal(c->s->queued_bytes, 0);
 	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_ack_tag);
-	assert_int_equal(orca_world_agent_count(srv.world), 20 * (sent - 1));
+	assert_int_equal(orca_world_agent_count(srv.sim->world), 20 * (sent - 1));
 	sp.request_id = 99;
 	deliver(c, &sp);
 	server_apply_commands(&srv);
@@ -465,10 +465,10 @@ static void test_shared_encoding(void **state) {
 	sub.msg.subscribe.area = (crowd_v1_Rect){-100, -100, 12, 100};
 	deliver(c[2], &sub);
 	for (int tick = 1; tick <= 40; tick++) {
-		assert_int_equal(orca_world_step(srv.world, 1.0f / 30.0f), ORCA_OK);
-		srv.status.tick = orca_world_step_count(srv.world);
-		srv.status.state_hash = orca_world_state_hash(srv.world);
-		assert_true(world_table_build(&srv.table, srv.world, (float)cfg.precision));
+		assert_int_equal(orca_world_step(srv.sim->world, 1.0f / 30.0f), ORCA_OK);
+		srv.status.tick = orca_world_step_count(srv.sim->world);
+		srv.status.state_hash = orca_world_state_hash(srv.sim->world);
+		assert_true(world_table_build(&srv.table, srv.sim->world, (float)cfg.precision));
 		snapshots_send(&srv);
 		/* every whole-world client holds exactly the world */
 		for (int i = 0; i < 2; i++) {
@@ -712,10 +712,10 @@ static void test_polygons_checked(void **state) {
 	server_apply_commands(&srv);
 	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_ack_tag);
 	orca_obstacle_id ids[1];
-	assert_int_equal(orca_world_obstacle_ids(srv.world, ids, 1), 1);
+	assert_int_equal(orca_world_obstacle_ids(srv.sim->world, ids, 1), 1);
 	orca_vec2 v[4];
 	uint32_t got = 0;
-	assert_int_equal(orca_obstacle_get(srv.world, ids[0], v, 4, &got), ORCA_OK);
+	assert_int_equal(orca_obstacle_get(srv.sim->world, ids[0], v, 4, &got), ORCA_OK);
 	assert_int_equal(got, 4);
 	double area2 = 0;
 	for (int i = 0; i < 4; i++) area2 += (double)v[i].x * v[(i + 1) % 4].y - (double)v[(i + 1) % 4].x * v[i].y;

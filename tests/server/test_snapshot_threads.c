@@ -83,7 +83,7 @@ static void run(uint32_t workers, recording_conn *conns) {
 		def.position = (orca_vec2){uniform(-150, 150), uniform(-150, 150)};
 		def.target = (orca_vec2){uniform(-150, 150), uniform(-150, 150)};
 		def.user_data = (uint32_t)i % 5;
-		assert_int_equal(orca_agent_add(srv.world, &def, &ids[i]), ORCA_OK);
+		assert_int_equal(orca_agent_add(srv.sim->world, &def, &ids[i]), ORCA_OK);
 	}
 	for (int i = 0; i < CLIENTS; i++) {
 		recording_conn *c = &conns[i];
@@ -113,16 +113,16 @@ static void run(uint32_t workers, recording_conn *conns) {
 		/* some leave, some arrive (reusing slots: ids stop ascending with slots) */
 		for (int k = 0; k < 20; k++) {
 			int i = (tick * 37 + k * 101) % AGENTS;
-			assert_int_equal(orca_agent_remove(srv.world, ids[i]), ORCA_OK);
+			assert_int_equal(orca_agent_remove(srv.sim->world, ids[i]), ORCA_OK);
 			def.position = (orca_vec2){uniform(-150, 150), uniform(-150, 150)};
-			assert_int_equal(orca_agent_add(srv.world, &def, &ids[i]), ORCA_OK);
+			assert_int_equal(orca_agent_add(srv.sim->world, &def, &ids[i]), ORCA_OK);
 		}
-		assert_int_equal(orca_world_step(srv.world, 0.25f), ORCA_OK);
+		assert_int_equal(orca_world_step(srv.sim->world, 0.25f), ORCA_OK);
 		srv.status.tick = (uint64_t)tick;
-		srv.status.agents = orca_world_agent_count(srv.world);
+		srv.status.agents = orca_world_agent_count(srv.sim->world);
 		uint64_t hash = 0;
 		assert_true(snapshots_build_table(&srv, &hash));
-		assert_true(hash == orca_world_state_hash(srv.world));
+		assert_true(hash == orca_world_state_hash(srv.sim->world));
 		srv.status.state_hash = hash;
 		snapshots_send(&srv);
 		/* every due client now sees exactly the table's agents in its area */

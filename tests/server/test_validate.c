@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "messages.h"
 #include "validate.h"
 
 static server_config cfg;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "snapshots.h"
+
 #include "log.h"
 #include "server.h"
 
@@ -178,27 +180,27 @@ void world_table_free(world_table *t) {
 
 /* The whole obstacle set, rebuilt when the world's obstacle version moves. */
 static const crowd_obstacle_set *current_obstacles(server *srv) {
-	uint32_t version = orca_world_obstacle_version(srv->world);
+	uint32_t version = orca_world_obstacle_version(srv->sim->world);
 	if (srv->obstacle_set_valid && srv->obstacle_set_version == version) return &srv->obstacle_set;
 	crowd_obstacle_set_clear(&srv->obstacle_set);
-	uint32_t n = orca_world_obstacle_count(srv->world);
+	uint32_t n = orca_world_obstacle_count(srv->sim->world);
 	orca_obstacle_id *ids = malloc(sizeof *ids * (n + 1));
 	if (!ids) return NULL;
-	n = orca_world_obstacle_ids(srv->world, ids, n + 1);
+	n = orca_world_obstacle_ids(srv->sim->world, ids, n + 1);
 	orca_vec2 *v = NULL;
 	float *xs = NULL, *ys = NULL;
 	uint32_t vcap = 0;
 	bool ok = true;
 	for (uint32_t i = 0; i < n && ok; i++) {
 		uint32_t count = 0;
-		if (orca_obstacle_get(srv->world, ids[i], v, vcap, &count) != ORCA_OK) continue;
+		if (orca_obstacle_get(srv->sim->world, ids[i], v, vcap, &count) != ORCA_OK) continue;
 		if (count > vcap) {
 			free(v), free(xs), free(ys);
 			vcap = count;
 			v = malloc(sizeof *v * vcap);
 			xs = malloc(sizeof *xs * vcap);
 			ys = malloc(sizeof *ys * vcap);
-			if (!v || !xs || !ys || orca_obstacle_get(srv->world, ids[i], v, vcap, &count) != ORCA_OK) {
+			if (!v || !xs || !ys || orca_obstacle_get(srv->sim->world, ids[i], v, vcap, &count) != ORCA_OK) {
 				ok = false;
 				break;
 			}
@@ -455,12 +457,12 @@ bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 	struct snapshot_workers *w = workers_get(srv);
 	bool helper = w && helper_available(srv, w);
 	if (!helper) {
-		*state_hash = orca_world_state_hash(srv->world);
-		return world_table_build(&srv->table, srv->world, (float)srv->cfg->precision);
+		*state_hash = orca_world_state_hash(srv->sim->world);
+		return world_table_build(&srv->table, srv->sim->world, (float)srv->cfg->precision);
 	}
 	uv_mutex_lock(&w->lock);
 	w->task = TASK_TABLE;
-	w->table_world = srv->world;
+	w->table_world = srv->sim->world;
 	w->table_out = &srv->table;
 	w->table_precision = (float)srv->cfg->precision;
 	w->table_rows_known = false;
@@ -469,7 +471,7 @@ bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 	uv_cond_signal(&w->wake);
 	uv_mutex_unlock(&w->lock);
 	uint32_t n = 0;
-	bool ok = table_prepare(&srv->table, srv->world, &n);
+	bool ok = table_prepare(&srv->table, srv->sim->world, &n);
 	uv_mutex_lock(&w->lock);
 	w->table_rows = ok ? n : 0;
 	w->table_rows_known = true;
@@ -481,7 +483,7 @@ bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 	if (!started) w->state = HELPER_IDLE; /* it never woke: every row is done; hash here */
 	while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
 	uv_mutex_unlock(&w->lock);
-	*state_hash = started ? w->hash : orca_world_state_hash(srv->world);
+	*state_hash = started ? w->hash : orca_world_state_hash(srv->sim->world);
 	return ok && table_finish(&srv->table, n);
 }
 
@@ -541,7 +543,7 @@ static void sent(server *srv, session *s, bool keyframe, bool with_obstacles, co
 	s->baseline_tick = srv->status.tick;
 	if (with_obstacles) {
 		s->obstacles_sent = true;
-		s->obstacle_version_sent = orca_world_obstacle_version(srv->world);
+		s->obstacle_version_sent = orca_world_obstacle_version(srv->sim->world);
 	}
 	srv->metrics.snapshots_sent++;
 	srv->metrics.keyframes_sent += keyframe;
@@ -562,7 +564,7 @@ void snapshots_send(server *srv) {
 	w->job_count = 0;
 	crowd_snapshot_header header = {
 	    .tick = tick, .state_hash = srv->status.state_hash, .world_agent_count = srv->status.agents};
-	uint32_t obstacle_version = orca_world_obstacle_version(srv->world);
+	uint32_t obstacle_version = orca_world_obstacle_version(srv->sim->world);
 	bool obstacles_needed = false;
 	for (uint32_t i = 0; i < srv->session_count; i++) {
 		session *s = srv->sessions[i];
