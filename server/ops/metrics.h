@@ -9,30 +9,10 @@
 
 #include "agones.h"
 #include "crowd.pb.h"
-
-/** How a connection frames messages. */
-typedef enum transport_kind { TRANSPORT_TCP = 0, TRANSPORT_WS = 1, TRANSPORT_COUNT } transport_kind;
+#include "transport.h" /* transport_kind, disconnect_reason: counted by these */
 
 /** Role index for metrics: 0 = no Hello yet, then crowd_v1_Role values 1..3. */
 #define METRICS_ROLE_COUNT 4
-
-/** Why a connection ended. */
-typedef enum disconnect_reason {
-	DISCONNECT_PEER_CLOSED = 0, /* the client closed it */
-	DISCONNECT_READ_ERROR,      /* reset, or another socket error */
-	DISCONNECT_WRITE_ERROR,
-	DISCONNECT_HELLO_TIMEOUT,
-	DISCONNECT_BAD_TOKEN,
-	DISCONNECT_UNSUPPORTED_VERSION,
-	DISCONNECT_FRAME_TOO_LARGE,
-	DISCONNECT_MALFORMED,         /* bytes that cannot be framed */
-	DISCONNECT_SLOW_CONSUMER,     /* above the soft output limit too long */
-	DISCONNECT_OUTPUT_HARD_LIMIT, /* above the hard output limit */
-	DISCONNECT_SERVER_FULL,
-	DISCONNECT_SHUTDOWN,
-	DISCONNECT_PROTOCOL, /* transport-level protocol violation (e.g. WebSocket) */
-	DISCONNECT_REASON_COUNT
-} disconnect_reason;
 
 /** Upper bounds (seconds) of the tick duration histogram buckets; +Inf is implied after the last. */
 #define METRICS_TICK_BUCKETS 19

@@ -21,7 +21,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metrics.h"
+/** How a connection frames messages. */
+typedef enum transport_kind { TRANSPORT_TCP = 0, TRANSPORT_WS = 1, TRANSPORT_COUNT } transport_kind;
+
+/** Why a connection ended. */
+typedef enum disconnect_reason {
+	DISCONNECT_PEER_CLOSED = 0, /* the client closed it */
+	DISCONNECT_READ_ERROR,      /* reset, or another socket error */
+	DISCONNECT_WRITE_ERROR,
+	DISCONNECT_HELLO_TIMEOUT,
+	DISCONNECT_BAD_TOKEN,
+	DISCONNECT_UNSUPPORTED_VERSION,
+	DISCONNECT_FRAME_TOO_LARGE,
+	DISCONNECT_MALFORMED,         /* bytes that cannot be framed */
+	DISCONNECT_SLOW_CONSUMER,     /* above the soft output limit too long */
+	DISCONNECT_OUTPUT_HARD_LIMIT, /* above the hard output limit */
+	DISCONNECT_SERVER_FULL,
+	DISCONNECT_SHUTDOWN,
+	DISCONNECT_PROTOCOL, /* transport-level protocol violation (e.g. WebSocket) */
+	DISCONNECT_REASON_COUNT
+} disconnect_reason;
 
 typedef struct transport_ops {
 	transport_kind kind;
