@@ -322,8 +322,17 @@ typedef struct spawn_layout {
 } spawn_layout;
 
 /* A command with every argument parsed and checked, before any connection. */
-typedef enum cmd_kind { CMD_PING, CMD_SPAWN, CMD_TARGET, CMD_VELOCITY, CMD_REMOVE, CMD_OBSTACLE_ADD,
-	CMD_OBSTACLE_REMOVE, CMD_PATHS, CMD_WATCH } cmd_kind;
+typedef enum cmd_kind {
+	CMD_PING,
+	CMD_SPAWN,
+	CMD_TARGET,
+	CMD_VELOCITY,
+	CMD_REMOVE,
+	CMD_OBSTACLE_ADD,
+	CMD_OBSTACLE_REMOVE,
+	CMD_PATHS,
+	CMD_WATCH
+} cmd_kind;
 
 typedef struct command {
 	cmd_kind kind;
@@ -570,8 +579,8 @@ static int run_steer(ctl *c, const command *cmd) {
 	const float *v = cmd->to;
 	/* a target is walked by path around obstacles (the server's default) unless --direct */
 	int64_t id = velocity      ? crowd_client_set_velocities(c->client, cmd->ids, cmd->ids_count, &v[0], &v[1], 1)
-	             : cmd->direct ? crowd_client_set_targets_steer(c->client, cmd->ids, cmd->ids_count, &v[0], &v[1], 1,
-	                                                            crowd_v1_SteerMode_STEER_DIRECT)
+	             : cmd->direct ? crowd_client_set_targets_steer(c->client, cmd->ids, cmd->ids_count, &v[0], &v[1],
+	                                                            1, crowd_v1_SteerMode_STEER_DIRECT)
 	                           : crowd_client_set_targets(c->client, cmd->ids, cmd->ids_count, &v[0], &v[1], 1);
 	int r = wait_answer(c, id);
 	return r == EXIT_OK ? print_ok(c, velocity ? "velocity set" : "target set") : r;
@@ -603,8 +612,8 @@ static int parse_obstacle(command *cmd, int argc, char **argv) {
 		for (size_t i = 0; i < n; i++) {
 			float p[2];
 			if (!parse_floats(argv[2 + i], p, 2))
-				return usage_error("obstacle add: vertex %zu wants X,Y (2 finite numbers), got '%s'", i + 1,
-				                   argv[2 + i]);
+				return usage_error("obstacle add: vertex %zu wants X,Y (2 finite numbers), got '%s'",
+				                   i + 1, argv[2 + i]);
 			cmd->x[i] = p[0];
 			cmd->y[i] = p[1];
 		}
@@ -693,8 +702,8 @@ static void on_watch_events(void *user, const crowd_v1_AgentEvents *ev) {
 			       ev->tick, e->agent_id, kind, (double)e->point.x, (double)e->point.y, (double)e->target.x,
 			       (double)e->target.y, e->owner);
 		else
-			printf("tick %" PRIu64 "  agent %" PRIu32 "  %-11s at (%.2f, %.2f)  target (%.2f, %.2f)  owner %" PRIu32
-			       "\n",
+			printf("tick %" PRIu64 "  agent %" PRIu32
+			       "  %-11s at (%.2f, %.2f)  target (%.2f, %.2f)  owner %" PRIu32 "\n",
 			       ev->tick, e->agent_id, kind, (double)e->point.x, (double)e->point.y, (double)e->target.x,
 			       (double)e->target.y, e->owner);
 		events_seen++;
@@ -751,12 +760,10 @@ static void on_watch_snapshot(void *user, const crowd_client_snapshot *s) {
 }
 
 static int parse_watch(command *cmd, int argc, char **argv) {
-	static const struct option opts[] = {{"area", required_argument, 0, 'A'},
-	                                     {"divisor", required_argument, 0, 'd'},
-	                                     {"count", required_argument, 0, 'n'},
-	                                     {"events", no_argument, 0, 'E'},
-	                                     {"all", no_argument, 0, 'L'},
-	                                     {0, 0, 0, 0}};
+	static const struct option opts[] = {
+	    {"area", required_argument, 0, 'A'},  {"divisor", required_argument, 0, 'd'},
+	    {"count", required_argument, 0, 'n'}, {"events", no_argument, 0, 'E'},
+	    {"all", no_argument, 0, 'L'},         {0, 0, 0, 0}};
 	optind = 1;
 	for (int o; (o = getopt_long(argc, argv, ":A:d:n:", opts, NULL)) != -1;) {
 		float a[4];
@@ -1000,7 +1007,8 @@ int main(int argc, char **argv) {
 		case ':':
 			return usage_error("%s: needs a value", argv[optind - 1]);
 		default:
-			if (optopt && optopt < 128) return usage_error("unknown option '-%c' (see crowdctl --help)", optopt);
+			if (optopt && optopt < 128)
+				return usage_error("unknown option '-%c' (see crowdctl --help)", optopt);
 			return usage_error("unknown option '%s' (see crowdctl --help)", argv[optind - 1]);
 		}
 	}
@@ -1016,8 +1024,8 @@ int main(int argc, char **argv) {
 	char host[256];
 	uint16_t port = 0;
 	if (r == EXIT_OK && crowd_client_parse_address(c.server, host, sizeof host, &port) < 0)
-		r = usage_error("--server%s: wants HOST:PORT, got '%s'", getenv("CROWDCTL_SERVER") == c.server ? " ($CROWDCTL_SERVER)" : "",
-		                c.server);
+		r = usage_error("--server%s: wants HOST:PORT, got '%s'",
+		                getenv("CROWDCTL_SERVER") == c.server ? " ($CROWDCTL_SERVER)" : "", c.server);
 	if (r != EXIT_OK) {
 		command_free(&cmd);
 		return r;

@@ -750,8 +750,8 @@ static void handle_frame(load_conn *c, const uint8_t *frame, size_t len) {
 	case crowd_v1_ServerMessage_error_tag:
 		if (c->state == LOAD_CONN_HELLO) {
 			char why[200];
-			snprintf(why, sizeof why, "Hello refused: %s: %s", load_error_name((uint32_t)msg.msg.error.code),
-			         msg.msg.error.message);
+			snprintf(why, sizeof why, "Hello refused: %s: %s",
+			         load_error_name((uint32_t)msg.msg.error.code), msg.msg.error.message);
 			setup_failed(c, why);
 		}
 		on_answer(c, msg.msg.error.request_id, NULL, (uint32_t)msg.msg.error.code);
@@ -833,11 +833,13 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 		if (!c->run->stopping && c->state != LOAD_CONN_CLOSING) {
 			c->stats.disconnects++;
 			char why[200];
-			const char *when = c->state == LOAD_CONN_SPAWNING     ? "while spawning"
-			                   : c->state == LOAD_CONN_CONNECTING ? "before the WebSocket upgrade was answered"
-			                                                      : "before Welcome";
+			const char *when = c->state == LOAD_CONN_SPAWNING ? "while spawning"
+			                   : c->state == LOAD_CONN_CONNECTING
+			                       ? "before the WebSocket upgrade was answered"
+			                       : "before Welcome";
 			const char *hint = c->state == LOAD_CONN_SPAWNING ? "" : port_hint(c->run);
-			snprintf(why, sizeof why, "the connection closed %s (%s)%s", when, uv_strerror((int)nread), hint);
+			snprintf(why, sizeof why, "the connection closed %s (%s)%s", when, uv_strerror((int)nread),
+			         hint);
 			setup_failed(c, why);
 		}
 		load_conn_close(c);

@@ -2,6 +2,10 @@
  * spawn, target, remove, obstacle add|remove and watch print parseable results
  * and exit 0; a refused request or token exits 1 with the Error's code name; a
  * usage error is one line naming the option and exit 2, before any connection. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,10 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -240,14 +240,17 @@ static void test_crowdctl_usage_errors_before_connecting(void **state) {
 	    {{"spawn", "--count"}, "crowdctl: spawn --count: needs a value\n"},
 	    {{"spawn", "--at", "nan,1"}, "crowdctl: spawn --at: wants X,Y (2 finite numbers), got 'nan,1'\n"},
 	    {{"spawn", "--colour", "red"}, "crowdctl: spawn: unknown option '--colour' (see crowdctl --help)\n"},
-	    {{"target", "--to", "1,2"}, "crowdctl: target: no agent ids given (usage: target --to X,Y [--direct] ID...)\n"},
+	    {{"target", "--to", "1,2"},
+	     "crowdctl: target: no agent ids given (usage: target --to X,Y [--direct] ID...)\n"},
 	    {{"velocity", "--to", "1,2", "seven"}, "crowdctl: velocity: 'seven' is not an agent id (a whole number)\n"},
 	    {{"remove"}, "crowdctl: remove: no agent ids given (usage: remove ID...)\n"},
 	    {{"obstacle", "add", "1,1"}, "crowdctl: obstacle add: wants at least 2 vertices X,Y, got 1\n"},
-	    {{"watch", "--divisor", "-2"}, "crowdctl: watch --divisor: must be a whole number 0..4294967295, got '-2'\n"},
+	    {{"watch", "--divisor", "-2"},
+	     "crowdctl: watch --divisor: must be a whole number 0..4294967295, got '-2'\n"},
 	    {{"ping", "--timeout", "0"}, "crowdctl: --timeout: must be a whole number 1..3600000, got '0'\n"},
-	    {{"frobnicate"}, "crowdctl: unknown command 'frobnicate' (commands: ping, spawn, target, velocity, remove, "
-	                     "obstacle, paths, watch; see crowdctl --help)\n"},
+	    {{"frobnicate"},
+	     "crowdctl: unknown command 'frobnicate' (commands: ping, spawn, target, velocity, remove, "
+	     "obstacle, paths, watch; see crowdctl --help)\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		int code;

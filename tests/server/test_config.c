@@ -327,8 +327,8 @@ static void test_booleans(void **state) {
 		assert_false(cfg.nav_enabled);
 		config_free(&cfg);
 	}
-	const char *on[][2] = {{"--demo", NULL}, {"--demo=true", NULL}, {"--demo", "true"}, {"--demo", "yes"},
-	                       {"--demo=1", NULL}};
+	const char *on[][2] = {
+	    {"--demo", NULL}, {"--demo=true", NULL}, {"--demo", "true"}, {"--demo", "yes"}, {"--demo=1", NULL}};
 	for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
 		assert_true(parse_bools(on[i][0], on[i][1], NULL, &cfg, err, sizeof err));
 		assert_true(cfg.demo);
@@ -383,7 +383,8 @@ static void test_enums(void **state) {
 			size_t len = strlen(v->name);
 			assert_true(len < sizeof upper);
 			for (size_t c = 0; c <= len; c++)
-				upper[c] = (char)(v->name[c] >= 'a' && v->name[c] <= 'z' ? v->name[c] - 32 : v->name[c]);
+				upper[c] =
+				    (char)(v->name[c] >= 'a' && v->name[c] <= 'z' ? v->name[c] - 32 : v->name[c]);
 			for (int pass = 0; pass < 2; pass++) {
 				server_config cfg;
 				char err[256];
@@ -414,8 +415,8 @@ static void test_enums(void **state) {
 	/* the fields hold what the server reads */
 	server_config cfg;
 	char err[256];
-	char *argv[] = {"crowd-server", "--avoidance", "reference", "--fsync", "everysec", "--log-level", "warning",
-	                "--open-role", "viewer"};
+	char *argv[] = {"crowd-server", "--avoidance", "reference",   "--fsync", "everysec",
+	                "--log-level",  "warning",     "--open-role", "viewer"};
 	assert_int_equal(parse(&cfg, err, sizeof err, 9, argv), 0);
 	assert_int_equal(cfg.avoidance, ORCA_AVOIDANCE_REFERENCE);
 	assert_int_equal(cfg.fsync_mode, CONFIG_FSYNC_EVERYSEC);
@@ -496,11 +497,20 @@ static void test_markdown(void **state) {
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_flags),    cmocka_unit_test(test_open_server),
-	    cmocka_unit_test(test_flag_errors), cmocka_unit_test(test_hostport), cmocka_unit_test(test_ini_file),
-	    cmocka_unit_test(test_ini_errors),  cmocka_unit_test(test_help),        cmocka_unit_test(test_avoidance),
-	    cmocka_unit_test(test_version),     cmocka_unit_test(test_booleans), cmocka_unit_test(test_enums),
-	    cmocka_unit_test(test_help_booleans_and_enums), cmocka_unit_test(test_markdown),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_flags),
+	    cmocka_unit_test(test_open_server),
+	    cmocka_unit_test(test_flag_errors),
+	    cmocka_unit_test(test_hostport),
+	    cmocka_unit_test(test_ini_file),
+	    cmocka_unit_test(test_ini_errors),
+	    cmocka_unit_test(test_help),
+	    cmocka_unit_test(test_avoidance),
+	    cmocka_unit_test(test_version),
+	    cmocka_unit_test(test_booleans),
+	    cmocka_unit_test(test_enums),
+	    cmocka_unit_test(test_help_booleans_and_enums),
+	    cmocka_unit_test(test_markdown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
