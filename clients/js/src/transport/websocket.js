@@ -19,6 +19,8 @@ export class WebSocketTransport {
       let opened = false;
       ws.onopen = () => {
         if (ws.protocol !== 'crowd.v1') {
+          this.lastError = Object.assign(new Error('the WebSocket server did not take subprotocol crowd.v1: not a crowd server\'s /ws'),
+                                         { connectKind: 'not-crowd' });
           ws.close(1002, 'subprotocol crowd.v1 required');
           return;
         }
@@ -34,9 +36,18 @@ export class WebSocketTransport {
         }
         this.handlers.onMessage(new Uint8Array(ev.data));
       };
-      ws.onerror = () => { if (!this.lastError) this.lastError = new Error('WebSocket error'); };
+      ws.onerror = (ev) => {
+        if (this.lastError) return;
+        // Browsers say nothing more; Node's WebSocket carries the socket's error (ECONNREFUSED…).
+        const cause = ev && ev.error && (ev.error.cause || ev.error);
+        this.lastError = cause && cause.code ? cause : new Error('WebSocket error');
+      };
       ws.onclose = (ev) => {
-        if (!opened) reject(this.lastError || new Error(`WebSocket closed ${ev.code}`));
+        if (!opened && !(this.lastError && (this.lastError.code || this.lastError.connectKind))) {
+          this.lastError = Object.assign(new Error(`the WebSocket handshake with ${this.url} failed (close code ${ev.code}): ` +
+            'nothing listening, not a crowd server\'s /ws, or ws:// and wss:// mixed up'), { connectKind: 'websocket', cause: this.lastError });
+        }
+        if (!opened) reject(this.lastError);
         const reason = this.lastError ? this.lastError.message : `closed ${ev.code}${ev.reason ? ' ' + ev.reason : ''}`;
         this.#closed(reason, this.lastError || null);
       };
