@@ -445,7 +445,7 @@ export class CrowdClient extends Emitter {
         if (helloPhase && this.transport === t) { // no Welcome: this attempt failed
           if (!this.finding) {
             this.finding = t.received
-              ? { kind: 'not-crowd', text: `no Welcome within ${ms} ms; the peer sent ${t.received} bytes that are not one (${preview(t.head)})` }
+              ? { kind: 'not-crowd', text: `not a crowd server: no Welcome within ${ms} ms, and the ${t.received} bytes it sent are not crowd.v1 (${preview(t.head)})` }
               : { kind: 'timeout', text: `connected, but no Welcome within ${ms} ms (not a crowd server?)` };
           }
           t.close();
