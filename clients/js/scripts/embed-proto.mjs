@@ -5,7 +5,7 @@
 // `npm publish` (the prepack script), so the tarball carries the proto and
 // installs anywhere; `npm ci` in clients/js does not need the repository's proto.
 // Usage: node embed-proto.mjs [CROWD_PROTO [OUT]]
-//        node embed-proto.mjs --pack   (prepack: the repository's proto if there is
+//        node embed-proto.mjs --pack   (prepack: $CROWD_PROTO or the repository's proto if there is
 //        one; outside the repository an existing src/crowd_proto.gen.js is kept)
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const pack = args[0] === '--pack';
 if (pack) args.shift();
-const protoPath = args[0] || path.join(here, '..', '..', '..', 'proto', 'crowd.proto');
+const protoPath = args[0] || process.env.CROWD_PROTO || path.join(here, '..', '..', '..', 'proto', 'crowd.proto');
 const outPath = args[1] || path.join(here, '..', 'src', 'crowd_proto.gen.js');
 
 if (!existsSync(protoPath)) {
