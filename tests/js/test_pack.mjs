@@ -32,7 +32,7 @@ test('npm pack, npm install <tarball> in an empty project, import it by name, ta
   assert.equal(info.name, '@crowd-sim/client');
   assert.equal(info.version, pkg.version);
   const files = info.files.map((f) => f.path);
-  for (const f of ['package.json', 'index.d.ts', 'src/index.js', 'src/crowd_proto.gen.js', 'src/transport/tcp.js'])
+  for (const f of ['package.json', 'LICENSE', 'index.d.ts', 'src/index.js', 'src/crowd_proto.gen.js', 'src/transport/tcp.js'])
     assert.ok(files.includes(f), `${f} in the tarball: ${files.join(' ')}`);
   assert.ok(!files.some((f) => f.startsWith('node_modules/')), 'no node_modules in the tarball');
   const tarball = path.join(tmp, info.filename);
