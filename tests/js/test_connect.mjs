@@ -141,3 +141,19 @@ test('an unknown host: unreachable', async () => {
   const e = await failsWith('tcp://no-such-host.invalid:7777', 'unreachable', /host/, { connectTimeoutMs: 60000 });
   assert.ok(['ENOTFOUND', 'EAI_AGAIN'].includes(e.cause.code), e.cause.code);
 });
+
+test('a Welcome of another protocol major: UNSUPPORTED_VERSION, final even with retry', async () => {
+  const { fakeServer, welcome } = await import('./harness.mjs');
+  let n = 0;
+  const fake = await fakeServer(async (conn) => { n++; await conn.next(); conn.send(welcome({ protocolMajor: 2 })); });
+  const c = new CrowdClient(`tcp://127.0.0.1:${fake.port}`, { reconnectMinMs: 10 });
+  try {
+    await assert.rejects(c.connect({ retry: true }), (e) => e instanceof crowd.CrowdError && e.codeName === 'UNSUPPORTED_VERSION' &&
+                                                              /protocol 2/.test(e.message));
+    assert.equal(c.state, 'closed');
+    assert.equal(n, 1);
+  } finally {
+    c.close();
+    await fake.close();
+  }
+});

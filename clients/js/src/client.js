@@ -236,7 +236,10 @@ export class CrowdClient extends Emitter {
 
   #onWelcome(w) {
     if (w.protocolMajor !== PROTOCOL_MAJOR) {
-      this.#protocolError(new Error(`server speaks protocol ${w.protocolMajor}, this client ${PROTOCOL_MAJOR}`));
+      // A crowd server of another major: final, as if it had refused the Hello.
+      const message = `server speaks protocol ${w.protocolMajor}, this client ${PROTOCOL_MAJOR}`;
+      this.helloRefusal = new CrowdError(ErrorCode.ERROR_UNSUPPORTED_VERSION, message);
+      this.#protocolError(new Error(message));
       return;
     }
     this.established = true;
