@@ -853,3 +853,7 @@ size_t crowd_http_ws_pending(const crowd_http_ws *c) {
 void crowd_http_ws_discard_pending(crowd_http_ws *c) {
 	outq_discard(&c->out);
 }
+
+size_t crowd_http_ws_kernel_unsent(const crowd_http_ws *c) {
+	return c->mode == MODE_CLOSED ? 0 : outq_kernel_unsent(&c->out);
+}

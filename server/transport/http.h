@@ -108,5 +108,7 @@ void *crowd_http_ws_session(const crowd_http_ws *conn);
 size_t crowd_http_ws_pending(const crowd_http_ws *conn);
 /** Drop the whole messages queued for a WebSocket and not yet handed to the kernel. */
 void crowd_http_ws_discard_pending(crowd_http_ws *c);
+/** Bytes the kernel holds for this connection and has not sent yet. */
+size_t crowd_http_ws_kernel_unsent(const crowd_http_ws *c);
 
 #endif /* CROWD_HTTP_H */

@@ -78,6 +78,10 @@ static void ws_op_discard(void *conn) {
 	crowd_http_ws_discard_pending(conn);
 }
 
+static size_t ws_op_kernel_unsent(void *conn) {
+	return crowd_http_ws_kernel_unsent(conn);
+}
+
 static const transport_ops ws_ops = {
     .kind = TRANSPORT_WS,
     .length_prefixed = false,
@@ -85,6 +89,7 @@ static const transport_ops ws_ops = {
     .pending_bytes = ws_op_pending,
     .close = ws_op_close,
     .discard_pending = ws_op_discard,
+    .kernel_unsent = ws_op_kernel_unsent,
 };
 
 static void *hook_ws_open(void *user, crowd_http_ws *conn, const char *peer) {

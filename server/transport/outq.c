@@ -4,6 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __linux__
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#endif
+
 struct outq_item {
 	outq_item *next;
 	uv_write_t req;
@@ -97,6 +102,19 @@ int outq_write(outq *q, const void *data, size_t len) {
 
 size_t outq_pending(const outq *q) {
 	return q->held + q->in_flight;
+}
+
+size_t outq_kernel_unsent(const outq *q) {
+#ifdef SIOCOUTQNSD
+	uv_os_fd_t fd;
+	int n = 0;
+	if (q->failed || uv_fileno((const uv_handle_t *)q->stream, &fd) != 0) return 0;
+	if (ioctl(fd, SIOCOUTQNSD, &n) != 0 || n < 0) return 0;
+	return (size_t)n;
+#else
+	(void)q;
+	return 0;
+#endif
 }
 
 void outq_discard(outq *q) {

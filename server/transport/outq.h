@@ -33,6 +33,11 @@ void outq_init(outq *q, uv_stream_t *stream, void (*written)(void *, int, size_t
 int outq_write(outq *q, const void *data, size_t len);
 /** Bytes accepted and not yet written to the kernel. */
 size_t outq_pending(const outq *q);
+/** Bytes the kernel holds for the stream and has not sent yet (the peer's
+ * window is closed, or the network is slower): a client that stops reading
+ * fills the kernel's send buffer (up to several MiB) before anything waits
+ * here, so the output limits count this too. 0 where it cannot be asked. */
+size_t outq_kernel_unsent(const outq *q);
 /** Drop every message held (never a partly written one). */
 void outq_discard(outq *q);
 /** Hand everything held to libuv now (before a shutdown, which waits for libuv's writes only). */

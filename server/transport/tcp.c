@@ -105,6 +105,11 @@ static void tcp_discard(void *conn) {
 	outq_discard(&c->out);
 }
 
+static size_t tcp_kernel_unsent(void *conn) {
+	tcp_conn *c = conn;
+	return c->closing ? 0 : outq_kernel_unsent(&c->out);
+}
+
 static void tcp_close(void *conn, bool flush) {
 	tcp_conn *c = conn;
 	if (c->closing) return;
@@ -131,6 +136,7 @@ static const transport_ops tcp_ops = {
     .pending_bytes = tcp_pending,
     .close = tcp_close,
     .discard_pending = tcp_discard,
+    .kernel_unsent = tcp_kernel_unsent,
 };
 
 /* ---- reading */
