@@ -164,6 +164,10 @@ static const config_option option_table[] = {
      "connections (TCP, WebSocket, HTTP requests) from one IP address not past Hello or their request yet; "
      "more are refused",
      config_set_u32, OFF(max_pending_per_peer), 1, 1000000},
+    {"http-reserved-slots", "limits", "N", "16",
+     "HTTP connections over --max-pending-per-peer or the connection limit may still ask /healthz or /metrics "
+     "in this many slots (anything else: 503); 0: refused at once",
+     config_set_u32, OFF(http_reserved_slots), 0, 100000},
     {"neighbor-budget", "limits", "N", "200000",
      "agents x max_neighbors one connection may own (the step's cost); a spawn past it gets LIMIT_COST",
      config_set_u32, OFF(neighbor_budget), 1, 4000000000.0},

@@ -449,7 +449,7 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	 * before decoding, with its request_id, instead of paying for it. */
 	char text[96];
 	if (info.which_msg == crowd_v1_ClientMessage_add_obstacle_tag && info.longest_list > cfg->max_obstacle_vertices) {
-		snprintf(text, sizeof text, "%u vertices; an obstacle has 2 to %u", (unsigned)info.longest_list,
+		snprintf(text, sizeof text, "%u vertices; an obstacle has 3 to %u", (unsigned)info.longest_list,
 		         (unsigned)cfg->max_obstacle_vertices);
 		refuse_frame(s, info.request_id, crowd_v1_ErrorCode_ERROR_BAD_POLYGON, text);
 		return;

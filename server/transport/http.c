@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,7 +63,9 @@ struct crowd_http_ws {
 	bool write_failed;
 	outq out; /* what is written and not yet in the kernel */
 	char peer[64];
-	char ip[48]; /* peer without the port: per-peer limits */
+	char ip[48];   /* peer without the port: per-peer limits */
+	bool reserved; /* over a limit, in a reserved slot: only /healthz and /metrics are served */
+	crowd_http_refused_reason over; /* which limit, when reserved */
 };
 
 struct crowd_http {
@@ -75,6 +78,7 @@ struct crowd_http {
 	crowd_http_hooks hooks;
 	crowd_http_ws *conns;
 	uint32_t conn_count;     /* open connections (for the limit) */
+	uint32_t reserved_count; /* of them, in reserved slots */
 	uint32_t conn_allocated; /* connections whose handles are not closed yet */
 	bool stopping;
 	bool listener_closed;
@@ -85,6 +89,7 @@ struct crowd_http {
 };
 
 static void conn_close(crowd_http_ws *c);
+static void conn_unreserve(crowd_http_ws *c);
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 static void conn_close_soon(crowd_http_ws *c);
@@ -103,6 +108,7 @@ void crowd_http_default_config(crowd_http_config *cfg) {
 	cfg->flush_timeout_ms = 10000;
 	cfg->max_pending_per_peer = 64;
 	cfg->header_timeout_busy_ms = 1000;
+	cfg->reserved_slots = 16;
 }
 
 /* ------------------------------------------------------------------ writing */
@@ -204,6 +210,7 @@ static void respond(crowd_http_ws *c, int status, const char *type, const char *
 	                 status, reason_phrase(status), type, body_len, extra_headers ? extra_headers : "");
 	count_status(c->server, status);
 	uv_timer_stop(&c->timer);
+	conn_unreserve(c); /* answered: its slot is free for the next probe */
 	c->mode = MODE_LINGER; /* anything more the client sends is read and dropped */
 	if (n < 0 || (size_t)n >= sizeof head || !conn_write(c, head, (size_t)n)) {
 		conn_close_soon(c);
@@ -213,13 +220,19 @@ static void respond(crowd_http_ws *c, int status, const char *type, const char *
 	conn_linger(c);
 }
 
-static void respond_error(crowd_http_ws *c, int status) {
-	char body[96];
-	int n = snprintf(body, sizeof body, "%d %s\n", status, reason_phrase(status));
+/* An error response; `why` (may be NULL) is added to the body for people and tools. */
+static void respond_error_why(crowd_http_ws *c, int status, const char *why) {
+	char body[192];
+	int n = snprintf(body, sizeof body, "%d %s%s%s\n", status, reason_phrase(status), why ? ": " : "", why ? why : "");
+	if (n < 0 || (size_t)n >= sizeof body) n = (int)strlen(body);
 	const char *extra = status == 405   ? "Allow: GET, HEAD\r\n"
 	                    : status == 426 ? "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
 	                                    : NULL;
 	respond(c, status, "text/plain; charset=utf-8", extra, body, (size_t)n, false);
+}
+
+static void respond_error(crowd_http_ws *c, int status) {
+	respond_error_why(c, status, NULL);
 }
 
 /* ------------------------------------------------------------------ routes */
@@ -355,10 +368,12 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 		respond_error(c, 400);
 		return;
 	}
-	bool asked = c->value_len[H_WS_PROTOCOL] > 0;
-	if (asked &&
+	/* The subprotocol is required: a client that does not name crowd.v1 does
+	 * not speak it (and a future crowd.v2 can be told apart at the handshake). */
+	if (c->value_overflow[H_WS_PROTOCOL] ||
 	    !crowd_ws_offers_protocol(c->value[H_WS_PROTOCOL], c->value_len[H_WS_PROTOCOL], CROWD_WS_SUBPROTOCOL)) {
-		respond_error(c, 400);
+		h->stats.refused[CROWD_HTTP_REFUSED_SUBPROTOCOL]++;
+		respond_error_why(c, 400, "Sec-WebSocket-Protocol must offer " CROWD_WS_SUBPROTOCOL);
 		return;
 	}
 	char accept[CROWD_WS_ACCEPT_LEN + 1];
@@ -371,8 +386,8 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 	char head[320];
 	int n = snprintf(head, sizeof head,
 	                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-	                 "Sec-WebSocket-Accept: %s\r\n%s\r\n",
-	                 accept, asked ? "Sec-WebSocket-Protocol: " CROWD_WS_SUBPROTOCOL "\r\n" : "");
+	                 "Sec-WebSocket-Accept: %s\r\nSec-WebSocket-Protocol: " CROWD_WS_SUBPROTOCOL "\r\n\r\n",
+	                 accept);
 	uv_timer_stop(&c->timer);
 	count_status(h, 101);
 	c->mode = MODE_WS;
@@ -396,6 +411,15 @@ static void route(crowd_http_ws *c, const char *leftover, size_t leftover_len) {
 	size_t plen = strcspn(c->url, "?#");
 	memcpy(path, c->url, plen);
 	path[plen] = '\0';
+	bool probe = strcmp(path, "/healthz") == 0 || strcmp(path, "/metrics") == 0;
+	if (c->reserved && !probe) {
+		h->stats.refused[c->over]++;
+		respond_error_why(c, 503,
+		                  c->over == CROWD_HTTP_REFUSED_PER_PEER
+		                      ? "too many connections from this address; only /healthz and /metrics are served"
+		                      : "connection limit reached; only /healthz and /metrics are served");
+		return;
+	}
 	if (strcmp(path, "/ws") == 0) {
 		serve_upgrade(c, leftover, leftover_len);
 	} else if (strcmp(path, "/healthz") == 0) {
@@ -647,6 +671,7 @@ static void conn_close(crowd_http_ws *c) {
 		    : sent ? CROWD_HTTP_CLOSE_LOCAL
 		           : CROWD_HTTP_CLOSE_PEER;
 	}
+	conn_unreserve(c);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -666,6 +691,42 @@ static void conn_close_soon(crowd_http_ws *c) {
 	if (c->mode == MODE_CLOSED) return;
 	uv_read_stop((uv_stream_t *)&c->tcp);
 	uv_timer_start(&c->timer, on_close_soon, 0, 0);
+}
+
+/* Bytes received and not read yet: a request on its way to the parser. */
+static bool conn_has_input(crowd_http_ws *c) {
+	uv_os_fd_t fd;
+	int n = 0;
+	return uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* Give c a reserved slot. When they are all taken, the oldest reserved
+ * connection that is still waiting for its request and has nothing unread
+ * makes room: a probe whose request has arrived keeps its slot, however many
+ * idle connections follow it in the same accept burst. */
+static bool conn_reserve(crowd_http_ws *c, crowd_http_refused_reason over) {
+	crowd_http *h = c->server;
+	if (h->cfg.reserved_slots == 0) return false;
+	if (h->reserved_count >= h->cfg.reserved_slots) {
+		crowd_http_ws *victim = NULL;
+		for (crowd_http_ws *o = h->conns; o; o = o->next)
+			if (o != c && o->reserved && o->mode == MODE_HTTP && !o->message_complete && !conn_has_input(o))
+				victim = o; /* the list is newest first: the last one found is the oldest */
+		if (!victim) return false;
+		h->stats.evicted++;
+		conn_set_reason(victim, CROWD_HTTP_CLOSE_LOCAL);
+		conn_close(victim);
+	}
+	c->reserved = true;
+	c->over = over;
+	h->reserved_count++;
+	return true;
+}
+
+static void conn_unreserve(crowd_http_ws *c) {
+	if (!c->reserved) return;
+	c->reserved = false;
+	c->server->reserved_count--;
 }
 
 static void on_connection(uv_stream_t *listener, int status) {
@@ -707,28 +768,41 @@ static void on_connection(uv_stream_t *listener, int status) {
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
 	/* Idle sockets (request not complete) are what exhausts a server: one
-	 * address may hold only so many, and at the limit the oldest one goes. */
-	uint32_t pending_here = 0;
+	 * address may hold only max_pending_per_peer of them, and at
+	 * max_connections the oldest idle one goes. A connection over either limit
+	 * is not refused outright: it takes one of the reserved slots, where only
+	 * /healthz and /metrics are served (anything else: 503), so no flood of
+	 * idle connections, from one address or many, can fail a health probe. */
+	uint32_t pending_here = 0, general = 1;
 	crowd_http_ws *oldest = NULL;
 	for (crowd_http_ws *o = h->conns; o; o = o->next) {
-		if (o == c || o->mode != MODE_HTTP || o->message_complete) continue;
+		if (o == c || o->reserved) continue;
+		general++;
+		if (o->mode != MODE_HTTP || o->message_complete) continue;
 		if (strcmp(o->ip, c->ip) == 0) pending_here++;
 		oldest = o; /* the list is newest first */
 	}
+	int over = -1;
 	if (pending_here >= h->cfg.max_pending_per_peer) {
-		respond_error(c, 503);
-		return;
+		over = CROWD_HTTP_REFUSED_PER_PEER;
+	} else {
+		if (general > h->cfg.max_connections && oldest) {
+			h->stats.evicted++;
+			conn_set_reason(oldest, CROWD_HTTP_CLOSE_LOCAL);
+			conn_close(oldest);
+			general--;
+		}
+		if (general > h->cfg.max_connections) over = CROWD_HTTP_REFUSED_FULL;
 	}
-	if (h->conn_count > h->cfg.max_connections && oldest) {
-		h->stats.evicted++;
-		conn_set_reason(oldest, CROWD_HTTP_CLOSE_LOCAL);
-		conn_close(oldest);
+	if (over >= 0) {
+		h->stats.over_limit[over]++;
+		if (!conn_reserve(c, (crowd_http_refused_reason)over)) {
+			h->stats.refused[over]++;
+			respond_error_why(c, 503, "connection limit reached");
+			return;
+		}
 	}
-	if (h->conn_count > h->cfg.max_connections) {
-		respond_error(c, 503);
-		return;
-	}
-	bool busy = h->conn_count * 2 > h->cfg.max_connections;
+	bool busy = c->reserved || h->conn_count * 2 > h->cfg.max_connections;
 	uv_timer_start(&c->timer, on_header_timeout, busy && h->cfg.header_timeout_busy_ms < h->cfg.header_timeout_ms
 	                                                 ? h->cfg.header_timeout_busy_ms
 	                                                 : h->cfg.header_timeout_ms,

@@ -163,6 +163,7 @@ static int ext_start(server *srv, void *state) {
 	cfg.max_connections = srv->cfg->max_connections + 64; /* room for scrapes and refusals */
 	cfg.flush_timeout_ms = (uint32_t)(srv->cfg->flush_timeout_s * 1000.0);
 	cfg.max_pending_per_peer = srv->cfg->max_pending_per_peer;
+	cfg.reserved_slots = srv->cfg->http_reserved_slots;
 	cfg.header_timeout_busy_ms = (uint32_t)(srv->cfg->hello_timeout_busy_s * 1000.0);
 	crowd_http_hooks hooks = {
 	    .user = x,
