@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #define HTTP_FIELD_MAX 32
 #define HTTP_LINGER_MS 1000 /* after a response: drain the client's leftovers, then close */
 #define HTTP_FILE_MAX (16u << 20)
+#define HTTP_DRAIN_POLL_MS 20 /* a closing WebSocket looks this often whether the kernel has sent everything */
 
 const int crowd_http_statuses[CROWD_HTTP_NSTATUS] = {101, 200, 400, 404, 405, 408, 413, 426, 431, 500, 503};
 
@@ -65,6 +67,8 @@ struct crowd_http_ws {
 	char peer[64];
 	char ip[48];   /* peer without the port: per-peer limits */
 	bool reserved; /* over a limit, in a reserved slot: only /healthz and /metrics are served */
+	bool draining; /* WebSocket closing: the drain timer runs */
+	uint64_t drain_deadline_ms; /* uv_now() past which a closing WebSocket is reset (0: not set) */
 	crowd_http_refused_reason over; /* which limit, when reserved */
 };
 
@@ -93,6 +97,7 @@ static void conn_unreserve(crowd_http_ws *c);
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 static void conn_close_soon(crowd_http_ws *c);
+static void ws_close_when_sent(crowd_http_ws *c);
 static void conn_set_reason(crowd_http_ws *c, crowd_http_close_reason reason);
 static void http_maybe_done(crowd_http *h);
 
@@ -127,7 +132,7 @@ static void on_written(void *owner, int status, size_t len) {
 		conn_close(c);
 		return;
 	}
-	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0) conn_close(c);
+	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0) ws_close_when_sent(c);
 }
 
 /* Queue bytes on the socket; on failure the connection is closed soon. */
@@ -599,7 +604,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 				                                   : CROWD_HTTP_CLOSE_PROTOCOL);
 				conn_close(c);
 			} else if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
-				conn_close(c);
+				ws_close_when_sent(c);
 			break;
 		default: /* lingering: discard */
 			break;
@@ -684,6 +689,35 @@ static void conn_close(crowd_http_ws *c) {
 
 static void on_close_soon(uv_timer_t *t) {
 	conn_close(t->data);
+}
+
+/* A closing WebSocket is done once its queue and the kernel have sent
+ * everything (the close frame last). Past its deadline it is reset, which
+ * frees what the kernel still holds instead of leaving an orphaned socket. */
+static void on_ws_drain(uv_timer_t *t) {
+	crowd_http_ws *c = t->data;
+	if (c->mode == MODE_CLOSED) return;
+	bool sent = c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0 && outq_kernel_unsent(&c->out) == 0;
+	if (sent || c->write_failed) {
+		conn_close(c);
+	} else if (uv_now(c->server->loop) >= c->drain_deadline_ms) {
+		uv_os_fd_t fd;
+		struct linger reset = {1, 0};
+		if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0)
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+		conn_close(c);
+	}
+}
+
+static void ws_close_when_sent(crowd_http_ws *c) {
+	if (outq_kernel_unsent(&c->out) == 0) {
+		conn_close(c);
+		return;
+	}
+	if (c->draining) return; /* the drain timer is on it */
+	c->draining = true;
+	if (!c->drain_deadline_ms) c->drain_deadline_ms = uv_now(c->server->loop) + c->server->cfg.flush_timeout_ms;
+	uv_timer_start(&c->timer, on_ws_drain, HTTP_DRAIN_POLL_MS, HTTP_DRAIN_POLL_MS);
 }
 
 /* Close from the loop rather than inside a caller that may still use the connection. */
@@ -883,6 +917,7 @@ void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg) {
 		if (c->mode == MODE_WS && c->ws && !crowd_ws_finished(c->ws)) {
 			/* Tell the client, let the close frame drain, but never wait long. */
 			crowd_ws_close(c->ws, CROWD_WS_CLOSE_GOING_AWAY, "server shutting down");
+			c->drain_deadline_ms = uv_now(h->loop) + HTTP_LINGER_MS;
 			if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 				conn_close(c);
 			else
@@ -905,10 +940,11 @@ void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason) {
 	if (c->mode != MODE_WS || !c->ws) return;
 	conn_set_reason(c, CROWD_HTTP_CLOSE_LOCAL);
 	crowd_ws_close(c->ws, code, reason);
-	if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
-		conn_close_soon(c);
-	else
-		uv_timer_start(&c->timer, on_close_soon, c->server->cfg.flush_timeout_ms, 0); /* a client that does not read */
+	/* What is queued, the close frame last, gets --flush-timeout to reach the
+	 * peer (a client that does not read); the drain timer closes once it has. */
+	if (!c->drain_deadline_ms) c->drain_deadline_ms = uv_now(c->server->loop) + c->server->cfg.flush_timeout_ms;
+	c->draining = true;
+	uv_timer_start(&c->timer, on_ws_drain, 0, HTTP_DRAIN_POLL_MS); /* first look from the loop, not inside the caller */
 }
 
 void crowd_http_ws_abort(crowd_http_ws *c) {

@@ -64,6 +64,26 @@ static bool closed_or_alive_past(void *ctx) {
 	return d->slow->closed || d->alive_past_limit;
 }
 
+typedef struct metric_wait {
+	const char *sample;
+	double value;
+} metric_wait;
+
+static bool metric_reached(void *ctx) {
+	metric_wait *w = ctx;
+	char *m = server_metrics(&server);
+	double v = m ? metric_value(m, w->sample) : -1.0;
+	free(m);
+	return v >= w->value;
+}
+
+/* The server counts a disconnect once the socket is closed, which is after the
+ * kernel has sent the last bytes: the client may see them first. Wait for it. */
+static bool await_metric(const char *sample, double value) {
+	metric_wait w = {sample, value};
+	return tc_pump_until(metric_reached, &w, HARNESS_GUARD_MS);
+}
+
 /* The most the kernel may hold for a client that never reads: the server's
  * send buffer can autotune up to tcp_wmem's maximum (4 MiB by default). */
 static uint64_t kernel_buffer_bound(void) {
@@ -133,6 +153,7 @@ static void test_client_that_never_reads_is_cut_off(void **state) {
 	assert_int_equal(slow->last_unasked_code, crowd_v1_ErrorCode_ERROR_SLOW_CONSUMER);
 
 	/* The server says why: the hard limit, not the (hour-long) soft timer. */
+	assert_true(await_metric("crowd_disconnects_total{reason=\"output_hard_limit\"}", 1.0));
 	char *metrics = server_metrics(&server);
 	assert_non_null(metrics);
 	assert_true(metric_value(metrics, "crowd_disconnects_total{reason=\"output_hard_limit\"}") == 1.0);
@@ -290,6 +311,7 @@ static void test_soft_limit_cuts_on_time_and_error_comes_first(void **state) {
 		         (unsigned long long)(since - t0), (unsigned long long)fill_ticks);
 	assert_true(cut - t0 <= SOFT_RATE * SOFT_SECONDS + 1 + fill_ticks);
 
+	assert_true(await_metric("crowd_disconnects_total{reason=\"slow_consumer\"}", 1.0));
 	char *metrics = server_metrics(&server);
 	assert_non_null(metrics);
 	assert_true(metric_value(metrics, "crowd_disconnects_total{reason=\"slow_consumer\"}") == 1.0);
