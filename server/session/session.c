@@ -549,8 +549,8 @@ void session_check_timers(session *s, uint64_t now_ns) {
 		session_close(s, DISCONNECT_HELLO_TIMEOUT, true);
 		return;
 	}
-	/* What the kernel holds unsent counts: a client that stops reading fills
-	 * the socket's send buffer (autotuned up to several MiB) before anything
+	/* What the kernel holds unsent counts: a client that stops reading would
+	 * fill the socket's send buffer (autotuned up to several MiB) before anything
 	 * waits in our queue, and the soft timer must start when it falls behind. */
 	s->kernel_unsent = s->ops->kernel_unsent ? s->ops->kernel_unsent(s->conn) : 0;
 	size_t pending = session_pending_output(s);

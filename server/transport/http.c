@@ -396,6 +396,7 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 	uv_timer_stop(&c->timer);
 	count_status(h, 101);
 	c->mode = MODE_WS;
+	if (h->cfg.ws_unsent_limit) outq_set_unsent_limit(&c->out, h->cfg.ws_unsent_limit);
 	if (!conn_write(c, head, (size_t)n)) return;
 	c->session = h->hooks.ws_open ? h->hooks.ws_open(h->hooks.user, c, c->peer) : NULL;
 	if (!c->session) {
@@ -965,5 +966,5 @@ void crowd_http_ws_discard_pending(crowd_http_ws *c) {
 }
 
 size_t crowd_http_ws_kernel_unsent(const crowd_http_ws *c) {
-	return c->mode == MODE_CLOSED ? 0 : outq_kernel_unsent(&c->out);
+	return c->mode == MODE_CLOSED ? 0 : outq_backlog(&c->out) - outq_pending(&c->out);
 }

@@ -25,6 +25,7 @@ typedef struct crowd_http_config {
 	uint32_t max_connections;   /* open HTTP + WebSocket connections; over it: 503 (default 1024) */
 	size_t ws_max_message;      /* bigger WebSocket message: close 1009 (default 1 MiB) */
 	uint32_t flush_timeout_ms;  /* a closing WebSocket gets this long to drain its output (default 10000) */
+	size_t ws_unsent_limit;     /* a WebSocket's kernel takes about this much it cannot send yet (0: no limit) */
 	/* Connection exhaustion: requests not complete yet (idle sockets) are what an
 	 * attacker holds. One IP address may hold max_pending_per_peer of them; while
 	 * more than half of max_connections are open they get header_timeout_busy_ms;
@@ -123,7 +124,8 @@ void *crowd_http_ws_session(const crowd_http_ws *conn);
 size_t crowd_http_ws_pending(const crowd_http_ws *conn);
 /** Drop the whole messages queued for a WebSocket and not yet handed to the kernel. */
 void crowd_http_ws_discard_pending(crowd_http_ws *c);
-/** Bytes the kernel holds for this connection and has not sent yet. */
+/** Bytes the kernel holds for this connection and has not sent yet, as far as
+ * the output limits need them (0 while nothing waits in its queue). */
 size_t crowd_http_ws_kernel_unsent(const crowd_http_ws *c);
 
 #endif /* CROWD_HTTP_H */

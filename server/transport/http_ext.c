@@ -164,6 +164,7 @@ static int ext_start(server *srv, void *state) {
 	cfg.flush_timeout_ms = (uint32_t)(srv->cfg->flush_timeout_s * 1000.0);
 	cfg.max_pending_per_peer = srv->cfg->max_pending_per_peer;
 	cfg.reserved_slots = srv->cfg->http_reserved_slots;
+	cfg.ws_unsent_limit = srv->cfg->output_soft_limit > 65536 ? srv->cfg->output_soft_limit : 65536;
 	cfg.header_timeout_busy_ms = (uint32_t)(srv->cfg->hello_timeout_busy_s * 1000.0);
 	crowd_http_hooks hooks = {
 	    .user = x,

@@ -126,7 +126,7 @@ static void tcp_discard(void *conn) {
 
 static size_t tcp_kernel_unsent(void *conn) {
 	tcp_conn *c = conn;
-	return c->closing ? 0 : outq_kernel_unsent(&c->out);
+	return c->closing ? 0 : outq_backlog(&c->out) - outq_pending(&c->out);
 }
 
 static void tcp_close(void *conn, bool flush) {
@@ -244,6 +244,10 @@ static void on_connection(uv_stream_t *server_stream, int status) {
 		return;
 	}
 	uv_tcp_nodelay(&c->handle, 1);
+	/* The kernel takes about the soft limit it cannot send yet; the rest waits
+	 * in the queue, where it is counted (and dropped when the client is cut). */
+	outq_set_unsent_limit(&c->out, srv->cfg->output_soft_limit > OUTQ_IN_FLIGHT_MAX ? srv->cfg->output_soft_limit
+	                                                                               : OUTQ_IN_FLIGHT_MAX);
 	char peer[64] = "?";
 	struct sockaddr_storage ss;
 	int sslen = sizeof ss;

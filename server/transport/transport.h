@@ -42,8 +42,10 @@ typedef struct transport_ops {
 	 * slow consumer's Error then goes out right after what is in flight). */
 	void (*discard_pending)(void *conn);
 	/** Bytes the kernel holds for this connection and has not sent yet (a peer
-	 * that stopped reading closed its window). Asked once a tick; added to
-	 * pending_bytes for the output limits. May be NULL (0). */
+	 * that stopped reading closed its window), as far as the limits need them:
+	 * the kernel takes only about the soft limit unsent (TCP_NOTSENT_LOWAT), so
+	 * while nothing waits in the queue this is 0 without asking the kernel.
+	 * Asked once a tick; added to pending_bytes for the output limits. May be NULL (0). */
 	size_t (*kernel_unsent)(void *conn);
 } transport_ops;
 
