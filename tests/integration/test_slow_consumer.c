@@ -7,7 +7,8 @@
  *    after it falls behind, counted by the server's own ticks (what the kernel
  *    holds unsent counts towards the limit, so several MiB of socket buffer do
  *    not delay the timer), and after it resumes reading it gets the Error
- *    SLOW_CONSUMER, last, with no snapshot after it. */
+ *    SLOW_CONSUMER, last, with no snapshot after it;
+ *  - a cut client that never reads again is given up after --flush-timeout. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -321,10 +322,43 @@ static void test_soft_limit_cuts_on_time_and_error_comes_first(void **state) {
 	tc_close(owner);
 }
 
+/* ---- a cut client that never reads again: the flush gives up */
+
+static int start_flush_timeout_server(void **state) {
+	(void)state;
+	const char *args[] = {"--tick-rate",   "30",  "--keyframe-interval", "1",     "--output-soft-limit", "64k",
+	                      "--output-hard-limit", "1g", "--output-soft-seconds", "0.2", "--flush-timeout", "1",
+	                      "--log-level",   "error", NULL};
+	return server_start(&server, args) ? 0 : -1;
+}
+
+/* The Error waits behind a closed window; the server does not wait for it
+ * longer than --flush-timeout: the connection is given up (reset) and counted,
+ * though the client never reads again. */
+static void test_flush_gives_up_at_the_flush_timeout(void **state) {
+	(void)state;
+	tc *owner = tc_connect(server.port, NULL, false);
+	assert_non_null(owner);
+	const tc_answer *a = tc_await(owner, tc_spawn_grid(owner, AGENTS, 50, 0.0f, 0.0f, 4.0f, 0));
+	assert_true(a && a->ok && a->ids_count == AGENTS);
+	tc *slow = tc_open(server.port, 4096, false);
+	assert_non_null(slow);
+	assert_true(crowd_client_hello(slow->client, NULL, "never-again", false) > 0);
+	assert_true(crowd_client_subscribe(slow->client, NULL, 1) > 0);
+	assert_int_equal(crowd_client_flush(slow->client, HARNESS_GUARD_MS), 0);
+	assert_true(await_metric("crowd_errors_total{code=\"SLOW_CONSUMER\"}", 1.0));
+	assert_true(await_metric("crowd_disconnects_total{reason=\"slow_consumer\"}", 1.0));
+	assert_false(slow->closed); /* it never read: it has not seen anything yet */
+	tc_close(slow);
+	tc_close(owner);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_client_that_never_reads_is_cut_off, start_hard_limit_server, stop_server),
 	    cmocka_unit_test_setup_teardown(test_soft_limit_cuts_on_time_and_error_comes_first, start_soft_limit_server,
+	                                    stop_server),
+	    cmocka_unit_test_setup_teardown(test_flush_gives_up_at_the_flush_timeout, start_flush_timeout_server,
 	                                    stop_server),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
