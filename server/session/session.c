@@ -569,8 +569,10 @@ void session_check_timers(session *s, uint64_t now_ns) {
 			         "closing",
 			         s->client_id, pending, cfg->output_soft_seconds);
 			/* The ticks are the server's clock: a client (or a test) can check the cut came on time. */
-			snprintf(text, sizeof text, "not reading fast enough: output above the soft limit since tick %llu, cut at tick %llu",
-			         (unsigned long long)s->above_soft_since_tick, (unsigned long long)tick);
+			snprintf(
+			    text, sizeof text,
+			    "not reading fast enough: output above the soft limit since tick %llu, cut at tick %llu",
+			    (unsigned long long)s->above_soft_since_tick, (unsigned long long)tick);
 			cut_slow_consumer(s, DISCONNECT_SLOW_CONSUMER, text);
 		}
 	} else {

@@ -65,10 +65,10 @@ struct crowd_http_ws {
 	bool write_failed;
 	outq out; /* what is written and not yet in the kernel */
 	char peer[64];
-	char ip[48];   /* peer without the port: per-peer limits */
-	bool reserved; /* over a limit, in a reserved slot: only /healthz and /metrics are served */
-	bool draining; /* WebSocket closing: the drain timer runs */
-	uint64_t drain_deadline_ms; /* uv_now() past which a closing WebSocket is reset (0: not set) */
+	char ip[48];                    /* peer without the port: per-peer limits */
+	bool reserved;                  /* over a limit, in a reserved slot: only /healthz and /metrics are served */
+	bool draining;                  /* WebSocket closing: the drain timer runs */
+	uint64_t drain_deadline_ms;     /* uv_now() past which a closing WebSocket is reset (0: not set) */
 	crowd_http_refused_reason over; /* which limit, when reserved */
 };
 
@@ -132,7 +132,8 @@ static void on_written(void *owner, int status, size_t len) {
 		conn_close(c);
 		return;
 	}
-	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0) ws_close_when_sent(c);
+	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
+		ws_close_when_sent(c);
 }
 
 /* Queue bytes on the socket; on failure the connection is closed soon. */
@@ -215,7 +216,7 @@ static void respond(crowd_http_ws *c, int status, const char *type, const char *
 	                 status, reason_phrase(status), type, body_len, extra_headers ? extra_headers : "");
 	count_status(c->server, status);
 	uv_timer_stop(&c->timer);
-	conn_unreserve(c); /* answered: its slot is free for the next probe */
+	conn_unreserve(c);     /* answered: its slot is free for the next probe */
 	c->mode = MODE_LINGER; /* anything more the client sends is read and dropped */
 	if (n < 0 || (size_t)n >= sizeof head || !conn_write(c, head, (size_t)n)) {
 		conn_close_soon(c);
@@ -228,7 +229,8 @@ static void respond(crowd_http_ws *c, int status, const char *type, const char *
 /* An error response; `why` (may be NULL) is added to the body for people and tools. */
 static void respond_error_why(crowd_http_ws *c, int status, const char *why) {
 	char body[192];
-	int n = snprintf(body, sizeof body, "%d %s%s%s\n", status, reason_phrase(status), why ? ": " : "", why ? why : "");
+	int n =
+	    snprintf(body, sizeof body, "%d %s%s%s\n", status, reason_phrase(status), why ? ": " : "", why ? why : "");
 	if (n < 0 || (size_t)n >= sizeof body) n = (int)strlen(body);
 	const char *extra = status == 405   ? "Allow: GET, HEAD\r\n"
 	                    : status == 426 ? "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
@@ -945,7 +947,8 @@ void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason) {
 	 * peer (a client that does not read); the drain timer closes once it has. */
 	if (!c->drain_deadline_ms) c->drain_deadline_ms = uv_now(c->server->loop) + c->server->cfg.flush_timeout_ms;
 	c->draining = true;
-	uv_timer_start(&c->timer, on_ws_drain, 0, HTTP_DRAIN_POLL_MS); /* first look from the loop, not inside the caller */
+	/* The first look from the loop, not inside the caller. */
+	uv_timer_start(&c->timer, on_ws_drain, 0, HTTP_DRAIN_POLL_MS);
 }
 
 void crowd_http_ws_abort(crowd_http_ws *c) {

@@ -85,9 +85,10 @@ extern const int crowd_http_statuses[CROWD_HTTP_NSTATUS];
 
 /** Why a connection was refused (crowd_http_stats.refused). */
 typedef enum crowd_http_refused_reason {
-	CROWD_HTTP_REFUSED_PER_PEER = 0, /* over max_pending_per_peer from its address: only /healthz, /metrics served */
-	CROWD_HTTP_REFUSED_FULL,         /* max_connections open: only /healthz, /metrics served */
-	CROWD_HTTP_REFUSED_SUBPROTOCOL,  /* a WebSocket upgrade without crowd.v1 in Sec-WebSocket-Protocol (400) */
+	CROWD_HTTP_REFUSED_PER_PEER =
+	    0,                          /* over max_pending_per_peer from its address: only /healthz, /metrics served */
+	CROWD_HTTP_REFUSED_FULL,        /* max_connections open: only /healthz, /metrics served */
+	CROWD_HTTP_REFUSED_SUBPROTOCOL, /* a WebSocket upgrade without crowd.v1 in Sec-WebSocket-Protocol (400) */
 	CROWD_HTTP_REFUSED_COUNT
 } crowd_http_refused_reason;
 

@@ -247,7 +247,7 @@ static void on_connection(uv_stream_t *server_stream, int status) {
 	/* The kernel takes about the soft limit it cannot send yet; the rest waits
 	 * in the queue, where it is counted (and dropped when the client is cut). */
 	outq_set_unsent_limit(&c->out, srv->cfg->output_soft_limit > OUTQ_IN_FLIGHT_MAX ? srv->cfg->output_soft_limit
-	                                                                               : OUTQ_IN_FLIGHT_MAX);
+	                                                                                : OUTQ_IN_FLIGHT_MAX);
 	char peer[64] = "?";
 	struct sockaddr_storage ss;
 	int sslen = sizeof ss;

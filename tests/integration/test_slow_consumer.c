@@ -180,9 +180,21 @@ static int start_soft_limit_server(void **state) {
 	(void)state;
 	/* The hard limit far away, so only the soft-limit timer can cut; a long
 	 * flush time, so the Error waits for the client to read again. */
-	const char *args[] = {"--tick-rate",   "30",  "--keyframe-interval", "1",     "--output-soft-limit", "64k",
-	                      "--output-hard-limit", "1g", "--output-soft-seconds", "1", "--flush-timeout", "600",
-	                      "--log-level",   "warn", NULL};
+	const char *args[] = {"--tick-rate",
+	                      "30",
+	                      "--keyframe-interval",
+	                      "1",
+	                      "--output-soft-limit",
+	                      "64k",
+	                      "--output-hard-limit",
+	                      "1g",
+	                      "--output-soft-seconds",
+	                      "1",
+	                      "--flush-timeout",
+	                      "600",
+	                      "--log-level",
+	                      "warn",
+	                      NULL};
 	return server_start(&server, args) ? 0 : -1;
 }
 
@@ -326,9 +338,21 @@ static void test_soft_limit_cuts_on_time_and_error_comes_first(void **state) {
 
 static int start_flush_timeout_server(void **state) {
 	(void)state;
-	const char *args[] = {"--tick-rate",   "30",  "--keyframe-interval", "1",     "--output-soft-limit", "64k",
-	                      "--output-hard-limit", "1g", "--output-soft-seconds", "0.2", "--flush-timeout", "1",
-	                      "--log-level",   "error", NULL};
+	const char *args[] = {"--tick-rate",
+	                      "30",
+	                      "--keyframe-interval",
+	                      "1",
+	                      "--output-soft-limit",
+	                      "64k",
+	                      "--output-hard-limit",
+	                      "1g",
+	                      "--output-soft-seconds",
+	                      "0.2",
+	                      "--flush-timeout",
+	                      "1",
+	                      "--log-level",
+	                      "error",
+	                      NULL};
 	return server_start(&server, args) ? 0 : -1;
 }
 
@@ -355,7 +379,8 @@ static void test_flush_gives_up_at_the_flush_timeout(void **state) {
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_client_that_never_reads_is_cut_off, start_hard_limit_server, stop_server),
+	    cmocka_unit_test_setup_teardown(test_client_that_never_reads_is_cut_off, start_hard_limit_server,
+	                                    stop_server),
 	    cmocka_unit_test_setup_teardown(test_soft_limit_cuts_on_time_and_error_comes_first, start_soft_limit_server,
 	                                    stop_server),
 	    cmocka_unit_test_setup_teardown(test_flush_gives_up_at_the_flush_timeout, start_flush_timeout_server,
