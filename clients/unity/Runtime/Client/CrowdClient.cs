@@ -82,6 +82,8 @@ namespace Crowd.Client
         int nextRequestId;
         volatile string resumeKey; // the last Welcome's key, else options.ResumeKey
         bool welcomedOnce;         // connection thread: a Welcome came (options.ResumeKey has had its turn)
+        bool welcomedHere;         // connection thread: a Welcome came on the current connection
+        bool refusedHere;          // connection thread: the current connection's Hello was refused
         uint helloRequestId;       // connection thread: the current Hello's id, to tell its Error apart
         string presentedKey;       // connection thread: the key that Hello presented
 
@@ -654,6 +656,7 @@ namespace Crowd.Client
                 if (opened)
                 {
                     Interlocked.Increment(ref connections);
+                    welcomedHere = refusedHere = false;
                     try
                     {
                         reason = Session(l, gen, backoff);
@@ -662,6 +665,8 @@ namespace Crowd.Client
                     {
                         reason = stopRequested ? "disconnected by the client" : "connection lost: " + e.Message;
                     }
+                    if (!welcomedHere && !refusedHere && !stopRequested && !fatal && address.Transport == CrowdTransport.Tcp)
+                        reason += " before any Welcome (is " + address + " crowd-server's TCP port, --listen? its --http port takes ws://…/ws)";
                     lock (sendLock)
                     {
                         if (link == l) link = null;
@@ -790,6 +795,8 @@ namespace Crowd.Client
                     return;
                 }
             }
+            // Read the state before the queue: whatever came before a close is handled first.
+            bool closed = sock.ReadyState == 3;
             for (;;)
             {
                 byte[] m = sock.NextMessage();
@@ -809,7 +816,7 @@ namespace Crowd.Client
                 }
                 if (pumpLink == null || pumpLink.Socket != sock) return; // a handler called Disconnect
             }
-            if (sock.ReadyState == 3) EndPolled("closed by the server: " + Describe(sock.Reason, "closed"));
+            if (closed) EndPolled("closed by the server: " + Describe(sock.Reason, "closed"));
         }
 
         static string Describe(string reason, string otherwise)
@@ -892,6 +899,7 @@ namespace Crowd.Client
                     // A server without a journal (or before minor 1) sends no key: nothing to resume.
                     resumeKey = w.ResumeKey;
                     welcomedOnce = true;
+                    welcomedHere = true;
                     backoff.Reset();
                     state = ConnectionState.Ready;
                     Enqueue(() =>
@@ -951,6 +959,7 @@ namespace Crowd.Client
                     // the key may be why, so the next attempt starts a fresh identity rather than
                     // being refused forever.
                     bool refusedHello = err.RequestId == helloRequestId;
+                    if (refusedHello) refusedHere = true;
                     if (refusedHello && presentedKey.Length > 0 && resumeKey == presentedKey && !Passing(err.Code)) resumeKey = "";
                     Enqueue(() =>
                     {

@@ -17,6 +17,11 @@ using Crowd.V1;
 using System.Runtime.InteropServices;
 #endif
 
+// The polled (WebGL) path is internal; the package's tests and this repository's harness drive it
+// over a ClientWebSocket under Mono.
+[assembly: System.Runtime.CompilerServices.InternalsVisibleTo("Crowd.Client.Tests")]
+[assembly: System.Runtime.CompilerServices.InternalsVisibleTo("crowd-unity-harness")]
+
 namespace Crowd.Client
 {
     /// <summary>Which wire a CrowdClient speaks (CrowdClientOptions.Transport).</summary>
@@ -273,8 +278,8 @@ namespace Crowd.Client
         {
             var ae = e as AggregateException;
             if (ae != null && ae.InnerExceptions.Count == 1) e = ae.InnerExceptions[0];
-            while (e is WebSocketException && e.InnerException != null && e.Message.IndexOf("unable to connect", StringComparison.OrdinalIgnoreCase) >= 0)
-                e = e.InnerException;
+            // "Unable to connect to the remote server" hides a refused or unreachable socket.
+            if (e is WebSocketException && e.InnerException is SocketException) e = e.InnerException;
             return e;
         }
 
@@ -298,10 +303,17 @@ namespace Crowd.Client
             {
                 Wait(ws.ConnectAsync(address.Uri, cancel.Token), options.ConnectTimeoutMs, "connect");
             }
-            catch (Exception)
+            catch (SocketException)
             {
                 Abort();
                 throw;
+            }
+            catch (Exception e)
+            {
+                // Reached something that did not upgrade: say where a crowd server's WebSocket is.
+                Abort();
+                throw new WebSocketException(e.Message + " (no crowd.v1 WebSocket at " + address.Uri +
+                                             "? it is on crowd-server's --http port, path " + CrowdAddress.DefaultWebSocketPath + ")");
             }
             if (ws.SubProtocol != CrowdAddress.SubProtocol)
             {
