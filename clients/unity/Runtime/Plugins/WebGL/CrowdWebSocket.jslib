@@ -11,7 +11,7 @@ var CrowdWebSocketLibrary = {
     var url = UTF8ToString(urlPtr);
     var protocol = UTF8ToString(protocolPtr);
     var id = CrowdWs.next++;
-    var s = { ws: null, queue: [], reason: '', failed: false, protocol: protocol };
+    var s = { ws: null, queue: [], reason: '', failed: false, opened: false, protocol: protocol };
     CrowdWs.sockets[id] = s;
     try {
       s.ws = new WebSocket(url, protocol);
@@ -22,6 +22,7 @@ var CrowdWebSocketLibrary = {
     }
     s.ws.binaryType = 'arraybuffer';
     s.ws.onopen = function () {
+      s.opened = true;
       if (s.ws.protocol !== protocol) {
         s.reason = 'the server did not accept subprotocol ' + protocol + ' (not a crowd server?)';
         s.ws.close(1002, 'subprotocol ' + protocol + ' required');
@@ -37,6 +38,8 @@ var CrowdWebSocketLibrary = {
     };
     s.ws.onerror = function () {
       if (!s.reason) s.reason = 'WebSocket error (refused, not a WebSocket endpoint, or TLS)';
+      // An error before open is a failed connection (some runtimes stay "connecting" after it).
+      if (!s.opened) s.failed = true;
     };
     s.ws.onclose = function (ev) {
       var closed = 'closed ' + ev.code + (ev.reason ? ' ' + ev.reason : '');
