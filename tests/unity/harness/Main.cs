@@ -9,6 +9,7 @@
 //   layout <package dir>        package.json and a .meta for everything Unity imports
 //   server-minor1 <crowd-server> the minor-1 side against a real server, each part when the server shows it
 //   readme <snippet.dll> <crowd-server>  run the package README's ten lines against a real server
+//   readme-async <snippet.dll> <crowd-server>  run the package README's await example (over WebSocket)
 //   websocket <crowd-server>    over WebSocket (thread and WebGL's polled path), the Task methods, ConnectAsync's failures
 // Exit code 0 only when every check passed; the last line is "N passed, N failed"
 // (77, ctest's skip, when a scenario found nothing to test and failed nothing).
@@ -76,6 +77,7 @@ namespace Crowd.Harness
                     case "layout": LayoutCheck.Run(args[1]); break;
                     case "readme": ReadmeScenario.Run(args[1], args[2]); break;
                     case "websocket": WebSocketScenario.Run(args[1]); break;
+                    case "readme-async": ReadmeScenario.RunAsync(args[1], args[2]); break;
                     default:
                         Console.Error.WriteLine("unknown mode " + args[0]);
                         return 2;
