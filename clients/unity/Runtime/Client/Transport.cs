@@ -459,7 +459,7 @@ namespace Crowd.Client
         [DllImport("__Internal")] static extern int CrowdWsOpen(string url, string subprotocol);
         [DllImport("__Internal")] static extern int CrowdWsState(int id);
         [DllImport("__Internal")] static extern int CrowdWsNextSize(int id);
-        [DllImport("__Internal")] static extern int CrowdWsReceive(int id, byte[] buffer, int capacity);
+        [DllImport("__Internal")] static extern int CrowdWsReceive(int id, [In, Out] byte[] buffer, int capacity);
         [DllImport("__Internal")] static extern int CrowdWsSend(int id, byte[] data, int length);
         [DllImport("__Internal")] static extern void CrowdWsClose(int id, int code, string reason);
         [DllImport("__Internal")] static extern string CrowdWsReason(int id);
