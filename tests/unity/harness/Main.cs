@@ -3,6 +3,7 @@
 //   schema <crowd.desc>         compare the C# codec with protoc's descriptor set
 //   server <crowd-server>       a real server: hello, spawn, targets, snapshots until arrival
 //   client                      CrowdClient against a hostile fake server (garbage, reconnect)
+//   ws-client                   CrowdClient over WebSocket against a hostile fake WebSocket server
 //   minor1                      CrowdClient's minor-1 side against a scripted fake server (resume, events, paths)
 //   samples <crowd-server>      drive the CrowdView sample (stubbed UnityEngine) against a real server
 //   cdecode <fixture-generator> decode snapshot frames written by proto/wire's C encoder
@@ -70,6 +71,7 @@ namespace Crowd.Harness
                     case "schema": SchemaCheck.Run(args[1]); break;
                     case "server": ServerScenario.Run(args[1]); break;
                     case "client": FakeServerScenario.Run(); break;
+                    case "ws-client": WebSocketFakeServerScenario.Run(); break;
                     case "minor1": MinorOneScenario.Run(); break;
                     case "server-minor1": ServerMinorOneScenario.Run(args[1]); break;
                     case "samples": SamplesScenario.Run(args[1]); break;

@@ -361,7 +361,10 @@ namespace Crowd.Client
                 catch (Exception e)
                 {
                     if (stopRequested()) return "disconnected by the client";
-                    throw Unwrap(e);
+                    // ClientWebSocket reports a protocol error (or a close code it does not know) as
+                    // "Aborted": say what is inside.
+                    var inner = e.GetBaseException();
+                    throw new WebSocketException("the WebSocket failed" + (ws.State == WebSocketState.Aborted ? " (aborted)" : "") + ": " + inner.Message);
                 }
                 if (r.MessageType == WebSocketMessageType.Close)
                 {
