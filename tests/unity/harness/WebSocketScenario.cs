@@ -210,7 +210,7 @@ namespace Crowd.Harness
                 {
                     new KeyValuePair<string, CrowdClient>("ws:// to a closed port", new CrowdClient("ws://127.0.0.1:" + closedPort + "/ws")),
                     new KeyValuePair<string, CrowdClient>("polled ws:// to a closed port", new CrowdClient("ws://127.0.0.1:" + closedPort + "/ws", new CrowdClientOptions { PolledSockets = PolledWebSocket.Open })),
-                    new KeyValuePair<string, CrowdClient>("ws:// to the TCP port", new CrowdClient("ws://127.0.0.1:" + server.Port + "/ws")),
+                    new KeyValuePair<string, CrowdClient>("ws:// to the TCP port", new CrowdClient("ws://127.0.0.1:" + server.Port + "/ws", new CrowdClientOptions { ConnectTimeoutMs = 1000 })),
                     new KeyValuePair<string, CrowdClient>("TCP to the HTTP port", new CrowdClient("127.0.0.1", server.HttpPort)),
                     new KeyValuePair<string, CrowdClient>("ws:// to the HTTP port's /healthz", new CrowdClient("ws://127.0.0.1:" + server.HttpPort + "/healthz")),
                 };

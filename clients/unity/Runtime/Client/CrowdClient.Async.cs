@@ -48,12 +48,8 @@ namespace Crowd.Client
             var tcs = new TaskCompletionSource<Welcome>();
             if (State == ConnectionState.Ready && Welcome != null && (thread != null && thread.IsAlive || pumping))
             {
-                Poll(); // a Welcome still queued (after a reconnect) is the newer one
-                if (State == ConnectionState.Ready && Welcome != null)
-                {
-                    tcs.SetResult(Welcome);
-                    return tcs.Task;
-                }
+                tcs.SetResult(Welcome);
+                return tcs.Task;
             }
             Error refusal = null;
             Action<Welcome> onWelcome = null;

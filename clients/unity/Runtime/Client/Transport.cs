@@ -58,14 +58,13 @@ namespace Crowd.Client
             return new CrowdAddress { Transport = CrowdTransport.Tcp, Host = host, Port = port };
         }
 
-        /// <summary>ws://HOST:PORT/PATH or wss://…; a URL with no path gets /ws.</summary>
+        /// <summary>ws://HOST:PORT/PATH or wss://…; a URL with no path (or just /) gets /ws.</summary>
         public static CrowdAddress WebSocket(Uri uri)
         {
             if (uri == null) throw new ArgumentNullException("uri");
             if (!uri.IsAbsoluteUri || (uri.Scheme != "ws" && uri.Scheme != "wss"))
                 throw new ArgumentException("crowd: '" + uri + "' is not a ws:// or wss:// URL");
-            if (uri.AbsolutePath == "/" && !uri.OriginalString.EndsWith("/", StringComparison.Ordinal))
-                uri = new UriBuilder(uri) { Path = DefaultWebSocketPath }.Uri;
+            if (uri.AbsolutePath == "/") uri = new UriBuilder(uri) { Path = DefaultWebSocketPath }.Uri;
             return new CrowdAddress { Transport = CrowdTransport.WebSocket, Host = uri.Host, Port = uri.Port, Uri = uri };
         }
 

@@ -20,6 +20,7 @@ namespace Crowd.Tests
             Assert.AreEqual("ws://127.0.0.1:8080/ws", a.Uri.ToString());
             Assert.AreEqual(8080, a.Port);
             Assert.AreEqual("/ws", CrowdAddress.Parse("ws://example.org:8080").Uri.AbsolutePath, "no path: /ws");
+            Assert.AreEqual("/ws", CrowdAddress.Parse("ws://example.org:8080/").Uri.AbsolutePath, "just /: /ws");
             var s = CrowdAddress.Parse("wss://example.org/crowd");
             Assert.AreEqual(CrowdTransport.WebSocket, s.Transport);
             Assert.AreEqual(443, s.Port);
