@@ -10,7 +10,7 @@ namespace Crowd.Harness
 {
     public static class LayoutCheck
     {
-        public static void Run(string pkg)
+        public static void Run(string pkg, string projectVersion)
         {
             string manifest = File.ReadAllText(Path.Combine(pkg, "package.json"));
             Check.That(Regex.IsMatch(manifest, "\"name\"\\s*:\\s*\"com\\.[a-z0-9.-]+\""), "package.json has a reverse-domain name");
@@ -31,6 +31,8 @@ namespace Crowd.Harness
             var version = Regex.Match(manifest, "\"version\"\\s*:\\s*\"([^\"]+)\"").Groups[1].Value;
             var newest = File.Exists(changelog) ? Regex.Match(File.ReadAllText(changelog), "^## \\[([^\\]]+)\\]", RegexOptions.Multiline).Groups[1].Value : "";
             Check.That(newest == version, "CHANGELOG.md's newest entry is package.json's version (" + newest + ", " + version + ")");
+            if (projectVersion != null)
+                Check.That(version == projectVersion, "package.json's version is the project's, shared with the server (" + version + ", CMake " + projectVersion + ")");
             // Any URL field is a real absolute https URL; no placeholder anywhere a user reads.
             foreach (Match m in Regex.Matches(manifest, "\"(\\w+Url)\"\\s*:\\s*\"([^\"]*)\""))
                 Check.That(Regex.IsMatch(m.Groups[2].Value, "^https://[a-z0-9.-]+\\.[a-z]+/"), "package.json " + m.Groups[1].Value + " is an https URL");

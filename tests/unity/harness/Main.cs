@@ -7,7 +7,7 @@
 //   minor1                      CrowdClient's minor-1 side against a scripted fake server (resume, events, paths)
 //   samples <crowd-server>      drive the CrowdView sample (stubbed UnityEngine) against a real server
 //   cdecode <fixture-generator> decode snapshot frames written by proto/wire's C encoder
-//   layout <package dir>        package.json and a .meta for everything Unity imports
+//   layout <package dir> [version]  package.json (the project's version) and a .meta for everything Unity imports
 //   server-minor1 <crowd-server> the minor-1 side against a real server, each part when the server shows it
 //   readme <snippet.dll> <crowd-server>  run the package README's ten lines against a real server
 //   readme-async <snippet.dll> <crowd-server>  run the package README's await example (over WebSocket)
@@ -76,7 +76,7 @@ namespace Crowd.Harness
                     case "server-minor1": ServerMinorOneScenario.Run(args[1]); break;
                     case "samples": SamplesScenario.Run(args[1]); break;
                     case "cdecode": CDecodeCheck.Run(args[1]); break;
-                    case "layout": LayoutCheck.Run(args[1]); break;
+                    case "layout": LayoutCheck.Run(args[1], args.Length > 2 ? args[2] : null); break;
                     case "readme": ReadmeScenario.Run(args[1], args[2]); break;
                     case "websocket": WebSocketScenario.Run(args[1]); break;
                     case "readme-async": ReadmeScenario.RunAsync(args[1], args[2]); break;
