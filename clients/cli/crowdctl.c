@@ -591,10 +591,10 @@ static int run_remove(ctl *c, const command *cmd) {
 	return r == EXIT_OK ? print_ok(c, "removed") : r;
 }
 
-/* obstacle add X,Y X,Y [X,Y...] | obstacle remove ID: no options, so negative
+/* obstacle add X,Y X,Y X,Y [X,Y...] | obstacle remove ID: no options, so negative
  * coordinates need no "--". */
 static int parse_obstacle(command *cmd, int argc, char **argv) {
-	const char *usage = "obstacle add X,Y X,Y [X,Y...] | obstacle remove ID";
+	const char *usage = "obstacle add X,Y X,Y X,Y [X,Y...] | obstacle remove ID";
 	if (argc >= 2 && strcmp(argv[1], "remove") == 0) {
 		cmd->kind = CMD_OBSTACLE_REMOVE;
 		if (argc != 3) return usage_error("obstacle remove: wants one obstacle id, got %d arguments", argc - 2);
@@ -605,7 +605,7 @@ static int parse_obstacle(command *cmd, int argc, char **argv) {
 	if (argc >= 2 && strcmp(argv[1], "add") == 0) {
 		cmd->kind = CMD_OBSTACLE_ADD;
 		size_t n = (size_t)argc - 2;
-		if (n < 2) return usage_error("obstacle add: wants at least 2 vertices X,Y, got %zu", n);
+		if (n < 3) return usage_error("obstacle add: wants at least 3 vertices X,Y, got %zu", n);
 		cmd->x = calloc(n, sizeof *cmd->x);
 		cmd->y = calloc(n, sizeof *cmd->y);
 		if (!cmd->x || !cmd->y) return usage_error("obstacle add: out of memory");
@@ -847,7 +847,7 @@ static void usage(FILE *f) {
 	           "                                           obstacles, or in a straight line (--direct)\n"
 	           "  velocity --to VX,VY ID...                drive these agents with a preferred velocity\n"
 	           "  remove ID...                             remove agents\n"
-	           "  obstacle add X,Y X,Y [X,Y...]            add a polygon (counter-clockwise), prints its id\n"
+	           "  obstacle add X,Y X,Y X,Y [X,Y...]        add a polygon (counter-clockwise), prints its id\n"
 	           "  obstacle remove ID                       remove an obstacle\n"
 	           "  paths ID...                              each agent's path: corners, goal, corridor size\n"
 	           "  watch [--area X0,Y0,X1,Y1] [--divisor N] [--count N]\n"

@@ -212,7 +212,8 @@ static const config_option option_table[] = {
     {"request-burst", "limits", "N", "4000", "requests a connection may send at once before the rate applies",
      config_set_u32, OFF(request_burst), 1, 1000000000, NULL},
     {"output-soft-limit", "limits", "BYTES", "1m",
-     "queued output above which a client's snapshots are skipped (the next one sent is a keyframe)",
+     "output queued for a client (the kernel's unsent bytes included) above which its snapshots are skipped "
+     "(the next one sent is a keyframe); the kernel may hold about this much of it unsent (at least 64k)",
      config_set_size, OFF(output_soft_limit), 1024, 1ull << 40, NULL},
     {"output-soft-seconds", "limits", "S", "5",
      "a client above the soft limit this long is told SLOW_CONSUMER and closed", config_set_double,
@@ -226,8 +227,12 @@ static const config_option option_table[] = {
      OFF(hello_timeout_busy_s), 0.01, 3600, NULL},
     {"max-pending-per-peer", "limits", "N", "64",
      "connections (TCP, WebSocket, HTTP requests) from one IP address not past Hello or their request yet; "
-     "more are refused",
+     "more are refused (over HTTP they may still ask /healthz and /metrics: --http-reserved-slots)",
      config_set_u32, OFF(max_pending_per_peer), 1, 1000000, NULL},
+    {"http-reserved-slots", "limits", "N", "16",
+     "HTTP connections over --max-pending-per-peer or the connection limit may still ask /healthz or /metrics "
+     "in this many slots (anything else: 503); 0: refused at once",
+     config_set_u32, OFF(http_reserved_slots), 0, 100000, NULL},
     {"neighbor-budget", "limits", "N", "200000",
      "agents x max_neighbors one connection may own (the step's cost); a spawn past it gets LIMIT_COST",
      config_set_u32, OFF(neighbor_budget), 1, 4000000000.0, NULL},

@@ -106,6 +106,7 @@ typedef struct server_config {
 	double hello_timeout_s;
 	double hello_timeout_busy_s; /* while more than half the connection slots are taken */
 	uint32_t max_pending_per_peer; /* connections of one IP not past Hello (or their HTTP request) */
+	uint32_t http_reserved_slots;  /* HTTP slots over the limits where only /healthz and /metrics are served */
 	uint32_t neighbor_budget;      /* agents x max_neighbors per connection */
 	double flush_timeout_s;        /* a closing connection's last writes */
 	double shutdown_timeout_s;

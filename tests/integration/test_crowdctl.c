@@ -244,7 +244,7 @@ static void test_crowdctl_usage_errors_before_connecting(void **state) {
 	     "crowdctl: target: no agent ids given (usage: target --to X,Y [--direct] ID...)\n"},
 	    {{"velocity", "--to", "1,2", "seven"}, "crowdctl: velocity: 'seven' is not an agent id (a whole number)\n"},
 	    {{"remove"}, "crowdctl: remove: no agent ids given (usage: remove ID...)\n"},
-	    {{"obstacle", "add", "1,1"}, "crowdctl: obstacle add: wants at least 2 vertices X,Y, got 1\n"},
+	    {{"obstacle", "add", "1,1"}, "crowdctl: obstacle add: wants at least 3 vertices X,Y, got 1\n"},
 	    {{"watch", "--divisor", "-2"},
 	     "crowdctl: watch --divisor: must be a whole number 0..4294967295, got '-2'\n"},
 	    {{"ping", "--timeout", "0"}, "crowdctl: --timeout: must be a whole number 1..3600000, got '0'\n"},
