@@ -20,9 +20,9 @@ typedef struct server server;
 typedef struct world_table {
 	crowd_agent_q *agents;
 	uint32_t count, cap;
-	float *x, *y;  /* the agents' exact positions (areas select on these), same order */
+	float *x, *y; /* the agents' exact positions (areas select on these), same order */
 	uint32_t x_cap, y_cap;
-	aoi_grid grid; /* over x, y: which table entries lie in an area */
+	aoi_grid grid;      /* over x, y: which table entries lie in an area */
 	orca_agent_id *ids; /* scratch */
 	uint32_t ids_cap;
 	struct world_table_entry *sort_scratch;

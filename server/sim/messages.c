@@ -21,13 +21,13 @@ static const message_kind table[] = {
      MESSAGE_AT_TICK, true, command_add_obstacle, NULL},
     {crowd_v1_ClientMessage_remove_obstacle_tag, "RemoveObstacle", A, NULL, NULL, MESSAGE_AT_TICK, true,
      command_remove_obstacle, NULL},
-    {crowd_v1_ClientMessage_subscribe_tag, "Subscribe", V, validate_subscribe, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
+    {crowd_v1_ClientMessage_subscribe_tag, "Subscribe", V, validate_subscribe, NULL, MESSAGE_AT_ONCE, false, NULL,
+     NULL},
     {crowd_v1_ClientMessage_ping_tag, "Ping", V, NULL, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
     /* all_agents: admins only, checked by the session */
     {crowd_v1_ClientMessage_subscribe_events_tag, "SubscribeEvents", V, NULL, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
     /* answered at the tick from navigation's paths, while the world is idle */
-    {crowd_v1_ClientMessage_get_paths_tag, "GetPaths", P, validate_get_paths, NULL, MESSAGE_AT_TICK, false, NULL,
-     NULL},
+    {crowd_v1_ClientMessage_get_paths_tag, "GetPaths", P, validate_get_paths, NULL, MESSAGE_AT_TICK, false, NULL, NULL},
 };
 
 #undef V

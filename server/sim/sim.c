@@ -32,7 +32,8 @@ int sim_world_create(const server_config *cfg, orca_world **out) {
 	def.bounds_min = (orca_vec2){(float)cfg->world_min_x, (float)cfg->world_min_y};
 	def.bounds_max = (orca_vec2){(float)cfg->world_max_x, (float)cfg->world_max_y};
 	if (cfg->world_alloc_fail_file[0])
-		def.allocator = (orca_allocator){alloc_unless_file, free_alloc_unless_file, (void *)cfg->world_alloc_fail_file};
+		def.allocator =
+		    (orca_allocator){alloc_unless_file, free_alloc_unless_file, (void *)cfg->world_alloc_fail_file};
 	return orca_world_create(&def, out);
 }
 
@@ -152,7 +153,8 @@ int sim_load(const server_config *cfg, const sim_image *img, const sim_load_opti
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	int rc = opt && opt->world_def ? orca_world_create(opt->world_def, &s->world) : sim_world_create(cfg, &s->world);
+	int rc =
+	    opt && opt->world_def ? orca_world_create(opt->world_def, &s->world) : sim_world_create(cfg, &s->world);
 	if (rc == ORCA_OK) rc = orca_world_load(s->world, img->world, img->world_len);
 	if (rc != ORCA_OK) {
 		snprintf(err, errlen, "world: %s", orca_strerror(rc));

@@ -28,10 +28,10 @@
 typedef struct sim {
 	const server_config *cfg; /* the settings it runs by (the caller's; they outlive the sim) */
 	orca_world *world;
-	demo_crowd *demo;         /* NULL without --demo */
-	server_navigation *nav;   /* NULL: navigation off */
-	uint32_t next_client_id;  /* the next owner id to hand out (ids only grow) */
-	uint32_t *ids_scratch;    /* cfg->max_batch + 1 ids: what a command created */
+	demo_crowd *demo;        /* NULL without --demo */
+	server_navigation *nav;  /* NULL: navigation off */
+	uint32_t next_client_id; /* the next owner id to hand out (ids only grow) */
+	uint32_t *ids_scratch;   /* cfg->max_batch + 1 ids: what a command created */
 } sim;
 
 /** A world as the settings define it (workers, agent limit, capacity, bounds). */
