@@ -19,7 +19,8 @@
  *    starts and goals apart (seeded: the same trips every run).
  *
  * flow_run steps until every agent has arrived (an ARRIVED event each) and
- * then `settle` steps more, or until `max_steps`, and reports: arrivals, the
+ * then `settle` steps more, or until `max_steps` if not all arrive by then,
+ * and reports: arrivals, the
  * step of the last first arrival, agents on their goals at the end (within
  * the nav's arrival distance plus a radius), agent-steps with a centre
  * inside a wall, pair-steps overlapping deeper than FLOW_DEEP and the
@@ -263,7 +264,7 @@ static uint64_t flow_mix(uint64_t h, uint64_t v)
 
 /* Called after every step when given (nav_flow's pictures). */
 typedef struct flow_observer {
-	void (*after_step)(void *ctx, uint32_t step, const flow_setup *s, const orca_agent_motion *m,
+	void (*after_step)(void *ctx, const orca_world *w, orca_nav *nav, uint32_t step, const flow_setup *s, const orca_agent_motion *m,
 	                   const uint8_t *arrived);
 	void *ctx;
 } flow_observer;
@@ -318,7 +319,7 @@ static int flow_run(flow_kind kind, uint32_t size, int workers, uint32_t max_ste
 			goto done;
 	uint32_t left = settle + 1;
 	const float reach = 2.0f * FLOW_RADIUS - FLOW_DEEP;
-	for (uint32_t step = 1; step <= max_steps; ++step) {
+	for (uint32_t step = 1; out->arrived == n || step <= max_steps; ++step) {
 		if (orca_nav_update(nav, FLOW_DT) != ORCA_OK)
 			goto done;
 		uint32_t ne;
@@ -366,7 +367,7 @@ static int flow_run(flow_kind kind, uint32_t size, int workers, uint32_t max_ste
 			}
 		}
 		if (obs)
-			obs->after_step(obs->ctx, step, &s, m, arrived);
+			obs->after_step(obs->ctx, w, nav, step, &s, m, arrived);
 		if (out->arrived == n && --left == 0)
 			break;
 	}

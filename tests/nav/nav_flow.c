@@ -38,9 +38,10 @@ static void disc(uint8_t *img, int W, int H, const flow_setup *s, float scale, o
 		}
 }
 
-static void write_picture(void *ctx, uint32_t step, const flow_setup *s, const orca_agent_motion *m,
+static void write_picture(void *ctx, const orca_world *world, orca_nav *nav, uint32_t step, const flow_setup *s, const orca_agent_motion *m,
                           const uint8_t *arrived)
 {
+	(void)world, (void)nav;
 	const picture_ctx *c = ctx;
 	if (step % c->every != 0)
 		return;
