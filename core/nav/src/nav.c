@@ -15,6 +15,7 @@
 #define NAV_MAX_CORNERS 3
 #define NAV_DONE_VISIT 64u /* arrived agents are checked this often (removed? taken over?) */
 #define NAV_WAIT_VISIT 4u  /* agents waiting their turn are looked at this often */
+#define NAV_RETURN 4.0f    /* an arrived agent pushed this many radii (and arrival_distance) off its goal navigates back */
 
 typedef struct nav_agent {
 	orca_agent_id id;
@@ -27,6 +28,7 @@ typedef struct nav_agent {
 	bool replanned_for_stall;
 	bool making_way;         /* arrived, stepping aside for a stalled agent (steer: where to) */
 	bool waiting;            /* waiting its turn behind an agent ahead (steer: where it stands) */
+	bool returning;          /* arrived, pushed far off its goal, navigating back (no second ARRIVED) */
 	bool was_waiting;        /* waiting and heading as of the last commit: what other agents' */
 	orca_vec2 was_heading;   /* visits read (visits run in parallel; equal between updates) */
 	bool done;               /* phase DONE as of the last commit: what other agents' visits read
@@ -556,7 +558,7 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	sync_due(nav, a);
 	set_done(nav, a, false);
 	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = a->making_way = false;
-	a->waiting = a->was_waiting = false;
+	a->waiting = a->was_waiting = a->returning = false;
 	a->heading = a->progress_ref = a->prev_ref = a->was_heading = target;
 	a->best_dist = a->prev_best = dist(st.position, target);
 	a->stall_time = 0.0f;
@@ -644,7 +646,10 @@ static void crowd_ahead(const orca_nav *nav, const nav_agent *a, const orca_agen
 			const float hlen = sqrtf(hx * hx + hy * hy);
 			*wait = hlen > 0.0f && hx * ux + hy * uy > 0.5f * hlen;
 		} else {
-			*wait = !idle && (along > 0.0f || near[i] < a->id);
+			/* a walker that does not move (pinned: reference mode does not
+			 * push a waiting agent aside) is not waited for */
+			const float moving = os.velocity.x * os.velocity.x + os.velocity.y * os.velocity.y;
+			*wait = !idle && moving > 0.01f * pref * pref && (along > 0.0f || near[i] < a->id);
 		}
 	}
 }
@@ -697,7 +702,7 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	bool oncoming = false, wait = false;
 	if (len > 0.0f && slowed)
 		crowd_ahead(nav, a, st, p, dx / len, dy / len, false, &oncoming, &wait);
-	if (wait && off <= 0.5f * r) {
+	if (wait && off <= 0.5f * r && !(a->stall_time >= nav->def.stuck_time && nav->def.stuck_time > 0.0f)) {
 		a->waiting = true;
 		a->final_leg = false;
 		if (!same_point(a->steer, st->position))
@@ -923,6 +928,23 @@ static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_
 		return;
 	}
 	const float to_goal = dist(st->position, a->goal);
+	if (to_goal > NAV_RETURN * nav->def.agent_radius + nav->def.arrival_distance) {
+		/* Pushed far off its goal (by passers-by, or making way, round a
+		 * block's corner): the straight line back may cross a block (flow_run's
+		 * city: arrived agents 10 to 25 away pressed into blocks for good).
+		 * It navigates back like a walker, and is not told ARRIVED again. */
+		a->phase = ORCA_NAV_MOVING;
+		note_phase(nav, a);
+		a->making_way = false;
+		a->returning = true;
+		a->stall_time = 0.0f;
+		a->replanned_for_stall = false;
+		a->heading = a->progress_ref = a->prev_ref = a->goal;
+		a->best_dist = a->prev_best = to_goal;
+		request_path(v, a, ORCA_NAV_REPLAN_OFF_CORRIDOR);
+		a->next_visit = nav->updates + 1;
+		return;
+	}
 	if (same_point(a->steer, a->goal)) {
 		if (st->arrived) {
 			a->best_dist = to_goal;
@@ -1178,7 +1200,9 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 		}
 		a->phase = ORCA_NAV_DONE;
 		note_phase(nav, a);
-		note_event(v, ORCA_NAV_ARRIVED, st->position);
+		if (!a->returning)
+			note_event(v, ORCA_NAV_ARRIVED, st->position);
+		a->returning = false;
 		/* Arrived within arrival_distance, short of the goal and making no
 		 * progress: stop where it is. Pressing on at the goal it would push
 		 * for ever on whoever stands there, and in a narrow spot that pins
@@ -1567,7 +1591,7 @@ void orca_nav_destroy(orca_nav *nav)
  *     u32 size, size bytes (0: the tile the world's obstacles build, i.e. not
  *     waiting for a rebuild)
  *   u32 dirty tiles; each u32 position, in rebuild order
- *   u32 agents; each, in navigation's order: u32 id, u8 phase (bit 7: making way, bit 6: waiting its turn), u8 flags,
+ *   u32 agents; each, in navigation's order: u32 id, u8 phase (bit 7: making way, bit 6: waiting its turn, bit 5: returning), u8 flags,
  *     f32 x 18 (target, goal, steer, heading, progress_ref, best_dist,
  *     prev_ref, prev_best, stuck_pos, stall_time, plan_off), u64 next_visit, last_visit,
  *     corridor: f32 x 6 (position, target, 3-D), u32 n, n x u32 polygon refs
@@ -1586,6 +1610,7 @@ enum {
 	NAV_FLAG_NAMED = 128, /* its slot's index names this entry (a removed agent's may linger) */
 	NAV_PHASE_MAKING_WAY = 128, /* in the phase byte (nav3) */
 	NAV_PHASE_WAITING = 64,     /* in the phase byte (nav3; 0 in saves made before the rule) */
+	NAV_PHASE_RETURNING = 32,   /* likewise */
 };
 
 typedef struct nav_writer {
@@ -1682,7 +1707,7 @@ size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 		const nav_agent *a = &nav->agents[i];
 		w_u32(&w, a->id);
 		w_u8(&w, (uint8_t)((uint8_t)a->phase | (a->making_way ? NAV_PHASE_MAKING_WAY : 0) |
-		                   (a->waiting ? NAV_PHASE_WAITING : 0)));
+		                   (a->waiting ? NAV_PHASE_WAITING : 0) | (a->returning ? NAV_PHASE_RETURNING : 0)));
 		w_u8(&w, (uint8_t)((a->queued ? NAV_FLAG_QUEUED : 0) | (a->far ? NAV_FLAG_FAR : 0) |
 		                   (a->unreachable ? NAV_FLAG_UNREACHABLE : 0) |
 		                   (a->unreachable_sent ? NAV_FLAG_UNREACHABLE_SENT : 0) |
@@ -1908,7 +1933,10 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 		l->agent_count = i + 1;
 		a->id = r_u32(r);
 		const uint8_t phase_byte = r_u8(r), flags = r_u8(r);
-		const uint8_t phase = v2 ? phase_byte : (uint8_t)(phase_byte & ~(NAV_PHASE_MAKING_WAY | NAV_PHASE_WAITING));
+		const uint8_t phase =
+		    v2 ? phase_byte
+		       : (uint8_t)(phase_byte & ~(NAV_PHASE_MAKING_WAY | NAV_PHASE_WAITING | NAV_PHASE_RETURNING));
+		a->returning = !v2 && (phase_byte & NAV_PHASE_RETURNING);
 		a->making_way = !v2 && (phase_byte & NAV_PHASE_MAKING_WAY);
 		a->waiting = a->was_waiting = !v2 && (phase_byte & NAV_PHASE_WAITING);
 		a->phase = (orca_nav_agent_phase)phase;
