@@ -606,7 +606,7 @@ static bool walkable(const orca_nav *nav, int worker, orca_vec2 p)
  *    way, so the walkers pass it) instead of pressing. The front of a queue
  *    never waits, and in agents blocking each other across the lowest id
  *    walks. Arrived agents are never waited for (they make way). */
-#define NAV_AHEAD 5.0f
+#define NAV_AHEAD 3.5f
 static void crowd_ahead(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, orca_vec2 p, float ux,
                         float uy, bool any_speed, bool *oncoming, bool *wait)
 {
@@ -690,7 +690,7 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	a->heading = p;
 	a->waiting = false;
 	/* The crowd ahead (crowd_ahead), looked at while the agent is slowed
-	 * (under 0.9 of its cruising speed; a free walker pays nothing): behind
+	 * (under half its cruising speed; a walker that gets on pays nothing): behind
 	 * an agent it waits for, it waits its turn where it stands, unless
 	 * pressed into a wall's margin (below). */
 	const float r = nav->def.agent_radius;
@@ -698,7 +698,7 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	const float len = sqrtf(dx * dx + dy * dy);
 	const bool stalled = nav->def.stuck_time > 0.0f && a->stall_time >= 0.25f * nav->def.stuck_time;
 	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
-	const bool slowed = st->velocity.x * st->velocity.x + st->velocity.y * st->velocity.y < 0.81f * pref * pref;
+	const bool slowed = st->velocity.x * st->velocity.x + st->velocity.y * st->velocity.y < 0.25f * pref * pref;
 	bool oncoming = false, wait = false;
 	if (len > 0.0f && slowed)
 		crowd_ahead(nav, a, st, p, dx / len, dy / len, false, &oncoming, &wait);
@@ -902,11 +902,16 @@ static bool way_clear(const orca_nav *nav, const nav_agent *a, const orca_agent_
 /* Walking back to its goal, an arrived agent touches one ahead that it
  * would wait for (crowd_ahead, at any speed): two arrived agents standing on
  * each other's goals walked round each other for ever (flow_run's
- * crossing). It rests instead, and goes back when the way is clear. */
+ * crossing). It rests instead, and goes back when the way is clear. Not
+ * looked at while it gets on toward its goal (over half its cruising speed). */
 static bool home_blocked(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, float to_goal)
 {
 	if (!(to_goal > 0.0f))
 		return false;
+	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	const float gx = a->goal.x - st->position.x, gy = a->goal.y - st->position.y;
+	if (st->velocity.x * gx + st->velocity.y * gy > 0.5f * pref * to_goal)
+		return false; /* well on its way: nothing to look at */
 	bool oncoming, wait;
 	crowd_ahead(nav, a, st, a->goal, (a->goal.x - st->position.x) / to_goal, (a->goal.y - st->position.y) / to_goal,
 	            true, &oncoming, &wait);
@@ -961,7 +966,8 @@ static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_
 	const bool left_alone = same_point(st->position, a->steer) && since >= interval;
 	const bool off_goal = to_goal > nav->def.arrival_distance + 0.5f * nav->def.agent_radius;
 	if (to_goal > nav->def.arrival_distance + 2.0f * nav->def.agent_radius ||
-	    ((left_alone || (off_goal && way_clear(nav, a, st))) && goal_free(nav, a, st))) {
+	    ((left_alone || (off_goal && same_point(st->position, a->steer) && way_clear(nav, a, st))) &&
+	     goal_free(nav, a, st))) {
 		a->best_dist = to_goal; /* pushed too far, or left alone with its goal free: back to the goal */
 		steer_to(nav, v, a, a->goal);
 		schedule(nav, a, st, dt);
