@@ -17,6 +17,9 @@ target_link_libraries(detourcrowd_bench PRIVATE crowd_scenario steerbench_case $
   target_compile_definitions(detourcrowd_bench PRIVATE CROWD_REF_DIR="${PROJECT_SOURCE_DIR}/tests/data/ref")
   add_test(NAME bench_detourcrowd_circles COMMAND detourcrowd_bench circles 5 8)
   set_tests_properties(bench_detourcrowd_circles PROPERTIES LABELS bench TIMEOUT 120)
+  add_test(NAME bench_detourcrowd_steersuite
+    COMMAND detourcrowd_bench steersuite ${PROJECT_SOURCE_DIR}/tests/data/steersuite/doorway-two-way.txt)
+  set_tests_properties(bench_detourcrowd_steersuite PROPERTIES LABELS bench TIMEOUT 120)
 else()
   message(STATUS "DetourCrowd (librecast-dev) not found: detourcrowd_bench is not built")
 endif()
