@@ -485,7 +485,8 @@ void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *
 	}
 	/* agent pairs: sweep along x */
 	g_pos = pos;
-	qsort(m->order, count, sizeof *m->order, by_x);
+	if (count > 1)
+		qsort(m->order, count, sizeof *m->order, by_x);
 	const float reach = 2.0f * c->max_radius;
 	for (uint32_t a = 0; a < count; ++a) {
 		const uint32_t i = m->order[a];
@@ -501,7 +502,8 @@ void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *
 		}
 	}
 	/* a key not in the last step's set is a new collision, for each agent in it */
-	qsort(m->now, m->now_n, sizeof *m->now, cmp_u64);
+	if (m->now_n > 1)
+		qsort(m->now, m->now_n, sizeof *m->now, cmp_u64);
 	size_t p = 0;
 	for (size_t q = 0; q < m->now_n; ++q) {
 		while (p < m->prev_n && m->prev[p] < m->now[q])
