@@ -13,6 +13,12 @@ add_executable(steerbench ${CMAKE_CURRENT_LIST_DIR}/steerbench.c)
 target_link_libraries(steerbench PRIVATE steerbench_case crowd_nav)
 target_compile_options(steerbench PRIVATE -ffp-contract=off)
 
+# the reader and the measurements on hand-made set-ups and positions (cmocka)
+add_executable(steerbench_test ${CMAKE_CURRENT_LIST_DIR}/steerbench_test.c)
+target_link_libraries(steerbench_test PRIVATE steerbench_case crowd_dep_cmocka)
+add_test(NAME steersuite_measurements COMMAND steerbench_test)
+set_tests_properties(steersuite_measurements PROPERTIES LABELS steersuite TIMEOUT 60)
+
 set(STEERSUITE_DIR ${PROJECT_SOURCE_DIR}/tests/data/steersuite)
 # one test per case named in expected.txt (the ones small enough for ctest)
 file(STRINGS ${STEERSUITE_DIR}/expected.txt STEERSUITE_EXPECTED REGEX "^[^#]")
