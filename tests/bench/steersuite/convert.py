@@ -444,7 +444,8 @@ def main(argv):
                 files.append(os.path.relpath(os.path.join(d, n), src))
     index = []
     seen = {}
-    for rel in sorted(files):
+    # top-level files first, so a copy in a subdirectory is the one skipped
+    for rel in sorted(files, key=lambda r: (os.path.dirname(r) != "", r)):
         if rel == "TestCaseSchema.xsd":
             continue
         data = open(os.path.join(src, rel), "rb").read()
