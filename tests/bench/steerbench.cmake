@@ -46,8 +46,16 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${STEERSUITE_DIR}
 add_test(NAME bench_steersuite_small
   COMMAND steerbench --time-limit 60 ${STEERSUITE_DIR}/hallway-four-way.txt)
 set_tests_properties(bench_steersuite_small PROPERTIES LABELS bench TIMEOUT 300)
+# (detourcrowd.cmake, included before this file, defines detourcrowd_bench when
+# librecast-dev is installed)
+set(STEERSUITE_TABLE_ARGS --steerbench $<TARGET_FILE:steerbench>)
+set(STEERSUITE_TABLE_DEPS steerbench)
+if(TARGET detourcrowd_bench)
+  list(APPEND STEERSUITE_TABLE_ARGS --detourcrowd-bench $<TARGET_FILE:detourcrowd_bench>)
+  list(APPEND STEERSUITE_TABLE_DEPS detourcrowd_bench)
+endif()
 add_custom_target(steersuite_table
-  COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/steersuite/table.py --steerbench $<TARGET_FILE:steerbench>
-          --detourcrowd-bench $<$<TARGET_EXISTS:detourcrowd_bench>:$<TARGET_FILE:detourcrowd_bench>> ${STEERSUITE_DIR}
-  DEPENDS steerbench
+  COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/steersuite/table.py ${STEERSUITE_TABLE_ARGS} --max-time 1000
+          ${STEERSUITE_DIR}
+  DEPENDS ${STEERSUITE_TABLE_DEPS}
   USES_TERMINAL)
