@@ -699,8 +699,13 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	const bool stalled = nav->def.stuck_time > 0.0f && a->stall_time >= 0.25f * nav->def.stuck_time;
 	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
 	const bool slowed = st->velocity.x * st->velocity.x + st->velocity.y * st->velocity.y < 0.25f * pref * pref;
+	/* only in quality avoidance, whose lowest right of way lets a walker
+	 * pass a waiting agent: reference mode's ORCA is reciprocal, and walkers
+	 * pressed into waiting agents (steerbench: deep overlaps in SteerSuite's
+	 * hallway-two-way and bottleneck-evacuation) */
+	const bool quality = orca_world_avoidance(nav->world) == ORCA_AVOIDANCE_QUALITY;
 	bool oncoming = false, wait = false;
-	if (len > 0.0f && slowed)
+	if (len > 0.0f && slowed && quality)
 		crowd_ahead(nav, a, st, p, dx / len, dy / len, false, &oncoming, &wait);
 	if (wait && off <= 0.5f * r && !(a->stall_time >= nav->def.stuck_time && nav->def.stuck_time > 0.0f)) {
 		a->waiting = true;
@@ -711,13 +716,14 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	}
 	/* Keep right: with oncoming agents ahead, aim two radii to the right of
 	 * the way, so that counter-flows form lanes (when the right is a wall,
-	 * straight on). Stalled for half of stuck_time (two agents meeting
-	 * head-on settle it by waiting first, above), the same: aim two radii to
+	 * straight on). Stalled for half of stuck_time (a quarter in reference
+	 * avoidance; two agents meeting head-on settle it by waiting first,
+	 * above), the same: aim two radii to
 	 * the right until it moves again, or to the left when the right is a
 	 * wall (the point is off the mesh: an agent pinned at a wall's corner,
 	 * whom a step right would press into the wall for good); when both are,
 	 * neither. Not when the goal itself is near. */
-	const bool aside = nav->def.stuck_time > 0.0f && a->stall_time >= 0.5f * nav->def.stuck_time;
+	const bool aside = nav->def.stuck_time > 0.0f && a->stall_time >= (quality ? 0.5f : 0.25f) * nav->def.stuck_time;
 	if ((aside || oncoming) && len > 0.0f && dist(st->position, a->goal) > 4.0f * r) {
 		const orca_vec2 right = {p.x + dy / len * 2.0f * r, p.y - dx / len * 2.0f * r};
 		const orca_vec2 left = {p.x - dy / len * 2.0f * r, p.y + dx / len * 2.0f * r};
@@ -906,7 +912,7 @@ static bool way_clear(const orca_nav *nav, const nav_agent *a, const orca_agent_
  * looked at while it gets on toward its goal (over half its cruising speed). */
 static bool home_blocked(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, float to_goal)
 {
-	if (!(to_goal > 0.0f))
+	if (!(to_goal > 0.0f) || orca_world_avoidance(nav->world) != ORCA_AVOIDANCE_QUALITY)
 		return false;
 	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
 	const float gx = a->goal.x - st->position.x, gy = a->goal.y - st->position.y;
