@@ -1,7 +1,9 @@
 /* crowdctl — the command-line client of crowd-server, built on the C client
  * library: ping, spawn, target, velocity, remove, obstacle add|remove, paths,
  * and a live `watch` of snapshots or agent events, with --json output (one
- * object per line) for scripts. */
+ * object per line) for scripts. Every argument is parsed and checked into a
+ * `command` before connecting; a usage error is one line on stderr naming the
+ * command, the option and the reason, and exit status 2. */
 #include "crowd/client.h"
 
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,7 @@ enum { EXIT_OK = 0, EXIT_SERVER_ERROR = 1, EXIT_USAGE = 2, EXIT_CONNECTION = 3 }
 
 #define DEFAULT_SERVER "127.0.0.1:7777"
 #define MAX_BATCH 1000
+#define MAX_SPAWN 1048574u /* the most agents a world holds (crowd-server --max-agents' upper bound) */
 
 typedef struct ctl {
 	crowd_client *client;
@@ -181,13 +185,9 @@ static void on_watch_snapshot(void *user, const crowd_client_snapshot *s);
 static void on_watch_events(void *user, const crowd_v1_AgentEvents *events);
 static void on_paths(void *user, const crowd_v1_Paths *paths);
 
-static int open_session(ctl *c, const char *token, const char *name, bool keep_agents) {
-	char host[256];
-	uint16_t port;
-	if (crowd_client_parse_address(c->server, host, sizeof host, &port) < 0) {
-		fprintf(stderr, "crowdctl: --server wants HOST:PORT, got '%s'\n", c->server);
-		return EXIT_USAGE;
-	}
+/* The address was checked with the other arguments (main). */
+static int open_session(ctl *c, const char *host, uint16_t port, const char *token, const char *name,
+                        bool keep_agents) {
 	crowd_client_options o = crowd_client_default_options();
 	o.connect_timeout_ms = c->timeout_ms;
 	o.user = c;
@@ -241,30 +241,147 @@ static bool parse_u32(const char *s, uint32_t *out) {
 	return true;
 }
 
-/* The remaining arguments as agent ids. */
-static bool parse_ids(int argc, char **argv, uint32_t **ids, size_t *n) {
+/* A usage error: one line naming the command, the option and the reason;
+ * returns EXIT_USAGE. Every argument is checked before connecting. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("crowdctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+/* getopt_long returned '?' or ':' (opterr is off, optstrings start with ':'). */
+static int option_error(const char *cmd, int o, char **argv) {
+	const char *arg = argv[optind - 1];
+	if (o == ':') return usage_error("%s %s: needs a value", cmd, arg);
+	if (optopt && optopt < 128) return usage_error("%s: unknown option '-%c' (see crowdctl --help)", cmd, optopt);
+	return usage_error("%s: unknown option '%s' (see crowdctl --help)", cmd, arg);
+}
+
+static bool want_u32(const char *where, const char *text, uint32_t min, uint32_t max, uint32_t *out) {
+	uint32_t v;
+	if (!parse_u32(text, &v) || v < min || v > max) {
+		usage_error("%s: must be a whole number %" PRIu32 "..%" PRIu32 ", got '%s'", where, min, max, text);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool want_float(const char *where, const char *text, float *out) {
+	if (!parse_float(text, out)) {
+		usage_error("%s: must be a finite number, got '%s'", where, text);
+		return false;
+	}
+	return true;
+}
+
+/* `form` names the n numbers, e.g. "X,Y". */
+static bool want_floats(const char *where, const char *text, float *out, int n, const char *form) {
+	if (!parse_floats(text, out, n)) {
+		usage_error("%s: wants %s (%d finite numbers), got '%s'", where, form, n, text);
+		return false;
+	}
+	return true;
+}
+
+/* The remaining arguments as ids (of agents or obstacles); at least one. */
+static bool want_ids(const char *cmd, const char *usage, int argc, char **argv, uint32_t **ids, size_t *n) {
 	*n = 0;
-	*ids = calloc(argc > 0 ? (size_t)argc : 1, sizeof **ids);
-	if (!*ids) return false;
+	*ids = NULL;
+	if (argc <= 0) {
+		usage_error("%s: no agent ids given (usage: %s)", cmd, usage);
+		return false;
+	}
+	*ids = calloc((size_t)argc, sizeof **ids);
+	if (!*ids) {
+		usage_error("%s: out of memory", cmd);
+		return false;
+	}
 	for (int i = 0; i < argc; i++) {
 		if (!parse_u32(argv[i], &(*ids)[i])) {
-			fprintf(stderr, "crowdctl: not an id: '%s'\n", argv[i]);
+			usage_error("%s: '%s' is not an agent id (a whole number)", cmd, argv[i]);
+			free(*ids);
+			*ids = NULL;
 			return false;
 		}
 	}
 	*n = (size_t)argc;
-	return argc > 0;
+	return true;
 }
 
 /* ------------------------------------------------------------------ commands */
 
-static int cmd_ping(ctl *c, int argc, char **argv) {
-	uint32_t count = 1;
+typedef struct spawn_layout {
+	bool has_at, has_area;
+	float at[2], area[4], spacing;
+} spawn_layout;
+
+/* A command with every argument parsed and checked, before any connection. */
+typedef enum cmd_kind {
+	CMD_PING,
+	CMD_SPAWN,
+	CMD_TARGET,
+	CMD_VELOCITY,
+	CMD_REMOVE,
+	CMD_OBSTACLE_ADD,
+	CMD_OBSTACLE_REMOVE,
+	CMD_PATHS,
+	CMD_WATCH
+} cmd_kind;
+
+typedef struct command {
+	cmd_kind kind;
+	uint32_t count; /* ping --count, spawn --count */
+	/* spawn */
+	uint32_t batch;
+	spawn_layout layout;
+	crowd_v1_AgentSpec spec;
+	/* target, velocity */
+	float to[2];
+	bool direct;
+	/* target, velocity, remove, paths: agent ids; obstacle remove: its id */
+	uint32_t *ids;
+	size_t ids_count;
+	uint32_t obstacle_id;
+	/* obstacle add */
+	float *x, *y;
+	size_t vertices;
+	/* watch */
+	crowd_v1_Rect area;
+	bool has_area, events, all_agents;
+	uint32_t divisor, limit;
+} command;
+
+static void command_free(command *cmd) {
+	free(cmd->ids);
+	free(cmd->x);
+	free(cmd->y);
+}
+
+/* Arguments left after the options: a usage error. */
+static int no_more_args(const char *cmd, int argc, char **argv) {
+	if (optind < argc) return usage_error("%s: unexpected argument '%s'", cmd, argv[optind]);
+	return EXIT_OK;
+}
+
+static int parse_ping(command *cmd, int argc, char **argv) {
+	cmd->count = 1;
 	static const struct option opts[] = {{"count", required_argument, 0, 'n'}, {0, 0, 0, 0}};
 	optind = 1;
-	for (int o; (o = getopt_long(argc, argv, "n:", opts, NULL)) != -1;) {
-		if (o != 'n' || !parse_u32(optarg, &count) || count == 0) return EXIT_USAGE;
+	for (int o; (o = getopt_long(argc, argv, ":n:", opts, NULL)) != -1;) {
+		if (o != 'n') return option_error("ping", o, argv);
+		if (!want_u32("ping --count", optarg, 1, 1000000, &cmd->count)) return EXIT_USAGE;
 	}
+	return no_more_args("ping", argc, argv);
+}
+
+static int run_ping(ctl *c, const command *cmd) {
+	uint32_t count = cmd->count;
 	uint64_t min = UINT64_MAX, max = 0, sum = 0;
 	for (uint32_t i = 0; i < count; i++) {
 		c->pong = false;
@@ -299,11 +416,6 @@ static int cmd_ping(ctl *c, int argc, char **argv) {
 	return EXIT_OK;
 }
 
-typedef struct spawn_layout {
-	bool has_at, has_area;
-	float at[2], area[4], spacing;
-} spawn_layout;
-
 /* Agent i of n: a square grid around --at, or spread evenly over --area. */
 static void layout_position(const spawn_layout *l, uint32_t i, uint32_t n, float *x, float *y) {
 	if (l->has_area) {
@@ -321,10 +433,12 @@ static void layout_position(const spawn_layout *l, uint32_t i, uint32_t n, float
 	*y = l->at[1] - half + (float)(i / cols) * l->spacing;
 }
 
-static int cmd_spawn(ctl *c, int argc, char **argv) {
-	uint32_t count = 1, batch = MAX_BATCH;
-	spawn_layout layout = {.spacing = 1.0f};
-	crowd_v1_AgentSpec spec = crowd_v1_AgentSpec_init_zero;
+static int parse_spawn(command *cmd, int argc, char **argv) {
+	cmd->count = 1;
+	cmd->batch = MAX_BATCH;
+	cmd->layout = (spawn_layout){.spacing = 1.0f};
+	crowd_v1_AgentSpec *spec = &cmd->spec;
+	*spec = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
 	static const struct option opts[] = {
 	    {"count", required_argument, 0, 'n'},      {"at", required_argument, 0, 'a'},
 	    {"area", required_argument, 0, 'A'},       {"target", required_argument, 0, 't'},
@@ -332,52 +446,56 @@ static int cmd_spawn(ctl *c, int argc, char **argv) {
 	    {"pref-speed", required_argument, 0, 'p'}, {"spacing", required_argument, 0, 's'},
 	    {"batch", required_argument, 0, 'b'},      {0, 0, 0, 0}};
 	optind = 1;
-	for (int o; (o = getopt_long(argc, argv, "n:a:A:t:r:m:p:s:b:", opts, NULL)) != -1;) {
-		bool ok = false;
+	for (int o; (o = getopt_long(argc, argv, ":n:a:A:t:r:m:p:s:b:", opts, NULL)) != -1;) {
+		bool ok;
 		float t[2];
+		float *a = cmd->layout.area;
 		switch (o) {
 		case 'n':
-			ok = parse_u32(optarg, &count) && count > 0;
+			ok = want_u32("spawn --count", optarg, 1, MAX_SPAWN, &cmd->count);
 			break;
 		case 'a':
-			ok = layout.has_at = parse_floats(optarg, layout.at, 2);
+			ok = cmd->layout.has_at = want_floats("spawn --at", optarg, cmd->layout.at, 2, "X,Y");
 			break;
 		case 'A':
-			ok = layout.has_area = parse_floats(optarg, layout.area, 4);
-			ok = ok && layout.area[2] >= layout.area[0] && layout.area[3] >= layout.area[1];
+			ok = cmd->layout.has_area = want_floats("spawn --area", optarg, a, 4, "X0,Y0,X1,Y1");
+			if (ok && (a[2] < a[0] || a[3] < a[1]))
+				ok = !usage_error("spawn --area: wants X0 <= X1 and Y0 <= Y1, got '%s'", optarg);
 			break;
 		case 't':
-			ok = spec.has_target = parse_floats(optarg, t, 2);
-			spec.target.x = t[0];
-			spec.target.y = t[1];
+			ok = spec->has_target = want_floats("spawn --target", optarg, t, 2, "X,Y");
+			spec->target.x = t[0];
+			spec->target.y = t[1];
 			break;
 		case 'r':
-			ok = spec.has_radius = parse_float(optarg, &spec.radius);
+			ok = spec->has_radius = want_float("spawn --radius", optarg, &spec->radius);
 			break;
 		case 'm':
-			ok = spec.has_max_speed = parse_float(optarg, &spec.max_speed);
+			ok = spec->has_max_speed = want_float("spawn --max-speed", optarg, &spec->max_speed);
 			break;
 		case 'p':
-			ok = spec.has_pref_speed = parse_float(optarg, &spec.pref_speed);
+			ok = spec->has_pref_speed = want_float("spawn --pref-speed", optarg, &spec->pref_speed);
 			break;
 		case 's':
-			ok = parse_float(optarg, &layout.spacing);
+			ok = want_float("spawn --spacing", optarg, &cmd->layout.spacing);
 			break;
 		case 'b':
-			ok = parse_u32(optarg, &batch) && batch > 0 && batch <= 65535;
+			ok = want_u32("spawn --batch", optarg, 1, 65535, &cmd->batch);
 			break;
 		default:
-			break;
+			return option_error("spawn", o, argv);
 		}
-		if (!ok) {
-			fprintf(stderr, "crowdctl spawn: bad option value\n");
-			return EXIT_USAGE;
-		}
+		if (!ok) return EXIT_USAGE;
 	}
-	if (optind != argc || (layout.has_at && layout.has_area)) {
-		fprintf(stderr, "crowdctl spawn: give --at X,Y or --area X0,Y0,X1,Y1, not both\n");
-		return EXIT_USAGE;
-	}
+	if (cmd->layout.has_at && cmd->layout.has_area)
+		return usage_error("spawn: give --at X,Y or --area X0,Y0,X1,Y1, not both");
+	return no_more_args("spawn", argc, argv);
+}
+
+static int run_spawn(ctl *c, const command *cmd) {
+	const uint32_t count = cmd->count, batch = cmd->batch;
+	const spawn_layout layout = cmd->layout;
+	const crowd_v1_AgentSpec spec = cmd->spec;
 	crowd_v1_AgentSpec *specs = calloc(batch < count ? batch : count, sizeof *specs);
 	uint32_t *all = calloc(count, sizeof *all);
 	if (!specs || !all) {
@@ -431,76 +549,88 @@ static int print_ok(const ctl *c, const char *what) {
 	return EXIT_OK;
 }
 
-/* target --to X,Y [--direct] ID...   and   velocity --to VX,VY ID... */
-static int cmd_steer(ctl *c, int argc, char **argv, bool velocity) {
-	float v[2];
-	bool have = false, direct = false;
-	static const struct option opts[] = {
+static int parse_steer(command *cmd, int argc, char **argv, bool velocity) {
+	const char *name = velocity ? "velocity" : "target";
+	const char *usage = velocity ? "velocity --to VX,VY ID..." : "target --to X,Y [--direct] ID...";
+	bool have = false;
+	static const struct option target_opts[] = {
 	    {"to", required_argument, 0, 't'}, {"direct", no_argument, 0, 'D'}, {0, 0, 0, 0}};
+	static const struct option velocity_opts[] = {{"to", required_argument, 0, 't'}, {0, 0, 0, 0}};
 	optind = 1;
-	for (int o; (o = getopt_long(argc, argv, "t:", opts, NULL)) != -1;) {
-		if (o == 'D' && !velocity) {
-			direct = true;
-			continue;
+	for (int o; (o = getopt_long(argc, argv, ":t:", velocity ? velocity_opts : target_opts, NULL)) != -1;) {
+		if (o == 'D') {
+			cmd->direct = true;
+		} else if (o == 't') {
+			char where[32];
+			snprintf(where, sizeof where, "%s --to", name);
+			if (!want_floats(where, optarg, cmd->to, 2, velocity ? "VX,VY" : "X,Y")) return EXIT_USAGE;
+			have = true;
+		} else {
+			return option_error(name, o, argv);
 		}
-		if (o != 't' || !(have = parse_floats(optarg, v, 2))) return EXIT_USAGE;
 	}
-	uint32_t *ids;
-	size_t n;
-	if (!have || !parse_ids(argc - optind, argv + optind, &ids, &n)) {
-		fprintf(stderr, "crowdctl: usage: %s --to X,Y ID...\n", velocity ? "velocity" : "target");
-		return EXIT_USAGE;
-	}
+	if (!have) return usage_error("%s: --to is required (usage: %s)", name, usage);
+	return want_ids(name, usage, argc - optind, argv + optind, &cmd->ids, &cmd->ids_count) ? EXIT_OK : EXIT_USAGE;
+}
+
+/* target --to X,Y [--direct] ID...   and   velocity --to VX,VY ID... */
+static int run_steer(ctl *c, const command *cmd) {
+	const bool velocity = cmd->kind == CMD_VELOCITY;
+	const float *v = cmd->to;
 	/* a target is walked by path around obstacles (the server's default) unless --direct */
-	int64_t id = velocity ? crowd_client_set_velocities(c->client, ids, n, &v[0], &v[1], 1)
-	             : direct ? crowd_client_set_targets_steer(c->client, ids, n, &v[0], &v[1], 1,
-	                                                       crowd_v1_SteerMode_STEER_DIRECT)
-	                      : crowd_client_set_targets(c->client, ids, n, &v[0], &v[1], 1);
-	free(ids);
+	int64_t id = velocity      ? crowd_client_set_velocities(c->client, cmd->ids, cmd->ids_count, &v[0], &v[1], 1)
+	             : cmd->direct ? crowd_client_set_targets_steer(c->client, cmd->ids, cmd->ids_count, &v[0], &v[1],
+	                                                            1, crowd_v1_SteerMode_STEER_DIRECT)
+	                           : crowd_client_set_targets(c->client, cmd->ids, cmd->ids_count, &v[0], &v[1], 1);
 	int r = wait_answer(c, id);
 	return r == EXIT_OK ? print_ok(c, velocity ? "velocity set" : "target set") : r;
 }
 
-static int cmd_remove(ctl *c, int argc, char **argv) {
-	uint32_t *ids;
-	size_t n;
-	if (!parse_ids(argc - 1, argv + 1, &ids, &n)) {
-		fprintf(stderr, "crowdctl: usage: remove ID...\n");
-		free(ids);
-		return EXIT_USAGE;
-	}
-	int r = wait_answer(c, crowd_client_remove_agents(c->client, ids, n));
-	free(ids);
+static int run_remove(ctl *c, const command *cmd) {
+	int r = wait_answer(c, crowd_client_remove_agents(c->client, cmd->ids, cmd->ids_count));
 	return r == EXIT_OK ? print_ok(c, "removed") : r;
 }
 
-static int cmd_obstacle(ctl *c, int argc, char **argv) {
-	if (argc >= 3 && strcmp(argv[1], "remove") == 0) {
-		uint32_t id;
-		if (argc != 3 || !parse_u32(argv[2], &id)) return EXIT_USAGE;
-		int r = wait_answer(c, crowd_client_remove_obstacle(c->client, id));
+/* obstacle add X,Y X,Y X,Y [X,Y...] | obstacle remove ID: no options, so negative
+ * coordinates need no "--". */
+static int parse_obstacle(command *cmd, int argc, char **argv) {
+	const char *usage = "obstacle add X,Y X,Y X,Y [X,Y...] | obstacle remove ID";
+	if (argc >= 2 && strcmp(argv[1], "remove") == 0) {
+		cmd->kind = CMD_OBSTACLE_REMOVE;
+		if (argc != 3) return usage_error("obstacle remove: wants one obstacle id, got %d arguments", argc - 2);
+		if (!parse_u32(argv[2], &cmd->obstacle_id))
+			return usage_error("obstacle remove: '%s' is not an obstacle id (a whole number)", argv[2]);
+		return EXIT_OK;
+	}
+	if (argc >= 2 && strcmp(argv[1], "add") == 0) {
+		cmd->kind = CMD_OBSTACLE_ADD;
+		size_t n = (size_t)argc - 2;
+		if (n < 3) return usage_error("obstacle add: wants at least 3 vertices X,Y, got %zu", n);
+		cmd->x = calloc(n, sizeof *cmd->x);
+		cmd->y = calloc(n, sizeof *cmd->y);
+		if (!cmd->x || !cmd->y) return usage_error("obstacle add: out of memory");
+		for (size_t i = 0; i < n; i++) {
+			float p[2];
+			if (!parse_floats(argv[2 + i], p, 2))
+				return usage_error("obstacle add: vertex %zu wants X,Y (2 finite numbers), got '%s'",
+				                   i + 1, argv[2 + i]);
+			cmd->x[i] = p[0];
+			cmd->y[i] = p[1];
+		}
+		cmd->vertices = n;
+		return EXIT_OK;
+	}
+	if (argc < 2) return usage_error("obstacle: wants add or remove (usage: %s)", usage);
+	return usage_error("obstacle: '%s' is not add or remove (usage: %s)", argv[1], usage);
+}
+
+static int run_obstacle(ctl *c, const command *cmd) {
+	if (cmd->kind == CMD_OBSTACLE_REMOVE) {
+		int r = wait_answer(c, crowd_client_remove_obstacle(c->client, cmd->obstacle_id));
 		return r == EXIT_OK ? print_ok(c, "obstacle removed") : r;
 	}
-	if (argc >= 4 && strcmp(argv[1], "add") == 0) {
-		size_t n = (size_t)argc - 2;
-		float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
-		bool ok = x && y;
-		for (size_t i = 0; ok && i < n; i++) {
-			float p[2];
-			ok = parse_floats(argv[2 + i], p, 2);
-			if (ok) {
-				x[i] = p[0];
-				y[i] = p[1];
-			}
-		}
-		int r = ok ? wait_answer(c, crowd_client_add_obstacle(c->client, x, y, n)) : EXIT_USAGE;
-		free(x);
-		free(y);
-		if (r == EXIT_USAGE) fprintf(stderr, "crowdctl: usage: obstacle add X,Y X,Y [X,Y...]\n");
-		return r == EXIT_OK ? print_ok(c, "obstacle added:") : r;
-	}
-	fprintf(stderr, "crowdctl: usage: obstacle add X,Y X,Y [X,Y...] | obstacle remove ID\n");
-	return EXIT_USAGE;
+	int r = wait_answer(c, crowd_client_add_obstacle(c->client, cmd->x, cmd->y, cmd->vertices));
+	return r == EXIT_OK ? print_ok(c, "obstacle added:") : r;
 }
 
 /* paths ID...: each agent's corners to its goal (GetPaths, minor 1) */
@@ -536,18 +666,10 @@ static void on_paths(void *user, const crowd_v1_Paths *p) {
 	}
 }
 
-static int cmd_paths(ctl *c, int argc, char **argv) {
-	uint32_t *ids;
-	size_t n;
-	if (!parse_ids(argc - 1, argv + 1, &ids, &n)) {
-		fprintf(stderr, "crowdctl: usage: paths ID...\n");
-		free(ids);
-		return EXIT_USAGE;
-	}
+static int run_paths(ctl *c, const command *cmd) {
 	the_paths_ctl = c;
 	paths_answered = false;
-	int64_t id = crowd_client_get_paths(c->client, ids, n);
-	free(ids);
+	int64_t id = crowd_client_get_paths(c->client, cmd->ids, cmd->ids_count);
 	if (id < 0) return report_failure(c, NULL, (int)id);
 	c->awaited = (uint32_t)id;
 	c->answered = false;
@@ -580,8 +702,8 @@ static void on_watch_events(void *user, const crowd_v1_AgentEvents *ev) {
 			       ev->tick, e->agent_id, kind, (double)e->point.x, (double)e->point.y, (double)e->target.x,
 			       (double)e->target.y, e->owner);
 		else
-			printf("tick %" PRIu64 "  agent %" PRIu32 "  %-11s at (%.2f, %.2f)  target (%.2f, %.2f)  owner %" PRIu32
-			       "\n",
+			printf("tick %" PRIu64 "  agent %" PRIu32
+			       "  %-11s at (%.2f, %.2f)  target (%.2f, %.2f)  owner %" PRIu32 "\n",
 			       ev->tick, e->agent_id, kind, (double)e->point.x, (double)e->point.y, (double)e->target.x,
 			       (double)e->target.y, e->owner);
 		events_seen++;
@@ -637,50 +759,46 @@ static void on_watch_snapshot(void *user, const crowd_client_snapshot *s) {
 	fflush(stdout);
 }
 
-static int cmd_watch(ctl *c, int argc, char **argv) {
-	crowd_v1_Rect area;
-	bool has_area = false;
-	uint32_t divisor = 0;
-	bool events = false, all_agents = false;
-	watch_state w = {.c = c};
-	static const struct option opts[] = {{"area", required_argument, 0, 'A'},
-	                                     {"divisor", required_argument, 0, 'd'},
-	                                     {"count", required_argument, 0, 'n'},
-	                                     {"events", no_argument, 0, 'E'},
-	                                     {"all", no_argument, 0, 'L'},
-	                                     {0, 0, 0, 0}};
+static int parse_watch(command *cmd, int argc, char **argv) {
+	static const struct option opts[] = {
+	    {"area", required_argument, 0, 'A'},  {"divisor", required_argument, 0, 'd'},
+	    {"count", required_argument, 0, 'n'}, {"events", no_argument, 0, 'E'},
+	    {"all", no_argument, 0, 'L'},         {0, 0, 0, 0}};
 	optind = 1;
-	for (int o; (o = getopt_long(argc, argv, "A:d:n:", opts, NULL)) != -1;) {
+	for (int o; (o = getopt_long(argc, argv, ":A:d:n:", opts, NULL)) != -1;) {
 		float a[4];
-		uint32_t n;
-		bool ok = false;
+		bool ok = true;
 		switch (o) {
 		case 'A':
-			ok = has_area = parse_floats(optarg, a, 4);
-			area = (crowd_v1_Rect){a[0], a[1], a[2], a[3]};
+			ok = cmd->has_area = want_floats("watch --area", optarg, a, 4, "X0,Y0,X1,Y1");
+			if (ok) cmd->area = (crowd_v1_Rect){a[0], a[1], a[2], a[3]};
 			break;
 		case 'd':
-			ok = parse_u32(optarg, &divisor);
+			ok = want_u32("watch --divisor", optarg, 0, UINT32_MAX, &cmd->divisor);
 			break;
 		case 'n':
-			ok = parse_u32(optarg, &n);
-			w.limit = n;
+			ok = want_u32("watch --count", optarg, 0, UINT32_MAX, &cmd->limit);
 			break;
 		case 'E':
-			ok = events = true;
+			cmd->events = true;
 			break;
 		case 'L':
-			ok = all_agents = true;
+			cmd->all_agents = true;
 			break;
 		default:
-			break;
+			return option_error("watch", o, argv);
 		}
 		if (!ok) return EXIT_USAGE;
 	}
-	if (events || all_agents) {
+	return no_more_args("watch", argc, argv);
+}
+
+static int run_watch(ctl *c, const command *cmd) {
+	watch_state w = {.c = c, .limit = cmd->limit};
+	if (cmd->events || cmd->all_agents) {
 		/* events instead of snapshots: this session's agents', or every agent's (--all, admin) */
 		the_events_ctl = c;
-		int r = wait_answer(c, crowd_client_subscribe_events(c->client, all_agents, false));
+		int r = wait_answer(c, crowd_client_subscribe_events(c->client, cmd->all_agents, false));
 		if (r != EXIT_OK) return r;
 		while (!stop_requested && (w.limit == 0 || events_seen < w.limit)) {
 			if (c->unasked_error) return report_failure(c, &c->unasked, 0);
@@ -691,7 +809,7 @@ static int cmd_watch(ctl *c, int argc, char **argv) {
 		return EXIT_OK;
 	}
 	the_watch = &w;
-	int r = wait_answer(c, crowd_client_subscribe(c->client, has_area ? &area : NULL, divisor));
+	int r = wait_answer(c, crowd_client_subscribe(c->client, cmd->has_area ? &cmd->area : NULL, cmd->divisor));
 	if (r != EXIT_OK) return r;
 	while (!stop_requested && (w.limit == 0 || w.seen < w.limit)) {
 		if (c->unasked_error) return report_failure(c, &c->unasked, 0);
@@ -729,7 +847,7 @@ static void usage(FILE *f) {
 	           "                                           obstacles, or in a straight line (--direct)\n"
 	           "  velocity --to VX,VY ID...                drive these agents with a preferred velocity\n"
 	           "  remove ID...                             remove agents\n"
-	           "  obstacle add X,Y X,Y [X,Y...]            add a polygon (counter-clockwise), prints its id\n"
+	           "  obstacle add X,Y X,Y X,Y [X,Y...]        add a polygon (counter-clockwise), prints its id\n"
 	           "  obstacle remove ID                       remove an obstacle\n"
 	           "  paths ID...                              each agent's path: corners, goal, corridor size\n"
 	           "  watch [--area X0,Y0,X1,Y1] [--divisor N] [--count N]\n"
@@ -738,7 +856,8 @@ static void usage(FILE *f) {
 	           "                                           with the point chosen, stuck): this session's\n"
 	           "                                           agents, or every agent's (--all, admin)\n"
 	           "\n"
-	           "exit status: 0 ok, 1 the server answered with an Error, 2 usage, 3 connection failure\n");
+	           "exit status: 0 ok, 1 the server answered with an Error, 2 usage error (one line on stderr\n"
+	           "naming the option; every argument is checked before connecting), 3 connection failure\n");
 }
 
 /* Global options may follow the command too (`crowdctl watch --json`): move
@@ -781,6 +900,70 @@ static char **hoist_global_options(int argc, char **argv) {
 	return out;
 }
 
+/* The command's arguments into cmd: EXIT_OK, or EXIT_USAGE with one line said. */
+static int parse_command(command *cmd, int argc, char **argv) {
+	const char *name = argv[0];
+	static const struct {
+		const char *name;
+		cmd_kind kind;
+	} commands[] = {{"ping", CMD_PING},         {"spawn", CMD_SPAWN},   {"target", CMD_TARGET},
+	                {"velocity", CMD_VELOCITY}, {"remove", CMD_REMOVE}, {"obstacle", CMD_OBSTACLE_ADD},
+	                {"paths", CMD_PATHS},       {"watch", CMD_WATCH}};
+	size_t k = 0;
+	while (k < sizeof commands / sizeof commands[0] && strcmp(name, commands[k].name) != 0) k++;
+	if (k == sizeof commands / sizeof commands[0])
+		return usage_error("unknown command '%s' (commands: ping, spawn, target, velocity, remove, obstacle, "
+		                   "paths, watch; see crowdctl --help)",
+		                   name);
+	cmd->kind = commands[k].kind;
+	opterr = 0; /* getopt's own messages are replaced by option_error's one line */
+	switch (cmd->kind) {
+	case CMD_PING:
+		return parse_ping(cmd, argc, argv);
+	case CMD_SPAWN:
+		return parse_spawn(cmd, argc, argv);
+	case CMD_TARGET:
+	case CMD_VELOCITY:
+		return parse_steer(cmd, argc, argv, cmd->kind == CMD_VELOCITY);
+	case CMD_REMOVE:
+	case CMD_PATHS:
+		if (argc >= 2 && argv[1][0] == '-' && argv[1][1] != '\0' && (argv[1][1] < '0' || argv[1][1] > '9'))
+			return usage_error("%s: unknown option '%s' (see crowdctl --help)", name, argv[1]);
+		return want_ids(name, cmd->kind == CMD_REMOVE ? "remove ID..." : "paths ID...", argc - 1, argv + 1,
+		                &cmd->ids, &cmd->ids_count)
+		           ? EXIT_OK
+		           : EXIT_USAGE;
+	case CMD_OBSTACLE_ADD:
+	case CMD_OBSTACLE_REMOVE:
+		return parse_obstacle(cmd, argc, argv);
+	case CMD_WATCH:
+		return parse_watch(cmd, argc, argv);
+	}
+	return EXIT_USAGE;
+}
+
+static int run_command(ctl *c, const command *cmd) {
+	switch (cmd->kind) {
+	case CMD_PING:
+		return run_ping(c, cmd);
+	case CMD_SPAWN:
+		return run_spawn(c, cmd);
+	case CMD_TARGET:
+	case CMD_VELOCITY:
+		return run_steer(c, cmd);
+	case CMD_REMOVE:
+		return run_remove(c, cmd);
+	case CMD_OBSTACLE_ADD:
+	case CMD_OBSTACLE_REMOVE:
+		return run_obstacle(c, cmd);
+	case CMD_PATHS:
+		return run_paths(c, cmd);
+	case CMD_WATCH:
+		return run_watch(c, cmd);
+	}
+	return EXIT_USAGE;
+}
+
 int main(int argc, char **argv) {
 	static char **hoisted; /* static: reachable until exit, whichever return is taken */
 	hoisted = hoist_global_options(argc, argv);
@@ -795,7 +978,8 @@ int main(int argc, char **argv) {
 	    {"name", required_argument, 0, 'N'},   {"timeout", required_argument, 0, 'T'},
 	    {"json", no_argument, 0, 'j'},         {"no-keep", no_argument, 0, 'k'},
 	    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-	for (int o; (o = getopt_long(argc, argv, "+s:t:N:T:jkh", opts, NULL)) != -1;) {
+	opterr = 0;
+	for (int o; (o = getopt_long(argc, argv, "+:s:t:N:T:jkh", opts, NULL)) != -1;) {
 		uint32_t ms;
 		switch (o) {
 		case 's':
@@ -808,10 +992,7 @@ int main(int argc, char **argv) {
 			name = optarg;
 			break;
 		case 'T':
-			if (!parse_u32(optarg, &ms) || ms == 0 || ms > 3600000) {
-				usage(stderr);
-				return EXIT_USAGE;
-			}
+			if (!want_u32("--timeout", optarg, 1, 3600000, &ms)) return EXIT_USAGE;
 			c.timeout_ms = (int)ms;
 			break;
 		case 'j':
@@ -823,53 +1004,40 @@ int main(int argc, char **argv) {
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
+		case ':':
+			return usage_error("%s: needs a value", argv[optind - 1]);
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			if (optopt && optopt < 128)
+				return usage_error("unknown option '-%c' (see crowdctl --help)", optopt);
+			return usage_error("unknown option '%s' (see crowdctl --help)", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return usage_error("no command given (ping, spawn, target, velocity, remove, obstacle, paths, watch; "
+		                   "see crowdctl --help)");
 	int cargc = argc - optind;
 	char **cargv = argv + optind;
-	const char *cmd = cargv[0];
-	static const char *const known[] = {"ping",     "spawn", "target", "velocity", "remove",
-	                                    "obstacle", "watch", "paths"};
-	bool is_known = false;
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) is_known |= strcmp(cmd, known[i]) == 0;
-	if (!is_known) {
-		fprintf(stderr, "crowdctl: unknown command '%s'\n", cmd);
-		usage(stderr);
-		return EXIT_USAGE;
+
+	/* Every argument is checked before connecting: a usage error is exit 2 whether or not a server runs. */
+	command cmd = {0};
+	int r = parse_command(&cmd, cargc, cargv);
+	char host[256];
+	uint16_t port = 0;
+	if (r == EXIT_OK && crowd_client_parse_address(c.server, host, sizeof host, &port) < 0)
+		r = usage_error("--server%s: wants HOST:PORT, got '%s'",
+		                getenv("CROWDCTL_SERVER") == c.server ? " ($CROWDCTL_SERVER)" : "", c.server);
+	if (r != EXIT_OK) {
+		command_free(&cmd);
+		return r;
 	}
-	if (strcmp(cmd, "watch") == 0) {
+	if (cmd.kind == CMD_WATCH) {
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 	}
-
-	int r = open_session(&c, token, name, keep);
-	if (r == EXIT_OK) {
-		if (strcmp(cmd, "ping") == 0)
-			r = cmd_ping(&c, cargc, cargv);
-		else if (strcmp(cmd, "spawn") == 0)
-			r = cmd_spawn(&c, cargc, cargv);
-		else if (strcmp(cmd, "target") == 0)
-			r = cmd_steer(&c, cargc, cargv, false);
-		else if (strcmp(cmd, "velocity") == 0)
-			r = cmd_steer(&c, cargc, cargv, true);
-		else if (strcmp(cmd, "remove") == 0)
-			r = cmd_remove(&c, cargc, cargv);
-		else if (strcmp(cmd, "obstacle") == 0)
-			r = cmd_obstacle(&c, cargc, cargv);
-		else if (strcmp(cmd, "paths") == 0)
-			r = cmd_paths(&c, cargc, cargv);
-		else
-			r = cmd_watch(&c, cargc, cargv);
-		if (r == EXIT_USAGE) usage(stderr);
-	}
+	r = open_session(&c, host, port, token, name, keep);
+	if (r == EXIT_OK) r = run_command(&c, &cmd);
 	crowd_client_close(c.client, c.timeout_ms);
+	command_free(&cmd);
 	free(c.ids);
 	return r;
 }

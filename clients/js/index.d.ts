@@ -1,5 +1,7 @@
-// Type declarations for crowd-client (crowd.v1). Checked by `tsc --noEmit` on
-// tests/js/typed_example.ts (ctest js.types).
+// Type declarations for @crowd-sim/client (crowd.v1). Checked by `tsc --noEmit` on
+// tests/js/typed_example.ts (ctest js.types); the enums below are compared with
+// proto/crowd.proto's, names and values, by ctest js.enums (a new value in the
+// proto fails it until it is added here).
 
 export const PROTOCOL_MAJOR: 1;
 export const PROTOCOL_MINOR: number;
@@ -10,14 +12,18 @@ export declare const ErrorCode: Readonly<{
   ERROR_NOT_OWNER: 9; ERROR_INVALID_ARGUMENT: 10; ERROR_UNKNOWN_ID: 11; ERROR_STALE_ID: 12;
   ERROR_LIMIT_AGENTS_WORLD: 13; ERROR_LIMIT_AGENTS_CONNECTION: 14; ERROR_LIMIT_BATCH: 15; ERROR_RATE_LIMITED: 16;
   ERROR_BAD_POLYGON: 17; ERROR_ALREADY_HELLO: 18; ERROR_SLOW_CONSUMER: 19; ERROR_SHUTTING_DOWN: 20;
-  ERROR_SERVER_FULL: 21; ERROR_INTERNAL: 22; ERROR_STORAGE_UNAVAILABLE: 23;
-  [name: string]: number;
+  ERROR_SERVER_FULL: 21; ERROR_INTERNAL: 22; ERROR_STORAGE_UNAVAILABLE: 23; ERROR_LIMIT_COST: 27;
 }>;
+/** A crowd.v1 ErrorCode value (a newer server may send others: CrowdError.code is a number). */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 export declare const Role: Readonly<{ ROLE_UNSPECIFIED: 0; ROLE_VIEWER: 1; ROLE_PLAYER: 2; ROLE_ADMIN: 3 }>;
+export type Role = (typeof Role)[keyof typeof Role];
 export declare const SteerMode: Readonly<{ STEER_DEFAULT: 0; STEER_NAVIGATE: 1; STEER_DIRECT: 2 }>;
+export type SteerMode = (typeof SteerMode)[keyof typeof SteerMode];
 export declare const AgentEventKind: Readonly<{
   AGENT_EVENT_UNSPECIFIED: 0; AGENT_EVENT_ARRIVED: 1; AGENT_EVENT_UNREACHABLE: 2; AGENT_EVENT_STUCK: 3;
 }>;
+export type AgentEventKind = (typeof AgentEventKind)[keyof typeof AgentEventKind];
 
 export interface Vec2 { x: number; y: number }
 export interface Rect { minX: number; minY: number; maxX: number; maxY: number }
@@ -37,7 +43,7 @@ export interface AgentSpec {
   weight?: number;
   layer?: number;
   mask?: number;
-  steer?: number;
+  steer?: SteerMode;
 }
 
 export interface Welcome {
@@ -45,7 +51,7 @@ export interface Welcome {
   protocolMinor: number;
   serverVersion: string;
   clientId: number;
-  role: number;
+  role: Role;
   tickRateHz: number;
   snapshotDivisor: number;
   precision: number;
@@ -100,7 +106,7 @@ export type AgentEventKindName = 'UNSPECIFIED' | 'ARRIVED' | 'UNREACHABLE' | 'ST
 
 export interface AgentEvent {
   agentId: number;
-  kind: number;
+  kind: AgentEventKind;
   kindName: AgentEventKindName | string;
   /** ARRIVED, STUCK: where the agent is; UNREACHABLE: the nearest reachable point it walks to. */
   point: Vec2 | null;
@@ -134,8 +140,14 @@ export interface ClientOptions {
   keepAgentsOnDisconnect?: boolean;
   /** A request without an answer this long rejects with RequestTimeoutError (default 10000). */
   requestTimeoutMs?: number;
+  /** The TCP (or WebSocket) connection and the Welcome must come within this (default 10000). */
   connectTimeoutMs?: number;
-  /** Reconnect with exponential back-off after a lost connection (default true). */
+  /**
+   * connect() keeps trying with back-off until a Welcome (default false: it
+   * rejects with a ConnectError on the first failure). Also an option of connect().
+   */
+  retry?: boolean;
+  /** After a Welcome: reconnect with exponential back-off when the connection is lost (default true). */
   reconnect?: boolean;
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
@@ -178,7 +190,8 @@ export declare class CrowdClient {
   readonly connected: boolean;
   readonly welcome: Welcome | null;
   readonly clientId: number;
-  readonly role: number;
+  /** The Welcome's role; ROLE_UNSPECIFIED (0) before one. */
+  readonly role: Role;
   readonly resumeKey: string;
   readonly world: World;
   readonly stats: ClientStats;
@@ -189,11 +202,15 @@ export declare class CrowdClient {
   once<K extends keyof ClientEvents>(event: K, listener: ClientEvents[K]): this;
   off<K extends keyof ClientEvents>(event: K, listener: ClientEvents[K]): this;
 
-  connect(): Promise<Welcome>;
+  /**
+   * Resolves with the Welcome. Rejects on the first failure with a ConnectError
+   * (or the CrowdError of a refused Hello: BAD_TOKEN, …) unless `retry`.
+   */
+  connect(options?: { retry?: boolean }): Promise<Welcome>;
   close(): void;
 
   spawnAgents(agents: AgentSpec[]): Promise<number[]>;
-  setTargets(ids: number[], targets: Vec2 | Vec2[], options?: { steer?: number }): Promise<void>;
+  setTargets(ids: number[], targets: Vec2 | Vec2[], options?: { steer?: SteerMode }): Promise<void>;
   setVelocities(ids: number[], velocities: Vec2 | Vec2[]): Promise<void>;
   removeAgents(ids: number[]): Promise<void>;
   addObstacle(vertices: Vec2[]): Promise<number>;
@@ -223,6 +240,35 @@ export declare class CrowdError extends Error {
 }
 export declare class RequestTimeoutError extends CrowdError {}
 export declare class ConnectionClosedError extends CrowdError {}
+
+/** What connect() met instead of a crowd server (see ConnectError.kind). */
+export type ConnectFailureKind =
+  /** Nothing listens there. */
+  | 'refused'
+  /** No such host, or no route to it. */
+  | 'unreachable'
+  /** No TCP connection, or no Welcome, within connectTimeoutMs. */
+  | 'timeout'
+  /** An HTTP server answered: the server's --http port, not its --listen port. */
+  | 'http'
+  /** A TLS server answered a plain tcp:// connection. */
+  | 'tls'
+  /** Bytes that are not crowd.v1. */
+  | 'not-crowd'
+  /** The peer closed before a Welcome. */
+  | 'closed'
+  /** A WebSocket handshake failed (browsers do not say why). */
+  | 'websocket';
+
+/** connect() failed: `kind` says what it met; codeName is 'CONNECT'. */
+export declare class ConnectError extends ConnectionClosedError {
+  constructor(kind: ConnectFailureKind, message: string, extra?: { address?: string; cause?: unknown });
+  kind: ConnectFailureKind;
+  /** The address connect() tried. */
+  address: string;
+  /** The socket's error (code 'ECONNREFUSED', …), where there is one. */
+  cause?: unknown;
+}
 export declare function errorCodeName(code: number): string;
 
 export declare class SnapshotError extends Error {}

@@ -202,7 +202,14 @@ typedef struct load_run {
 	load_stats interval; /* histograms since the last progress line */
 	load_stats last_sum; /* counters summed at the last progress line (no histograms) */
 	int threshold_failures;
+	char failure[320];      /* the first reason a connection did not get to run, e.g. "connect
+	                           127.0.0.1:7999: connection refused"; empty: none */
+	uint32_t failed;        /* connections that never got to run */
 } load_run;
+
+/** Count a connection that did not get to run, and keep the first reason
+ * (printf-style; printed when no connection ran, or beside the table). */
+void load_run_failed(load_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /** Prepare connection i (no I/O yet). */
 bool load_conn_init(load_conn *c, load_run *run, uint32_t index);

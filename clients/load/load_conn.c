@@ -6,6 +6,7 @@
 #include "load_ws.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,35 @@ static uint8_t take_request(load_conn *c, uint32_t id, uint8_t kind, uint64_t *s
 		return k;
 	}
 	return 0;
+}
+
+void load_run_failed(load_run *run, const char *fmt, ...) {
+	run->failed++;
+	if (run->failure[0]) return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(run->failure, sizeof run->failure, fmt, ap);
+	va_end(ap);
+}
+
+/* "HOST:PORT" ("[V6]:PORT") of the server, for messages. */
+static const char *server_text(const load_run *run) {
+	static char text[300];
+	const bool v6 = strchr(run->opt.host, ':') != NULL;
+	snprintf(text, sizeof text, "%s%s%s:%d", v6 ? "[" : "", run->opt.host, v6 ? "]" : "", run->opt.port);
+	return text;
+}
+
+/* What to check when the peer does not speak crowd.v1 the way we asked. */
+static const char *port_hint(const load_run *run) {
+	return run->opt.websocket ? "; is this a crowd server's HTTP port? (its TCP port is used without --ws)"
+	                          : "; is this a crowd server's TCP port? (its HTTP port needs --ws)";
+}
+
+/* A connection that has not reached RUNNING ends: say why (once per connection). */
+static void setup_failed(load_conn *c, const char *why) {
+	if (c->state == LOAD_CONN_RUNNING || c->state == LOAD_CONN_CLOSING || c->state == LOAD_CONN_CLOSED) return;
+	load_run_failed(c->run, "%s: %s", server_text(c->run), why);
 }
 
 /* Encode and send one request; returns its request_id (0 on failure). */
@@ -699,6 +729,13 @@ static void handle_frame(load_conn *c, const uint8_t *frame, size_t len) {
 	crowd_snapshot_stats st = {0};
 	if (!crowd_decode_server_message(frame, len, &msg, &c->view, &c->obstacles, &st)) {
 		c->stats.decode_failures++;
+		if (c->state == LOAD_CONN_HELLO) {
+			char why[200];
+			snprintf(why, sizeof why, "the answer to Hello is not a crowd.v1 message%s", port_hint(c->run));
+			setup_failed(c, why);
+			load_conn_close(c);
+			return;
+		}
 		/* the baseline is lost: wait for the next keyframe */
 		crowd_view_clear(&c->view);
 		return;
@@ -711,6 +748,12 @@ static void handle_frame(load_conn *c, const uint8_t *frame, size_t len) {
 		on_answer(c, msg.msg.ack.request_id, &msg.msg.ack, 0);
 		break;
 	case crowd_v1_ServerMessage_error_tag:
+		if (c->state == LOAD_CONN_HELLO) {
+			char why[200];
+			snprintf(why, sizeof why, "Hello refused: %s: %s",
+			         load_error_name((uint32_t)msg.msg.error.code), msg.msg.error.message);
+			setup_failed(c, why);
+		}
 		on_answer(c, msg.msg.error.request_id, NULL, (uint32_t)msg.msg.error.code);
 		break;
 	case crowd_v1_ServerMessage_snapshot_tag:
@@ -750,7 +793,8 @@ static void on_read_ws(load_conn *c, const char *data, size_t n) {
 		int rc = load_ws_handshake(&c->ws, err, sizeof err);
 		if (rc == 0) return;
 		if (rc < 0) {
-			if (c->stats.connect_failures++ == 0 && c->index == 0) fprintf(stderr, "crowd-load: %s\n", err);
+			c->stats.connect_failures++;
+			setup_failed(c, err);
 			load_conn_close(c);
 			return;
 		}
@@ -788,6 +832,15 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 	if (nread < 0) {
 		if (!c->run->stopping && c->state != LOAD_CONN_CLOSING) {
 			c->stats.disconnects++;
+			char why[200];
+			const char *when = c->state == LOAD_CONN_SPAWNING ? "while spawning"
+			                   : c->state == LOAD_CONN_CONNECTING
+			                       ? "before the WebSocket upgrade was answered"
+			                       : "before Welcome";
+			const char *hint = c->state == LOAD_CONN_SPAWNING ? "" : port_hint(c->run);
+			snprintf(why, sizeof why, "the connection closed %s (%s)%s", when, uv_strerror((int)nread),
+			         hint);
+			setup_failed(c, why);
 		}
 		load_conn_close(c);
 		return;
@@ -821,12 +874,15 @@ static void on_connect(uv_connect_t *req, int status) {
 	load_conn *c = req->data;
 	if (status < 0) {
 		c->stats.connect_failures++;
+		load_run_failed(c->run, "connect %s: %s", server_text(c->run), uv_strerror(status));
 		load_conn_close(c);
 		return;
 	}
 	uv_tcp_nodelay(&c->tcp, 1);
-	if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
+	int rc = uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+	if (rc != 0) {
 		c->stats.connect_failures++;
+		load_run_failed(c->run, "read %s: %s", server_text(c->run), uv_strerror(rc));
 		load_conn_close(c);
 		return;
 	}
@@ -837,6 +893,7 @@ static void on_connect(uv_connect_t *req, int status) {
 		    !write_buf(c, &req)) {
 			crowd_buf_free(&req);
 			c->stats.connect_failures++;
+			setup_failed(c, "cannot send the WebSocket upgrade request");
 			load_conn_close(c);
 		}
 		return; /* Hello once the upgrade is accepted */
@@ -865,8 +922,10 @@ void load_conn_open(load_conn *c) {
 	load_run *run = c->run;
 	run->opened++;
 	c->state = LOAD_CONN_CONNECTING;
-	if (uv_tcp_init(run->loop, &c->tcp) != 0) {
+	int rc = uv_tcp_init(run->loop, &c->tcp);
+	if (rc != 0) {
 		c->stats.connect_failures++;
+		load_run_failed(run, "socket: %s", uv_strerror(rc));
 		c->state = LOAD_CONN_CLOSED;
 		run->closed++;
 		return;
@@ -877,8 +936,10 @@ void load_conn_open(load_conn *c) {
 	c->timer.data = c;
 	c->timer_open = true;
 	c->connect_req.data = c;
-	if (uv_tcp_connect(&c->connect_req, &c->tcp, (const struct sockaddr *)&run->addr, on_connect) != 0) {
+	rc = uv_tcp_connect(&c->connect_req, &c->tcp, (const struct sockaddr *)&run->addr, on_connect);
+	if (rc != 0) {
 		c->stats.connect_failures++;
+		load_run_failed(run, "connect %s: %s", server_text(run), uv_strerror(rc));
 		load_conn_close(c);
 	}
 }

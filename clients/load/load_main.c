@@ -89,8 +89,7 @@ static void on_phase(uv_timer_t *t) {
 				fprintf(stderr, "crowd-load: set-up still incomplete after %.0f s; measuring anyway\n",
 				        elapsed);
 			if (run.running == 0) {
-				fprintf(stderr, "crowd-load: no connection is running; stopping\n");
-				stop_run();
+				stop_run(); /* main says why */
 				return;
 			}
 			start_measuring();
@@ -191,6 +190,20 @@ int main(int argc, char **argv) {
 
 	uv_run(run.loop, UV_RUN_DEFAULT);
 
+	if (!run.measuring) {
+		/* No connection got to run: a table of zeros would hide why. */
+		if (run.failure[0])
+			fprintf(stderr, "crowd-load: no connection ran: %s\n", run.failure);
+		else
+			fprintf(stderr, "crowd-load: stopped before any connection was running\n");
+		for (uint32_t i = 0; i < run.opt.connections; i++) load_conn_free(&run.conns[i]);
+		free(run.conns);
+		load_stats_free(&run.total);
+		load_stats_free(&run.interval);
+		load_plan_free(&run.plan);
+		uv_loop_close(run.loop);
+		return 2;
+	}
 	double measured = (double)(run.measure_end_ns - run.measure_start_ns) / 1e9;
 	load_report_sum(&run, &run.total);
 	const load_stats *t = &run.total;
@@ -218,6 +231,9 @@ int main(int argc, char **argv) {
 		}
 	}
 	int rc = load_report_final(&run, t, measured, stdout);
+	if (run.failed)
+		fprintf(stderr, "crowd-load: %u of %u connections did not get to run; the first: %s\n", run.failed,
+		        run.opt.connections, run.failure);
 	bool ran = run.measuring && t->acks + t->snapshots > 0;
 
 	for (uint32_t i = 0; i < run.opt.connections; i++) load_conn_free(&run.conns[i]);

@@ -46,7 +46,8 @@ static void usage(FILE *out, const char *prog) {
 	    "  --max-errors N           exit 1 if errors + disconnects + failed connects exceed N\n"
 	    "  -h, --help               this text\n"
 	    "\n"
-	    "Exit status: 0 ok, 1 a threshold was passed, 2 bad usage or nothing could run.\n",
+	    "Exit status: 0 ok, 1 a threshold was passed, 2 bad usage (one line naming the option) or no\n"
+	    "connection could run (one line saying why, e.g. connection refused; no table).\n",
 	    prog);
 }
 
@@ -206,8 +207,8 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	int ch;
 	double d = 0;
 	uint32_t u = 0;
-	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0; /* errors are reported below, one line each */
+	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		int rc = 0;
 		switch (ch) {
 		case O_SERVER:
@@ -295,8 +296,14 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 		case 'h':
 			usage(stdout, argv[0]);
 			return 1;
-		default:
-			usage(stderr, argv[0]);
+		case ':':
+			fprintf(stderr, "crowd-load: %s: needs a value\n", argv[optind - 1]);
+			return -1;
+		default: /* one line, not the whole help */
+			if (optopt && optopt < 128)
+				fprintf(stderr, "crowd-load: unknown option '-%c' (see --help)\n", optopt);
+			else
+				fprintf(stderr, "crowd-load: unknown option '%s' (see --help)\n", argv[optind - 1]);
 			return -1;
 		}
 		if (rc < 0) return -1;

@@ -558,7 +558,7 @@ function sendTarget(x, y) {
 function finishObstacle() {
   var pts = obstacleDraft;
   obstacleDraft = [];
-  if (pts.length < 2 || state.role < 3) return;
+  if (pts.length < 3 || state.role < 3) return; // the server refuses fewer (BAD_POLYGON)
   // RVO2 wants counter-clockwise polygons.
   var area = 0;
   for (var i = 0; i < pts.length; i++) {

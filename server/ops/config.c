@@ -12,32 +12,96 @@
 #include "log.h"
 #include "orca/orca.h"
 
+#include "crowd/wire.h"
+
 #ifndef CROWD_VERSION
 #define CROWD_VERSION "0.0.0"
 #endif
 
+/* ------------------------------------------------------------------ enums */
+
+#define ENUM(values) {values, sizeof values / sizeof values[0]}
+
+/* A boolean's words: true and false, and the usual synonyms. */
+static const config_enum_value bool_values[] = {
+    {"true", 1, "on"}, {"false", 0, "off"}, {"yes", 1, NULL}, {"no", 0, NULL},
+    {"on", 1, NULL},   {"off", 0, NULL},    {"1", 1, NULL},   {"0", 0, NULL},
+};
+static const config_enum bool_enum = ENUM(bool_values);
+
 /* The avoidance mode (issue 11): quality is the default, reference is RVO2. */
-static int set_avoidance(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+static const config_enum_value avoidance_values[] = {
+    {"quality", ORCA_AVOIDANCE_QUALITY, "agents never freeze and never overlap deeply"},
+    {"reference", ORCA_AVOIDANCE_REFERENCE, "RVO2's ORCA, bit for bit"},
+};
+const config_enum config_avoidance_enum = ENUM(avoidance_values);
+
+static const config_enum_value fsync_values[] = {
+    {"always", CONFIG_FSYNC_ALWAYS, "a command is acknowledged once it is on disk (one group commit per tick)"},
+    {"everysec", CONFIG_FSYNC_EVERYSEC, "at most the last second of acknowledged commands can be lost"},
+    {"no", CONFIG_FSYNC_NO, "the kernel decides when the journal reaches the disk"},
+};
+const config_enum config_fsync_enum = ENUM(fsync_values);
+
+static const config_enum_value log_level_values[] = {
+    {"debug", LOG_DEBUG, "also detail: refused requests, tick profiles, checkpoint timings"},
+    {"info", LOG_INFO, "start, stop, connections and what each part of the server set up"},
+    {"warn", LOG_WARN, "only warnings and errors"},
+    {"warning", LOG_WARN, NULL},
+    {"error", LOG_ERROR, "only errors"},
+    {"off", LOG_OFF, "nothing"},
+};
+const config_enum config_log_level_enum = ENUM(log_level_values);
+
+static const config_enum_value role_values[] = {
+    {"viewer", crowd_v1_Role_ROLE_VIEWER, "subscribe and ping only"},
+    {"player", crowd_v1_Role_ROLE_PLAYER, "may spawn agents and command the agents it spawned"},
+    {"admin", crowd_v1_Role_ROLE_ADMIN, "everything, including other clients' agents and obstacles"},
+};
+const config_enum config_role_enum = ENUM(role_values);
+
+/* config_set_enum stores the value as an int; a role field is a crowd_v1_Role. */
+_Static_assert(sizeof(crowd_v1_Role) == sizeof(int), "crowd_v1_Role is stored through an int");
+
+int config_enum_parse(const config_enum *e, const char *name)
 {
-	if (strcmp(value, "quality") == 0) {
-		cfg->avoidance = ORCA_AVOIDANCE_QUALITY;
-	} else if (strcmp(value, "reference") == 0) {
-		cfg->avoidance = ORCA_AVOIDANCE_REFERENCE;
-	} else {
-		snprintf(err, errlen, "--%s: '%s' is not quality or reference", opt->name, value);
-		return -1;
-	}
-	return 0;
+	for (size_t i = 0; i < e->count; i++)
+		if (strcasecmp(name, e->values[i].name) == 0)
+			return e->values[i].value;
+	return -1;
 }
 
-static int set_log_level(server_config *, const config_option *, const char *, char *, size_t);
+const char *config_enum_name(const config_enum *e, int value)
+{
+	for (size_t i = 0; i < e->count; i++)
+		if (e->values[i].help && e->values[i].value == value)
+			return e->values[i].name;
+	return NULL;
+}
+
+/* "a, b or c": the listed names, for error messages and --help. */
+static void enum_names(const config_enum *e, const char *last_sep, char *out, size_t outlen)
+{
+	size_t listed = 0, shown = 0, len = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < e->count; i++)
+		listed += e->values[i].help != NULL;
+	for (size_t i = 0; i < e->count && len < outlen; i++) {
+		if (!e->values[i].help)
+			continue;
+		const char *sep = shown == 0 ? "" : shown + 1 == listed ? last_sep : ", ";
+		int n = snprintf(out + len, outlen - len, "%s%s", sep, e->values[i].name);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+		shown++;
+	}
+}
+
 static int set_token(server_config *, const config_option *, const char *, char *, size_t);
-static int set_role(server_config *, const config_option *, const char *, char *, size_t);
 static int set_bounds(server_config *, const config_option *, const char *, char *, size_t);
 static int set_config_path(server_config *, const config_option *, const char *, char *, size_t);
-static int set_avoidance(server_config *, const config_option *, const char *, char *, size_t);
 static int set_path(server_config *, const config_option *, const char *, char *, size_t);
-static int set_fsync(server_config *, const config_option *, const char *, char *, size_t);
 static int set_i64(server_config *, const config_option *, const char *, char *, size_t);
 
 #define OFF(field) offsetof(server_config, field)
@@ -47,182 +111,187 @@ static int set_i64(server_config *, const config_option *, const char *, char *,
 static const config_option option_table[] = {
     /* ---- general */
     {"config", "general", "FILE", NULL, "read options from an INI file first (flags override it)", set_config_path,
-     NOOFF, 0, 0},
-    {"log-level", "general", "LEVEL", "info", "debug, info, warn, error or off", set_log_level, NOOFF, 0, 0},
+     NOOFF, 0, 0, NULL},
+    {"log-level", "general", "LEVEL", "info", "how much the server logs (to stderr)", config_set_enum,
+     OFF(log_level), 0, 0, &config_log_level_enum},
     {"demo", "general", NULL, "false", "fill the world with a demo crowd walking between points, forever",
-     config_set_bool, OFF(demo), 0, 0},
+     config_set_bool, OFF(demo), 0, 0, NULL},
     {"demo-agents", "general", "N", "300", "agents in the demo crowd", config_set_u32, OFF(demo_agents), 0,
-     100000},
+     100000, NULL},
     {"headless-ticks", "general", "N", "0",
      "no network: run N ticks as fast as possible, print the state hash, exit (0 = serve)", config_set_u64,
-     OFF(headless_ticks), 0, 1e12},
+     OFF(headless_ticks), 0, 1e12, NULL},
     {"tick-trace", "general", "FILE", NULL,
      "write one line per tick to FILE: its number, wall time and parts in microseconds (the load bench's "
-     "per-part percentiles)", set_path, OFF(tick_trace_path), 0, 0},
+     "per-part percentiles)", set_path, OFF(tick_trace_path), 0, 0, NULL},
 
     /* ---- network */
     {"listen", "network", "HOST:PORT", "127.0.0.1:7777",
      "TCP address for clients (loopback unless you open it; port 0 = any free port)", config_set_hostport,
-     OFF(listen), 0, 0},
+     OFF(listen), 0, 0, NULL},
     {"http", "network", "HOST:PORT", "127.0.0.1:8080",
      "HTTP address: the viewer at /, /healthz, /metrics, WebSocket clients at /ws (port 0 = any free port)",
-     config_set_hostport, OFF(http), 0, 0},
+     config_set_hostport, OFF(http), 0, 0, NULL},
 
     /* ---- simulation */
-    {"tick-rate", "simulation", "HZ", "30", "world steps per second", config_set_u32, OFF(tick_rate_hz), 1, 1000},
+    {"tick-rate", "simulation", "HZ", "30", "world steps per second", config_set_u32, OFF(tick_rate_hz), 1, 1000, NULL},
     {"snapshot-divisor", "simulation", "N", "1",
      "default snapshot rate = tick rate / N (a subscriber may choose its own)", config_set_u32,
-     OFF(snapshot_divisor), 1, 10000},
+     OFF(snapshot_divisor), 1, 10000, NULL},
     {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe",
-     config_set_u32, OFF(keyframe_interval), 1, 100000},
+     config_set_u32, OFF(keyframe_interval), 1, 100000, NULL},
     {"workers", "simulation", "N", "1", "threads that step the world (results are identical for any N)",
-     config_set_u32, OFF(workers), 1, 256},
-    {"avoidance", "simulation", "MODE", "quality",
-     "quality (agents never freeze, no deep overlaps) or reference (RVO2's ORCA, bit for bit)", set_avoidance,
-     NOOFF, 0, 0},
+     config_set_u32, OFF(workers), 1, 256, NULL},
+    {"avoidance", "simulation", "MODE", "quality", "how agents avoid each other", config_set_enum, OFF(avoidance), 0,
+     0, &config_avoidance_enum},
     {"precision", "simulation", "N", "100", "fixed-point units per world unit in snapshots", config_set_u32,
-     OFF(precision), 1, 1000000},
+     OFF(precision), 1, 1000000, NULL},
     {"world-bounds", "simulation", "X0,Y0,X1,Y1", "-1000,-1000,1000,1000",
-     "positions and targets must lie inside this rectangle", set_bounds, NOOFF, -1e7, 1e7},
+     "positions and targets must lie inside this rectangle", set_bounds, NOOFF, -1e7, 1e7, NULL},
 
     /* ---- agent defaults */
-    {"agent-radius", "agent", "R", "1.5", "default radius", config_set_double, OFF(agent_radius), 1e-6, 1e6},
+    {"agent-radius", "agent", "R", "1.5", "default radius", config_set_double, OFF(agent_radius), 1e-6, 1e6, NULL},
     {"agent-max-speed", "agent", "V", "2", "default maximum speed", config_set_double, OFF(agent_max_speed), 0,
-     1e6},
+     1e6, NULL},
     {"agent-pref-speed", "agent", "V", "1.5", "default cruising speed toward a target", config_set_double,
-     OFF(agent_pref_speed), 0, 1e6},
+     OFF(agent_pref_speed), 0, 1e6, NULL},
     {"agent-neighbor-dist", "agent", "D", "15", "default neighbour search distance", config_set_double,
-     OFF(agent_neighbor_dist), 0, 1e6},
+     OFF(agent_neighbor_dist), 0, 1e6, NULL},
     {"agent-max-neighbors", "agent", "N", "10", "default neighbours considered", config_set_u32,
-     OFF(agent_max_neighbors), 0, 1000},
+     OFF(agent_max_neighbors), 0, 1000, NULL},
     {"agent-time-horizon", "agent", "T", "10", "default time horizon against agents (s)", config_set_double,
-     OFF(agent_time_horizon), 1e-6, 1e6},
+     OFF(agent_time_horizon), 1e-6, 1e6, NULL},
     {"agent-time-horizon-obst", "agent", "T", "10", "default time horizon against obstacles (s)",
-     config_set_double, OFF(agent_time_horizon_obst), 1e-6, 1e6},
+     config_set_double, OFF(agent_time_horizon_obst), 1e-6, 1e6, NULL},
     {"agent-weight", "agent", "W", "0.5", "default share of avoidance an agent takes on (0..1)",
-     config_set_double, OFF(agent_weight), 0, 1},
+     config_set_double, OFF(agent_weight), 0, 1, NULL},
 
     /* ---- what a client may ask for (in [agent] beside the defaults) */
     {"max-agent-radius", "agent", "R", "50", "largest radius a client may give", config_set_double,
-     OFF(max_agent_radius), 1e-6, 1e6},
+     OFF(max_agent_radius), 1e-6, 1e6, NULL},
     {"max-agent-speed", "agent", "V", "100", "largest speed or velocity a client may give", config_set_double,
-     OFF(max_agent_speed), 0, 1e6},
+     OFF(max_agent_speed), 0, 1e6, NULL},
     {"max-neighbor-dist", "agent", "D", "100", "largest neighbour distance a client may give",
-     config_set_double, OFF(max_neighbor_dist), 0, 1e6},
+     config_set_double, OFF(max_neighbor_dist), 0, 1e6, NULL},
     {"max-neighbors", "agent", "N", "64", "largest max_neighbors a client may give", config_set_u32,
-     OFF(max_neighbors), 0, 10000},
+     OFF(max_neighbors), 0, 10000, NULL},
     {"max-time-horizon", "agent", "T", "60", "largest time horizon a client may give (s)", config_set_double,
-     OFF(max_time_horizon), 1e-6, 1e6},
+     OFF(max_time_horizon), 1e-6, 1e6, NULL},
     {"min-time-horizon", "agent", "T", "0.1",
      "smallest time horizon (agents and obstacles) a client may give (s); shorter ones let agents overlap",
-     config_set_double, OFF(min_time_horizon), 1e-6, 1e6},
+     config_set_double, OFF(min_time_horizon), 1e-6, 1e6, NULL},
 
     /* ---- access */
     {"token", "access", "TOKEN=ROLE", NULL,
-     "grant ROLE (viewer, player, admin) to clients saying TOKEN; repeatable; INI: [tokens] TOKEN = ROLE",
-     set_token, NOOFF, 0, 0},
+     "grant ROLE to clients saying TOKEN; repeatable; INI: [tokens] TOKEN = ROLE", set_token, NOOFF, 0, 0,
+     &config_role_enum},
     {"open-role", "access", "ROLE", "admin", "role of every client while no token is configured (open server)",
-     set_role, OFF(open_role), 0, 0},
+     config_set_enum, OFF(open_role), 0, 0, &config_role_enum},
 
     /* ---- limits (each hit is answered with an Error or a close, and counted) */
     {"max-frame", "limits", "BYTES", "1m", "largest message; a bigger length prefix closes the connection",
-     config_set_size, OFF(max_frame_bytes), 64, 1ull << 30},
+     config_set_size, OFF(max_frame_bytes), 64, 1ull << 30, NULL},
     {"max-connections", "limits", "N", "1000", "connections at once; more are told SERVER_FULL and closed",
-     config_set_u32, OFF(max_connections), 1, 1000000},
+     config_set_u32, OFF(max_connections), 1, 1000000, NULL},
     {"max-agents", "limits", "N", "100000", "agents in the world (LIMIT_AGENTS_WORLD)", config_set_u32,
-     OFF(max_agents), 1, 1048574},
+     OFF(max_agents), 1, 1048574, NULL},
     {"max-agents-per-connection", "limits", "N", "20000", "agents one connection may own (LIMIT_AGENTS_CONNECTION)",
-     config_set_u32, OFF(max_agents_per_connection), 1, 1048574},
+     config_set_u32, OFF(max_agents_per_connection), 1, 1048574, NULL},
     {"max-batch", "limits", "N", "5000", "items in one request (LIMIT_BATCH)", config_set_u32, OFF(max_batch), 1,
-     65535},
+     65535, NULL},
     {"max-obstacles", "limits", "N", "1000", "obstacles in the world", config_set_u32, OFF(max_obstacles), 0,
-     1048574},
+     1048574, NULL},
     {"max-obstacle-vertices", "limits", "N", "256",
      "vertices in one obstacle (BAD_POLYGON); at most 1024, where the validity check stops being n log n",
-     config_set_u32, OFF(max_obstacle_vertices), 2, 1024},
+     config_set_u32, OFF(max_obstacle_vertices), 2, 1024, NULL},
     {"requests-per-second", "limits", "N", "2000", "requests per connection per second (RATE_LIMITED)",
-     config_set_double, OFF(requests_per_second), 0.001, 1e9},
+     config_set_double, OFF(requests_per_second), 0.001, 1e9, NULL},
     {"max-queued-bytes", "limits", "BYTES", "8m",
      "requests of one connection waiting for the next tick, by decoded size (RATE_LIMITED)", config_set_size,
-     OFF(max_queued_bytes), 1024, 1ull << 40},
+     OFF(max_queued_bytes), 1024, 1ull << 40, NULL},
     {"request-burst", "limits", "N", "4000", "requests a connection may send at once before the rate applies",
-     config_set_u32, OFF(request_burst), 1, 1000000000},
+     config_set_u32, OFF(request_burst), 1, 1000000000, NULL},
     {"output-soft-limit", "limits", "BYTES", "1m",
-     "queued output above which a client's snapshots are skipped (the next one sent is a keyframe)",
-     config_set_size, OFF(output_soft_limit), 1024, 1ull << 40},
+     "output queued for a client (the kernel's unsent bytes included) above which its snapshots are skipped "
+     "(the next one sent is a keyframe); the kernel may hold about this much of it unsent (at least 64k)",
+     config_set_size, OFF(output_soft_limit), 1024, 1ull << 40, NULL},
     {"output-soft-seconds", "limits", "S", "5",
      "a client above the soft limit this long is told SLOW_CONSUMER and closed", config_set_double,
-     OFF(output_soft_seconds), 0, 3600},
+     OFF(output_soft_seconds), 0, 3600, NULL},
     {"output-hard-limit", "limits", "BYTES", "16m", "queued output above which a client is closed at once",
-     config_set_size, OFF(output_hard_limit), 1024, 1ull << 40},
+     config_set_size, OFF(output_hard_limit), 1024, 1ull << 40, NULL},
     {"hello-timeout", "limits", "S", "5", "seconds a new connection has to send Hello", config_set_double,
-     OFF(hello_timeout_s), 0.01, 3600},
+     OFF(hello_timeout_s), 0.01, 3600, NULL},
     {"hello-timeout-busy", "limits", "S", "1",
      "seconds to send Hello while more than half the connection slots are taken", config_set_double,
-     OFF(hello_timeout_busy_s), 0.01, 3600},
+     OFF(hello_timeout_busy_s), 0.01, 3600, NULL},
     {"max-pending-per-peer", "limits", "N", "64",
      "connections (TCP, WebSocket, HTTP requests) from one IP address not past Hello or their request yet; "
-     "more are refused",
-     config_set_u32, OFF(max_pending_per_peer), 1, 1000000},
+     "more are refused (over HTTP they may still ask /healthz and /metrics: --http-reserved-slots)",
+     config_set_u32, OFF(max_pending_per_peer), 1, 1000000, NULL},
+    {"http-reserved-slots", "limits", "N", "16",
+     "HTTP connections over --max-pending-per-peer or the connection limit may still ask /healthz or /metrics "
+     "in this many slots (anything else: 503); 0: refused at once",
+     config_set_u32, OFF(http_reserved_slots), 0, 100000, NULL},
     {"neighbor-budget", "limits", "N", "200000",
      "agents x max_neighbors one connection may own (the step's cost); a spawn past it gets LIMIT_COST",
-     config_set_u32, OFF(neighbor_budget), 1, 4000000000.0},
+     config_set_u32, OFF(neighbor_budget), 1, 4000000000.0, NULL},
     {"flush-timeout", "limits", "S", "10",
      "seconds a closing connection gets to write its last messages (the Error saying why)", config_set_double,
-     OFF(flush_timeout_s), 0, 600},
+     OFF(flush_timeout_s), 0, 600, NULL},
     {"shutdown-timeout", "limits", "S", "5", "seconds to flush clients on SIGINT/SIGTERM before exiting",
-     config_set_double, OFF(shutdown_timeout_s), 0, 600},
+     config_set_double, OFF(shutdown_timeout_s), 0, 600, NULL},
 
     /* ---- persistence (server/storage) */
     {"data-dir", "persistence", "DIR", NULL,
      "journal and checkpoints here; on start, recover the world found there (empty: nothing persisted)", set_path,
-     OFF(data_dir), 0, 0},
-    {"fsync", "persistence", "MODE", "always",
-     "always (Ack once durable, one group commit per tick), everysec, or no", set_fsync, OFF(fsync_mode), 0, 0},
+     OFF(data_dir), 0, 0, NULL},
+    {"fsync", "persistence", "MODE", "always", "when the journal reaches the disk (Redis's appendfsync)",
+     config_set_enum, OFF(fsync_mode), 0, 0, &config_fsync_enum},
     {"checkpoint-every", "persistence", "TICKS", "3000", "ticks between checkpoints of the whole world",
-     config_set_u32, OFF(checkpoint_every), 1, 1e9},
+     config_set_u32, OFF(checkpoint_every), 1, 1e9, NULL},
     {"keep-checkpoints", "persistence", "N", "2", "checkpoints kept (older ones and their journal are deleted)",
-     config_set_u32, OFF(keep_checkpoints), 1, 1000},
+     config_set_u32, OFF(keep_checkpoints), 1, 1000, NULL},
     {"start-at-tick", "persistence", "T", "-1",
      "serve the recorded world as it was after tick T, without recording (for debugging); -1: the end",
-     set_i64, OFF(start_at_tick), -1, 1e15},
+     set_i64, OFF(start_at_tick), -1, 1e15, NULL},
     {"storage-fail-file", "persistence", "FILE", NULL,
      "tests only: while FILE exists every journal write fails as if the disk did", set_path,
-     OFF(storage_fail_file), 0, 0},
+     OFF(storage_fail_file), 0, 0, NULL},
     {"world-alloc-fail-file", "persistence", "FILE", NULL,
      "tests only: while FILE exists every allocation of the engine's world fails (out of memory)", set_path,
-     OFF(world_alloc_fail_file), 0, 0},
+     OFF(world_alloc_fail_file), 0, 0, NULL},
 
     /* ---- agones */
     {"agones", "agones", NULL, "false",
      "run under Agones: Ready/Health/Shutdown to the SDK sidecar (port from AGONES_SDK_HTTP_PORT, else 9358)",
-     config_set_bool, OFF(agones), 0, 0},
+     config_set_bool, OFF(agones), 0, 0, NULL},
     {"agones-health-ms", "agones", "MS", "2000", "milliseconds between health pings (inside Agones' 5 s window)",
-     config_set_u32, OFF(agones_health_ms), 10, 60000},
+     config_set_u32, OFF(agones_health_ms), 10, 60000, NULL},
     {"agones-timeout-ms", "agones", "MS", "1500", "a sidecar request unanswered this long counts as failed",
-     config_set_u32, OFF(agones_timeout_ms), 10, 60000},
+     config_set_u32, OFF(agones_timeout_ms), 10, 60000, NULL},
     /* ---- navigation (server/sim/navigation.c) */
     {"navigation", "navigation", NULL, "true",
      "targets given over the protocol are walked by path around obstacles (SteerMode STEER_NAVIGATE)",
-     config_set_bool, OFF(nav_enabled), 0, 0},
+     config_set_bool, OFF(nav_enabled), 0, 0, NULL},
     {"nav-agent-radius", "navigation", "R", "1.5",
      "the navigation mesh keeps this far from obstacles: the largest radius of agents that navigate",
-     config_set_double, OFF(nav_agent_radius), 0.01, 1000},
+     config_set_double, OFF(nav_agent_radius), 0.01, 1000, NULL},
     {"nav-cell-size", "navigation", "S", "0", "voxel size of the mesh build, rounded down to a power of two; 0: nav-agent-radius / 3",
-     config_set_double, OFF(nav_cell_size), 0, 100},
+     config_set_double, OFF(nav_cell_size), 0, 100, NULL},
     {"nav-tile-budget", "navigation", "N", "8",
      "tiles rebuilt per tick after an obstacle changes (the rest wait for later ticks)", config_set_u32,
-     OFF(nav_tile_budget), 1, 100000},
+     OFF(nav_tile_budget), 1, 100000, NULL},
     {"nav-path-budget", "navigation", "N", "256",
      "path queries answered per tick (the rest wait, in order; until then agents walk straight)",
-     config_set_u32, OFF(nav_path_budget), 1, 1000000},
+     config_set_u32, OFF(nav_path_budget), 1, 1000000, NULL},
     {"nav-stuck-seconds", "navigation", "S", "10",
      "an agent without progress this long gets a STUCK event (half of it: a re-plan); 0: never",
-     config_set_double, OFF(nav_stuck_seconds), 0, 86400},
+     config_set_double, OFF(nav_stuck_seconds), 0, 86400, NULL},
     {"nav-arrival-distance", "navigation", "D", "0.5", "ARRIVED within this distance of the goal",
-     config_set_double, OFF(nav_arrival_distance), 0, 1000},
+     config_set_double, OFF(nav_arrival_distance), 0, 1000, NULL},
     {"nav-max-path-ids", "navigation", "N", "64", "agents one GetPaths may name (more: ERROR_LIMIT_BATCH)",
-     config_set_u32, OFF(nav_max_path_ids), 1, 4096},
+     config_set_u32, OFF(nav_max_path_ids), 1, 4096, NULL},
 };
 
 const config_option *config_options(size_t *count)
@@ -253,19 +322,14 @@ static int range_error(const config_option *opt, const char *value, char *err, s
 
 int config_set_bool(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
 {
-	bool *out = field(cfg, opt);
-	if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcasecmp(value, "on") || !strcmp(value, "1"))
-		*out = true;
-	else if (!strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcasecmp(value, "off") ||
-	         !strcmp(value, "0"))
-		*out = false;
-	else {
+	int v = config_enum_parse(&bool_enum, value);
+	if (v < 0) {
 		snprintf(err, errlen, "--%s: '%s' is not true or false", opt->name, value);
 		return -1;
 	}
+	*(bool *)field(cfg, opt) = v != 0;
 	return 0;
 }
-
 static int parse_number(const config_option *opt, const char *value, double *out, char *err, size_t errlen)
 {
 	char *end;
@@ -374,63 +438,45 @@ int config_set_hostport(server_config *cfg, const config_option *opt, const char
 	return 0;
 }
 
-static int set_log_level(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
-{
-	int level = log_level_parse(value);
-	if (level < 0) {
-		snprintf(err, errlen, "--%s: '%s' is not debug, info, warn, error or off", opt->name, value);
-		return -1;
-	}
-	cfg->log_level = level;
-	return 0;
-}
-
 int config_role_parse(const char *name)
 {
-	if (!strcasecmp(name, "viewer"))
-		return crowd_v1_Role_ROLE_VIEWER;
-	if (!strcasecmp(name, "player"))
-		return crowd_v1_Role_ROLE_PLAYER;
-	if (!strcasecmp(name, "admin"))
-		return crowd_v1_Role_ROLE_ADMIN;
-	return -1;
+	return config_enum_parse(&config_role_enum, name);
 }
 
 const char *config_role_name(crowd_v1_Role role)
 {
-	switch (role) {
-	case crowd_v1_Role_ROLE_VIEWER:
-		return "viewer";
-	case crowd_v1_Role_ROLE_PLAYER:
-		return "player";
-	case crowd_v1_Role_ROLE_ADMIN:
-		return "admin";
-	default:
-		return "none";
-	}
+	const char *name = config_enum_name(&config_role_enum, (int)role);
+	return name ? name : "none";
 }
 
-static int set_role(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+/* An enum-valued option: one of opt->choices' names, stored as an int. */
+int config_set_enum(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
 {
-	int role = config_role_parse(value);
-	if (role < 0) {
-		snprintf(err, errlen, "--%s: '%s' is not viewer, player or admin", opt->name, value);
+	int v = config_enum_parse(opt->choices, value);
+	if (v < 0) {
+		char names[128];
+		enum_names(opt->choices, " or ", names, sizeof names);
+		snprintf(err, errlen, "--%s: '%s' is not %s", opt->name, value, names);
 		return -1;
 	}
-	*(crowd_v1_Role *)field(cfg, opt) = (crowd_v1_Role)role;
+	memcpy(field(cfg, opt), &v, sizeof v);
 	return 0;
 }
 
-static int add_token(server_config *cfg, const char *token, const char *role_name, char *err, size_t errlen)
+/* `what` names the source in errors: "--token" or "[tokens]". */
+static int add_token(server_config *cfg, const char *what, const char *token, const char *role_name, char *err,
+                     size_t errlen)
 {
 	int role = config_role_parse(role_name);
 	size_t len = strlen(token);
 	if (role < 0) {
-		snprintf(err, errlen, "token: '%s' is not viewer, player or admin", role_name);
+		char names[128];
+		enum_names(&config_role_enum, " or ", names, sizeof names);
+		snprintf(err, errlen, "%s: role '%s' is not %s", what, role_name, names);
 		return -1;
 	}
 	if (len == 0 || len >= sizeof cfg->tokens[0].token) {
-		snprintf(err, errlen, "token: must be 1 to %zu characters", sizeof cfg->tokens[0].token - 1);
+		snprintf(err, errlen, "%s: a token must be 1 to %zu characters", what, sizeof cfg->tokens[0].token - 1);
 		return -1;
 	}
 	for (size_t i = 0; i < cfg->token_count; i++) {
@@ -441,7 +487,7 @@ static int add_token(server_config *cfg, const char *token, const char *role_nam
 	}
 	config_token *grown = realloc(cfg->tokens, (cfg->token_count + 1) * sizeof *grown);
 	if (!grown) {
-		snprintf(err, errlen, "token: out of memory");
+		snprintf(err, errlen, "%s: out of memory", what);
 		return -1;
 	}
 	cfg->tokens = grown;
@@ -466,7 +512,7 @@ static int set_token(server_config *cfg, const config_option *opt, const char *v
 	}
 	memcpy(token, value, len);
 	token[len] = '\0';
-	return add_token(cfg, token, eq + 1, err, errlen);
+	return add_token(cfg, "--token", token, eq + 1, err, errlen);
 }
 
 static int set_bounds(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
@@ -519,22 +565,6 @@ static int set_path(server_config *cfg, const config_option *opt, const char *va
 		return -1;
 	}
 	strcpy(out, value);
-	return 0;
-}
-
-static int set_fsync(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
-{
-	int *out = field(cfg, opt);
-	if (!strcasecmp(value, "always"))
-		*out = CONFIG_FSYNC_ALWAYS;
-	else if (!strcasecmp(value, "everysec"))
-		*out = CONFIG_FSYNC_EVERYSEC;
-	else if (!strcasecmp(value, "no"))
-		*out = CONFIG_FSYNC_NO;
-	else {
-		snprintf(err, errlen, "--%s: '%s' is not always, everysec or no", opt->name, value);
-		return -1;
-	}
 	return 0;
 }
 
@@ -598,7 +628,7 @@ static int config_ini_entry(void *user, const char *section, const char *name, c
 	int rc;
 	char err[256];
 	if (strcasecmp(section, "tokens") == 0) {
-		rc = add_token(ctx->cfg, name, value, err, sizeof err);
+		rc = add_token(ctx->cfg, "[tokens]", name, value, err, sizeof err);
 	} else {
 		const config_option *opt = find_option(name);
 		if (!opt || strcmp(name, "config") == 0) {
@@ -644,9 +674,12 @@ int config_load_file(server_config *cfg, const char *path, char *err, size_t err
 	return 0;
 }
 
-/* Splits "--name=value" / "--name value"; returns the option or NULL. */
-static const config_option *flag_option(const char *arg, char *name, size_t namelen, const char **inline_value)
+/* Splits "--name=value" / "--name value"; returns the option or NULL.
+ * "--no-NAME" names the boolean NAME with *negated set. */
+static const config_option *flag_option(const char *arg, char *name, size_t namelen, const char **inline_value,
+                                        bool *negated)
 {
+	*negated = false;
 	if (strncmp(arg, "--", 2) != 0)
 		return NULL;
 	const char *body = arg + 2;
@@ -657,26 +690,38 @@ static const config_option *flag_option(const char *arg, char *name, size_t name
 	memcpy(name, body, len);
 	name[len] = '\0';
 	*inline_value = eq ? eq + 1 : NULL;
-	return find_option(name);
+	const config_option *opt = find_option(name);
+	if (!opt && strncmp(name, "no-", 3) == 0) {
+		opt = find_option(name + 3);
+		if (opt && opt->metavar)
+			return NULL; /* only booleans have a --no- form */
+		*negated = opt != NULL;
+	}
+	return opt;
 }
 
 int config_parse_args(server_config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
 	char name[64];
 	const char *inline_value;
+	bool negated;
 	/* Pass 1: --help, --version and --config, so the file comes before every flag. */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			config_print_help(stdout, argv[0]);
 			return 1;
 		}
+		if (!strcmp(argv[i], "--help-markdown")) {
+			config_print_markdown(stdout);
+			return 1;
+		}
 		if (!strcmp(argv[i], "--version")) {
-			printf("crowd-server %s (protocol crowd.v1 %u.%u)\n", CROWD_VERSION, 1u, 0u);
+			config_print_version(stdout);
 			return 1;
 		}
 	}
 	for (int i = 1; i < argc; i++) {
-		const config_option *opt = flag_option(argv[i], name, sizeof name, &inline_value);
+		const config_option *opt = flag_option(argv[i], name, sizeof name, &inline_value, &negated);
 		if (opt && strcmp(opt->name, "config") == 0) {
 			const char *value = inline_value ? inline_value : (i + 1 < argc ? argv[i + 1] : NULL);
 			if (!value) {
@@ -689,15 +734,25 @@ int config_parse_args(server_config *cfg, int argc, char **argv, char *err, size
 	}
 	/* Pass 2: every flag, in order. */
 	for (int i = 1; i < argc; i++) {
-		const config_option *opt = flag_option(argv[i], name, sizeof name, &inline_value);
+		const config_option *opt = flag_option(argv[i], name, sizeof name, &inline_value, &negated);
 		if (!opt) {
 			snprintf(err, errlen, "unknown argument '%s' (see --help)", argv[i]);
 			return -1;
 		}
 		const char *value = inline_value;
-		if (!value) {
+		if (negated) {
+			if (value) {
+				snprintf(err, errlen, "--no-%s takes no value (write --%s=%s)", opt->name, opt->name, value);
+				return -1;
+			}
+			value = "false";
+		} else if (!value) {
 			if (!opt->metavar) {
+				/* a boolean: --NAME, or --NAME true|false as two words (there are no
+				 * positional arguments, so a next word not starting with '-' is its value) */
 				value = "true";
+				if (i + 1 < argc && argv[i + 1][0] != '-')
+					value = argv[++i];
 			} else if (i + 1 < argc) {
 				value = argv[++i];
 			} else {
@@ -761,6 +816,28 @@ crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token)
 	return crowd_v1_Role_ROLE_UNSPECIFIED;
 }
 
+void config_print_version(FILE *out)
+{
+	fprintf(out, "crowd-server %s (protocol crowd.v1 %u.%u)\n", CROWD_VERSION, (unsigned)CROWD_PROTOCOL_MAJOR,
+	        (unsigned)CROWD_PROTOCOL_MINOR);
+}
+
+/* Whether the setter reads a number within [min, max]. */
+static bool numeric(const config_option *opt)
+{
+	return opt->set == config_set_u32 || opt->set == config_set_u64 || opt->set == config_set_double ||
+	       opt->set == config_set_size || opt->set == set_i64;
+}
+
+/* "--NAME METAVAR", or "--NAME[=true|false]" for a boolean. */
+static void flag_form(const config_option *opt, char *out, size_t outlen)
+{
+	if (opt->metavar)
+		snprintf(out, outlen, "--%s %s", opt->name, opt->metavar);
+	else
+		snprintf(out, outlen, "--%s[=true|false]", opt->name);
+}
+
 void config_print_help(FILE *out, const char *prog)
 {
 	fprintf(out,
@@ -770,26 +847,113 @@ void config_print_help(FILE *out, const char *prog)
 	        "with the crowd.v1 protobuf protocol. Every option may also be set in an INI\n"
 	        "file (--config FILE): put KEY = VALUE under the [section] shown below, e.g.\n"
 	        "  [network]\n  listen = 0.0.0.0:7777\n  [tokens]\n  s3cret = admin\n"
-	        "Flags override the file. Sizes take k, m or g suffixes.\n",
+	        "Flags override the file. Sizes take k, m or g suffixes. A boolean is on with\n"
+	        "--NAME and off with --NAME=false (also: --NAME false, --no-NAME; in the file\n"
+	        "NAME = false).\n",
 	        prog, CROWD_VERSION);
 	size_t n;
 	const config_option *opts = config_options(&n);
 	const char *section = "";
 	for (size_t i = 0; i < n; i++) {
-		if (strcmp(opts[i].section, section) != 0) {
-			section = opts[i].section;
+		const config_option *opt = &opts[i];
+		if (strcmp(opt->section, section) != 0) {
+			section = opt->section;
 			fprintf(out, "\n[%s]\n", section);
 		}
 		char left[64];
-		if (opts[i].metavar)
-			snprintf(left, sizeof left, "--%s %s", opts[i].name, opts[i].metavar);
-		else
-			snprintf(left, sizeof left, "--%s", opts[i].name);
-		fprintf(out, "  %-34s %s", left, opts[i].help);
-		if (opts[i].def && opts[i].metavar)
-			fprintf(out, " (default %s)", opts[i].def);
+		flag_form(opt, left, sizeof left);
+		fprintf(out, "  %-34s %s", left, opt->help);
+		if (!opt->metavar && opt->def && strcmp(opt->def, "true") == 0)
+			fprintf(out, "; off: --%s=false (default true)", opt->name);
+		else if (!opt->metavar)
+			fprintf(out, " (default false)");
+		else if (opt->def)
+			fprintf(out, " (default %s)", opt->def);
 		fputc('\n', out);
+		for (size_t k = 0; opt->choices && k < opt->choices->count; k++)
+			if (opt->choices->values[k].help)
+				fprintf(out, "  %-34s   %-10s %s\n", "", opt->choices->values[k].name, opt->choices->values[k].help);
 	}
-	fprintf(out, "\n  %-34s %s\n  %-34s %s\n", "--help", "show this help and exit", "--version",
+	fprintf(out, "\n  %-34s %s\n  %-34s %s\n  %-34s %s\n", "--help", "show this help and exit", "--help-markdown",
+	        "print every option as a Markdown page (docs/configuration.md) and exit", "--version",
 	        "print the version and exit");
+}
+
+/* Text inside a Markdown table cell: '|' escaped. */
+static void md_cell(FILE *out, const char *text)
+{
+	for (; *text; text++) {
+		if (*text == '|')
+			fputc('\\', out);
+		fputc(*text, out);
+	}
+}
+
+void config_print_markdown(FILE *out)
+{
+	fprintf(out,
+	        "<!-- Generated by `crowd-server --help-markdown > docs/configuration.md`; edit the option table in "
+	        "server/ops/config.c, not this file. -->\n"
+	        "# Configuration\n"
+	        "\n"
+	        "Every setting of `crowd-server`, from its option table. Each one is a command-line flag\n"
+	        "and a key of the INI file given with `--config FILE`: put `KEY = VALUE` under the\n"
+	        "`[section]` shown (a key before any section is accepted too). The file is read first;\n"
+	        "flags override it. Client tokens go in a `[tokens]` section as `TOKEN = ROLE`.\n"
+	        "\n"
+	        "- A flag's value follows it as the next word or after `=`: `--tick-rate 60`, `--tick-rate=60`.\n"
+	        "- A boolean is on with `--NAME` and off with `--NAME=false`; `--NAME false` (two words) and\n"
+	        "  `--no-NAME` work too, and `yes`/`no`, `on`/`off`, `1`/`0` mean the same. In the file: `NAME = false`.\n"
+	        "- Sizes (BYTES) take a `k`, `m` or `g` suffix (powers of 1024).\n"
+	        "- Names (MODE, LEVEL, ROLE) are matched without regard to case.\n"
+	        "- A value out of its range, a name not in its list or an unknown option stops the server\n"
+	        "  with one line on stderr naming the option (exit status 2).\n"
+	        "\n"
+	        "Besides these: `--help` prints this table as text, `--help-markdown` prints this page,\n"
+	        "`--version` prints the server's version and the protocol version (`crowd.v1` MAJOR.MINOR).\n");
+	size_t n;
+	const config_option *opts = config_options(&n);
+	const char *section = "";
+	for (size_t i = 0; i < n; i++) {
+		const config_option *opt = &opts[i];
+		if (strcmp(opt->section, section) != 0) {
+			section = opt->section;
+			fprintf(out, "\n## [%s]\n\n| Option | Key in [%s] | Default | Meaning |\n|---|---|---|---|\n", section,
+			        section);
+		}
+		char form[64];
+		flag_form(opt, form, sizeof form);
+		fputs("| `", out);
+		md_cell(out, form);
+		fputs("` | ", out);
+		if (strcmp(opt->name, "config") == 0)
+			fputs("(flag only)", out);
+		else
+			fprintf(out, "`%s`", opt->name);
+		fputs(" | ", out);
+		const char *def = opt->def ? opt->def : opt->metavar ? NULL : "false";
+		if (def)
+			fprintf(out, "`%s`", def);
+		else
+			fputs("(none)", out);
+		fputs(" | ", out);
+		md_cell(out, opt->help);
+		if (numeric(opt))
+			fprintf(out, ". Range %.15g to %.15g", opt->min, opt->max);
+		if (opt->choices) {
+			fputs(". ", out);
+			if (opt->set != config_set_enum)
+				fputs("ROLE: ", out);
+			const char *sep = "";
+			for (size_t k = 0; k < opt->choices->count; k++) {
+				const config_enum_value *v = &opt->choices->values[k];
+				if (!v->help)
+					continue;
+				fprintf(out, "%s`%s`: ", sep, v->name);
+				md_cell(out, v->help);
+				sep = "; ";
+			}
+		}
+		fputs(" |\n", out);
+	}
 }

@@ -2,8 +2,27 @@
  * from an optional INI file (--config FILE, libinih) and then from flags.
  *
  * To add an option: add a field to server_config and one entry to the table in
- * config.c (name, INI section, metavar, default, help, setter, offset). The
- * default text goes through the same setter as a flag, so it is checked too. */
+ * config.c (name, INI section, metavar, default, help, setter, offset, range,
+ * choices). The default text goes through the same setter as a flag, so it is
+ * checked too; --help, --help-markdown (docs/configuration.md) and the INI
+ * reader all read the same table. An option whose value is one of a few names
+ * (--avoidance, --fsync, --log-level, --open-role) points at a config_enum: its
+ * names, values and meanings, used for parsing, --help and the docs alike.
+ *
+ * Booleans (metavar NULL): `--NAME` is true; `--NAME=false` (or =true) sets
+ * the value; `--NAME false` as the next word and `--no-NAME` are accepted too.
+ * true/false may also be written yes/no, on/off or 1/0; in the INI file
+ * `NAME = false`.
+ *
+ * Error convention of this layer: a function that can fail returns 0 on
+ * success and -1 on failure, and writes one line (no newline) into the
+ * caller's err buffer (errlen bytes, always NUL-terminated): the option as
+ * `--NAME` (or FILE:LINE for the INI file), the value given, and what was
+ * expected, e.g. "--tick-rate: '0' is not a number in [1, 1000]". Nothing
+ * here prints an error or exits; the caller prints err and exits 2.
+ * Exceptions: config_parse_args returns 1 after printing --help, --version or
+ * --help-markdown (the caller exits 0), and config_init aborts on a default
+ * that does not parse (a bug in the table, not a user error). */
 #ifndef CROWD_SERVER_CONFIG_H
 #define CROWD_SERVER_CONFIG_H
 
@@ -87,6 +106,7 @@ typedef struct server_config {
 	double hello_timeout_s;
 	double hello_timeout_busy_s; /* while more than half the connection slots are taken */
 	uint32_t max_pending_per_peer; /* connections of one IP not past Hello (or their HTTP request) */
+	uint32_t http_reserved_slots;  /* HTTP slots over the limits where only /healthz and /metrics are served */
 	uint32_t neighbor_budget;      /* agents x max_neighbors per connection */
 	double flush_timeout_s;        /* a closing connection's last writes */
 	double shutdown_timeout_s;
@@ -125,6 +145,28 @@ typedef struct server_config {
 	char config_path[1024];
 } server_config;
 
+/** One name of an enum-valued option and the value it stands for. */
+typedef struct config_enum_value {
+	const char *name;
+	int value;
+	const char *help; /* what it means; NULL: an alias, accepted but not listed (the first
+	                     listed name of a value is the one printed back) */
+} config_enum_value;
+
+/** The names an enum-valued option takes; matched without regard to case. */
+typedef struct config_enum {
+	const config_enum_value *values;
+	size_t count;
+} config_enum;
+
+/** The value named `name` (any case), or -1. */
+int config_enum_parse(const config_enum *e, const char *name);
+/** The listed name of `value`, or NULL. */
+const char *config_enum_name(const config_enum *e, int value);
+
+/* The enums of the table: --avoidance, --fsync, --log-level, roles (--open-role, --token). */
+extern const config_enum config_avoidance_enum, config_fsync_enum, config_log_level_enum, config_role_enum;
+
 struct config_option;
 /** Parse `value` into the field at cfg + opt->offset. Returns 0, or -1 with err filled. */
 typedef int (*config_setter)(server_config *cfg, const struct config_option *opt, const char *value, char *err,
@@ -139,6 +181,8 @@ typedef struct config_option {
 	config_setter set;
 	size_t offset;
 	double min, max; /* numeric range, inclusive (setters that take numbers) */
+	const config_enum *choices; /* the names the value (--token: its ROLE) takes, listed in --help;
+	                               config_set_enum stores one as an int; else NULL */
 } config_option;
 
 /* Setters the table uses; extensions may use them too. */
@@ -148,11 +192,12 @@ int config_set_u64(server_config *, const config_option *, const char *, char *,
 int config_set_double(server_config *, const config_option *, const char *, char *, size_t);
 int config_set_size(server_config *, const config_option *, const char *, char *, size_t);
 int config_set_hostport(server_config *, const config_option *, const char *, char *, size_t);
+int config_set_enum(server_config *, const config_option *, const char *, char *, size_t);
 
 /** Split "HOST:PORT" or "[V6]:PORT"; returns 0 or -1. */
 int config_parse_hostport(const char *text, config_hostport *out);
 
-/** Parse "viewer", "player" or "admin"; returns -1 if unknown. */
+/** Parse "viewer", "player" or "admin" (config_role_enum); returns -1 if unknown. */
 int config_role_parse(const char *name);
 const char *config_role_name(crowd_v1_Role role);
 
@@ -171,7 +216,8 @@ int config_set(server_config *cfg, const char *name, const char *value, char *er
 int config_load_file(server_config *cfg, const char *path, char *err, size_t errlen);
 
 /** Apply argv: --config FILE is read first, then every flag overrides it.
- * Returns 0 to run, 1 when --help or --version was printed (exit 0), -1 on error (err filled). */
+ * Returns 0 to run, 1 when --help, --help-markdown or --version was printed
+ * (exit 0), -1 on error (err filled). */
 int config_parse_args(server_config *cfg, int argc, char **argv, char *err, size_t errlen);
 
 /** Cross-field checks (soft <= hard limit, bounds non-empty, ...). 0 or -1 with err. */
@@ -182,5 +228,10 @@ int config_validate(const server_config *cfg, char *err, size_t errlen);
 crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token);
 
 void config_print_help(FILE *out, const char *prog);
+/** The whole option table as Markdown: docs/configuration.md is this output. */
+void config_print_markdown(FILE *out);
+/** "crowd-server VERSION (protocol crowd.v1 MAJOR.MINOR)": the product version
+ * from CMake's project(), the protocol from wire.h. */
+void config_print_version(FILE *out);
 
 #endif

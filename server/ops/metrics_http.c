@@ -228,6 +228,22 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		scalar_u(&t, "crowd_http_idle_evicted_total", "counter",
 		         "Idle HTTP connections (request incomplete) closed to make room at the connection limit.",
 		         http->evicted);
+		/* hostile clients: the HTTP limits (see crowd_http_config) */
+		static const char *const limits[CROWD_HTTP_REFUSED_COUNT] = {"per_peer", "connections",
+		                                                             "no_subprotocol"};
+		family(
+		    &t, "crowd_http_over_limit_total", "counter",
+		    "HTTP connections accepted over a limit (per_peer: its address holds --max-pending-per-peer idle "
+		    "ones; connections: the connection limit) into a reserved slot, where only /healthz and /metrics "
+		    "are served.");
+		for (int i = 0; i < 2; i++)
+			put(&t, "crowd_http_over_limit_total{limit=\"%s\"} %" PRIu64 "\n", limits[i],
+			    http->over_limit[i]);
+		family(&t, "crowd_http_refused_total", "counter",
+		       "HTTP requests refused by a limit: 503 for anything but /healthz and /metrics over per_peer or "
+		       "connections, 400 for a WebSocket upgrade without the crowd.v1 subprotocol.");
+		for (int i = 0; i < CROWD_HTTP_REFUSED_COUNT; i++)
+			put(&t, "crowd_http_refused_total{reason=\"%s\"} %" PRIu64 "\n", limits[i], http->refused[i]);
 		scalar_u(&t, "crowd_http_bytes_in_total", "counter",
 		         "Bytes read on HTTP and WebSocket sockets (with framing).", http->bytes_in);
 		scalar_u(&t, "crowd_http_bytes_out_total", "counter",

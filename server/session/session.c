@@ -117,7 +117,7 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 }
 
 size_t session_pending_output(const session *s) {
-	return s->ops->pending_bytes(s->conn);
+	return s->ops->pending_bytes(s->conn) + s->kernel_unsent;
 }
 
 void session_close(session *s, disconnect_reason reason, bool flush) {
@@ -149,7 +149,7 @@ void session_send_encoded(session *s, const uint8_t *data, size_t len) {
 	if (s->ops->send(s->conn, data, len) != 0) return;
 	srv->metrics.messages_out[s->ops->kind]++;
 	srv->metrics.bytes_out[s->ops->kind] += len;
-	size_t pending = s->ops->pending_bytes(s->conn);
+	size_t pending = session_pending_output(s);
 	if (pending > srv->cfg->output_hard_limit && !s->cutting) {
 		log_warn("client %u: %zu bytes of output queued, over the hard limit %zu: closing", s->client_id,
 		         pending, srv->cfg->output_hard_limit);
@@ -449,7 +449,7 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	 * before decoding, with its request_id, instead of paying for it. */
 	char text[96];
 	if (info.which_msg == crowd_v1_ClientMessage_add_obstacle_tag && info.longest_list > cfg->max_obstacle_vertices) {
-		snprintf(text, sizeof text, "%u vertices; an obstacle has 2 to %u", (unsigned)info.longest_list,
+		snprintf(text, sizeof text, "%u vertices; an obstacle has 3 to %u", (unsigned)info.longest_list,
 		         (unsigned)cfg->max_obstacle_vertices);
 		refuse_frame(s, info.request_id, crowd_v1_ErrorCode_ERROR_BAD_POLYGON, text);
 		return;
@@ -549,18 +549,31 @@ void session_check_timers(session *s, uint64_t now_ns) {
 		session_close(s, DISCONNECT_HELLO_TIMEOUT, true);
 		return;
 	}
-	size_t pending = s->ops->pending_bytes(s->conn);
+	/* What the kernel holds unsent counts: a client that stops reading would
+	 * fill the socket's send buffer (autotuned up to several MiB) before anything
+	 * waits in our queue, and the soft timer must start when it falls behind. */
+	s->kernel_unsent = s->ops->kernel_unsent ? s->ops->kernel_unsent(s->conn) : 0;
+	size_t pending = session_pending_output(s);
+	uint64_t tick = s->srv->status.tick;
+	char text[128];
 	if (pending > cfg->output_hard_limit) {
 		log_warn("client %u: %zu bytes of output queued, over the hard limit: closing", s->client_id, pending);
-		cut_slow_consumer(s, DISCONNECT_OUTPUT_HARD_LIMIT, "output over the hard limit");
+		snprintf(text, sizeof text, "output over the hard limit: cut at tick %llu", (unsigned long long)tick);
+		cut_slow_consumer(s, DISCONNECT_OUTPUT_HARD_LIMIT, text);
 	} else if (pending > cfg->output_soft_limit) {
 		if (s->above_soft_since_ns == 0) {
 			s->above_soft_since_ns = now_ns;
-		} else if ((double)(now_ns - s->above_soft_since_ns) * 1e-9 > cfg->output_soft_seconds) {
+			s->above_soft_since_tick = tick;
+		} else if ((double)(now_ns - s->above_soft_since_ns) * 1e-9 >= cfg->output_soft_seconds) {
 			log_warn("client %u: output above the soft limit (%zu bytes queued) for %g s: slow consumer, "
 			         "closing",
 			         s->client_id, pending, cfg->output_soft_seconds);
-			cut_slow_consumer(s, DISCONNECT_SLOW_CONSUMER, "not reading fast enough");
+			/* The ticks are the server's clock: a client (or a test) can check the cut came on time. */
+			snprintf(
+			    text, sizeof text,
+			    "not reading fast enough: output above the soft limit since tick %llu, cut at tick %llu",
+			    (unsigned long long)s->above_soft_since_tick, (unsigned long long)tick);
+			cut_slow_consumer(s, DISCONNECT_SLOW_CONSUMER, text);
 		}
 	} else {
 		s->above_soft_since_ns = 0;

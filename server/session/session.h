@@ -71,7 +71,9 @@ typedef struct session {
 	uint32_t obstacle_version_sent;
 
 	/* output limits */
-	uint64_t above_soft_since_ns; /* 0: at or below the soft limit */
+	uint64_t above_soft_since_ns;   /* 0: at or below the soft limit */
+	uint64_t above_soft_since_tick; /* the tick it went above (for the Error's text) */
+	size_t kernel_unsent;           /* ops->kernel_unsent, asked at the start of each tick */
 } session;
 
 /** A transport accepted a connection. Returns the session, or NULL when refused
@@ -113,7 +115,7 @@ void session_command_done(session *s, const struct command *c);
 /** Housekeeping each tick: Hello timeout and output limits. */
 void session_check_timers(session *s, uint64_t now_ns);
 
-/** Bytes queued in the transport. */
+/** Bytes queued in the transport, and in the kernel unsent (as of this tick's start). */
 size_t session_pending_output(const session *s);
 
 #endif

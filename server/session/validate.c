@@ -176,8 +176,14 @@ bool validate_message(const server_config *cfg, const crowd_v1_ClientMessage *ms
 		if (m->x_count != m->y_count)
 			return request_fail(err, poly, 0, "x has %u values and y %u", (unsigned)m->x_count,
 			                    (unsigned)m->y_count);
-		if (m->x_count < 2 || m->x_count > cfg->max_obstacle_vertices)
-			return request_fail(err, poly, 0, "%u vertices; an obstacle has 2 to %u", (unsigned)m->x_count,
+		/* A polygon over the wire: at least 3 vertices. The engine also takes a
+		 * 2-vertex segment (RVO2 does); a client draws a wall as a thin quad. */
+		if (m->x_count == 2)
+			return request_fail(err, poly, 0,
+			                    "2 vertices make a segment, not a polygon: an obstacle has 3 to %u",
+			                    cfg->max_obstacle_vertices);
+		if (m->x_count < 3 || m->x_count > cfg->max_obstacle_vertices)
+			return request_fail(err, poly, 0, "%u vertices; an obstacle has 3 to %u", (unsigned)m->x_count,
 			                    cfg->max_obstacle_vertices);
 		for (uint32_t i = 0; i < m->x_count; i++)
 			if (!in_bounds(cfg, m->x[i], m->y[i]))

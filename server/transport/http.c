@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #define HTTP_FIELD_MAX 32
 #define HTTP_LINGER_MS 1000 /* after a response: drain the client's leftovers, then close */
 #define HTTP_FILE_MAX (16u << 20)
+#define HTTP_DRAIN_POLL_MS 20 /* a closing WebSocket looks this often whether the kernel has sent everything */
 
 const int crowd_http_statuses[CROWD_HTTP_NSTATUS] = {101, 200, 400, 404, 405, 408, 413, 426, 431, 500, 503};
 
@@ -62,7 +65,11 @@ struct crowd_http_ws {
 	bool write_failed;
 	outq out; /* what is written and not yet in the kernel */
 	char peer[64];
-	char ip[48]; /* peer without the port: per-peer limits */
+	char ip[48];                    /* peer without the port: per-peer limits */
+	bool reserved;                  /* over a limit, in a reserved slot: only /healthz and /metrics are served */
+	bool draining;                  /* WebSocket closing: the drain timer runs */
+	uint64_t drain_deadline_ms;     /* uv_now() past which a closing WebSocket is reset (0: not set) */
+	crowd_http_refused_reason over; /* which limit, when reserved */
 };
 
 struct crowd_http {
@@ -75,6 +82,7 @@ struct crowd_http {
 	crowd_http_hooks hooks;
 	crowd_http_ws *conns;
 	uint32_t conn_count;     /* open connections (for the limit) */
+	uint32_t reserved_count; /* of them, in reserved slots */
 	uint32_t conn_allocated; /* connections whose handles are not closed yet */
 	bool stopping;
 	bool listener_closed;
@@ -85,9 +93,11 @@ struct crowd_http {
 };
 
 static void conn_close(crowd_http_ws *c);
+static void conn_unreserve(crowd_http_ws *c);
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 static void conn_close_soon(crowd_http_ws *c);
+static void ws_close_when_sent(crowd_http_ws *c);
 static void conn_set_reason(crowd_http_ws *c, crowd_http_close_reason reason);
 static void http_maybe_done(crowd_http *h);
 
@@ -103,6 +113,7 @@ void crowd_http_default_config(crowd_http_config *cfg) {
 	cfg->flush_timeout_ms = 10000;
 	cfg->max_pending_per_peer = 64;
 	cfg->header_timeout_busy_ms = 1000;
+	cfg->reserved_slots = 16;
 }
 
 /* ------------------------------------------------------------------ writing */
@@ -121,7 +132,8 @@ static void on_written(void *owner, int status, size_t len) {
 		conn_close(c);
 		return;
 	}
-	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0) conn_close(c);
+	if (c->mode == MODE_WS && c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
+		ws_close_when_sent(c);
 }
 
 /* Queue bytes on the socket; on failure the connection is closed soon. */
@@ -204,6 +216,7 @@ static void respond(crowd_http_ws *c, int status, const char *type, const char *
 	                 status, reason_phrase(status), type, body_len, extra_headers ? extra_headers : "");
 	count_status(c->server, status);
 	uv_timer_stop(&c->timer);
+	conn_unreserve(c);     /* answered: its slot is free for the next probe */
 	c->mode = MODE_LINGER; /* anything more the client sends is read and dropped */
 	if (n < 0 || (size_t)n >= sizeof head || !conn_write(c, head, (size_t)n)) {
 		conn_close_soon(c);
@@ -213,13 +226,20 @@ static void respond(crowd_http_ws *c, int status, const char *type, const char *
 	conn_linger(c);
 }
 
-static void respond_error(crowd_http_ws *c, int status) {
-	char body[96];
-	int n = snprintf(body, sizeof body, "%d %s\n", status, reason_phrase(status));
+/* An error response; `why` (may be NULL) is added to the body for people and tools. */
+static void respond_error_why(crowd_http_ws *c, int status, const char *why) {
+	char body[192];
+	int n =
+	    snprintf(body, sizeof body, "%d %s%s%s\n", status, reason_phrase(status), why ? ": " : "", why ? why : "");
+	if (n < 0 || (size_t)n >= sizeof body) n = (int)strlen(body);
 	const char *extra = status == 405   ? "Allow: GET, HEAD\r\n"
 	                    : status == 426 ? "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
 	                                    : NULL;
 	respond(c, status, "text/plain; charset=utf-8", extra, body, (size_t)n, false);
+}
+
+static void respond_error(crowd_http_ws *c, int status) {
+	respond_error_why(c, status, NULL);
 }
 
 /* ------------------------------------------------------------------ routes */
@@ -355,10 +375,12 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 		respond_error(c, 400);
 		return;
 	}
-	bool asked = c->value_len[H_WS_PROTOCOL] > 0;
-	if (asked &&
+	/* The subprotocol is required: a client that does not name crowd.v1 does
+	 * not speak it (and a future crowd.v2 can be told apart at the handshake). */
+	if (c->value_overflow[H_WS_PROTOCOL] ||
 	    !crowd_ws_offers_protocol(c->value[H_WS_PROTOCOL], c->value_len[H_WS_PROTOCOL], CROWD_WS_SUBPROTOCOL)) {
-		respond_error(c, 400);
+		h->stats.refused[CROWD_HTTP_REFUSED_SUBPROTOCOL]++;
+		respond_error_why(c, 400, "Sec-WebSocket-Protocol must offer " CROWD_WS_SUBPROTOCOL);
 		return;
 	}
 	char accept[CROWD_WS_ACCEPT_LEN + 1];
@@ -371,11 +393,12 @@ static void serve_upgrade(crowd_http_ws *c, const char *leftover, size_t leftove
 	char head[320];
 	int n = snprintf(head, sizeof head,
 	                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-	                 "Sec-WebSocket-Accept: %s\r\n%s\r\n",
-	                 accept, asked ? "Sec-WebSocket-Protocol: " CROWD_WS_SUBPROTOCOL "\r\n" : "");
+	                 "Sec-WebSocket-Accept: %s\r\nSec-WebSocket-Protocol: " CROWD_WS_SUBPROTOCOL "\r\n\r\n",
+	                 accept);
 	uv_timer_stop(&c->timer);
 	count_status(h, 101);
 	c->mode = MODE_WS;
+	if (h->cfg.ws_unsent_limit) outq_set_unsent_limit(&c->out, h->cfg.ws_unsent_limit);
 	if (!conn_write(c, head, (size_t)n)) return;
 	c->session = h->hooks.ws_open ? h->hooks.ws_open(h->hooks.user, c, c->peer) : NULL;
 	if (!c->session) {
@@ -396,6 +419,15 @@ static void route(crowd_http_ws *c, const char *leftover, size_t leftover_len) {
 	size_t plen = strcspn(c->url, "?#");
 	memcpy(path, c->url, plen);
 	path[plen] = '\0';
+	bool probe = strcmp(path, "/healthz") == 0 || strcmp(path, "/metrics") == 0;
+	if (c->reserved && !probe) {
+		h->stats.refused[c->over]++;
+		respond_error_why(c, 503,
+		                  c->over == CROWD_HTTP_REFUSED_PER_PEER
+		                      ? "too many connections from this address; only /healthz and /metrics are served"
+		                      : "connection limit reached; only /healthz and /metrics are served");
+		return;
+	}
 	if (strcmp(path, "/ws") == 0) {
 		serve_upgrade(c, leftover, leftover_len);
 	} else if (strcmp(path, "/healthz") == 0) {
@@ -575,7 +607,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 				                                   : CROWD_HTTP_CLOSE_PROTOCOL);
 				conn_close(c);
 			} else if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
-				conn_close(c);
+				ws_close_when_sent(c);
 			break;
 		default: /* lingering: discard */
 			break;
@@ -647,6 +679,7 @@ static void conn_close(crowd_http_ws *c) {
 		    : sent ? CROWD_HTTP_CLOSE_LOCAL
 		           : CROWD_HTTP_CLOSE_PEER;
 	}
+	conn_unreserve(c);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -661,11 +694,76 @@ static void on_close_soon(uv_timer_t *t) {
 	conn_close(t->data);
 }
 
+/* A closing WebSocket is done once its queue and the kernel have sent
+ * everything (the close frame last). Past its deadline it is reset, which
+ * frees what the kernel still holds instead of leaving an orphaned socket. */
+static void on_ws_drain(uv_timer_t *t) {
+	crowd_http_ws *c = t->data;
+	if (c->mode == MODE_CLOSED) return;
+	bool sent = c->ws && crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0 && outq_kernel_unsent(&c->out) == 0;
+	if (sent || c->write_failed) {
+		conn_close(c);
+	} else if (uv_now(c->server->loop) >= c->drain_deadline_ms) {
+		uv_os_fd_t fd;
+		struct linger reset = {1, 0};
+		if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0)
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+		conn_close(c);
+	}
+}
+
+static void ws_close_when_sent(crowd_http_ws *c) {
+	if (outq_kernel_unsent(&c->out) == 0) {
+		conn_close(c);
+		return;
+	}
+	if (c->draining) return; /* the drain timer is on it */
+	c->draining = true;
+	if (!c->drain_deadline_ms) c->drain_deadline_ms = uv_now(c->server->loop) + c->server->cfg.flush_timeout_ms;
+	uv_timer_start(&c->timer, on_ws_drain, HTTP_DRAIN_POLL_MS, HTTP_DRAIN_POLL_MS);
+}
+
 /* Close from the loop rather than inside a caller that may still use the connection. */
 static void conn_close_soon(crowd_http_ws *c) {
 	if (c->mode == MODE_CLOSED) return;
 	uv_read_stop((uv_stream_t *)&c->tcp);
 	uv_timer_start(&c->timer, on_close_soon, 0, 0);
+}
+
+/* Bytes received and not read yet: a request on its way to the parser. */
+static bool conn_has_input(crowd_http_ws *c) {
+	uv_os_fd_t fd;
+	int n = 0;
+	return uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* Give c a reserved slot. When they are all taken, the oldest reserved
+ * connection that is still waiting for its request and has nothing unread
+ * makes room: a probe whose request has arrived keeps its slot, however many
+ * idle connections follow it in the same accept burst. */
+static bool conn_reserve(crowd_http_ws *c, crowd_http_refused_reason over) {
+	crowd_http *h = c->server;
+	if (h->cfg.reserved_slots == 0) return false;
+	if (h->reserved_count >= h->cfg.reserved_slots) {
+		crowd_http_ws *victim = NULL;
+		for (crowd_http_ws *o = h->conns; o; o = o->next)
+			if (o != c && o->reserved && o->mode == MODE_HTTP && !o->message_complete && !conn_has_input(o))
+				victim = o; /* the list is newest first: the last one found is the oldest */
+		if (!victim) return false;
+		h->stats.evicted++;
+		conn_set_reason(victim, CROWD_HTTP_CLOSE_LOCAL);
+		conn_close(victim);
+	}
+	c->reserved = true;
+	c->over = over;
+	h->reserved_count++;
+	return true;
+}
+
+static void conn_unreserve(crowd_http_ws *c) {
+	if (!c->reserved) return;
+	c->reserved = false;
+	c->server->reserved_count--;
 }
 
 static void on_connection(uv_stream_t *listener, int status) {
@@ -707,28 +805,41 @@ static void on_connection(uv_stream_t *listener, int status) {
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
 	/* Idle sockets (request not complete) are what exhausts a server: one
-	 * address may hold only so many, and at the limit the oldest one goes. */
-	uint32_t pending_here = 0;
+	 * address may hold only max_pending_per_peer of them, and at
+	 * max_connections the oldest idle one goes. A connection over either limit
+	 * is not refused outright: it takes one of the reserved slots, where only
+	 * /healthz and /metrics are served (anything else: 503), so no flood of
+	 * idle connections, from one address or many, can fail a health probe. */
+	uint32_t pending_here = 0, general = 1;
 	crowd_http_ws *oldest = NULL;
 	for (crowd_http_ws *o = h->conns; o; o = o->next) {
-		if (o == c || o->mode != MODE_HTTP || o->message_complete) continue;
+		if (o == c || o->reserved) continue;
+		general++;
+		if (o->mode != MODE_HTTP || o->message_complete) continue;
 		if (strcmp(o->ip, c->ip) == 0) pending_here++;
 		oldest = o; /* the list is newest first */
 	}
+	int over = -1;
 	if (pending_here >= h->cfg.max_pending_per_peer) {
-		respond_error(c, 503);
-		return;
+		over = CROWD_HTTP_REFUSED_PER_PEER;
+	} else {
+		if (general > h->cfg.max_connections && oldest) {
+			h->stats.evicted++;
+			conn_set_reason(oldest, CROWD_HTTP_CLOSE_LOCAL);
+			conn_close(oldest);
+			general--;
+		}
+		if (general > h->cfg.max_connections) over = CROWD_HTTP_REFUSED_FULL;
 	}
-	if (h->conn_count > h->cfg.max_connections && oldest) {
-		h->stats.evicted++;
-		conn_set_reason(oldest, CROWD_HTTP_CLOSE_LOCAL);
-		conn_close(oldest);
+	if (over >= 0) {
+		h->stats.over_limit[over]++;
+		if (!conn_reserve(c, (crowd_http_refused_reason)over)) {
+			h->stats.refused[over]++;
+			respond_error_why(c, 503, "connection limit reached");
+			return;
+		}
 	}
-	if (h->conn_count > h->cfg.max_connections) {
-		respond_error(c, 503);
-		return;
-	}
-	bool busy = h->conn_count * 2 > h->cfg.max_connections;
+	bool busy = c->reserved || h->conn_count * 2 > h->cfg.max_connections;
 	uv_timer_start(&c->timer, on_header_timeout, busy && h->cfg.header_timeout_busy_ms < h->cfg.header_timeout_ms
 	                                                 ? h->cfg.header_timeout_busy_ms
 	                                                 : h->cfg.header_timeout_ms,
@@ -809,6 +920,7 @@ void crowd_http_stop(crowd_http *h, void (*done)(void *arg), void *arg) {
 		if (c->mode == MODE_WS && c->ws && !crowd_ws_finished(c->ws)) {
 			/* Tell the client, let the close frame drain, but never wait long. */
 			crowd_ws_close(c->ws, CROWD_WS_CLOSE_GOING_AWAY, "server shutting down");
+			c->drain_deadline_ms = uv_now(h->loop) + HTTP_LINGER_MS;
 			if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
 				conn_close(c);
 			else
@@ -831,10 +943,12 @@ void crowd_http_ws_close(crowd_http_ws *c, uint16_t code, const char *reason) {
 	if (c->mode != MODE_WS || !c->ws) return;
 	conn_set_reason(c, CROWD_HTTP_CLOSE_LOCAL);
 	crowd_ws_close(c->ws, code, reason);
-	if (crowd_ws_finished(c->ws) && outq_pending(&c->out) == 0)
-		conn_close_soon(c);
-	else
-		uv_timer_start(&c->timer, on_close_soon, c->server->cfg.flush_timeout_ms, 0); /* a client that does not read */
+	/* What is queued, the close frame last, gets --flush-timeout to reach the
+	 * peer (a client that does not read); the drain timer closes once it has. */
+	if (!c->drain_deadline_ms) c->drain_deadline_ms = uv_now(c->server->loop) + c->server->cfg.flush_timeout_ms;
+	c->draining = true;
+	/* The first look from the loop, not inside the caller. */
+	uv_timer_start(&c->timer, on_ws_drain, 0, HTTP_DRAIN_POLL_MS);
 }
 
 void crowd_http_ws_abort(crowd_http_ws *c) {
@@ -852,4 +966,8 @@ size_t crowd_http_ws_pending(const crowd_http_ws *c) {
 
 void crowd_http_ws_discard_pending(crowd_http_ws *c) {
 	outq_discard(&c->out);
+}
+
+size_t crowd_http_ws_kernel_unsent(const crowd_http_ws *c) {
+	return c->mode == MODE_CLOSED ? 0 : outq_backlog(&c->out) - outq_pending(&c->out);
 }

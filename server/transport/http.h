@@ -25,13 +25,19 @@ typedef struct crowd_http_config {
 	uint32_t max_connections;   /* open HTTP + WebSocket connections; over it: 503 (default 1024) */
 	size_t ws_max_message;      /* bigger WebSocket message: close 1009 (default 1 MiB) */
 	uint32_t flush_timeout_ms;  /* a closing WebSocket gets this long to drain its output (default 10000) */
+	size_t ws_unsent_limit;     /* a WebSocket's kernel takes about this much it cannot send yet (0: no limit) */
 	/* Connection exhaustion: requests not complete yet (idle sockets) are what an
-	 * attacker holds. Past max_pending_per_peer from one IP address a new one is
-	 * answered 503; while more than half of max_connections are open they get
-	 * header_timeout_busy_ms; and at max_connections the oldest of them is closed
-	 * (408) to make room, so /healthz and /metrics always get in. */
-	uint32_t max_pending_per_peer; /* default 64 */
+	 * attacker holds. One IP address may hold max_pending_per_peer of them; while
+	 * more than half of max_connections are open they get header_timeout_busy_ms;
+	 * at max_connections the oldest of them is closed to make room. A connection
+	 * past the per-address cap, or past max_connections with no idle one to
+	 * close, takes one of reserved_slots instead: there only /healthz and
+	 * /metrics are served (anything else: 503), with header_timeout_busy_ms, and
+	 * when they are all taken the oldest one still waiting for its request
+	 * makes room. So probes always get in. */
+	uint32_t max_pending_per_peer;   /* default 64 */
 	uint32_t header_timeout_busy_ms; /* default 1000 */
+	uint32_t reserved_slots;         /* default 16; 0: over a limit is 503 at once */
 } crowd_http_config;
 
 /** Fill a config with the defaults above (web_root and proto_path NULL). */
@@ -77,6 +83,15 @@ typedef struct crowd_http_hooks {
 #define CROWD_HTTP_NSTATUS 11
 extern const int crowd_http_statuses[CROWD_HTTP_NSTATUS];
 
+/** Why a connection was refused (crowd_http_stats.refused). */
+typedef enum crowd_http_refused_reason {
+	CROWD_HTTP_REFUSED_PER_PEER =
+	    0,                          /* over max_pending_per_peer from its address: only /healthz, /metrics served */
+	CROWD_HTTP_REFUSED_FULL,        /* max_connections open: only /healthz, /metrics served */
+	CROWD_HTTP_REFUSED_SUBPROTOCOL, /* a WebSocket upgrade without crowd.v1 in Sec-WebSocket-Protocol (400) */
+	CROWD_HTTP_REFUSED_COUNT
+} crowd_http_refused_reason;
+
 /** Counters kept by the HTTP side, for /metrics. */
 typedef struct crowd_http_stats {
 	uint64_t responses[CROWD_HTTP_NSTATUS]; /* responses sent, by status (101 = WebSocket upgrades) */
@@ -84,6 +99,8 @@ typedef struct crowd_http_stats {
 	uint64_t ws_close_sent[4];              /* our close code: [0] any other, [1] 1002, [2] 1003, [3] 1009 */
 	uint64_t bytes_in, bytes_out;           /* every byte read and written on HTTP/WebSocket sockets */
 	uint64_t evicted;                       /* idle connections closed to make room at the limit */
+	uint64_t over_limit[2];                 /* connections accepted over the per-peer cap / the connection limit */
+	uint64_t refused[CROWD_HTTP_REFUSED_COUNT]; /* requests answered 503 (over a limit) or 400 (no subprotocol) */
 } crowd_http_stats;
 
 /** Bind and listen. On error returns a negative uv error code. */
@@ -108,5 +125,8 @@ void *crowd_http_ws_session(const crowd_http_ws *conn);
 size_t crowd_http_ws_pending(const crowd_http_ws *conn);
 /** Drop the whole messages queued for a WebSocket and not yet handed to the kernel. */
 void crowd_http_ws_discard_pending(crowd_http_ws *c);
+/** Bytes the kernel holds for this connection and has not sent yet, as far as
+ * the output limits need them (0 while nothing waits in its queue). */
+size_t crowd_http_ws_kernel_unsent(const crowd_http_ws *c);
 
 #endif /* CROWD_HTTP_H */

@@ -78,6 +78,10 @@ static void ws_op_discard(void *conn) {
 	crowd_http_ws_discard_pending(conn);
 }
 
+static size_t ws_op_kernel_unsent(void *conn) {
+	return crowd_http_ws_kernel_unsent(conn);
+}
+
 static const transport_ops ws_ops = {
     .kind = TRANSPORT_WS,
     .length_prefixed = false,
@@ -85,6 +89,7 @@ static const transport_ops ws_ops = {
     .pending_bytes = ws_op_pending,
     .close = ws_op_close,
     .discard_pending = ws_op_discard,
+    .kernel_unsent = ws_op_kernel_unsent,
 };
 
 static void *hook_ws_open(void *user, crowd_http_ws *conn, const char *peer) {
@@ -158,6 +163,8 @@ static int ext_start(server *srv, void *state) {
 	cfg.max_connections = srv->cfg->max_connections + 64; /* room for scrapes and refusals */
 	cfg.flush_timeout_ms = (uint32_t)(srv->cfg->flush_timeout_s * 1000.0);
 	cfg.max_pending_per_peer = srv->cfg->max_pending_per_peer;
+	cfg.reserved_slots = srv->cfg->http_reserved_slots;
+	cfg.ws_unsent_limit = srv->cfg->output_soft_limit > 65536 ? srv->cfg->output_soft_limit : 65536;
 	cfg.header_timeout_busy_ms = (uint32_t)(srv->cfg->hello_timeout_busy_s * 1000.0);
 	crowd_http_hooks hooks = {
 	    .user = x,

@@ -4,6 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __linux__
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#endif
+
 struct outq_item {
 	outq_item *next;
 	uv_write_t req;
@@ -97,6 +105,38 @@ int outq_write(outq *q, const void *data, size_t len) {
 
 size_t outq_pending(const outq *q) {
 	return q->held + q->in_flight;
+}
+
+size_t outq_kernel_unsent(const outq *q) {
+#ifdef SIOCOUTQNSD
+	uv_os_fd_t fd;
+	int n = 0;
+	if (q->failed || uv_fileno((const uv_handle_t *)q->stream, &fd) != 0) return 0;
+	if (ioctl(fd, SIOCOUTQNSD, &n) != 0 || n < 0) return 0;
+	return (size_t)n;
+#else
+	(void)q;
+	return 0;
+#endif
+}
+
+bool outq_set_unsent_limit(outq *q, size_t bytes) {
+#ifdef TCP_NOTSENT_LOWAT
+	uv_os_fd_t fd;
+	int v = bytes > (size_t)INT32_MAX ? INT32_MAX : (int)bytes;
+	q->lowat = uv_fileno((const uv_handle_t *)q->stream, &fd) == 0 &&
+	           setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof v) == 0;
+#else
+	(void)bytes;
+	q->lowat = false;
+#endif
+	return q->lowat;
+}
+
+size_t outq_backlog(const outq *q) {
+	size_t here = outq_pending(q);
+	if (q->lowat && here == 0) return 0;
+	return here + outq_kernel_unsent(q);
 }
 
 void outq_discard(outq *q) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
 #include <uv.h>
 
 #include "log.h"
@@ -15,6 +16,7 @@
 #include "session.h"
 
 #define TCP_READ_BUFFER 65536
+#define TCP_DRAIN_POLL_MS 20 /* a flushing close looks this often whether the kernel has sent everything */
 
 struct tcp_listener {
 	uv_tcp_t handle;
@@ -41,6 +43,8 @@ typedef struct tcp_conn {
 	disconnect_reason reason;
 	bool closing;  /* uv_close called */
 	bool flushing; /* shutdown requested, waiting for writes to drain */
+	bool shut;     /* the shutdown is done: all of it is in the kernel, the FIN after it */
+	uint64_t flush_deadline_ms; /* uv_now() past which a flushing close gives up */
 	bool peer_done; /* the peer sent EOF: keep writing until the session closes */
 	int open_handles;
 } tcp_conn;
@@ -62,14 +66,29 @@ static void conn_close_now(tcp_conn *c) {
 	uv_close((uv_handle_t *)&c->flush_timer, conn_handle_closed);
 }
 
-static void on_flush_timeout(uv_timer_t *t) {
+/* A flushing close is done once the kernel has sent everything (the peer read
+ * enough to open its window: the last message, the Error saying why, is on its
+ * way). Past --flush-timeout it gives up with a reset, freeing what the kernel
+ * still holds, instead of leaving it to an orphaned socket. */
+static void on_flush_timer(uv_timer_t *t) {
 	tcp_conn *c = t->data;
-	conn_close_now(c);
+	if (c->closing) return;
+	if (c->shut && outq_kernel_unsent(&c->out) == 0) {
+		conn_close_now(c);
+	} else if (uv_now(c->srv->loop) >= c->flush_deadline_ms) {
+		uv_os_fd_t fd;
+		struct linger reset = {1, 0};
+		if (uv_fileno((const uv_handle_t *)&c->handle, &fd) == 0)
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+		conn_close_now(c);
+	}
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status) {
-	(void)status;
-	conn_close_now(req->data);
+	tcp_conn *c = req->data;
+	if (c->closing) return;
+	c->shut = true;
+	if (status < 0 || outq_kernel_unsent(&c->out) == 0) conn_close_now(c);
 }
 
 /* ---- transport ops */
@@ -105,6 +124,11 @@ static void tcp_discard(void *conn) {
 	outq_discard(&c->out);
 }
 
+static size_t tcp_kernel_unsent(void *conn) {
+	tcp_conn *c = conn;
+	return c->closing ? 0 : outq_backlog(&c->out) - outq_pending(&c->out);
+}
+
 static void tcp_close(void *conn, bool flush) {
 	tcp_conn *c = conn;
 	if (c->closing) return;
@@ -114,14 +138,16 @@ static void tcp_close(void *conn, bool flush) {
 	}
 	if (c->flushing) return;
 	c->flushing = true;
-	uv_read_stop((uv_stream_t *)&c->handle);
+	/* Reading goes on (what arrives is dropped, on_read): closing with unread
+	 * bytes would reset the connection under the peer's last messages. */
 	c->shutdown_req.data = c;
 	if (outq_submit_all(&c->out) != 0 || uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
 		conn_close_now(c);
 		return;
 	}
 	/* A flushing close gives up after --flush-timeout and drops what is still queued. */
-	uv_timer_start(&c->flush_timer, on_flush_timeout, (uint64_t)(c->srv->cfg->flush_timeout_s * 1000.0), 0);
+	c->flush_deadline_ms = uv_now(c->srv->loop) + (uint64_t)(c->srv->cfg->flush_timeout_s * 1000.0);
+	uv_timer_start(&c->flush_timer, on_flush_timer, TCP_DRAIN_POLL_MS, TCP_DRAIN_POLL_MS);
 }
 
 static const transport_ops tcp_ops = {
@@ -131,6 +157,7 @@ static const transport_ops tcp_ops = {
     .pending_bytes = tcp_pending,
     .close = tcp_close,
     .discard_pending = tcp_discard,
+    .kernel_unsent = tcp_kernel_unsent,
 };
 
 /* ---- reading */
@@ -153,6 +180,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 		uv_read_stop(stream);
 		c->reason = DISCONNECT_PEER_CLOSED;
 		session_on_peer_eof(c->session);
+		return;
+	}
+	if (nread == UV_EOF && c->flushing) { /* nothing more to drop; the flush goes on */
+		uv_read_stop(stream);
 		return;
 	}
 	if (nread < 0) {
@@ -213,6 +244,10 @@ static void on_connection(uv_stream_t *server_stream, int status) {
 		return;
 	}
 	uv_tcp_nodelay(&c->handle, 1);
+	/* The kernel takes about the soft limit it cannot send yet; the rest waits
+	 * in the queue, where it is counted (and dropped when the client is cut). */
+	outq_set_unsent_limit(&c->out, srv->cfg->output_soft_limit > OUTQ_IN_FLIGHT_MAX ? srv->cfg->output_soft_limit
+	                                                                                : OUTQ_IN_FLIGHT_MAX);
 	char peer[64] = "?";
 	struct sockaddr_storage ss;
 	int sslen = sizeof ss;

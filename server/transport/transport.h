@@ -31,8 +31,8 @@ typedef struct transport_ops {
 	/** Queue one whole encoded message (copy it; the buffer is reused). Returns 0,
 	 * or -1 if the connection is already broken (the transport closes it). */
 	int (*send)(void *conn, const uint8_t *data, size_t len);
-	/** Bytes accepted by send() and not yet handed to the kernel: the output
-	 * buffer the soft and hard limits apply to. */
+	/** Bytes accepted by send() and not yet handed to the kernel: with
+	 * kernel_unsent, the output buffer the soft and hard limits apply to. */
 	size_t (*pending_bytes)(void *conn);
 	/** Close. flush: write what is queued first, giving up after a bounded time;
 	 * !flush: drop it and close now. May be called again with !flush to cut a
@@ -41,6 +41,12 @@ typedef struct transport_ops {
 	/** Drop the whole messages queued and not yet handed to the kernel (a cut
 	 * slow consumer's Error then goes out right after what is in flight). */
 	void (*discard_pending)(void *conn);
+	/** Bytes the kernel holds for this connection and has not sent yet (a peer
+	 * that stopped reading closed its window), as far as the limits need them:
+	 * the kernel takes only about the soft limit unsent (TCP_NOTSENT_LOWAT), so
+	 * while nothing waits in the queue this is 0 without asking the kernel.
+	 * Asked once a tick; added to pending_bytes for the output limits. May be NULL (0). */
+	size_t (*kernel_unsent)(void *conn);
 } transport_ops;
 
 #endif

@@ -49,7 +49,7 @@ def parse_help(text):
         if m:
             section = m.group(1)
             continue
-        m = re.match(r"^  --([a-z0-9-]+)(?: (\S+))?\s{2,}(.*)$", line)
+        m = re.match(r"^  --([a-z0-9-]+)(?:\[=true\|false\])?(?: (\S+))?\s{2,}(.*)$", line)
         if m and section:
             default = re.search(r"\(default (.*)\)$", m.group(3))
             options[m.group(1)] = {"section": section, "metavar": m.group(2),

@@ -1,6 +1,11 @@
 /* test_crowdctl.c — crowdctl smoke test against the real server: --json ping,
  * spawn, target, remove, obstacle add|remove and watch print parseable results
- * and exit 0; a refused request or token exits 1 with the Error's code name. */
+ * and exit 0; a refused request or token exits 1 with the Error's code name; a
+ * usage error is one line naming the option and exit 2, before any connection. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,25 +42,33 @@ static int stop_server(void **state) {
 	return 0;
 }
 
-/* Run crowdctl --server ADDRESS --json ARGS...; returns its stdout, *code = exit status. */
-static char *crowdctl(int *code, const char *const *args) {
-	const char *argv[32] = {CROWDCTL_PATH, "--server", address, "--json"};
+/* Run crowdctl --server SERVER --json ARGS...; returns its stdout, *code = exit
+ * status, and its stderr in *err_out (malloc'd) if err_out is not NULL. */
+static char *crowdctl_at(const char *server, int *code, char **err_out, const char *const *args) {
+	const char *argv[32] = {CROWDCTL_PATH, "--server", server, "--json"};
 	size_t n = 4;
 	for (size_t i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
 	argv[n] = NULL;
 	int out[2];
 	assert_int_equal(pipe(out), 0);
+	char err_path[] = "/tmp/crowdctl-test-stderr-XXXXXX";
+	int err_fd = mkstemp(err_path);
+	assert_true(err_fd >= 0);
 	fflush(stdout);
+	fflush(stderr);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		dup2(out[1], STDOUT_FILENO);
+		if (err_out) dup2(err_fd, STDERR_FILENO);
 		close(out[0]);
 		close(out[1]);
+		close(err_fd);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	close(out[1]);
+	close(err_fd);
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
 	assert_non_null(buf);
@@ -70,7 +84,17 @@ static char *crowdctl(int *code, const char *const *args) {
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	*code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	if (err_out) {
+		*err_out = harness_read_file(err_path);
+		assert_non_null(*err_out);
+	}
+	unlink(err_path);
 	return buf;
+}
+
+/* Against the test's server. */
+static char *crowdctl(int *code, const char *const *args) {
+	return crowdctl_at(address, code, NULL, args);
 }
 
 /* The numbers of the JSON array after "key":[ */
@@ -190,11 +214,85 @@ static void test_crowdctl_refused_token(void **state) {
 	server_stop(&guarded);
 }
 
+/* Usage errors: exit 2 with one line on stderr naming the command, the option
+ * and the reason, and nothing on stdout, checked before connecting. The
+ * "server" is a listening socket that is never accepted from: after crowdctl
+ * exits, an empty accept queue shows it never connected. */
+static void test_crowdctl_usage_errors_before_connecting(void **state) {
+	(void)state;
+	int listener = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(listener >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(bind(listener, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(listener, 16), 0);
+	socklen_t sl = sizeof sa;
+	assert_int_equal(getsockname(listener, (struct sockaddr *)&sa, &sl), 0);
+	assert_int_equal(fcntl(listener, F_SETFL, O_NONBLOCK), 0);
+	char listening[32];
+	snprintf(listening, sizeof listening, "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+
+	static const struct {
+		const char *args[8];
+		const char *line;
+	} cases[] = {
+	    {{"target", "--to", "5", "301"}, "crowdctl: target --to: wants X,Y (2 finite numbers), got '5'\n"},
+	    {{"spawn", "--count", "0"}, "crowdctl: spawn --count: must be a whole number 1..1048574, got '0'\n"},
+	    {{"spawn", "--count"}, "crowdctl: spawn --count: needs a value\n"},
+	    {{"spawn", "--at", "nan,1"}, "crowdctl: spawn --at: wants X,Y (2 finite numbers), got 'nan,1'\n"},
+	    {{"spawn", "--colour", "red"}, "crowdctl: spawn: unknown option '--colour' (see crowdctl --help)\n"},
+	    {{"target", "--to", "1,2"},
+	     "crowdctl: target: no agent ids given (usage: target --to X,Y [--direct] ID...)\n"},
+	    {{"velocity", "--to", "1,2", "seven"}, "crowdctl: velocity: 'seven' is not an agent id (a whole number)\n"},
+	    {{"remove"}, "crowdctl: remove: no agent ids given (usage: remove ID...)\n"},
+	    {{"obstacle", "add", "1,1"}, "crowdctl: obstacle add: wants at least 3 vertices X,Y, got 1\n"},
+	    {{"watch", "--divisor", "-2"},
+	     "crowdctl: watch --divisor: must be a whole number 0..4294967295, got '-2'\n"},
+	    {{"ping", "--timeout", "0"}, "crowdctl: --timeout: must be a whole number 1..3600000, got '0'\n"},
+	    {{"frobnicate"},
+	     "crowdctl: unknown command 'frobnicate' (commands: ping, spawn, target, velocity, remove, "
+	     "obstacle, paths, watch; see crowdctl --help)\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int code;
+		char *err;
+		char *out = crowdctl_at(listening, &code, &err, cases[i].args);
+		if (code != 2 || strcmp(err, cases[i].line) != 0)
+			fprintf(stderr, "case %zu: exit %d, stderr: %s", i, code, err);
+		assert_int_equal(code, 2);
+		assert_string_equal(err, cases[i].line); /* exactly one line */
+		assert_string_equal(out, "");
+		free(out);
+		free(err);
+	}
+	/* a bad --server is a usage error too, not a connection failure */
+	int code;
+	char *err;
+	char *out = crowdctl_at("no-port-here", &code, &err, (const char *[]){"ping", NULL});
+	assert_int_equal(code, 2);
+	assert_string_equal(err, "crowdctl: --server: wants HOST:PORT, got 'no-port-here'\n");
+	free(out);
+	free(err);
+	/* none of them connected */
+	errno = 0;
+	assert_int_equal(accept(listener, NULL, NULL), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	/* the same valid command does connect (the check above can fail) */
+	out = crowdctl_at(listening, &code, &err, (const char *[]){"--timeout", "200", "ping", NULL});
+	assert_int_equal(code, 3); /* connected, but no Welcome came */
+	int accepted = accept(listener, NULL, NULL);
+	assert_true(accepted >= 0);
+	close(accepted);
+	free(out);
+	free(err);
+	close(listener);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_crowdctl_json_session),
 	    cmocka_unit_test(test_crowdctl_usage_and_unreachable_server),
 	    cmocka_unit_test(test_crowdctl_refused_token),
+	    cmocka_unit_test(test_crowdctl_usage_errors_before_connecting),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);
 }

@@ -13,6 +13,13 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "crowd/wire.h"
 #include "harness.h"
 
@@ -369,6 +376,142 @@ static void test_request_flood_is_rate_limited(void **state) {
 	assert_server_serving_everyone();
 }
 
+/* AddObstacle: a segment, degenerate and self-intersecting polygons are
+ * refused with BAD_POLYGON (counted); a clockwise one is stored
+ * counter-clockwise, as the snapshot's obstacle list shows. */
+static double stored_area2(uint32_t id) {
+	for (uint32_t i = 0; i < crowd_client_obstacle_count(watcher->client); i++) {
+		uint32_t got, count;
+		const float *x, *y;
+		if (!crowd_client_obstacle(watcher->client, i, &got, &x, &y, &count) || got != id) continue;
+		double a = 0.0;
+		for (uint32_t k = 0; k < count; k++)
+			a += (double)x[k] * y[(k + 1) % count] - (double)x[(k + 1) % count] * y[k];
+		return a;
+	}
+	return NAN;
+}
+
+typedef struct obstacle_seen {
+	uint32_t id;
+} obstacle_seen;
+
+static bool watcher_has_obstacle(void *ctx) {
+	return !isnan(stored_area2(((obstacle_seen *)ctx)->id));
+}
+
+static void test_bad_polygons_refused(void **state) {
+	(void)state;
+	tc *t = tc_connect(server.port, NULL, false);
+	assert_non_null(t);
+	char *m = server_metrics(&server);
+	assert_non_null(m);
+	double before = metric_value(m, "crowd_errors_total{code=\"BAD_POLYGON\"}");
+	free(m);
+	static const struct {
+		const char *what;
+		uint32_t n;
+		float x[6], y[6];
+	} bad[] = {
+	    {"a segment", 2, {700, 710}, {700, 700}},
+	    {"a segment drawn there and back", 4, {700, 710, 700, 710}, {700, 700, 700, 700}},
+	    {"collinear", 3, {700, 705, 710}, {700, 700, 700}},
+	    {"zero area: a vertex repeated", 3, {700, 710, 700}, {700, 700, 700}},
+	    {"a bow tie", 4, {700, 710, 710, 700}, {700, 710, 700, 710}},
+	    {"a pentagram", 5, {750, 779, 702, 798, 721}, {700, 791, 735, 735, 791}},
+	    {"touching itself", 6, {700, 710, 705, 710, 700, 705}, {700, 700, 705, 710, 710, 705}},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const tc_answer *a = tc_await(t, crowd_client_add_obstacle(t->client, bad[i].x, bad[i].y, bad[i].n));
+		assert_non_null(a);
+		if (a->ok || a->code != crowd_v1_ErrorCode_ERROR_BAD_POLYGON)
+			fail_msg("%s: expected BAD_POLYGON, got %s", bad[i].what,
+			         a->ok ? "Ack" : crowd_client_error_name(a->code));
+	}
+	m = server_metrics(&server);
+	assert_non_null(m);
+	assert_true(metric_value(m, "crowd_errors_total{code=\"BAD_POLYGON\"}") ==
+	            before + (double)(sizeof bad / sizeof bad[0]));
+	free(m);
+	/* Clockwise: accepted, stored counter-clockwise. */
+	const float cx[] = {800, 800, 810, 810}, cy[] = {800, 810, 810, 800};
+	const tc_answer *a = tc_await(t, crowd_client_add_obstacle(t->client, cx, cy, 4));
+	assert_true(a && a->ok && a->ids_count == 1);
+	obstacle_seen seen = {a->ids[0]};
+	assert_true(tc_pump_until(watcher_has_obstacle, &seen, HARNESS_GUARD_MS));
+	assert_true(stored_area2(seen.id) > 0.0);
+	assert_true(tc_await(t, crowd_client_remove_obstacle(t->client, seen.id))->ok);
+	tc_close(t);
+	assert_server_serving_everyone();
+}
+
+/* A socket connected to port from 127.0.0.1 that never sends anything; -1 on failure. */
+static int idle_connection(uint16_t port) {
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof to) == 0) return fd;
+	if (fd >= 0) close(fd);
+	return -1;
+}
+
+/* One GET from 127.0.0.1: the status, or -1. */
+static int http_status(uint16_t port, const char *path) {
+	int fd = idle_connection(port);
+	if (fd < 0) return -1;
+	char req[128], buf[256];
+	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+	int status = -1;
+	if (send(fd, req, (size_t)n, MSG_NOSIGNAL) == n) {
+		ssize_t got = recv(fd, buf, sizeof buf - 1, MSG_WAITALL);
+		if (got > 12) {
+			buf[got] = '\0';
+			status = atoi(buf + 9);
+		}
+	}
+	close(fd);
+	return status;
+}
+
+/* About 1,000 HTTP connections from one address that never send a request:
+ * past --max-pending-per-peer (64) they take reserved slots, where only
+ * /healthz and /metrics are served. /healthz and /metrics from that same
+ * address still answer 200; anything else from it is refused 503 and counted. */
+static void test_idle_http_from_one_address(void **state) {
+	(void)state;
+	uint16_t http = server_http_port(&server);
+	assert_true(http > 0);
+	struct rlimit nofile;
+	int idle_count = 1000;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		if (nofile.rlim_cur < nofile.rlim_max) {
+			nofile.rlim_cur = nofile.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nofile);
+			getrlimit(RLIMIT_NOFILE, &nofile);
+		}
+		if (nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (rlim_t)idle_count + 128)
+			idle_count = (int)nofile.rlim_cur - 128;
+	}
+	assert_true(idle_count > 200);
+	int *idle = calloc((size_t)idle_count, sizeof *idle);
+	assert_non_null(idle);
+	for (int i = 0; i < idle_count; i++) {
+		idle[i] = idle_connection(http);
+		assert_true(idle[i] >= 0);
+	}
+	assert_int_equal(http_status(http, "/healthz"), 200);
+	assert_int_equal(http_status(http, "/healthz"), 200);
+	assert_int_equal(http_status(http, "/crowd.proto"), 503);
+	char *m = server_metrics(&server);
+	assert_non_null(m);
+	assert_true(metric_value(m, "crowd_http_over_limit_total{limit=\"per_peer\"}") >= (double)idle_count - 64);
+	assert_true(metric_value(m, "crowd_http_refused_total{reason=\"per_peer\"}") >= 1.0);
+	free(m);
+	for (int i = 0; i < idle_count; i++) close(idle[i]);
+	free(idle);
+	assert_server_serving_everyone();
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_garbage_bytes),
@@ -379,6 +522,8 @@ int main(void) {
 	    cmocka_unit_test(test_unknown_and_stale_ids),
 	    cmocka_unit_test(test_unknown_messages_and_versions),
 	    cmocka_unit_test(test_request_flood_is_rate_limited),
+	    cmocka_unit_test(test_bad_polygons_refused),
+	    cmocka_unit_test(test_idle_http_from_one_address),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);
 }

@@ -222,26 +222,37 @@ test('a paused consumer falls behind, the server skips, and the next snapshot is
   }
 });
 
-test('the backend example spawns a squad and walks it (and logs arrivals once the server sends AgentEvents)', async () => {
+test('the backend example, with its default distance: progress lines, every arrival, exit 0, its agents removed', async () => {
   const { spawn } = await import('node:child_process');
   const example = new URL('../../clients/js/examples/backend.mjs', import.meta.url).pathname;
   const probe = await connected('look');
-  const withEvents = probe.welcome.protocolMinor >= 1;
-  const p = spawn(process.execPath, [example, `tcp://127.0.0.1:${server.tcp}`, 'boss', '12'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const p = spawn(process.execPath, [example, `tcp://127.0.0.1:${server.tcp}`, 'boss'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   p.stdout.on('data', (d) => { out += d; });
+  const exited = new Promise((resolve) => p.on('exit', (code) => resolve(code)));
   try {
-    await until('the squad walking', () => /spawned 16 agents/.test(out) && /walking east/.test(out));
+    await until('the squad walking', () => /spawned 16 agents/.test(out) && /walking 24 units east/.test(out));
     await probe.subscribe({ area: { minX: -110, minY: -10, maxX: 120, maxY: 30 } });
     const owner = Number(out.match(/connected as client (\d+)/)[1]);
     const squad = () => [...probe.world.agents.values()].filter((a) => a.owner === owner);
     await until('the squad moving east', () => squad().length === 16 && squad().every((a) => a.vx > 0));
-    if (withEvents) {
-      // 200 units at the server's default 1.5 units/s: about 133 s of walking
-      await until('every arrival logged', () => /squad arrived/.test(out), 200000);
-      assert.equal((out.match(/arrived at/g) || []).length, 16);
-    }
+    // 24 units at the server's default 1.5 units/s: about 20 s; the example gives up (exit 1) after 78 s.
+    assert.equal(await exited, 0, out);
+    assert.match(out, /\d+ s: \d+ of 16 arrived \(mean [\d.]+ units to go\)/, 'progress while walking');
+    assert.equal((out.match(/arrived at/g) || []).length, 16);
+    assert.match(out, /squad arrived/);
+    await until('the squad removed', () => squad().length === 0);
   } finally {
     p.kill();
   }
+});
+
+test('the backend example against the HTTP port: one line saying so, exit 1', async () => {
+  const { execFile } = await import('node:child_process');
+  const example = new URL('../../clients/js/examples/backend.mjs', import.meta.url).pathname;
+  const r = await new Promise((resolve) => execFile(process.execPath, [example, `tcp://127.0.0.1:${server.http}`],
+    (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr })));
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^backend: CONNECT: .*HTTP server answered/);
+  assert.equal(r.stdout, '');
 });

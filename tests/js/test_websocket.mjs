@@ -34,3 +34,25 @@ test('over WebSocket: requests, snapshots, errors, and pause dropping to a keyfr
     await server.stop();
   }
 });
+
+test('over WebSocket, connect() rejects on its first failure: a closed port, the TCP port', async () => {
+  const server = await startServer();
+  const { ConnectError } = crowd;
+  try {
+    const net = await import('node:net');
+    const srv = net.createServer();
+    await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+    const closed = srv.address().port;
+    await new Promise((r) => srv.close(r));
+    for (const [url, kinds] of [[`ws://127.0.0.1:${closed}/ws`, ['refused', 'websocket']],
+                                [`ws://127.0.0.1:${server.tcp}/ws`, ['websocket']]]) {
+      const c = new CrowdClient(url, { connectTimeoutMs: 5000 });
+      const states = [];
+      c.on('state', (s) => states.push(s));
+      await assert.rejects(c.connect(), (e) => e instanceof ConnectError && kinds.includes(e.kind) && e.message.includes(url));
+      assert.deepEqual(states, ['connecting', 'closed']);
+    }
+  } finally {
+    await server.stop();
+  }
+});

@@ -206,7 +206,7 @@ test('a garbage-sending server does not crash the client: it reports, closes and
       conn.send(welcome({ clientId: 100 }));
     }
   });
-  const c = new CrowdClient(`tcp://127.0.0.1:${fake.port}`, { reconnectMinMs: 5, reconnectMaxMs: 20, requestTimeoutMs: 1000 });
+  const c = new CrowdClient(`tcp://127.0.0.1:${fake.port}`, { retry: true, reconnectMinMs: 5, reconnectMaxMs: 20, connectTimeoutMs: 1000 });
   let problems = 0;
   c.on('protocolError', () => problems++);
   try {

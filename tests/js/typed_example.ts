@@ -1,9 +1,32 @@
-// typed_example.ts — a small typed use of crowd-client; `tsc --noEmit` checks
+// typed_example.ts — a small typed use of @crowd-sim/client; `tsc --noEmit` checks
 // it against clients/js/index.d.ts (ctest js.types). Never run.
 import {
-  CrowdClient, CrowdError, RequestTimeoutError, ErrorCode, SteerMode, Role,
-  type AgentEvent, type AgentPath, type Welcome, type World, type ConnectionState,
-} from 'crowd-client';
+  CrowdClient, CrowdError, RequestTimeoutError, ConnectError, ErrorCode, SteerMode, Role, AgentEventKind,
+  type AgentEvent, type AgentPath, type Welcome, type World, type ConnectionState, type ConnectFailureKind,
+} from '@crowd-sim/client';
+
+// The enums are types too: a steer mode is one of SteerMode's values, not any number.
+const direct: SteerMode = SteerMode.STEER_DIRECT;
+// @ts-expect-error 7 is no SteerMode
+const notASteerMode: SteerMode = 7;
+const admin: Role = Role.ROLE_ADMIN;
+const limit: ErrorCode = ErrorCode.ERROR_LIMIT_COST;
+console.log(direct, notASteerMode, admin, limit);
+
+async function firstTry(): Promise<string> {
+  const client = new CrowdClient('tcp://127.0.0.1:7777', { connectTimeoutMs: 2000 });
+  try {
+    await client.connect();
+    return 'connected';
+  } catch (e) {
+    if (e instanceof ConnectError) {
+      const kind: ConnectFailureKind = e.kind;
+      return kind === 'http' ? 'that is the HTTP port' : e.message;
+    }
+    throw e;
+  }
+}
+firstTry().then((s) => console.log(s));
 
 async function main(): Promise<number> {
   const client = new CrowdClient('tcp://127.0.0.1:7777', { token: 'secret', requestTimeoutMs: 5000 });
@@ -19,8 +42,9 @@ async function main(): Promise<number> {
   });
   client.on('agentEvent', (e: AgentEvent, tick: number) => {
     if (e.kindName === 'ARRIVED' && e.point) console.log(e.agentId, e.point.x, tick);
+    if (e.kind === AgentEventKind.AGENT_EVENT_STUCK) console.log('stuck', e.agentId);
   });
-  const welcome: Welcome = await client.connect();
+  const welcome: Welcome = await client.connect({ retry: true });
   if (welcome.role !== Role.ROLE_ADMIN) return 1;
   await client.subscribe({ area: { minX: -10, minY: -10, maxX: 10, maxY: 10 }, divisor: 2 });
   const ids: number[] = await client.spawnAgents([{ position: { x: 0, y: 0 }, maxSpeed: 2, steer: SteerMode.STEER_NAVIGATE }]);

@@ -2,7 +2,9 @@
 # load_smoke.sh — crowd-load against a small real crowd-server for a few
 # seconds, over TCP and then over WebSocket; its --json figures must be sane:
 # snapshots received, every request answered, no errors or disconnects,
-# latencies finite.
+# latencies finite. Then what it says when no connection can run: the HTTP
+# port spoken to as TCP, and a closed port (the server's, once it has exited):
+# one line saying why, no table of zeros, a non-zero exit.
 # Usage: load_smoke.sh CROWD_SERVER CROWD_LOAD WORKDIR
 set -euo pipefail
 server_bin=$1 load_bin=$2 dir=$3
@@ -85,3 +87,27 @@ set -e
 /usr/bin/python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["thresholds"]["passed"] is False else 1)' \
 	"$dir/gate.json" || { echo "load_smoke: FAIL: the JSON does not record the failed threshold"; exit 1; }
 echo "load_smoke: ok (the threshold gate fails a run as it should)"
+
+# No connection can run: crowd-load says why in one line, prints no table, exits non-zero.
+expect_no_run() { # WHAT EXPECTED-STDERR-LINE ARGS...
+	local what=$1 want=$2
+	shift 2
+	set +e
+	"$load_bin" "$@" --connections 2 --agents 5 --duration 1 --ramp-up 0 >"$dir/norun.out" 2>"$dir/norun.err"
+	local rc=$?
+	set -e
+	if [ $rc -eq 0 ] || ! grep -qxF -- "$want" "$dir/norun.err" || grep -q "latency" "$dir/norun.out"; then
+		echo "load_smoke: FAIL ($what): exit $rc, expected a non-zero exit, no table and the line: $want"
+		echo "--- stdout"; cat "$dir/norun.out"; echo "--- stderr"; cat "$dir/norun.err"
+		exit 1
+	fi
+	echo "load_smoke: ok ($what: exit $rc, \"$want\")"
+}
+echo "== crowd-load where no connection can run"
+expect_no_run "HTTP port over TCP" \
+	"crowd-load: no connection ran: 127.0.0.1:$http_port: the answer to Hello is not a crowd.v1 message; is this a crowd server's TCP port? (its HTTP port needs --ws)" \
+	--server "127.0.0.1:$http_port"
+kill -TERM $server_pid
+wait $server_pid || true
+expect_no_run "closed port" "crowd-load: no connection ran: connect 127.0.0.1:$port: connection refused" \
+	--server "127.0.0.1:$port"

@@ -1,4 +1,5 @@
-/* test_config.c — the option table: defaults, flags, INI files, errors, tokens. */
+/* test_config.c — the option table: defaults, flags, INI files, errors, tokens,
+ * booleans' forms, enum-valued options, --help, --help-markdown, --version. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "crowd/wire.h"
+#include "log.h"
 #include "orca/orca.h"
 
 static int parse(server_config *cfg, char *err, size_t errlen, int argc, char **argv) {
@@ -255,11 +258,259 @@ static void test_help(void **state) {
 	free(buf);
 }
 
+static char *help_text(void) {
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	config_print_help(f, "crowd-server");
+	fclose(f);
+	return buf;
+}
+
+/* The line of `text` that starts (after blanks) with `start`, copied into line. */
+static bool find_line(const char *text, const char *start, char *line, size_t cap) {
+	for (const char *p = text; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *q = p;
+		while (*q == ' ') q++;
+		if (strncmp(q, start, strlen(start)) == 0) {
+			snprintf(line, cap, "%.*s", (int)len, p);
+			return true;
+		}
+		p += len + (end ? 1 : 0);
+	}
+	return false;
+}
+
+/* --version: the product version from CMake's project() and the protocol from wire.h. */
+static void test_version(void **state) {
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	config_print_version(f);
+	fclose(f);
+	char want[128];
+	snprintf(want, sizeof want, "crowd-server %s (protocol crowd.v1 %u.%u)\n", CROWD_VERSION,
+	         (unsigned)CROWD_PROTOCOL_MAJOR, (unsigned)CROWD_PROTOCOL_MINOR);
+	assert_string_equal(buf, want);
+	assert_string_not_equal(CROWD_VERSION, "0.0.0"); /* the compile definition reached the library */
+	free(buf);
+	server_config cfg;
+	char err[256];
+	char *argv[] = {"crowd-server", "--tick-rate", "60", "--version"};
+	assert_int_equal(parse(&cfg, err, sizeof err, 4, argv), 1); /* printed: exit 0 */
+	config_free(&cfg);
+}
+
+static bool parse_bools(const char *a, const char *b, const char *c, server_config *cfg, char *err, size_t errlen) {
+	char *argv[] = {"crowd-server", (char *)a, (char *)b, (char *)c};
+	int argc = 2 + (b != NULL) + (c != NULL);
+	return parse(cfg, err, errlen, argc, argv) == 0;
+}
+
+/* Booleans: --NAME, --NAME=BOOL, --NAME BOOL and --no-NAME, for a default-on and a default-off one. */
+static void test_booleans(void **state) {
+	(void)state;
+	server_config cfg;
+	char err[256];
+	config_init(&cfg);
+	assert_true(cfg.nav_enabled);
+	assert_false(cfg.demo);
+	config_free(&cfg);
+	const char *off[][2] = {{"--navigation=false", NULL}, {"--navigation", "false"}, {"--no-navigation", NULL},
+	                        {"--navigation=no", NULL},    {"--navigation", "OFF"},   {"--navigation=0", NULL}};
+	for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+		assert_true(parse_bools(off[i][0], off[i][1], NULL, &cfg, err, sizeof err));
+		assert_false(cfg.nav_enabled);
+		config_free(&cfg);
+	}
+	const char *on[][2] = {
+	    {"--demo", NULL}, {"--demo=true", NULL}, {"--demo", "true"}, {"--demo", "yes"}, {"--demo=1", NULL}};
+	for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+		assert_true(parse_bools(on[i][0], on[i][1], NULL, &cfg, err, sizeof err));
+		assert_true(cfg.demo);
+		config_free(&cfg);
+	}
+	/* a switch followed by another flag takes no value from it */
+	assert_true(parse_bools("--demo", "--workers", "3", &cfg, err, sizeof err));
+	assert_true(cfg.demo);
+	assert_int_equal(cfg.workers, 3);
+	config_free(&cfg);
+	/* the last word wins */
+	assert_true(parse_bools("--no-navigation", "--navigation", NULL, &cfg, err, sizeof err));
+	assert_true(cfg.nav_enabled);
+	config_free(&cfg);
+	/* errors name the option */
+	assert_false(parse_bools("--navigation", "maybe", NULL, &cfg, err, sizeof err));
+	assert_non_null(strstr(err, "--navigation: 'maybe' is not true or false"));
+	config_free(&cfg);
+	assert_false(parse_bools("--no-navigation=true", NULL, NULL, &cfg, err, sizeof err));
+	assert_non_null(strstr(err, "--no-navigation"));
+	config_free(&cfg);
+	assert_false(parse_bools("--no-tick-rate", NULL, NULL, &cfg, err, sizeof err)); /* not a boolean */
+	assert_non_null(strstr(err, "--no-tick-rate"));
+	config_free(&cfg);
+	/* the INI file: NAME = false */
+	char *path = write_temp("[navigation]\nnavigation = false\n[general]\ndemo = on\n");
+	config_init(&cfg);
+	assert_int_equal(config_load_file(&cfg, path, err, sizeof err), 0);
+	assert_false(cfg.nav_enabled);
+	assert_true(cfg.demo);
+	config_free(&cfg);
+	unlink(path);
+}
+
+/* Enum-valued options come from their config_enum: every listed name parses to
+ * its value (in any case), anything else is refused with the names listed. */
+static void test_enums(void **state) {
+	(void)state;
+	size_t n, enums = 0;
+	const config_option *opts = config_options(&n);
+	for (size_t i = 0; i < n; i++) {
+		const config_option *opt = &opts[i];
+		if (opt->set != config_set_enum) continue;
+		enums++;
+		assert_non_null(opt->choices);
+		assert_non_null(opt->def);
+		assert_true(config_enum_parse(opt->choices, opt->def) >= 0);
+		char flag[80], upper[32];
+		snprintf(flag, sizeof flag, "--%s", opt->name);
+		for (size_t k = 0; k < opt->choices->count; k++) {
+			const config_enum_value *v = &opt->choices->values[k];
+			size_t len = strlen(v->name);
+			assert_true(len < sizeof upper);
+			for (size_t c = 0; c <= len; c++)
+				upper[c] =
+				    (char)(v->name[c] >= 'a' && v->name[c] <= 'z' ? v->name[c] - 32 : v->name[c]);
+			for (int pass = 0; pass < 2; pass++) {
+				server_config cfg;
+				char err[256];
+				char *argv[] = {"crowd-server", flag, pass ? upper : (char *)v->name};
+				assert_int_equal(parse(&cfg, err, sizeof err, 3, argv), 0);
+				int got;
+				memcpy(&got, (char *)&cfg + opt->offset, sizeof got);
+				assert_int_equal(got, v->value);
+				config_free(&cfg);
+			}
+			/* the printed name of a value is a listed one */
+			const char *name = config_enum_name(opt->choices, v->value);
+			assert_non_null(name);
+			assert_int_equal(config_enum_parse(opt->choices, name), v->value);
+		}
+		server_config cfg;
+		char err[256];
+		char *argv[] = {"crowd-server", flag, "no-such-name"};
+		assert_int_equal(parse(&cfg, err, sizeof err, 3, argv), -1);
+		char want[160];
+		snprintf(want, sizeof want, "%s: 'no-such-name' is not ", flag);
+		assert_non_null(strstr(err, want));
+		for (size_t k = 0; k < opt->choices->count; k++)
+			if (opt->choices->values[k].help) assert_non_null(strstr(err, opt->choices->values[k].name));
+		config_free(&cfg);
+	}
+	assert_int_equal(enums, 4); /* avoidance, fsync, log level, open role */
+	/* the fields hold what the server reads */
+	server_config cfg;
+	char err[256];
+	char *argv[] = {"crowd-server", "--avoidance", "reference",   "--fsync", "everysec",
+	                "--log-level",  "warning",     "--open-role", "viewer"};
+	assert_int_equal(parse(&cfg, err, sizeof err, 9, argv), 0);
+	assert_int_equal(cfg.avoidance, ORCA_AVOIDANCE_REFERENCE);
+	assert_int_equal(cfg.fsync_mode, CONFIG_FSYNC_EVERYSEC);
+	assert_int_equal(cfg.log_level, LOG_WARN);
+	assert_int_equal(cfg.open_role, crowd_v1_Role_ROLE_VIEWER);
+	config_free(&cfg);
+	assert_string_equal(config_role_name(crowd_v1_Role_ROLE_PLAYER), "player");
+	assert_string_equal(config_role_name(crowd_v1_Role_ROLE_UNSPECIFIED), "none");
+	assert_int_equal(config_role_parse("Admin"), crowd_v1_Role_ROLE_ADMIN);
+	assert_int_equal(config_role_parse("king"), -1);
+	/* --token's ROLE is checked against the same names */
+	char *argv2[] = {"crowd-server", "--token", "t=king"};
+	assert_int_equal(parse(&cfg, err, sizeof err, 3, argv2), -1);
+	assert_non_null(strstr(err, "--token: role 'king' is not viewer, player or admin"));
+	config_free(&cfg);
+}
+
+/* --help: every boolean with its =false form and its default; every enum's names. */
+static void test_help_booleans_and_enums(void **state) {
+	(void)state;
+	char *help = help_text();
+	size_t n, bools = 0;
+	const config_option *opts = config_options(&n);
+	for (size_t i = 0; i < n; i++) {
+		const config_option *opt = &opts[i];
+		char start[80], line[512], want[96];
+		if (!opt->metavar) {
+			bools++;
+			snprintf(start, sizeof start, "--%s[=true|false] ", opt->name);
+			assert_true(find_line(help, start, line, sizeof line));
+			assert_non_null(opt->def);
+			snprintf(want, sizeof want, "(default %s", opt->def);
+			assert_non_null(strstr(line, want));
+			if (strcmp(opt->def, "true") == 0) {
+				snprintf(want, sizeof want, "--%s=false", opt->name);
+				assert_non_null(strstr(line, want));
+			}
+		}
+		for (size_t k = 0; opt->choices && k < opt->choices->count; k++) {
+			const config_enum_value *v = &opt->choices->values[k];
+			if (!v->help) continue;
+			assert_true(find_line(help, v->name, line, sizeof line));
+			assert_non_null(strstr(line, v->help));
+		}
+	}
+	assert_true(bools >= 3); /* demo, agones, navigation */
+	assert_non_null(strstr(help, "--help-markdown"));
+	free(help);
+}
+
+/* --help-markdown: one table row per option with its INI key and default. */
+static void test_markdown(void **state) {
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	config_print_markdown(f);
+	fclose(f);
+	assert_non_null(strstr(buf, "crowd-server --help-markdown"));
+	size_t n;
+	const config_option *opts = config_options(&n);
+	for (size_t i = 0; i < n; i++) {
+		char row[160];
+		if (opts[i].metavar)
+			snprintf(row, sizeof row, "| `--%s %s` | ", opts[i].name, opts[i].metavar);
+		else
+			snprintf(row, sizeof row, "| `--%s[=true\\|false]` | `%s` | `%s` |", opts[i].name, opts[i].name,
+			         opts[i].def);
+		assert_non_null(strstr(buf, row));
+		char section[64];
+		snprintf(section, sizeof section, "## [%s]", opts[i].section);
+		assert_non_null(strstr(buf, section));
+	}
+	assert_non_null(strstr(buf, "| `--tick-rate HZ` | `tick-rate` | `30` |"));
+	assert_non_null(strstr(buf, "`reference`: RVO2's ORCA, bit for bit"));
+	free(buf);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_flags),    cmocka_unit_test(test_open_server),
-	    cmocka_unit_test(test_flag_errors), cmocka_unit_test(test_hostport), cmocka_unit_test(test_ini_file),
-	    cmocka_unit_test(test_ini_errors),  cmocka_unit_test(test_help),        cmocka_unit_test(test_avoidance),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_flags),
+	    cmocka_unit_test(test_open_server),
+	    cmocka_unit_test(test_flag_errors),
+	    cmocka_unit_test(test_hostport),
+	    cmocka_unit_test(test_ini_file),
+	    cmocka_unit_test(test_ini_errors),
+	    cmocka_unit_test(test_help),
+	    cmocka_unit_test(test_avoidance),
+	    cmocka_unit_test(test_version),
+	    cmocka_unit_test(test_booleans),
+	    cmocka_unit_test(test_enums),
+	    cmocka_unit_test(test_help_booleans_and_enums),
+	    cmocka_unit_test(test_markdown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,7 +65,7 @@ static void fake_discard(void *c_) {
 	c->discards++;
 	c->pending = 0;
 }
-static const transport_ops fake_ops = {TRANSPORT_WS, false, fake_send, fake_pending, fake_close, fake_discard};
+static const transport_ops fake_ops = {TRANSPORT_WS, false, fake_send, fake_pending, fake_close, fake_discard, NULL};
 
 static server_config cfg;
 static server srv;

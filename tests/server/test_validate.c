@@ -209,8 +209,10 @@ static void test_obstacles(void **state) {
 	crowd_v1_AddObstacle *o = &m.msg.add_obstacle;
 	o->x = xs, o->y = ys, o->x_count = 4, o->y_count = 4;
 	assert_true(validate_message(&cfg, &m, &err));
-	o->x_count = o->y_count = 2; /* a segment */
-	assert_true(validate_message(&cfg, &m, &err));
+	o->x_count = o->y_count = 2; /* a segment: not a polygon */
+	assert_false(validate_message(&cfg, &m, &err));
+	assert_int_equal(err.code, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
+	assert_non_null(strstr(err.message, "segment"));
 	o->x_count = o->y_count = 1;
 	assert_false(validate_message(&cfg, &m, &err));
 	assert_int_equal(err.code, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);

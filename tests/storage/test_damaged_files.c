@@ -158,8 +158,9 @@ static int setup(void **state) {
 				crowd_client_set_targets(c, &last_id, 1, &x, &y, 1);
 			}
 			if (sent_at % 12 == 0) {
-				float x[2] = {(float)sent_at, (float)sent_at + 3.0f}, y[2] = {120.0f, 121.0f};
-				crowd_client_add_obstacle(c, x, y, 2);
+				float x[3] = {(float)sent_at, (float)sent_at + 3.0f, (float)sent_at},
+				      y[3] = {120.0f, 121.0f, 122.0f};
+				crowd_client_add_obstacle(c, x, y, 3);
 			}
 		}
 	}

@@ -546,27 +546,26 @@ static void test_ws_one_byte_close_payload_closes_1002(void **state) {
 	close(fd);
 }
 
-/* Documented choice: an upgrade that names no subprotocol is accepted as
- * crowd.v1 (browsers' `new WebSocket(url)`, simple tools), and the 101 names
- * none back (RFC 6455 4.2.2). One that names others but not crowd.v1 gets 400
- * (test_http_error_statuses). */
-static void test_ws_upgrade_without_subprotocol_is_accepted(void **state) {
+/* The subprotocol is required: an upgrade that names none is refused 400 with
+ * the reason in the body (and counted); so is one that names others but not
+ * crowd.v1 (test_http_error_statuses). The JS client (and so the viewer) and
+ * crowd-load send it; the Unity client speaks TCP only. */
+static void test_ws_upgrade_without_subprotocol_is_refused(void **state) {
 	(void)state;
-	int fd = connect_server();
+	uint64_t before = crowd_http_get_stats(server)->refused[CROWD_HTTP_REFUSED_SUBPROTOCOL];
+	char response[1024];
 	const char req[] = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
 	                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
-	send_all(fd, req, sizeof req - 1);
-	char head[1024];
-	size_t got = 0;
-	while (got < 4 || memcmp(head + got - 4, "\r\n\r\n", 4) != 0) {
-		assert_true(got < sizeof head - 1);
-		assert_int_equal(recv(fd, head + got, 1, 0), 1);
-		got++;
-	}
-	head[got] = '\0';
-	assert_int_equal(status_of(head), 101);
-	assert_null(strstr(head, "Sec-WebSocket-Protocol"));
-	close(fd);
+	assert_int_equal(request_status(req, sizeof req - 1, response, sizeof response), 400);
+	assert_non_null(strstr(response, "Sec-WebSocket-Protocol must offer crowd.v1"));
+	assert_null(strstr(response, "Sec-WebSocket-Accept"));
+	/* An empty header names none either. */
+	const char empty[] = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+	                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+	                     "Sec-WebSocket-Protocol: \r\n\r\n";
+	assert_int_equal(request_status(empty, sizeof empty - 1, response, sizeof response), 400);
+	/* Read on the loop thread; the responses above were complete, so the counts are in. */
+	assert_int_equal(crowd_http_get_stats(server)->refused[CROWD_HTTP_REFUSED_SUBPROTOCOL], before + 2);
 }
 
 static void test_ws_server_initiated_close(void **state) {
@@ -594,7 +593,8 @@ static void test_ws_leftover_after_handshake(void **state) {
 	char req[512];
 	int n = snprintf(req, sizeof req,
 	                 "GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-	                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+	                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+	                 "Sec-WebSocket-Protocol: crowd.v1\r\n\r\n");
 	n += (int)make_frame((uint8_t *)req + n, true, 0x2, true, (const uint8_t *)"early", 5);
 	send_all(fd, req, (size_t)n);
 	char c;
@@ -649,7 +649,7 @@ int main(void) {
 	    cmocka_unit_test(test_ws_oversize_by_fragments_closes_1009),
 	    cmocka_unit_test(test_ws_client_close_is_echoed),
 	    cmocka_unit_test(test_ws_one_byte_close_payload_closes_1002),
-	    cmocka_unit_test(test_ws_upgrade_without_subprotocol_is_accepted),
+	    cmocka_unit_test(test_ws_upgrade_without_subprotocol_is_refused),
 	    cmocka_unit_test(test_ws_server_initiated_close),
 	    cmocka_unit_test(test_ws_leftover_after_handshake),
 	    cmocka_unit_test(test_random_bytes_do_no_harm),

@@ -259,7 +259,8 @@ class SlowWebSocketTest(unittest.TestCase):
             s.connect(("127.0.0.1", port))
             key = base64.b64encode(os.urandom(16)).decode()
             s.sendall(("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                       "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % key).encode())
+                       "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
+                       "Sec-WebSocket-Protocol: crowd.v1\r\n\r\n" % key).encode())
             s.sendall(ws_client_frame(2, HELLO) + ws_client_frame(2, bytes([0x08, 0x02, 0x4A, 0x00])))  # Subscribe{}
             # Never read; wait for the server to give up on us (the event: the
             # disconnect counted; the guard only stops a hung test).

@@ -3,10 +3,12 @@
 // Ack/Error/Paths, snapshots into a World, agent events, reconnect with back-off
 // that presents the Welcome's resume_key, request timeouts, and pause/resume
 // for consumers that fall behind (the server then skips to a keyframe).
+// connect() rejects on its first failure with a ConnectError saying what it met
+// (refused, HTTP, TLS, not crowd.v1…) unless asked to keep trying ({retry: true}).
 import { Emitter } from './emitter.js';
 import { World } from './world.js';
 import { SnapshotError, num } from './snapshot.js';
-import { CrowdError, RequestTimeoutError, ConnectionClosedError, errorCodeName } from './errors.js';
+import { CrowdError, RequestTimeoutError, ConnectionClosedError, ConnectError, errorCodeName } from './errors.js';
 import {
   PROTOCOL_MAJOR, PROTOCOL_MINOR, ErrorCode, AgentEventKind, encodeClientMessage, decodeServerMessage,
 } from './codec.js';
@@ -23,6 +25,7 @@ const DEFAULTS = {
   keepAgentsOnDisconnect: false,
   requestTimeoutMs: 10000,
   connectTimeoutMs: 10000,
+  retry: false,
   reconnect: true,
   reconnectMinMs: 250,
   reconnectMaxMs: 10000,
@@ -61,6 +64,47 @@ export function agentPathFrom(p) {
   };
 }
 
+const SYSCALL_FAILURES = {
+  ECONNREFUSED: ['refused', 'connection refused: nothing listens there (is crowd-server running, and is this its --listen port?)'],
+  ENOTFOUND: ['unreachable', 'host not found'],
+  EAI_AGAIN: ['unreachable', 'host name lookup failed'],
+  EHOSTUNREACH: ['unreachable', 'host unreachable'],
+  ENETUNREACH: ['unreachable', 'network unreachable'],
+  ECONNRESET: ['closed', 'connection reset by the peer before a Welcome'],
+};
+
+/** The first bytes a peer sent, as text if they are text, else in hex. */
+function preview(bytes) {
+  const b = bytes.subarray(0, 32);
+  const text = b.every((c) => (c >= 0x20 && c < 0x7f) || c === 0x0a || c === 0x0d || c === 0x09);
+  const shown = text ? JSON.stringify(String.fromCharCode(...b)) : [...b].map((c) => c.toString(16).padStart(2, '0')).join(' ');
+  return shown + (bytes.length > b.length ? '…' : '');
+}
+
+/**
+ * What a failed connection attempt met, as a ConnectError: from the socket's
+ * error code, what the transport recognised (HTTP, TLS), the bytes the peer
+ * sent, or the client's own finding (no Welcome in time, not crowd.v1).
+ */
+function connectFailure(where, error, transport, finding) {
+  const fail = (kind, text, cause) => new ConnectError(kind, `${where}: ${text}`, { address: where, cause });
+  if (finding) return fail(finding.kind, finding.text, error || undefined);
+  const sys = error && SYSCALL_FAILURES[error.code];
+  if (sys) return fail(sys[0], sys[1], error);
+  if (error && error.code === 'ETIMEDOUT') return fail('timeout', error.message, error);
+  if (error && error.connectKind === 'http')
+    return fail('http', 'an HTTP server answered, not a crowd server: is this the server\'s --http port? ' +
+                'Its TCP protocol port is --listen (7777 by default); over HTTP use ws://HOST:PORT/ws', error);
+  if (error && error.connectKind === 'tls')
+    return fail('tls', 'a TLS server answered: tcp:// is plain TCP (for TLS, use wss:// through a TLS proxy)', error);
+  if (error && error.connectKind) return fail(error.connectKind, error.message, error);
+  const head = transport && transport.head;
+  if (head && head.length)
+    return fail('not-crowd', `not a crowd server: it sent ${transport.received} bytes that are not crowd.v1 (${preview(head)})`, error || undefined);
+  if (error && error.name === 'FrameError') return fail('not-crowd', 'not a crowd server: ' + error.message, error);
+  return fail('closed', 'the peer closed the connection before a Welcome (not a crowd server?)', error || undefined);
+}
+
 /** Parses 'tcp://host:port', 'ws://host:port/ws', 'wss://…' or {host, port}. */
 function parseAddress(address) {
   if (typeof address === 'object' && address) return { kind: 'tcp', host: address.host || '127.0.0.1', port: address.port };
@@ -74,6 +118,7 @@ export class CrowdClient extends Emitter {
   constructor(address, options = {}) {
     super();
     this.address = parseAddress(address);
+    this.where = typeof address === 'string' ? address : `tcp://${this.address.host}:${this.address.port}`;
     this.options = { ...DEFAULTS, ...options };
     this.state = 'idle';            // idle, connecting, connected, reconnecting, closed
     this.welcome = null;
@@ -95,6 +140,9 @@ export class CrowdClient extends Emitter {
     this.resubscribing = false;
     this.reconnectTimer = null;
     this.connectWaiters = [];
+    this.retrying = false;          // connect({retry}): keep trying until the first Welcome
+    this.established = false;       // a Welcome since connect(): from then on `reconnect` applies
+    this.finding = null;            // what this attempt met, when the client found it out itself
   }
 
   get connected() { return this.state === 'connected'; }
@@ -102,17 +150,25 @@ export class CrowdClient extends Emitter {
   get role() { return this.welcome ? this.welcome.role : 0; }
 
   /**
-   * Connects and says Hello. Resolves with the Welcome. With `reconnect` on, a
-   * failed attempt is retried with back-off until it succeeds; it rejects only on
-   * a refusal (BAD_TOKEN, UNSUPPORTED_VERSION: a CrowdError) or close().
+   * Connects and says Hello. Resolves with the Welcome. The first failure rejects
+   * it: a ConnectError whose `kind` says what was met ('refused', 'http', 'tls',
+   * 'not-crowd', 'timeout', …), or the CrowdError of a refused Hello (BAD_TOKEN…).
+   * With `retry` (here or in the options) a failed attempt is retried with
+   * back-off instead, until a Welcome, a final refusal (BAD_TOKEN,
+   * UNSUPPORTED_VERSION) or close(). After a Welcome, `reconnect` decides what a
+   * lost connection does.
    */
-  connect() {
+  connect({ retry = this.options.retry } = {}) {
     if (this.state === 'connected') return Promise.resolve(this.welcome);
     const p = new Promise((resolve, reject) => this.connectWaiters.push({ resolve, reject }));
     if (this.state === 'idle' || this.state === 'closed') {
       this.closing = false;
       this.attempts = 0;
+      this.retrying = !!retry;
+      this.established = false;
       this.#open();
+    } else if (retry) {
+      this.retrying = true;
     }
     return p;
   }
@@ -140,10 +196,11 @@ export class CrowdClient extends Emitter {
   }
 
   async #open() {
+    this.finding = null;
     this.#setState('connecting');
     const handlers = {
       onMessage: (bytes) => { if (this.transport === transport) this.#onMessage(bytes); },
-      onClose: (info) => { if (this.transport === transport) this.#onClose(info); },
+      onClose: (info) => { if (this.transport === transport) this.#onClose({ ...info, transport }); },
     };
     let transport;
     try {
@@ -164,7 +221,7 @@ export class CrowdClient extends Emitter {
     try {
       await transport.open();
     } catch (e) {
-      if (this.transport === transport) this.#onClose({ reason: e.message, error: e });
+      if (this.transport === transport) this.#onClose({ reason: e.message, error: e, transport });
       return;
     }
     if (this.transport !== transport || this.closing) return;
@@ -179,9 +236,13 @@ export class CrowdClient extends Emitter {
 
   #onWelcome(w) {
     if (w.protocolMajor !== PROTOCOL_MAJOR) {
-      this.#protocolError(new Error(`server speaks protocol ${w.protocolMajor}, this client ${PROTOCOL_MAJOR}`));
+      // A crowd server of another major: final, as if it had refused the Hello.
+      const message = `server speaks protocol ${w.protocolMajor}, this client ${PROTOCOL_MAJOR}`;
+      this.helloRefusal = new CrowdError(ErrorCode.ERROR_UNSUPPORTED_VERSION, message);
+      this.#protocolError(new Error(message));
       return;
     }
+    this.established = true;
     this.welcome = {
       protocolMajor: w.protocolMajor, protocolMinor: w.protocolMinor || 0, serverVersion: w.serverVersion || '',
       clientId: w.clientId || 0, role: w.role || 0, tickRateHz: w.tickRateHz || 30,
@@ -205,7 +266,8 @@ export class CrowdClient extends Emitter {
     this.#settleConnect(this.welcome, null);
   }
 
-  #onClose({ reason, error }) {
+  #onClose({ reason, error, transport }) {
+    const attempt = this.state === 'connecting'; // closed before its Welcome
     this.transport = null;
     if (error && error.name === 'FrameError') {
       this.stats.protocolErrors++;
@@ -218,10 +280,18 @@ export class CrowdClient extends Emitter {
     this.pings.clear();
     const refused = this.helloRefusal;
     this.helloRefusal = null;
-    if (this.closing || refused || !this.options.reconnect) {
+    let failure = null;
+    if (attempt && !this.closing && !refused) {
+      failure = this.finding instanceof CrowdError ? this.finding : connectFailure(this.where, error, transport, this.finding);
+      reason = failure.message;
+      error = failure;
+    }
+    this.finding = null;
+    const retry = attempt ? (this.established ? this.options.reconnect : this.retrying) : this.options.reconnect;
+    if (this.closing || refused || !retry) {
       this.closing = true;
       this.#setState('closed', { reason, error: refused || error || null });
-      this.#settleConnect(null, refused || new ConnectionClosedError(reason));
+      this.#settleConnect(null, refused || failure || new ConnectionClosedError(reason));
       return;
     }
     this.attempts++;
@@ -236,6 +306,8 @@ export class CrowdClient extends Emitter {
   #protocolError(error) {
     this.stats.protocolErrors++;
     this.emit('protocolError', error);
+    if (this.state === 'connecting' && !this.finding)
+      this.finding = { kind: 'not-crowd', text: 'not a crowd server: ' + error.message };
     // A peer that sends what is not crowd.v1 is not trusted further: close, and reconnect.
     if (this.transport) this.transport.close();
   }
@@ -251,6 +323,11 @@ export class CrowdClient extends Emitter {
       return;
     }
     const now = performance.now();
+    if (this.state === 'connecting' && msg.msg !== 'welcome' && msg.msg !== 'error') {
+      // A crowd server's first word is a Welcome or an Error.
+      this.#protocolError(new Error(`its first message was ${msg.msg ? 'a ' + msg.msg : 'not a crowd.v1 ServerMessage'}, not a Welcome`));
+      return;
+    }
     switch (msg.msg) {
       case 'welcome': this.#answer(0, 'welcome', msg.welcome); break;
       case 'ack': this.#answer(msg.ack.requestId, 'ack', msg.ack); break;
@@ -294,8 +371,10 @@ export class CrowdClient extends Emitter {
       this.pending.delete(e.requestId);
       clearTimeout(p.timer);
       if (p.expect === 'welcome' && FINAL_HELLO_ERRORS.has(err.code)) this.helloRefusal = err;
+      else if (p.expect === 'welcome') this.finding = err; // SERVER_FULL, SHUTTING_DOWN…: what connect() met
       p.reject(err);
     } else {
+      if (this.state === 'connecting') this.finding = err;
       this.emit('serverError', err); // unasked: SLOW_CONSUMER, SHUTTING_DOWN, HELLO_TIMEOUT, MALFORMED…
     }
   }
@@ -362,11 +441,18 @@ export class CrowdClient extends Emitter {
       return Promise.reject(e);
     }
     return new Promise((resolve, reject) => {
-      const ms = this.options.requestTimeoutMs;
+      const ms = helloPhase ? this.options.connectTimeoutMs : this.options.requestTimeoutMs;
       const timer = setTimeout(() => {
         if (!this.pending.delete(requestId)) return;
         reject(new RequestTimeoutError(requestId, ms));
-        if (helloPhase && this.transport === t) t.close(); // no Welcome: try again
+        if (helloPhase && this.transport === t) { // no Welcome: this attempt failed
+          if (!this.finding) {
+            this.finding = t.received
+              ? { kind: 'not-crowd', text: `not a crowd server: no Welcome within ${ms} ms, and the ${t.received} bytes it sent are not crowd.v1 (${preview(t.head)})` }
+              : { kind: 'timeout', text: `connected, but no Welcome within ${ms} ms (not a crowd server?)` };
+          }
+          t.close();
+        }
       }, ms);
       this.pending.set(requestId, { resolve, reject, timer, expect });
       t.send(bytes);

@@ -31,8 +31,27 @@ export class RequestTimeoutError extends CrowdError {
 
 /** The connection was not open, or closed before the answer came. */
 export class ConnectionClosedError extends CrowdError {
-  constructor(message, requestId = 0) {
-    super(0, message, { requestId, codeName: 'CLOSED' });
+  constructor(message, requestId = 0, codeName = 'CLOSED') {
+    super(0, message, { requestId, codeName });
     this.name = 'ConnectionClosedError';
+  }
+}
+
+/**
+ * connect() met something other than a crowd server's Welcome. `kind` says what:
+ * 'refused' (nothing listens there), 'unreachable' (no such host, no route),
+ * 'timeout' (no TCP connection, or no Welcome, within connectTimeoutMs),
+ * 'http' (an HTTP server answered: the server's HTTP port, not its TCP port),
+ * 'tls' (a TLS server answered), 'not-crowd' (bytes that are not crowd.v1),
+ * 'closed' (the peer closed before a Welcome), 'websocket' (the WebSocket
+ * handshake failed; browsers do not say why). `cause`: the underlying error.
+ */
+export class ConnectError extends ConnectionClosedError {
+  constructor(kind, message, { address = '', cause } = {}) {
+    super(message, 0, 'CONNECT');
+    this.name = 'ConnectError';
+    this.kind = kind;
+    this.address = address;
+    if (cause !== undefined) this.cause = cause;
   }
 }

@@ -10,7 +10,7 @@ namespace Crowd.Harness
 {
     public static class LayoutCheck
     {
-        public static void Run(string pkg)
+        public static void Run(string pkg, string projectVersion)
         {
             string manifest = File.ReadAllText(Path.Combine(pkg, "package.json"));
             Check.That(Regex.IsMatch(manifest, "\"name\"\\s*:\\s*\"com\\.[a-z0-9.-]+\""), "package.json has a reverse-domain name");
@@ -20,6 +20,41 @@ namespace Crowd.Harness
                 Check.That(Directory.Exists(Path.Combine(pkg, m.Groups[1].Value)), "sample path " + m.Groups[1].Value + " exists");
             foreach (var dir in new[] { "Runtime", "Tests", "Samples~" })
                 Check.That(Directory.Exists(Path.Combine(pkg, dir)), dir + "/ exists");
+
+            // The files Unity's Package Manager shows: the manual, the changes, the license.
+            string doc = Path.Combine(pkg, "Documentation~", "index.md");
+            Check.That(File.Exists(doc) && File.ReadAllText(doc).StartsWith("# ", StringComparison.Ordinal), "Documentation~/index.md exists and has a title");
+            string license = Path.Combine(pkg, "LICENSE.md");
+            Check.That(File.Exists(license) && File.ReadAllText(license).StartsWith("MIT License", StringComparison.Ordinal) &&
+                       Regex.IsMatch(manifest, "\"license\"\\s*:\\s*\"MIT\""), "LICENSE.md is the MIT license package.json names");
+            string changelog = Path.Combine(pkg, "CHANGELOG.md");
+            var version = Regex.Match(manifest, "\"version\"\\s*:\\s*\"([^\"]+)\"").Groups[1].Value;
+            var newest = File.Exists(changelog) ? Regex.Match(File.ReadAllText(changelog), "^## \\[([^\\]]+)\\]", RegexOptions.Multiline).Groups[1].Value : "";
+            Check.That(newest == version, "CHANGELOG.md's newest entry is package.json's version (" + newest + ", " + version + ")");
+            if (projectVersion != null)
+                Check.That(version == projectVersion, "package.json's version is the project's, shared with the server (" + version + ", CMake " + projectVersion + ")");
+            // Any URL field is a real absolute https URL; no placeholder anywhere a user reads.
+            foreach (Match m in Regex.Matches(manifest, "\"(\\w+Url)\"\\s*:\\s*\"([^\"]*)\""))
+                Check.That(Regex.IsMatch(m.Groups[2].Value, "^https://[a-z0-9.-]+\\.[a-z]+/"), "package.json " + m.Groups[1].Value + " is an https URL");
+            foreach (var f in new[] { "package.json", "README.md", "CHANGELOG.md", Path.Combine("Documentation~", "index.md") })
+            {
+                string text = File.Exists(Path.Combine(pkg, f)) ? File.ReadAllText(Path.Combine(pkg, f)) : "";
+                var placeholder = Regex.Match(text, "<your[^>]*>|<you>|example\\.com/|TODO|FIXME");
+                Check.That(!placeholder.Success, f + " has no placeholder (" + placeholder.Value + ")");
+            }
+
+            // WebGL: the assembly is built for it, and the jslib plugin is included there and only there.
+            string asmdef = File.ReadAllText(Path.Combine(pkg, "Runtime", "Crowd.Client.asmdef"));
+            Check.That(Regex.IsMatch(asmdef, "\"excludePlatforms\"\\s*:\\s*\\[\\s*\\]") && Regex.IsMatch(asmdef, "\"includePlatforms\"\\s*:\\s*\\[\\s*\\]"),
+                       "Crowd.Client.asmdef builds for every platform, WebGL included");
+            Check.That(Regex.IsMatch(asmdef, "\"noEngineReferences\"\\s*:\\s*false"), "Crowd.Client.asmdef references UnityEngine (Vector2)");
+            string jslibMeta = Path.Combine(pkg, "Runtime", "Plugins", "WebGL", "CrowdWebSocket.jslib.meta");
+            string jm = File.Exists(jslibMeta) ? File.ReadAllText(jslibMeta) : "";
+            Check.That(jm.Contains("PluginImporter:") &&
+                       Regex.IsMatch(jm, "WebGL: WebGL\\n    second:\\n      enabled: 1") &&
+                       Regex.IsMatch(jm, "Any: \\n    second:\\n      enabled: 0") &&
+                       Regex.IsMatch(jm, "Editor: Editor\\n    second:\\n      enabled: 0"),
+                       "CrowdWebSocket.jslib.meta: a plugin for WebGL only");
 
             var guids = new Dictionary<string, string>();
             int missing = 0, assets = 0;

@@ -3,12 +3,15 @@
 //   schema <crowd.desc>         compare the C# codec with protoc's descriptor set
 //   server <crowd-server>       a real server: hello, spawn, targets, snapshots until arrival
 //   client                      CrowdClient against a hostile fake server (garbage, reconnect)
+//   ws-client                   CrowdClient over WebSocket against a hostile fake WebSocket server
 //   minor1                      CrowdClient's minor-1 side against a scripted fake server (resume, events, paths)
 //   samples <crowd-server>      drive the CrowdView sample (stubbed UnityEngine) against a real server
 //   cdecode <fixture-generator> decode snapshot frames written by proto/wire's C encoder
-//   layout <package dir>        package.json and a .meta for everything Unity imports
+//   layout <package dir> [version]  package.json (the project's version) and a .meta for everything Unity imports
 //   server-minor1 <crowd-server> the minor-1 side against a real server, each part when the server shows it
 //   readme <snippet.dll> <crowd-server>  run the package README's ten lines against a real server
+//   readme-async <snippet.dll> <crowd-server>  run the package README's await example (over WebSocket)
+//   websocket <crowd-server>    over WebSocket (thread and WebGL's polled path), the Task methods, ConnectAsync's failures
 // Exit code 0 only when every check passed; the last line is "N passed, N failed"
 // (77, ctest's skip, when a scenario found nothing to test and failed nothing).
 using System;
@@ -68,12 +71,15 @@ namespace Crowd.Harness
                     case "schema": SchemaCheck.Run(args[1]); break;
                     case "server": ServerScenario.Run(args[1]); break;
                     case "client": FakeServerScenario.Run(); break;
+                    case "ws-client": WebSocketFakeServerScenario.Run(); break;
                     case "minor1": MinorOneScenario.Run(); break;
                     case "server-minor1": ServerMinorOneScenario.Run(args[1]); break;
                     case "samples": SamplesScenario.Run(args[1]); break;
                     case "cdecode": CDecodeCheck.Run(args[1]); break;
-                    case "layout": LayoutCheck.Run(args[1]); break;
+                    case "layout": LayoutCheck.Run(args[1], args.Length > 2 ? args[2] : null); break;
                     case "readme": ReadmeScenario.Run(args[1], args[2]); break;
+                    case "websocket": WebSocketScenario.Run(args[1]); break;
+                    case "readme-async": ReadmeScenario.RunAsync(args[1], args[2]); break;
                     default:
                         Console.Error.WriteLine("unknown mode " + args[0]);
                         return 2;

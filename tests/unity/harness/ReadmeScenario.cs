@@ -12,6 +12,52 @@ namespace Crowd.Harness
 {
     public static class ReadmeScenario
     {
+        // The README's await example (compiled as Unity compiles it, its ws:// port pointed at this
+        // test's server), frame by frame: Start connects, spawns and sends the agent to its goal
+        // through the Task methods; Update draws its ray, red on the way and green once there.
+        public static void RunAsync(string snippetDll, string serverExe)
+        {
+            var asm = Assembly.LoadFrom(snippetDll);
+            Type behaviour = null;
+            foreach (var t in asm.GetTypes())
+                if (t.IsSubclassOf(typeof(UnityEngine.MonoBehaviour))) behaviour = t;
+            Check.That(behaviour != null, "the await example defines a MonoBehaviour");
+            if (behaviour == null) return;
+            var server = new ServerProcess(serverExe, "--listen 127.0.0.1:0 --http 127.0.0.1:0 --log-level warn");
+            try
+            {
+                asm.GetType("CrowdReadme.Port").GetField("Value").SetValue(null, server.HttpPort);
+                object view = Activator.CreateInstance(behaviour);
+                behaviour.GetMethod("Start", Any).Invoke(view, null); // async void: runs to its first await
+                var update = behaviour.GetMethod("Update", Any);
+                var agentField = behaviour.GetField("agent", Any);
+                var client = (CrowdClient)behaviour.GetField("client", Any).GetValue(view);
+                Check.That(client != null && client.Address.Transport == CrowdTransport.WebSocket, "Start made a WebSocket client (" + (client != null ? client.Address.ToString() : "none") + ")");
+                int logged = UnityEngine.Debug.Lines.Count;
+                bool spawned = false, green = false;
+                var guard = System.Diagnostics.Stopwatch.StartNew();
+                while (guard.Elapsed < TimeSpan.FromSeconds(60) && !green && UnityEngine.Debug.Lines.Count == logged)
+                {
+                    int rays = UnityEngine.Debug.RaysDrawn;
+                    update.Invoke(view, null);
+                    spawned |= (uint)agentField.GetValue(view) != 0;
+                    green = UnityEngine.Debug.RaysDrawn > rays && UnityEngine.Debug.LastRayColor.g == 1f && UnityEngine.Debug.LastRayColor.r == 0f;
+                    Thread.Sleep(10);
+                }
+                Check.That(UnityEngine.Debug.Lines.Count == logged, "nothing refused (" + (UnityEngine.Debug.Lines.Count > logged ? UnityEngine.Debug.Lines[logged] : "no log") + ")");
+                Check.That(spawned, "ConnectAsync then SpawnAsync gave the agent an id");
+                Check.That(green, "the agent walked to its goal: the ray turned green");
+                behaviour.GetMethod("OnDestroy", Any).Invoke(view, null);
+                Check.That(client.State == ConnectionState.Disconnected, "OnDestroy disconnected the client");
+                Check.That(server.Stop() == 0, "crowd-server exits 0");
+            }
+            finally
+            {
+                server.DumpIfFailed();
+                server.Dispose();
+            }
+        }
+
         const int DemoAgents = 120;
         const BindingFlags Any = BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public;
 

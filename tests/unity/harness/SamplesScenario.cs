@@ -33,7 +33,8 @@ namespace Crowd.Harness
             var server = new ServerProcess(serverExe, "--listen 127.0.0.1:0 --http 127.0.0.1:0 --log-level warn --agent-pref-speed 8 --agent-max-speed 10 --agent-radius 0.5");
             var go = new GameObject("crowd");
             var view = go.AddComponent<CrowdView>();
-            view.port = server.Port;
+            view.port = 1; // not used: the address wins
+            view.address = server.WebSocketUrl; // the sample over WebSocket, the other client over TCP, one world
             var clicks = go.AddComponent<ClickTargets>();
             clicks.view = view;
             clicks.spawnCount = 6;
@@ -55,6 +56,8 @@ namespace Crowd.Harness
                 Func<Func<bool>, bool> frames = done => Wait.Until(() => { frame(); return done(); }, other);
 
                 Check.That(frames(() => other.Welcome != null && view.Client.Welcome != null), "sample and second client welcomed");
+                Check.That(view.Client.Address.Transport == CrowdTransport.WebSocket && other.Address.Transport == CrowdTransport.Tcp,
+                           "CrowdView.address: the sample over WebSocket (" + view.Client.Address + "), the other client over TCP");
                 List<uint> others = null;
                 var specs = new List<AgentSpec>();
                 for (int i = 0; i < 5; i++) specs.Add(new AgentSpec { Position = new Vec2(60 + 3 * i, 60) });

@@ -1,5 +1,6 @@
 // ServerProcess.cs — starts a real crowd-server on a free loopback port (it
-// prints "listening tcp 127.0.0.1:PORT"), and stops it with SIGTERM.
+// prints "listening tcp 127.0.0.1:PORT", then "listening http 127.0.0.1:PORT"
+// when it serves HTTP/WebSocket), and stops it with SIGTERM.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -12,7 +13,23 @@ namespace Crowd.Harness
     {
         readonly Process process;
         readonly ManualResetEvent listening = new ManualResetEvent(false);
+        readonly ManualResetEvent listeningHttp = new ManualResetEvent(false);
+        int httpPort;
         public int Port { get; private set; }
+
+        /// <summary>The HTTP listener's port (the WebSocket is ws://127.0.0.1:HttpPort/ws); waits for its line.</summary>
+        public int HttpPort
+        {
+            get
+            {
+                if (!listeningHttp.WaitOne(TimeSpan.FromSeconds(60)))
+                    throw new Exception("crowd-server did not print its HTTP port; output: " + string.Join(" | ", Output.ToArray()));
+                return httpPort;
+            }
+        }
+
+        /// <summary>The server's WebSocket URL.</summary>
+        public string WebSocketUrl { get { return "ws://127.0.0.1:" + HttpPort + "/ws"; } }
         public readonly List<string> Output = new List<string>();
 
         public ServerProcess(string exe, string args)
@@ -43,6 +60,12 @@ namespace Crowd.Harness
             {
                 Port = int.Parse(line.Substring(prefix.Length).Trim());
                 listening.Set();
+            }
+            const string httpPrefix = "listening http 127.0.0.1:";
+            if (line.StartsWith(httpPrefix, StringComparison.Ordinal))
+            {
+                httpPort = int.Parse(line.Substring(httpPrefix.Length).Trim());
+                listeningHttp.Set();
             }
         }
 

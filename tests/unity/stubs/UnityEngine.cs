@@ -24,6 +24,22 @@ namespace UnityEngine
         public override string ToString() { return "(" + x + ", " + y + ", " + z + ")"; }
     }
 
+    public struct Vector2
+    {
+        public float x, y;
+        public Vector2(float x, float y) { this.x = x; this.y = y; }
+        public static Vector2 zero { get { return new Vector2(0, 0); } }
+        public float magnitude { get { return (float)Math.Sqrt(x * x + y * y); } }
+        public float sqrMagnitude { get { return x * x + y * y; } }
+        public static Vector2 operator +(Vector2 a, Vector2 b) { return new Vector2(a.x + b.x, a.y + b.y); }
+        public static Vector2 operator -(Vector2 a, Vector2 b) { return new Vector2(a.x - b.x, a.y - b.y); }
+        public static Vector2 operator *(Vector2 a, float d) { return new Vector2(a.x * d, a.y * d); }
+        public static float Distance(Vector2 a, Vector2 b) { return (a - b).magnitude; }
+        public static implicit operator Vector3(Vector2 v) { return new Vector3(v.x, v.y, 0); }
+        public static implicit operator Vector2(Vector3 v) { return new Vector2(v.x, v.y); }
+        public override string ToString() { return "(" + x + ", " + y + ")"; }
+    }
+
     public struct Quaternion
     {
         public float x, y, z, w;
@@ -76,12 +92,15 @@ namespace UnityEngine
         public float r, g, b, a;
         public Color(float r, float g, float b, float a = 1f) { this.r = r; this.g = g; this.b = b; this.a = a; }
         public static Color cyan { get { return new Color(0, 1, 1); } }
+        public static Color green { get { return new Color(0, 1, 0); } }
+        public static Color red { get { return new Color(1, 0, 0); } }
     }
 
     public static class Debug
     {
         public static int RaysDrawn; // stub only: DrawRay calls
-        public static void DrawRay(Vector3 start, Vector3 dir, Color color) { RaysDrawn++; }
+        public static Color LastRayColor; // stub only: the last DrawRay's color
+        public static void DrawRay(Vector3 start, Vector3 dir, Color color) { RaysDrawn++; LastRayColor = color; }
         public static readonly List<string> Lines = new List<string>(); // stub only: what was logged
         public static void Log(object message) { lock (Lines) Lines.Add("log: " + message); }
         public static void LogWarning(object message) { lock (Lines) Lines.Add("warning: " + message); }

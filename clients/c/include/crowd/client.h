@@ -174,7 +174,7 @@ int64_t crowd_client_get_paths(crowd_client *client, const uint32_t *ids, size_t
 int64_t crowd_client_set_velocities(crowd_client *client, const uint32_t *ids, size_t count, const float *vx,
                                     const float *vy, size_t v_count);
 int64_t crowd_client_remove_agents(crowd_client *client, const uint32_t *ids, size_t count);
-/** A polygon, vertices counter-clockwise; 2 vertices make a segment. Admin only. */
+/** A polygon of 3 or more vertices, counter-clockwise (a clockwise one is stored reversed). Admin only. */
 int64_t crowd_client_add_obstacle(crowd_client *client, const float *x, const float *y, size_t count);
 int64_t crowd_client_remove_obstacle(crowd_client *client, uint32_t obstacle_id);
 /** Subscribe to the whole world (area NULL) or a rectangle; divisor 0 = the

@@ -19,6 +19,8 @@ export class WebSocketTransport {
       let opened = false;
       ws.onopen = () => {
         if (ws.protocol !== 'crowd.v1') {
+          this.lastError = Object.assign(new Error('the WebSocket server did not take subprotocol crowd.v1: not a crowd server\'s /ws'),
+                                         { connectKind: 'not-crowd' });
           ws.close(1002, 'subprotocol crowd.v1 required');
           return;
         }
@@ -34,9 +36,29 @@ export class WebSocketTransport {
         }
         this.handlers.onMessage(new Uint8Array(ev.data));
       };
-      ws.onerror = () => { if (!this.lastError) this.lastError = new Error('WebSocket error'); };
+      // Before open, the first of error and close ends the attempt (browsers send
+      // both; Node 20's WebSocket only the error, and stays CONNECTING).
+      const failBeforeOpen = (code) => {
+        if (this.closed) return;
+        if (!(this.lastError && (this.lastError.code || this.lastError.connectKind))) {
+          this.lastError = Object.assign(new Error(`the WebSocket handshake with ${this.url} failed` +
+            (code ? ` (close code ${code})` : '') + ': nothing listening, not a crowd server\'s /ws, or ws:// and wss:// mixed up'),
+          { connectKind: 'websocket', cause: this.lastError });
+        }
+        reject(this.lastError);
+        this.#closed(this.lastError.message, this.lastError);
+        try { ws.close(); } catch { /* already closing */ }
+      };
+      ws.onerror = (ev) => {
+        if (!this.lastError) {
+          // Browsers say nothing more; Node's WebSocket may carry the socket's error (ECONNREFUSED…).
+          const cause = ev && ev.error && (ev.error.cause || ev.error);
+          this.lastError = cause && cause.code ? cause : new Error('WebSocket error');
+        }
+        if (!opened) failBeforeOpen(0);
+      };
       ws.onclose = (ev) => {
-        if (!opened) reject(this.lastError || new Error(`WebSocket closed ${ev.code}`));
+        if (!opened) { failBeforeOpen(ev.code); return; }
         const reason = this.lastError ? this.lastError.message : `closed ${ev.code}${ev.reason ? ' ' + ev.reason : ''}`;
         this.#closed(reason, this.lastError || null);
       };

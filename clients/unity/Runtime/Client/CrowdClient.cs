@@ -1,24 +1,28 @@
-// CrowdClient.cs — a crowd.v1 client over TCP for Unity (or any .NET/Mono program).
-// A background thread connects, says Hello, reads and decodes frames, applies
-// snapshots and reconnects with back-off (presenting the last Welcome's resume
-// key, so the server can give this client its identity and agents back);
-// everything it learns waits in a queue until the main thread calls Poll()
-// (Unity's API is main-thread only).
+// CrowdClient.cs — a crowd.v1 client over TCP or WebSocket for Unity (or any
+// .NET/Mono program). A background thread connects, says Hello, reads and decodes
+// frames, applies snapshots and reconnects with back-off (presenting the last
+// Welcome's resume key, so the server can give this client its identity and
+// agents back); everything it learns waits in a queue until the main thread calls
+// Poll() (Unity's API is main-thread only). In WebGL builds (no threads) the same
+// steps run inside Poll() over the browser's WebSocket (Transport.cs).
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
 using System.Threading;
 using Crowd.V1;
+#if UNITY_5_3_OR_NEWER
+using Vector2 = UnityEngine.Vector2;
+#else
+using Vector2 = Crowd.Client.CrowdVector2;
+#endif
 
 namespace Crowd.Client
 {
     public enum ConnectionState
     {
         Disconnected,       // not started, stopped by Disconnect, or given up (bad token, wrong version)
-        Connecting,         // TCP connect in progress
-        Connected,          // TCP up, Hello sent, Welcome not yet received
+        Connecting,         // TCP or WebSocket connect in progress
+        Connected,          // connection up, Hello sent, Welcome not yet received
         Ready,              // Welcome received: commands and snapshots flow
         WaitingToReconnect, // lost the connection; trying again after a back-off delay
     }
@@ -45,13 +49,18 @@ namespace Crowd.Client
         /// <summary>After a reconnect, present the last Welcome's resume key (CrowdClient.ResumeKey);
         /// false: every reconnect is a new client (options.ResumeKey still goes in the first Hello).</summary>
         public bool Resume = true;
+        /// <summary>Which wire: Auto follows the address (ws:// and wss:// are WebSocket, HOST:PORT is TCP
+        /// except in WebGL builds); WebSocket turns HOST:PORT into ws://HOST:PORT/ws.</summary>
+        public CrowdTransport Transport = CrowdTransport.Auto;
+        /// <summary>Tests: run the WebGL build's polled path over this socket factory instead of the browser's.</summary>
+        internal PolledSocketFactory PolledSockets;
     }
 
-    public sealed class CrowdClient : IDisposable
+    public sealed partial class CrowdClient : IDisposable
     {
-        readonly string host;
-        readonly int port;
+        readonly CrowdAddress address;
         readonly CrowdClientOptions options;
+        readonly PolledSocketFactory polledSockets; // non-null: no thread, Poll drives the connection
 
         // Connection thread state.
         Thread thread;
@@ -65,14 +74,16 @@ namespace Crowd.Client
 
         // Sending: main thread and connection thread, under sendLock.
         readonly object sendLock = new object();
-        Socket socket;     // null unless connected
-        int socketGeneration;
-        Socket connecting; // while connecting, so Disconnect can abort it
+        Link link;         // null unless connected
+        int linkGeneration;
+        Link connecting;   // while connecting, so Disconnect can abort it
         Subscribe subscription;
         SubscribeEvents eventSubscription; // null: the server's default (own agents' events)
         int nextRequestId;
         volatile string resumeKey; // the last Welcome's key, else options.ResumeKey
         bool welcomedOnce;         // connection thread: a Welcome came (options.ResumeKey has had its turn)
+        bool welcomedHere;         // connection thread: a Welcome came on the current connection
+        bool refusedHere;          // connection thread: the current connection's Hello was refused
         uint helloRequestId;       // connection thread: the current Hello's id, to tell its Error apart
         string presentedKey;       // connection thread: the key that Hello presented
 
@@ -102,16 +113,52 @@ namespace Crowd.Client
         // Counters (any thread).
         long snapshotsReceived, snapshotsDropped, protocolFaults, connections, bytesReceived;
 
+        /// <summary>A client of the server's TCP listener (options.Transport WebSocket: of its HTTP
+        /// listener, ws://host:port/ws).</summary>
         public CrowdClient(string host, int port, CrowdClientOptions options = null)
+            : this(AddressOf(host, port, options), options)
         {
-            if (string.IsNullOrEmpty(host)) throw new ArgumentNullException("host");
-            if (port <= 0 || port > 65535) throw new ArgumentOutOfRangeException("port");
-            this.host = host;
-            this.port = port;
+        }
+
+        /// <summary>A client of "ws://HOST:PORT/ws" (the server's --http listener; wss:// too),
+        /// "tcp://HOST:PORT" or "HOST:PORT" (its --listen port; in WebGL builds, ws://HOST:PORT/ws).</summary>
+        public CrowdClient(string address, CrowdClientOptions options = null)
+            : this(CrowdAddress.Parse(address, options != null ? options.Transport : CrowdTransport.Auto), options)
+        {
+        }
+
+        public CrowdClient(CrowdAddress address, CrowdClientOptions options = null)
+        {
+            if (address == null) throw new ArgumentNullException("address");
             this.options = options ?? new CrowdClientOptions();
+            if (this.options.Transport == CrowdTransport.Tcp && address.Transport != CrowdTransport.Tcp)
+                throw new ArgumentException("crowd: " + address + " is a WebSocket address but the transport asked for is Tcp");
+            if (this.options.Transport == CrowdTransport.WebSocket && address.Transport != CrowdTransport.WebSocket)
+                throw new ArgumentException("crowd: " + address + " is a TCP address but the transport asked for is WebSocket");
+            this.address = address;
+            polledSockets = this.options.PolledSockets;
+#if UNITY_WEBGL && !UNITY_EDITOR
+            if (address.Transport != CrowdTransport.WebSocket)
+                throw new NotSupportedException("crowd: a WebGL build has no TCP: connect to the server's WebSocket, ws://HOST:HTTP_PORT/ws");
+            if (polledSockets == null) polledSockets = BrowserWebSocket.Open;
+#endif
+            if (polledSockets != null && address.Transport != CrowdTransport.WebSocket)
+                throw new ArgumentException("crowd: the polled transport is WebSocket only");
             resumeKey = this.options.ResumeKey ?? "";
             LastRoundTripMs = double.NaN;
         }
+
+        static CrowdAddress AddressOf(string host, int port, CrowdClientOptions options)
+        {
+            if (string.IsNullOrEmpty(host)) throw new ArgumentNullException("host");
+            if (port <= 0 || port > 65535) throw new ArgumentOutOfRangeException("port");
+            var t = options != null ? options.Transport : CrowdTransport.Auto;
+            if (t == CrowdTransport.Auto && !CrowdAddress.WebGL) t = CrowdTransport.Tcp;
+            return CrowdAddress.Parse((host.IndexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port, t);
+        }
+
+        /// <summary>The server this client talks to, and over which wire.</summary>
+        public CrowdAddress Address { get { return address; } }
 
         // ------------------------------------------------------------ main-thread view
 
@@ -133,7 +180,7 @@ namespace Crowd.Client
         public long SnapshotsDropped { get { return Interlocked.Read(ref snapshotsDropped); } }
         /// <summary>Frames that did not decode or snapshots that did not apply (each followed by a resubscribe).</summary>
         public long ProtocolFaults { get { return Interlocked.Read(ref protocolFaults); } }
-        /// <summary>TCP connections made so far (1 + reconnects).</summary>
+        /// <summary>Connections made so far (1 + reconnects).</summary>
         public long Connections { get { return Interlocked.Read(ref connections); } }
         public long BytesReceived { get { return Interlocked.Read(ref bytesReceived); } }
 
@@ -158,12 +205,24 @@ namespace Crowd.Client
         public event Action<Paths> PathsReceived;
         /// <summary>Bad input from the server that the client survived (what it did about it in the text).</summary>
         public event Action<string> ProtocolFault;
+        /// <summary>The server refused this client's Hello (bad token, wrong version, full, …), before ErrorReceived.</summary>
+        public event Action<Error> HelloRefused;
 
         // ------------------------------------------------------------ lifecycle
 
         /// <summary>Starts connecting in the background (returns at once). Idempotent.</summary>
         public void Connect()
         {
+            if (polledSockets != null)
+            {
+                if (pumping) return;
+                stopRequested = false;
+                fatal = false;
+                pumping = true;
+                pumpBackoff = new Backoff(options.ReconnectInitialSeconds, options.ReconnectMaxSeconds);
+                StartPolledAttempt();
+                return;
+            }
             if (thread != null && thread.IsAlive) return;
             stopRequested = false;
             fatal = false;
@@ -177,13 +236,28 @@ namespace Crowd.Client
         {
             stopRequested = true;
             stopEvent.Set();
+            if (polledSockets != null)
+            {
+                if (pumping) EndPolled("disconnected by the client");
+                return;
+            }
+            Link open, opening;
             lock (sendLock)
             {
-                CloseQuietly(socket);
-                CloseQuietly(connecting);
+                open = link;
+                opening = connecting;
+            }
+            if (opening != null) opening.Abort();
+            if (open != null)
+            {
+                lock (sendLock) open.Close(); // WebSocket: the close handshake; the reader then ends
             }
             var t = thread;
-            if (t != null && t != Thread.CurrentThread) t.Join(5000);
+            if (t != null && t != Thread.CurrentThread && !t.Join(open != null ? 2000 : 5000))
+            {
+                if (open != null) open.Abort();
+                t.Join(5000);
+            }
         }
 
         public void Dispose() { Disconnect(); }
@@ -191,6 +265,7 @@ namespace Crowd.Client
         /// <summary>Runs queued events on the calling thread (Unity: in Update). Returns how many ran.</summary>
         public int Poll(int maxEvents = int.MaxValue)
         {
+            if (polledSockets != null) Pump();
             int n = 0;
             while (n < maxEvents)
             {
@@ -258,6 +333,13 @@ namespace Crowd.Client
             return Send(new ClientMessage { SetTargets = m }, onAck, onError);
         }
 
+        /// <summary>One target for every id, as a vector (UnityEngine.Vector2 in Unity).</summary>
+        public uint SetTarget(IList<uint> ids, Vector2 target, Action<Ack> onAck = null, Action<Error> onError = null,
+                              SteerMode steer = SteerMode.Default)
+        {
+            return SetTarget(ids, target.x, target.y, onAck, onError, steer);
+        }
+
         /// <summary>A target per id (parallel arrays); steer as in SetTarget.</summary>
         public uint SetTargets(IList<uint> ids, IList<float> x, IList<float> y, Action<Ack> onAck = null, Action<Error> onError = null,
                                SteerMode steer = SteerMode.Default)
@@ -269,12 +351,39 @@ namespace Crowd.Client
             return Send(new ClientMessage { SetTargets = m }, onAck, onError);
         }
 
+        /// <summary>A target per id, as vectors.</summary>
+        public uint SetTargets(IList<uint> ids, IList<Vector2> targets, Action<Ack> onAck = null, Action<Error> onError = null,
+                               SteerMode steer = SteerMode.Default)
+        {
+            var m = new SetTargets { Steer = steer };
+            m.Ids.AddRange(ids);
+            foreach (var t in targets)
+            {
+                m.X.Add(t.x);
+                m.Y.Add(t.y);
+            }
+            return Send(new ClientMessage { SetTargets = m }, onAck, onError);
+        }
+
         public uint SetVelocities(IList<uint> ids, IList<float> vx, IList<float> vy, Action<Ack> onAck = null, Action<Error> onError = null)
         {
             var m = new SetVelocities();
             m.Ids.AddRange(ids);
             m.Vx.AddRange(vx);
             m.Vy.AddRange(vy);
+            return Send(new ClientMessage { SetVelocities = m }, onAck, onError);
+        }
+
+        /// <summary>A velocity per id, as vectors (world units per second).</summary>
+        public uint SetVelocities(IList<uint> ids, IList<Vector2> velocities, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var m = new SetVelocities();
+            m.Ids.AddRange(ids);
+            foreach (var v in velocities)
+            {
+                m.Vx.Add(v.x);
+                m.Vy.Add(v.y);
+            }
             return Send(new ClientMessage { SetVelocities = m }, onAck, onError);
         }
 
@@ -291,6 +400,18 @@ namespace Crowd.Client
             var m = new AddObstacle();
             m.X.AddRange(x);
             m.Y.AddRange(y);
+            return Send(new ClientMessage { AddObstacle = m }, onAck, onError);
+        }
+
+        /// <summary>Admin only: a polygon from its vertices as vectors; the Ack holds the obstacle id.</summary>
+        public uint AddObstacle(IList<Vector2> vertices, Action<Ack> onAck = null, Action<Error> onError = null)
+        {
+            var m = new AddObstacle();
+            foreach (var v in vertices)
+            {
+                m.X.Add(v.x);
+                m.Y.Add(v.y);
+            }
             return Send(new ClientMessage { AddObstacle = m }, onAck, onError);
         }
 
@@ -312,7 +433,7 @@ namespace Crowd.Client
                 // stored subscription: either that send already happened (send this one now) or
                 // it will send this one itself.
                 subscription = sub;
-                connected = socket != null;
+                connected = link != null;
             }
             if (!connected) return 0;
             return Send(new ClientMessage { Subscribe = sub }, onAck, onError);
@@ -325,7 +446,7 @@ namespace Crowd.Client
             lock (sendLock)
             {
                 subscription = null;
-                connected = socket != null;
+                connected = link != null;
             }
             if (!connected) return 0;
             return Send(new ClientMessage { Subscribe = new Subscribe { Unsubscribe = true } }, onAck, onError);
@@ -351,7 +472,7 @@ namespace Crowd.Client
             lock (sendLock)
             {
                 eventSubscription = m; // decided under the lock, as in Subscribe
-                connected = socket != null;
+                connected = link != null;
             }
             if (!connected) return 0;
             return Send(new ClientMessage { SubscribeEvents = m }, onAck, onError);
@@ -384,32 +505,23 @@ namespace Crowd.Client
 
         bool TrySend(ClientMessage msg, out int gen)
         {
-            byte[] bytes = FrameSplitter.Delimit(msg);
             lock (sendLock)
             {
-                gen = socketGeneration;
-                if (socket == null) return false;
+                gen = linkGeneration;
+                if (link == null) return false;
                 try
                 {
-                    int off = 0;
-                    while (off < bytes.Length) off += socket.Send(bytes, off, bytes.Length - off, SocketFlags.None);
+                    link.Send(msg);
                     return true;
                 }
                 catch (Exception)
                 {
-                    // The reader sees the closed socket and reconnects.
-                    CloseQuietly(socket);
-                    socket = null;
+                    // The reader sees the closed connection and reconnects.
+                    link.Abort();
+                    link = null;
                     return false;
                 }
             }
-        }
-
-        static void CloseQuietly(Socket s)
-        {
-            if (s == null) return;
-            try { s.Shutdown(SocketShutdown.Both); } catch (Exception) { }
-            try { s.Close(); } catch (Exception) { }
         }
 
         // ------------------------------------------------------------ main-thread queue
@@ -518,37 +630,51 @@ namespace Crowd.Client
             while (!stopRequested)
             {
                 int gen = Interlocked.Increment(ref generation);
-                SetState(ConnectionState.Connecting, host + ":" + port);
-                string reason;
-                Socket s = null;
-                try
+                SetState(ConnectionState.Connecting, address.ToString());
+                string reason = null;
+                ThreadedLink l = address.Transport == CrowdTransport.WebSocket
+                    ? (ThreadedLink)new WebSocketLink(address, options)
+                    : new TcpLink(address, options);
+                bool opened = false;
+                lock (sendLock)
                 {
-                    s = ConnectSocket();
-                    reason = null;
+                    if (!stopRequested) connecting = l;
                 }
-                catch (Exception e)
+                if (!stopRequested)
                 {
-                    reason = "connect failed: " + e.Message;
-                }
-                if (s != null)
-                {
-                    Interlocked.Increment(ref connections);
                     try
                     {
-                        reason = Session(s, gen, backoff);
+                        l.Open();
+                        opened = true;
+                    }
+                    catch (Exception e)
+                    {
+                        reason = "connect failed: " + e.Message;
+                    }
+                }
+                lock (sendLock) connecting = null;
+                if (opened)
+                {
+                    Interlocked.Increment(ref connections);
+                    welcomedHere = refusedHere = false;
+                    try
+                    {
+                        reason = Session(l, gen, backoff);
                     }
                     catch (Exception e)
                     {
                         reason = stopRequested ? "disconnected by the client" : "connection lost: " + e.Message;
                     }
+                    if (!welcomedHere && !refusedHere && !stopRequested && !fatal && address.Transport == CrowdTransport.Tcp)
+                        reason += " before any Welcome (is " + address + " crowd-server's TCP port, --listen? its --http port takes ws://…/ws)";
                     lock (sendLock)
                     {
-                        if (socket == s) socket = null;
+                        if (link == l) link = null;
                     }
-                    CloseQuietly(s);
                     int lostGen = gen;
                     Enqueue(() => FailPending(lostGen), false);
                 }
+                l.Abort();
                 if (stopRequested || fatal || !options.AutoReconnect)
                 {
                     SetState(ConnectionState.Disconnected, stopRequested ? "disconnected by the client" : reason);
@@ -565,49 +691,11 @@ namespace Crowd.Client
             SetState(ConnectionState.Disconnected, "disconnected by the client");
         }
 
-        Socket ConnectSocket()
-        {
-            IPAddress[] addrs = Dns.GetHostAddresses(host);
-            if (addrs.Length == 0) throw new SocketException((int)SocketError.HostNotFound);
-            var s = new Socket(addrs[0].AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-            lock (sendLock)
-            {
-                if (stopRequested)
-                {
-                    s.Close();
-                    throw new OperationCanceledException("stopped");
-                }
-                connecting = s;
-            }
-            try
-            {
-                IAsyncResult ar = s.BeginConnect(new IPEndPoint(addrs[0], port), null, null);
-                if (!ar.AsyncWaitHandle.WaitOne(options.ConnectTimeoutMs))
-                {
-                    CloseQuietly(s);
-                    throw new TimeoutException("connect timed out");
-                }
-                s.EndConnect(ar);
-                s.NoDelay = true;
-                s.SendTimeout = options.SendTimeoutMs;
-            }
-            catch (Exception)
-            {
-                CloseQuietly(s);
-                throw;
-            }
-            finally
-            {
-                lock (sendLock) connecting = null;
-            }
-            return s;
-        }
-
-        // One connection: Hello, the subscription, then frames until it ends. Returns why it ended.
-        string Session(Socket s, int gen, Backoff backoff)
+        // A new connection: Hello, then the subscriptions, under sendLock (Subscribe decides under
+        // it whether to send itself). False when Disconnect came first.
+        bool Greet(Link l, int gen)
         {
             decoder.Reset();
-            var splitter = new FrameSplitter(options.MaxFrameBytes);
             presentedKey = !welcomedOnce || options.Resume ? resumeKey ?? "" : "";
             helloRequestId = NextRequestId();
             var hello = new ClientMessage
@@ -623,39 +711,146 @@ namespace Crowd.Client
             };
             lock (sendLock)
             {
-                if (stopRequested) return "disconnected by the client";
-                socket = s;
-                socketGeneration = gen;
-                SendLocked(s, hello);
+                if (stopRequested) return false;
+                link = l;
+                linkGeneration = gen;
+                l.Send(hello);
                 if (subscription != null)
-                    SendLocked(s, new ClientMessage { RequestId = NextRequestId(), Subscribe = subscription });
+                    l.Send(new ClientMessage { RequestId = NextRequestId(), Subscribe = subscription });
                 if (eventSubscription != null)
-                    SendLocked(s, new ClientMessage { RequestId = NextRequestId(), SubscribeEvents = eventSubscription });
+                    l.Send(new ClientMessage { RequestId = NextRequestId(), SubscribeEvents = eventSubscription });
             }
-            SetState(ConnectionState.Connected, host + ":" + port);
-            var buf = new byte[64 * 1024];
-            while (!stopRequested)
+            SetState(ConnectionState.Connected, address.ToString());
+            return true;
+        }
+
+        // One connection: Hello, the subscription, then frames until it ends. Returns why it ended.
+        string Session(ThreadedLink l, int gen, Backoff backoff)
+        {
+            if (!Greet(l, gen)) return "disconnected by the client";
+            return l.ReadFrames((frame, off, len) => HandleFrame(frame, off, len, l, backoff),
+                                () => stopRequested,
+                                n => Interlocked.Add(ref bytesReceived, n),
+                                Fault);
+        }
+
+        // ------------------------------------------------------------ polled connection (WebGL; main thread)
+
+        bool pumping;        // Connect ran and Disconnect did not, nor did the client give up
+        PolledLink pumpLink; // the current attempt's socket
+        bool pumpOpened;     // it opened and the Hello went out
+        int pumpGeneration;
+        double pumpStartedMs, pumpRetryAtMs;
+        Backoff pumpBackoff;
+
+        void StartPolledAttempt()
+        {
+            pumpGeneration = Interlocked.Increment(ref generation);
+            SetState(ConnectionState.Connecting, address.ToString());
+            pumpOpened = false;
+            pumpStartedMs = clock.Elapsed.TotalMilliseconds;
+            try
             {
-                int n = s.Receive(buf);
-                if (n == 0) return "closed by the server";
-                Interlocked.Add(ref bytesReceived, n);
-                splitter.Push(buf, 0, n);
-                for (;;)
+                pumpLink = new PolledLink(polledSockets(address.Uri, CrowdAddress.SubProtocol));
+            }
+            catch (Exception e)
+            {
+                pumpLink = null;
+                EndPolled("connect failed: " + e.Message);
+            }
+        }
+
+        // What the connection thread does, in steps: called by Poll before it runs the queue.
+        void Pump()
+        {
+            if (!pumping) return;
+            if (pumpLink == null)
+            {
+                if (clock.Elapsed.TotalMilliseconds >= pumpRetryAtMs) StartPolledAttempt();
+                if (pumpLink == null) return;
+            }
+            var sock = pumpLink.Socket;
+            if (!pumpOpened)
+            {
+                int st = sock.ReadyState;
+                if (st == 0)
                 {
-                    byte[] frame;
-                    int off, len;
-                    FrameResult r = splitter.Next(out frame, out off, out len);
-                    if (r == FrameResult.NeedMore) break;
-                    if (r != FrameResult.Ready)
-                    {
-                        Fault("framing error (" + r + "): reconnecting");
-                        return "framing error: " + r;
-                    }
-                    string end = HandleFrame(frame, off, len, s, backoff);
-                    if (end != null) return end;
+                    if (clock.Elapsed.TotalMilliseconds - pumpStartedMs > options.ConnectTimeoutMs) EndPolled("connect failed: connect timed out");
+                    return;
+                }
+                if (st != 1)
+                {
+                    EndPolled("connect failed: " + Describe(sock.Reason, "the WebSocket closed"));
+                    return;
+                }
+                pumpOpened = true;
+                Interlocked.Increment(ref connections);
+                try
+                {
+                    Greet(pumpLink, pumpGeneration);
+                }
+                catch (Exception e)
+                {
+                    EndPolled("connection lost: " + e.Message);
+                    return;
                 }
             }
-            return "disconnected by the client";
+            // Read the state before the queue: whatever came before a close is handled first.
+            bool closed = sock.ReadyState == 3;
+            for (;;)
+            {
+                byte[] m = sock.NextMessage();
+                if (m == null) break;
+                Interlocked.Add(ref bytesReceived, m.Length);
+                string end;
+                if (m.Length > options.MaxFrameBytes)
+                {
+                    Fault("message of " + m.Length + " bytes, more than " + options.MaxFrameBytes + ": reconnecting");
+                    end = "message too big";
+                }
+                else end = HandleFrame(m, 0, m.Length, pumpLink, pumpBackoff);
+                if (end != null)
+                {
+                    EndPolled(end);
+                    return;
+                }
+                if (pumpLink == null || pumpLink.Socket != sock) return; // a handler called Disconnect
+            }
+            if (closed) EndPolled("closed by the server: " + Describe(sock.Reason, "closed"));
+        }
+
+        static string Describe(string reason, string otherwise)
+        {
+            return string.IsNullOrEmpty(reason) ? otherwise : reason;
+        }
+
+        // The polled connection ended (or Disconnect): as Run does after a session.
+        void EndPolled(string reason)
+        {
+            var l = pumpLink;
+            pumpLink = null;
+            if (l != null)
+            {
+                lock (sendLock)
+                {
+                    if (link == l) link = null;
+                }
+                l.Abort();
+                if (pumpOpened)
+                {
+                    int lostGen = pumpGeneration;
+                    Enqueue(() => FailPending(lostGen), false);
+                }
+            }
+            pumpOpened = false;
+            if (stopRequested || fatal || !options.AutoReconnect)
+            {
+                pumping = false;
+                SetState(ConnectionState.Disconnected, stopRequested ? "disconnected by the client" : reason);
+                return;
+            }
+            SetState(ConnectionState.WaitingToReconnect, reason);
+            pumpRetryAtMs = clock.Elapsed.TotalMilliseconds + pumpBackoff.NextDelaySeconds() * 1000.0;
         }
 
         // Refusals that say nothing about the key: the same Hello may succeed later.
@@ -676,15 +871,8 @@ namespace Crowd.Client
             }
         }
 
-        void SendLocked(Socket s, ClientMessage m)
-        {
-            byte[] bytes = FrameSplitter.Delimit(m);
-            int off = 0;
-            while (off < bytes.Length) off += s.Send(bytes, off, bytes.Length - off, SocketFlags.None);
-        }
-
         // Decodes and queues one frame; returns non-null when the connection must end.
-        string HandleFrame(byte[] frame, int off, int len, Socket s, Backoff backoff)
+        string HandleFrame(byte[] frame, int off, int len, Link l, Backoff backoff)
         {
             ServerMessage m;
             try
@@ -711,6 +899,7 @@ namespace Crowd.Client
                     // A server without a journal (or before minor 1) sends no key: nothing to resume.
                     resumeKey = w.ResumeKey;
                     welcomedOnce = true;
+                    welcomedHere = true;
                     backoff.Reset();
                     state = ConnectionState.Ready;
                     Enqueue(() =>
@@ -741,7 +930,7 @@ namespace Crowd.Client
                         {
                             lock (sendLock)
                             {
-                                if (socket == s) SendLocked(s, new ClientMessage { RequestId = NextRequestId(), Subscribe = sub });
+                                if (link == l) l.Send(new ClientMessage { RequestId = NextRequestId(), Subscribe = sub });
                             }
                         }
                         return null;
@@ -769,8 +958,18 @@ namespace Crowd.Client
                     // The Hello that presented a key was refused for a reason that is not passing:
                     // the key may be why, so the next attempt starts a fresh identity rather than
                     // being refused forever.
-                    if (err.RequestId == helloRequestId && presentedKey.Length > 0 && resumeKey == presentedKey && !Passing(err.Code)) resumeKey = "";
-                    Enqueue(() => DispatchError(err), false);
+                    bool refusedHello = err.RequestId == helloRequestId;
+                    if (refusedHello) refusedHere = true;
+                    if (refusedHello && presentedKey.Length > 0 && resumeKey == presentedKey && !Passing(err.Code)) resumeKey = "";
+                    Enqueue(() =>
+                    {
+                        if (refusedHello)
+                        {
+                            var hr = HelloRefused;
+                            if (hr != null) hr(err);
+                        }
+                        DispatchError(err);
+                    }, false);
                     return null;
                 }
                 case ServerMessage.MsgOneofCase.Pong:
@@ -779,6 +978,7 @@ namespace Crowd.Client
                     Enqueue(() =>
                     {
                         LastRoundTripMs = clock.Elapsed.TotalMilliseconds - pong.ClientTimeUs / 1000.0;
+                        CompletePing(pong);
                         var h = PongReceived;
                         if (h != null) h(pong);
                     }, false);

@@ -4,6 +4,11 @@
 // Render time runs a little behind the newest snapshot (DelayTicks).
 using System;
 using System.Collections.Generic;
+#if UNITY_5_3_OR_NEWER
+using Vector2 = UnityEngine.Vector2;
+#else
+using Vector2 = Crowd.Client.CrowdVector2;
+#endif
 
 namespace Crowd.Client
 {
@@ -156,6 +161,20 @@ namespace Crowd.Client
         public bool TryGetPosition(uint id, out float x, out float y)
         {
             return TryGetPosition(id, RenderTick, out x, out y);
+        }
+
+        /// <summary>The agent's render position as a vector (UnityEngine.Vector2 in Unity).</summary>
+        public bool TryGetPosition(uint id, double renderTick, out Vector2 position)
+        {
+            CrowdAgent a;
+            bool ok = TryGetAgent(id, renderTick, out a);
+            position = new Vector2(a.X, a.Y);
+            return ok;
+        }
+
+        public bool TryGetPosition(uint id, out Vector2 position)
+        {
+            return TryGetPosition(id, RenderTick, out position);
         }
 
         /// <summary>Every agent visible at renderTick, interpolated, ascending id. Returns the count.</summary>

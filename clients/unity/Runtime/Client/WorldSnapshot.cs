@@ -3,6 +3,11 @@
 // over without locks and the interpolation buffer can keep it.
 using System.Collections.Generic;
 using Crowd.V1;
+#if UNITY_5_3_OR_NEWER
+using Vector2 = UnityEngine.Vector2;
+#else
+using Vector2 = Crowd.Client.CrowdVector2;
+#endif
 
 namespace Crowd.Client
 {
@@ -15,6 +20,11 @@ namespace Crowd.Client
         public float Radius;
         /// <summary>Welcome.client_id of the spawner; 0 = the server or nobody.</summary>
         public uint Owner;
+
+        /// <summary>(X, Y) as a vector: UnityEngine.Vector2 in Unity, CrowdVector2 elsewhere.</summary>
+        public Vector2 Position { get { return new Vector2(X, Y); } }
+        /// <summary>(Vx, Vy) as a vector, world units per second.</summary>
+        public Vector2 Velocity { get { return new Vector2(Vx, Vy); } }
     }
 
     public sealed class WorldSnapshot

@@ -2,7 +2,14 @@
 // enums themselves (fields, WriteTo, MergeFrom) are generated from
 // proto/crowd.proto into Messages.g.cs by Generator~/crowd_csharp.py; this file
 // adds what a .proto cannot say: the protocol version a Hello starts with,
-// convenience constructors, and the encode/decode entry points.
+// convenience constructors, conversions to vectors, and the encode/decode entry points.
+using Crowd.Client;
+#if UNITY_5_3_OR_NEWER
+using Vector2 = UnityEngine.Vector2;
+#else
+using Vector2 = Crowd.Client.CrowdVector2;
+#endif
+
 namespace Crowd.V1
 {
     /// <summary>The protocol version this client speaks (proto/crowd.proto's header comment).</summary>
@@ -40,6 +47,11 @@ namespace Crowd.V1
     {
         public Vec2() { }
         public Vec2(float x, float y) { X = x; Y = y; }
+        public Vec2(Vector2 v) { X = v.x; Y = v.y; }
+
+        /// <summary>UnityEngine.Vector2 in Unity (CrowdVector2 elsewhere); an absent Vec2 (null) is the origin.</summary>
+        public static implicit operator Vector2(Vec2 v) { return v == null ? new Vector2(0f, 0f) : new Vector2(v.X, v.Y); }
+        public static implicit operator Vec2(Vector2 v) { return new Vec2(v.x, v.y); }
     }
 
     public sealed partial class Rect

@@ -444,11 +444,12 @@ namespace Crowd.V1
     }
 
     /// <summary>
-    /// A polygon, vertices counter-clockwise (RVO2's convention); 2 vertices make a
-    /// line segment. Admin only. Ack.ids holds the obstacle id.
+    /// A polygon, vertices counter-clockwise (RVO2's convention). Admin only.
+    /// Ack.ids holds the obstacle id.
     /// A valid obstacle (else ERROR_BAD_POLYGON, its message says why, index = the vertex):
-    /// - x and y of equal length, 2 to the server's vertex limit (default 256),
-    /// every vertex finite and inside the world bounds;
+    /// - x and y of equal length, 3 to the server's vertex limit (default 256),
+    /// every vertex finite and inside the world bounds (2 vertices, a segment,
+    /// are refused: draw a wall as a thin quad);
     /// - every edge at least 0.01 long (no duplicate vertices), the closing edge too;
     /// - no two edges cross or touch except neighbours at their shared vertex (a
     /// simple polygon: no self-intersection, no back-and-forth spike);

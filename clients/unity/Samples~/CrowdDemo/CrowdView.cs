@@ -18,6 +18,9 @@ namespace Crowd.Samples
         }
 
         [Header("Server")]
+        [Tooltip("When set, used instead of host and port: ws://HOST:8080/ws (the server's --http port; WebGL builds need this form) or tcp://HOST:7777")]
+        public string address = "";
+        [Tooltip("The server's TCP port (--listen); in WebGL builds use Address")]
         public string host = "127.0.0.1";
         public int port = 7777;
         public string token = "";
@@ -45,7 +48,8 @@ namespace Crowd.Samples
         void Awake()
         {
             Buffer = new InterpolationBuffer();
-            Client = new CrowdClient(host, port, new CrowdClientOptions { Token = token, ClientName = "unity-crowdview" });
+            var options = new CrowdClientOptions { Token = token, ClientName = "unity-crowdview" };
+            Client = string.IsNullOrEmpty(address) ? new CrowdClient(host, port, options) : new CrowdClient(address, options);
             Client.SnapshotReceived += s => Buffer.Add(s);
             Client.StateChanged += (state, why) => Debug.Log("crowd: " + state + " (" + why + ")");
             Client.ErrorReceived += e => Debug.LogWarning("crowd: " + e);
