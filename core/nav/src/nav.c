@@ -14,6 +14,8 @@
 #define NAV_NO_INDEX UINT32_MAX
 #define NAV_MAX_CORNERS 3
 #define NAV_DONE_VISIT 64u /* arrived agents are checked this often (removed? taken over?) */
+#define NAV_WAIT_VISIT 4u  /* agents waiting their turn are looked at this often */
+#define NAV_RETURN 4.0f    /* an arrived agent pushed this many radii (and arrival_distance) off its goal navigates back */
 
 typedef struct nav_agent {
 	orca_agent_id id;
@@ -25,6 +27,10 @@ typedef struct nav_agent {
 	bool stuck_sent;
 	bool replanned_for_stall;
 	bool making_way;         /* arrived, stepping aside for a stalled agent (steer: where to) */
+	bool waiting;            /* waiting its turn behind an agent ahead (steer: where it stands) */
+	bool returning;          /* arrived, pushed far off its goal, navigating back (no second ARRIVED) */
+	bool was_waiting;        /* waiting and heading as of the last commit: what other agents' */
+	orca_vec2 was_heading;   /* visits read (visits run in parallel; equal between updates) */
 	bool done;               /* phase DONE as of the last commit: what other agents' visits read
 	                          * (visits run in parallel; phase may change under them) */
 	uint64_t next_visit;     /* the update at which it is looked at next (an update's scan
@@ -495,6 +501,8 @@ static void make_way_found(orca_nav *nav, const nav_agent *a, const orca_agent_s
 static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
 {
 	set_done(nav, a, a->phase == ORCA_NAV_DONE);
+	a->was_waiting = a->waiting;
+	a->was_heading = a->heading;
 	for (int r = 0; r < ORCA_NAV_REPLAN_REASONS; ++r)
 		nav->replans[r] += v->replans[r];
 	if (v->enqueue && !queue_push(nav, a->id))
@@ -550,7 +558,8 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	sync_due(nav, a);
 	set_done(nav, a, false);
 	a->far = a->unreachable = a->unreachable_sent = a->stuck_sent = a->replanned_for_stall = a->making_way = false;
-	a->heading = a->progress_ref = a->prev_ref = target;
+	a->waiting = a->was_waiting = a->returning = false;
+	a->heading = a->progress_ref = a->prev_ref = a->was_heading = target;
 	a->best_dist = a->prev_best = dist(st.position, target);
 	a->stall_time = 0.0f;
 	a->final_leg = false;
@@ -579,6 +588,70 @@ int orca_nav_stop(orca_nav *nav, orca_agent_id id)
 static bool walkable(const orca_nav *nav, int worker, orca_vec2 p)
 {
 	return navmesh_on_mesh(nav->mesh, worker, p);
+}
+
+/* What the crowd ahead asks of an agent heading along unit direction (ux,
+ * uy) for the point p, from the agents within NAV_AHEAD radii of it, as the
+ * engine and the last commit have them (visits run in parallel: nothing a
+ * visit changes is read).
+ *  - oncoming: a walking agent ahead (within 60 degrees of the way) whose
+ *    own way runs against ours: keep right, so that counter-flows form lanes
+ *    instead of meeting head-on;
+ *  - wait: when the agent is slow (under half its cruising speed) and
+ *    touches (centres within the two radii and half agent_radius) an agent
+ *    ahead that is nearer p and walks the same way (within 90 degrees), or
+ *    waits its turn heading the same way (within 60 degrees), or walks
+ *    across or against us and has the lower id: it waits its turn (its
+ *    engine target where it stands: idle, quality mode's lowest right of
+ *    way, so the walkers pass it) instead of pressing. The front of a queue
+ *    never waits, and in agents blocking each other across the lowest id
+ *    walks. Arrived agents are never waited for (they make way). */
+#define NAV_AHEAD 3.5f
+static void crowd_ahead(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, orca_vec2 p, float ux,
+                        float uy, bool any_speed, bool *oncoming, bool *wait)
+{
+	const float r = nav->def.agent_radius;
+	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	const bool slow =
+	    any_speed || st->velocity.x * st->velocity.x + st->velocity.y * st->velocity.y < 0.25f * pref * pref;
+	const float mine = dist(st->position, p);
+	orca_agent_id near[16];
+	uint32_t n = orca_query_radius(nav->world, st->position, NAV_AHEAD * r, near, 16);
+	n = n < 16 ? n : 16;
+	*oncoming = *wait = false;
+	for (uint32_t i = 0; i < n; ++i) {
+		if (near[i] == a->id)
+			continue;
+		orca_agent_state os;
+		if (orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+			continue;
+		const float rx = os.position.x - st->position.x, ry = os.position.y - st->position.y;
+		const float d = sqrtf(rx * rx + ry * ry);
+		const float ahead = (rx * ux + ry * uy) / (d > 0.0f ? d : 1.0f);
+		if (!(ahead > 0.5f))
+			continue; /* not ahead */
+		const float ox = os.pref_velocity.x, oy = os.pref_velocity.y;
+		const float olen = sqrtf(ox * ox + oy * oy);
+		const bool idle = !(olen > 0.1f);
+		const float along = idle ? 0.0f : (ox * ux + oy * uy) / olen;
+		if (!idle && along < -0.5f && ahead > 0.5f)
+			*oncoming = true;
+		if (!slow || *wait || d > st->radius + os.radius + 0.5f * r || !(dist(os.position, p) < mine))
+			continue;
+		const nav_agent *o = find_agent(nav, near[i]);
+		if (o && o->done && idle)
+			continue; /* arrived and at rest: it makes way */
+		if (o && o->was_waiting) {
+			const float hx = o->was_heading.x - os.position.x, hy = o->was_heading.y - os.position.y;
+			const float hlen = sqrtf(hx * hx + hy * hy);
+			*wait = hlen > 0.0f && hx * ux + hy * uy > 0.5f * hlen;
+		} else {
+			/* a walker that does not move (pinned: reference mode does not
+			 * push a waiting agent aside) is not waited for */
+			const float moving = os.velocity.x * os.velocity.x + os.velocity.y * os.velocity.y;
+			*wait = !idle && moving > 0.01f * pref * pref && (along > 0.0f || near[i] < a->id);
+		}
+	}
 }
 
 /* Choose the point to steer at from the corridor; re-plan when pushed off it. */
@@ -615,22 +688,47 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	a->final_leg = end_is_last && k == n - 1;
 	orca_vec2 p = a->final_leg ? a->goal : corners[k];
 	a->heading = p;
-	/* Stalled for a quarter of stuck_time: two agents meeting head-on on one
-	 * string-pulled line can hold each other at zero velocity for ever (ORCA
-	 * is symmetric). Aim two radii to the right of the way until it moves
-	 * again: both keep right and pass. When the right is a wall (the point
-	 * is off the mesh: an agent pinned at a wall's corner, whom a step right
-	 * would press into the wall for good), aim left; when both are, neither.
-	 * Not when the goal itself is near. */
+	a->waiting = false;
+	/* The crowd ahead (crowd_ahead), looked at while the agent is slowed
+	 * (under half its cruising speed; a walker that gets on pays nothing): behind
+	 * an agent it waits for, it waits its turn where it stands, unless
+	 * pressed into a wall's margin (below). */
 	const float r = nav->def.agent_radius;
 	const float dx = p.x - st->position.x, dy = p.y - st->position.y;
 	const float len = sqrtf(dx * dx + dy * dy);
 	const bool stalled = nav->def.stuck_time > 0.0f && a->stall_time >= 0.25f * nav->def.stuck_time;
-	if (stalled && len > 0.0f && dist(st->position, a->goal) > 4.0f * r) {
+	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	const bool slowed = st->velocity.x * st->velocity.x + st->velocity.y * st->velocity.y < 0.25f * pref * pref;
+	/* only in quality avoidance, whose lowest right of way lets a walker
+	 * pass a waiting agent: reference mode's ORCA is reciprocal, and walkers
+	 * pressed into waiting agents (steerbench: deep overlaps in SteerSuite's
+	 * hallway-two-way and bottleneck-evacuation) */
+	const bool quality = orca_world_avoidance(nav->world) == ORCA_AVOIDANCE_QUALITY;
+	bool oncoming = false, wait = false;
+	if (len > 0.0f && slowed && quality)
+		crowd_ahead(nav, a, st, p, dx / len, dy / len, false, &oncoming, &wait);
+	if (wait && off <= 0.5f * r && !(a->stall_time >= nav->def.stuck_time && nav->def.stuck_time > 0.0f)) {
+		a->waiting = true;
+		a->final_leg = false;
+		if (!same_point(a->steer, st->position))
+			steer_to(nav, v, a, st->position);
+		return;
+	}
+	/* Keep right: with oncoming agents ahead, aim two radii to the right of
+	 * the way, so that counter-flows form lanes (when the right is a wall,
+	 * straight on). Stalled for half of stuck_time (a quarter in reference
+	 * avoidance; two agents meeting head-on settle it by waiting first,
+	 * above), the same: aim two radii to
+	 * the right until it moves again, or to the left when the right is a
+	 * wall (the point is off the mesh: an agent pinned at a wall's corner,
+	 * whom a step right would press into the wall for good); when both are,
+	 * neither. Not when the goal itself is near. */
+	const bool aside = nav->def.stuck_time > 0.0f && a->stall_time >= (quality ? 0.5f : 0.25f) * nav->def.stuck_time;
+	if ((aside || oncoming) && len > 0.0f && dist(st->position, a->goal) > 4.0f * r) {
 		const orca_vec2 right = {p.x + dy / len * 2.0f * r, p.y - dx / len * 2.0f * r};
 		const orca_vec2 left = {p.x - dy / len * 2.0f * r, p.y + dx / len * 2.0f * r};
 		const bool right_open = walkable(nav, worker, right);
-		if (right_open || walkable(nav, worker, left)) {
+		if (right_open || (aside && walkable(nav, worker, left))) {
 			p = right_open ? right : left;
 			a->final_leg = false;
 		}
@@ -725,6 +823,8 @@ static void schedule(orca_nav *nav, nav_agent *a, const orca_agent_state *st, fl
 	uint32_t wait = interval;
 	if (steps < (float)interval)
 		wait = steps < 1.0f ? 1u : (uint32_t)steps;
+	if (a->waiting)
+		wait = NAV_WAIT_VISIT < interval ? NAV_WAIT_VISIT : interval;
 	a->next_visit = nav->updates + wait;
 }
 
@@ -772,6 +872,58 @@ static bool goal_free(const orca_nav *nav, const nav_agent *a, const orca_agent_
 	return true;
 }
 
+/* No walker near an arrived agent (within NAV_CLEAR radii of it or of its
+ * goal): no agent that wants to move and has not arrived itself. Then the
+ * way back to its goal is clear: it walks back instead of resting where a
+ * passer-by pushed it (flow_run's crossing: 8 of 40 stood off their goals
+ * for good, each within 2 radii of it). Reads the engine's state and the
+ * last commit only (visits run in parallel). */
+#define NAV_CLEAR 3.0f
+static bool way_clear(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
+{
+	const float r = nav->def.agent_radius;
+	for (int k = 0; k < 2; ++k) {
+		orca_agent_id near[16];
+		uint32_t n = orca_query_radius(nav->world, k ? a->goal : st->position, NAV_CLEAR * r, near, 16);
+		if (n > 16)
+			return false;
+		for (uint32_t i = 0; i < n; ++i) {
+			if (near[i] == a->id)
+				continue;
+			orca_agent_state os;
+			if (orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+				continue;
+			const nav_agent *o = find_agent(nav, near[i]);
+			const bool idle = !(os.pref_velocity.x * os.pref_velocity.x + os.pref_velocity.y * os.pref_velocity.y >
+			                    0.01f);
+			if (!idle && !(o && o->done))
+				return false;
+			if (o && !o->done && o->was_waiting)
+				return false; /* waiting to pass */
+		}
+	}
+	return true;
+}
+
+/* Walking back to its goal, an arrived agent touches one ahead that it
+ * would wait for (crowd_ahead, at any speed): two arrived agents standing on
+ * each other's goals walked round each other for ever (flow_run's
+ * crossing). It rests instead, and goes back when the way is clear. Not
+ * looked at while it gets on toward its goal (over half its cruising speed). */
+static bool home_blocked(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, float to_goal)
+{
+	if (!(to_goal > 0.0f) || orca_world_avoidance(nav->world) != ORCA_AVOIDANCE_QUALITY)
+		return false;
+	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
+	const float gx = a->goal.x - st->position.x, gy = a->goal.y - st->position.y;
+	if (st->velocity.x * gx + st->velocity.y * gy > 0.5f * pref * to_goal)
+		return false; /* well on its way: nothing to look at */
+	bool oncoming, wait;
+	crowd_ahead(nav, a, st, a->goal, (a->goal.x - st->position.x) / to_goal, (a->goal.y - st->position.y) / to_goal,
+	            true, &oncoming, &wait);
+	return wait;
+}
+
 static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st, float dt,
                           uint64_t since)
 {
@@ -787,11 +939,28 @@ static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_
 		return;
 	}
 	const float to_goal = dist(st->position, a->goal);
+	if (to_goal > NAV_RETURN * nav->def.agent_radius + nav->def.arrival_distance) {
+		/* Pushed far off its goal (by passers-by, or making way, round a
+		 * block's corner): the straight line back may cross a block (flow_run's
+		 * city: arrived agents 10 to 25 away pressed into blocks for good).
+		 * It navigates back like a walker, and is not told ARRIVED again. */
+		a->phase = ORCA_NAV_MOVING;
+		note_phase(nav, a);
+		a->making_way = false;
+		a->returning = true;
+		a->stall_time = 0.0f;
+		a->replanned_for_stall = false;
+		a->heading = a->progress_ref = a->prev_ref = a->goal;
+		a->best_dist = a->prev_best = to_goal;
+		request_path(v, a, ORCA_NAV_REPLAN_OFF_CORRIDOR);
+		a->next_visit = nav->updates + 1;
+		return;
+	}
 	if (same_point(a->steer, a->goal)) {
 		if (st->arrived) {
 			a->best_dist = to_goal;
 			a->next_visit = nav->updates + NAV_DONE_VISIT;
-		} else if (to_goal < a->best_dist) {
+		} else if (to_goal < a->best_dist && !home_blocked(nav, a, st, to_goal)) {
 			a->best_dist = to_goal; /* closing in */
 			schedule(nav, a, st, dt);
 		} else {
@@ -801,7 +970,10 @@ static void visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_
 	}
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
 	const bool left_alone = same_point(st->position, a->steer) && since >= interval;
-	if (to_goal > nav->def.arrival_distance + 2.0f * nav->def.agent_radius || (left_alone && goal_free(nav, a, st))) {
+	const bool off_goal = to_goal > nav->def.arrival_distance + 0.5f * nav->def.agent_radius;
+	if (to_goal > nav->def.arrival_distance + 2.0f * nav->def.agent_radius ||
+	    ((left_alone || (off_goal && same_point(st->position, a->steer) && way_clear(nav, a, st))) &&
+	     goal_free(nav, a, st))) {
 		a->best_dist = to_goal; /* pushed too far, or left alone with its goal free: back to the goal */
 		steer_to(nav, v, a, a->goal);
 		schedule(nav, a, st, dt);
@@ -1040,7 +1212,9 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 		}
 		a->phase = ORCA_NAV_DONE;
 		note_phase(nav, a);
-		note_event(v, ORCA_NAV_ARRIVED, st->position);
+		if (!a->returning)
+			note_event(v, ORCA_NAV_ARRIVED, st->position);
+		a->returning = false;
 		/* Arrived within arrival_distance, short of the goal and making no
 		 * progress: stop where it is. Pressing on at the goal it would push
 		 * for ever on whoever stands there, and in a narrow spot that pins
@@ -1429,7 +1603,7 @@ void orca_nav_destroy(orca_nav *nav)
  *     u32 size, size bytes (0: the tile the world's obstacles build, i.e. not
  *     waiting for a rebuild)
  *   u32 dirty tiles; each u32 position, in rebuild order
- *   u32 agents; each, in navigation's order: u32 id, u8 phase (bit 7: making way), u8 flags,
+ *   u32 agents; each, in navigation's order: u32 id, u8 phase (bit 7: making way, bit 6: waiting its turn, bit 5: returning), u8 flags,
  *     f32 x 18 (target, goal, steer, heading, progress_ref, best_dist,
  *     prev_ref, prev_best, stuck_pos, stall_time, plan_off), u64 next_visit, last_visit,
  *     corridor: f32 x 6 (position, target, 3-D), u32 n, n x u32 polygon refs
@@ -1447,6 +1621,8 @@ enum {
 	NAV_FLAG_FINAL_LEG = 64,
 	NAV_FLAG_NAMED = 128, /* its slot's index names this entry (a removed agent's may linger) */
 	NAV_PHASE_MAKING_WAY = 128, /* in the phase byte (nav3) */
+	NAV_PHASE_WAITING = 64,     /* in the phase byte (nav3; 0 in saves made before the rule) */
+	NAV_PHASE_RETURNING = 32,   /* likewise */
 };
 
 typedef struct nav_writer {
@@ -1542,7 +1718,8 @@ size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 	for (uint32_t i = 0; i < nav->agent_count; ++i) {
 		const nav_agent *a = &nav->agents[i];
 		w_u32(&w, a->id);
-		w_u8(&w, (uint8_t)((uint8_t)a->phase | (a->making_way ? NAV_PHASE_MAKING_WAY : 0)));
+		w_u8(&w, (uint8_t)((uint8_t)a->phase | (a->making_way ? NAV_PHASE_MAKING_WAY : 0) |
+		                   (a->waiting ? NAV_PHASE_WAITING : 0) | (a->returning ? NAV_PHASE_RETURNING : 0)));
 		w_u8(&w, (uint8_t)((a->queued ? NAV_FLAG_QUEUED : 0) | (a->far ? NAV_FLAG_FAR : 0) |
 		                   (a->unreachable ? NAV_FLAG_UNREACHABLE : 0) |
 		                   (a->unreachable_sent ? NAV_FLAG_UNREACHABLE_SENT : 0) |
@@ -1768,8 +1945,12 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 		l->agent_count = i + 1;
 		a->id = r_u32(r);
 		const uint8_t phase_byte = r_u8(r), flags = r_u8(r);
-		const uint8_t phase = v2 ? phase_byte : (uint8_t)(phase_byte & ~NAV_PHASE_MAKING_WAY);
+		const uint8_t phase =
+		    v2 ? phase_byte
+		       : (uint8_t)(phase_byte & ~(NAV_PHASE_MAKING_WAY | NAV_PHASE_WAITING | NAV_PHASE_RETURNING));
+		a->returning = !v2 && (phase_byte & NAV_PHASE_RETURNING);
 		a->making_way = !v2 && (phase_byte & NAV_PHASE_MAKING_WAY);
+		a->waiting = a->was_waiting = !v2 && (phase_byte & NAV_PHASE_WAITING);
 		a->phase = (orca_nav_agent_phase)phase;
 		a->done = a->phase == ORCA_NAV_DONE;
 		a->queued = flags & NAV_FLAG_QUEUED;
@@ -1783,7 +1964,7 @@ static int parse_save(const orca_nav *nav, nav_reader *r, nav_loaded *l, uint64_
 		a->target = r_vec(r);
 		a->goal = r_vec(r);
 		a->steer = r_vec(r);
-		a->heading = r_vec(r);
+		a->heading = a->was_heading = r_vec(r);
 		a->progress_ref = r_vec(r);
 		a->best_dist = r_f32(r);
 		a->prev_ref = v2 ? a->progress_ref : r_vec(r);
