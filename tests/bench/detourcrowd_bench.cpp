@@ -240,20 +240,16 @@ int random_crowd(const char *ref_dir, uint32_t n, uint64_t steps)
 
 const float kGroundHalf = 1.0f; // the heightfield spans y in [-1, 1]; the ground is y = 0
 
-float pow2_floor(float v)
-{
+float pow2_floor(float v) {
 	float p = 1.0f;
-	while (p > v)
-		p *= 0.5f;
-	while (p * 2.0f <= v)
-		p *= 2.0f;
+	while (p > v) p *= 0.5f;
+	while (p * 2.0f <= v) p *= 2.0f;
 	return p;
 }
 
 // A tiled Recast/Detour mesh of the case: the world rectangle minus every
 // obstacle, eroded by the largest radius.
-dtNavMesh *case_navmesh(const sb_case &c)
-{
+dtNavMesh *case_navmesh(const sb_case &c) {
 	rcContext ctx(false);
 	const float cs = pow2_floor(c.max_radius / 3.0f), ch = 0.125f;
 	const int tile = 64, walk_r = (int)std::ceil(c.max_radius / cs), border = walk_r + 3;
@@ -266,20 +262,21 @@ dtNavMesh *case_navmesh(const sb_case &c)
 	np.orig[2] = c.bounds_min.y;
 	np.tileWidth = np.tileHeight = tile_w;
 	int bits = 1;
-	while ((1 << bits) < tx_n * ty_n)
-		bits++;
+	while ((1 << bits) < tx_n * ty_n) bits++;
 	np.maxTiles = 1 << bits;
 	np.maxPolys = 1 << std::min(22 - std::min(bits, 14), 16);
 	dtNavMesh *nav = dtAllocNavMesh();
-	if (!nav || dtStatusFailed(nav->init(&np)))
-		return nullptr;
-	std::vector<float> lo_x(c.obstacle_count), lo_y(c.obstacle_count), hi_x(c.obstacle_count), hi_y(c.obstacle_count);
+	if (!nav || dtStatusFailed(nav->init(&np))) return nullptr;
+	std::vector<float> lo_x(c.obstacle_count), lo_y(c.obstacle_count), hi_x(c.obstacle_count),
+	    hi_y(c.obstacle_count);
 	for (uint32_t k = 0; k < c.obstacle_count; ++k) {
 		lo_x[k] = hi_x[k] = c.obstacles[k][0].x;
 		lo_y[k] = hi_y[k] = c.obstacles[k][0].y;
 		for (uint32_t v = 1; v < c.obstacle_sizes[k]; ++v) {
-			lo_x[k] = std::min(lo_x[k], c.obstacles[k][v].x), hi_x[k] = std::max(hi_x[k], c.obstacles[k][v].x);
-			lo_y[k] = std::min(lo_y[k], c.obstacles[k][v].y), hi_y[k] = std::max(hi_y[k], c.obstacles[k][v].y);
+			lo_x[k] = std::min(lo_x[k], c.obstacles[k][v].x),
+			hi_x[k] = std::max(hi_x[k], c.obstacles[k][v].x);
+			lo_y[k] = std::min(lo_y[k], c.obstacles[k][v].y),
+			hi_y[k] = std::max(hi_y[k], c.obstacles[k][v].y);
 		}
 	}
 	std::vector<float> v3;
@@ -314,15 +311,16 @@ dtNavMesh *case_navmesh(const sb_case &c)
 			          rcCreateHeightfield(&ctx, *hf, cfg.width, cfg.height, cfg.bmin, cfg.bmax, cs, ch);
 			if (ok) {
 				const orca_vec2 a = c.bounds_min, b = c.bounds_max;
-				const float ground[12] = {a.x, 0.0f, a.y, a.x, 0.0f, b.y, b.x, 0.0f, b.y, b.x, 0.0f, a.y};
+				const float ground[12] = {a.x, 0.0f, a.y, a.x, 0.0f, b.y,
+				                          b.x, 0.0f, b.y, b.x, 0.0f, a.y};
 				const int tris[6] = {0, 1, 2, 0, 2, 3};
 				const unsigned char areas[2] = {RC_WALKABLE_AREA, RC_WALKABLE_AREA};
 				ok = rcRasterizeTriangles(&ctx, ground, 4, tris, areas, 2, *hf, cfg.walkableClimb) &&
 				     rcBuildCompactHeightfield(&ctx, cfg.walkableHeight, cfg.walkableClimb, *hf, *chf);
 			}
 			for (uint32_t k = 0; ok && k < c.obstacle_count; ++k) {
-				if (hi_x[k] < cfg.bmin[0] || lo_x[k] > cfg.bmax[0] || hi_y[k] < cfg.bmin[2] || lo_y[k] > cfg.bmax[2] ||
-				    c.obstacle_sizes[k] < 3)
+				if (hi_x[k] < cfg.bmin[0] || lo_x[k] > cfg.bmax[0] || hi_y[k] < cfg.bmin[2] ||
+				    lo_y[k] > cfg.bmax[2] || c.obstacle_sizes[k] < 3)
 					continue;
 				v3.resize((size_t)c.obstacle_sizes[k] * 3);
 				for (uint32_t v = 0; v < c.obstacle_sizes[k]; ++v) {
@@ -330,16 +328,16 @@ dtNavMesh *case_navmesh(const sb_case &c)
 					v3[(size_t)v * 3 + 1] = 0.0f;
 					v3[(size_t)v * 3 + 2] = c.obstacles[k][v].y;
 				}
-				rcMarkConvexPolyArea(&ctx, v3.data(), (int)c.obstacle_sizes[k], -kGroundHalf, kGroundHalf, RC_NULL_AREA,
-				                     *chf);
+				rcMarkConvexPolyArea(&ctx, v3.data(), (int)c.obstacle_sizes[k], -kGroundHalf,
+				                     kGroundHalf, RC_NULL_AREA, *chf);
 			}
-			ok = ok && rcErodeWalkableArea(&ctx, cfg.walkableRadius, *chf) && rcBuildDistanceField(&ctx, *chf) &&
+			ok = ok && rcErodeWalkableArea(&ctx, cfg.walkableRadius, *chf) &&
+			     rcBuildDistanceField(&ctx, *chf) &&
 			     rcBuildRegions(&ctx, *chf, cfg.borderSize, cfg.minRegionArea, cfg.mergeRegionArea) &&
 			     rcBuildContours(&ctx, *chf, cfg.maxSimplificationError, cfg.maxEdgeLen, *cset) &&
 			     rcBuildPolyMesh(&ctx, *cset, cfg.maxVertsPerPoly, *pm);
 			if (ok && pm->npolys > 0) {
-				for (int i = 0; i < pm->npolys; ++i)
-					pm->flags[i] = 1;
+				for (int i = 0; i < pm->npolys; ++i) pm->flags[i] = 1;
 				dtNavMeshCreateParams cp;
 				std::memset(&cp, 0, sizeof cp);
 				cp.verts = pm->verts;
@@ -377,15 +375,13 @@ dtNavMesh *case_navmesh(const sb_case &c)
 	return nav;
 }
 
-float dist2d(const float *a, const float *b)
-{
+float dist2d(const float *a, const float *b) {
 	const float dx = a[0] - b[0], dz = a[2] - b[2];
 	return std::sqrt(dx * dx + dz * dz);
 }
 
 // Shortest path through an agent's goals on the mesh (straight where none).
-float detour_shortest(const dtNavMeshQuery *q, const dtQueryFilter *filter, const sb_agent &a)
-{
+float detour_shortest(const dtNavMeshQuery *q, const dtQueryFilter *filter, const sb_agent &a) {
 	const float ext[3] = {2.0f, 4.0f, 2.0f};
 	static std::vector<dtPolyRef> path(4096);
 	static std::vector<float> straight(3 * 4096);
@@ -399,7 +395,8 @@ float detour_shortest(const dtNavMeshQuery *q, const dtQueryFilter *filter, cons
 		int np = 0, ns = 0;
 		if (dtStatusSucceed(q->findNearestPoly(from, ext, filter, &r0, p0)) && r0 &&
 		    dtStatusSucceed(q->findNearestPoly(to, ext, filter, &r1, p1)) && r1 &&
-		    dtStatusSucceed(q->findPath(r0, r1, p0, p1, filter, path.data(), &np, (int)path.size())) && np > 0 &&
+		    dtStatusSucceed(q->findPath(r0, r1, p0, p1, filter, path.data(), &np, (int)path.size())) &&
+		    np > 0 &&
 		    dtStatusSucceed(q->findStraightPath(p0, p1, path.data(), np, straight.data(), nullptr, nullptr, &ns,
 		                                        (int)path.size())) &&
 		    ns > 0) {
@@ -414,8 +411,7 @@ float detour_shortest(const dtNavMeshQuery *q, const dtQueryFilter *filter, cons
 	return total;
 }
 
-int steersuite_case(const char *path, float limit_override)
-{
+int steersuite_case(const char *path, float limit_override) {
 	sb_case c;
 	char err[512];
 	if (sb_case_load(path, &c, err, sizeof err) != 0) {
@@ -439,8 +435,7 @@ int steersuite_case(const char *path, float limit_override)
 	const dtNavMeshQuery *cq = crowd->getNavMeshQuery();
 	const float ext[3] = {2.0f, 4.0f, 2.0f};
 	std::vector<float> shortest(n);
-	for (uint32_t i = 0; i < n; ++i)
-		shortest[i] = detour_shortest(q, filter, c.agents[i]);
+	for (uint32_t i = 0; i < n; ++i) shortest[i] = detour_shortest(q, filter, c.agents[i]);
 	sb_metrics *m = sb_metrics_create(&c, shortest.data());
 	std::vector<int> idx(n, -1);
 	std::vector<uint32_t> goal(n, 0);
@@ -504,12 +499,10 @@ int steersuite_case(const char *path, float limit_override)
 			}
 		sb_metrics_step(m, dt, pos.data(), active);
 		for (uint32_t i = 0; i < n; ++i) {
-			if (!active[i])
-				continue;
+			if (!active[i]) continue;
 			const sb_agent &a = c.agents[i];
 			const float dx = pos[i].x - a.goals[goal[i]].x, dy = pos[i].y - a.goals[goal[i]].y;
-			if (dx * dx + dy * dy > a.radius * a.radius)
-				continue;
+			if (dx * dx + dy * dy > a.radius * a.radius) continue;
 			if (++goal[i] < a.goal_count) {
 				if (!target(i)) {
 					sb_metrics_unreachable(m, i);
@@ -533,8 +526,7 @@ int steersuite_case(const char *path, float limit_override)
 	return 0;
 }
 
-int steersuite_main(int argc, char **argv)
-{
+int steersuite_main(int argc, char **argv) {
 	float limit = 0.0f;
 	bool header = true;
 	int rc = 0, cases = 0;
@@ -544,14 +536,14 @@ int steersuite_main(int argc, char **argv)
 		} else if (!std::strcmp(argv[i], "--no-header")) {
 			header = false;
 		} else {
-			if (header && cases == 0)
-				sb_print_header();
+			if (header && cases == 0) sb_print_header();
 			cases++;
 			rc = steersuite_case(argv[i], limit);
 		}
 	}
 	if (cases == 0) {
-		std::fprintf(stderr, "usage: detourcrowd_bench steersuite [--time-limit S] [--no-header] CASE.txt...\n");
+		std::fprintf(stderr,
+		             "usage: detourcrowd_bench steersuite [--time-limit S] [--no-header] CASE.txt...\n");
 		return 2;
 	}
 	return rc == 0 ? 0 : 1;
@@ -561,8 +553,7 @@ int steersuite_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !std::strcmp(argv[1], "steersuite"))
-		return steersuite_main(argc - 2, argv + 2);
+	if (argc > 1 && !std::strcmp(argv[1], "steersuite")) return steersuite_main(argc - 2, argv + 2);
 	const char *ref_dir = CROWD_REF_DIR;
 	uint64_t cap = 0, steps = 500;
 	std::vector<const char *> args;

@@ -34,24 +34,20 @@
 #define PROBE_BATCH 256u
 #define PROBE_CORNERS 4096u
 
-static float dist(orca_vec2 a, orca_vec2 b)
-{
+static float dist(orca_vec2 a, orca_vec2 b) {
 	const float dx = a.x - b.x, dy = a.y - b.y;
 	return sqrtf(dx * dx + dy * dy);
 }
 
 /* Add the case's obstacles; returns how many were refused (reported). */
-static uint32_t add_obstacles(const sb_case *c, orca_world *w)
-{
+static uint32_t add_obstacles(const sb_case *c, orca_world *w) {
 	uint32_t bad = 0;
 	for (uint32_t k = 0; k < c->obstacle_count; ++k)
-		if (orca_obstacle_add(w, c->obstacles[k], c->obstacle_sizes[k], NULL) != ORCA_OK)
-			bad++;
+		if (orca_obstacle_add(w, c->obstacles[k], c->obstacle_sizes[k], NULL) != ORCA_OK) bad++;
 	return bad;
 }
 
-static orca_nav_def nav_def(const sb_case *c)
-{
+static orca_nav_def nav_def(const sb_case *c) {
 	orca_nav_def d = orca_nav_default_def();
 	d.bounds_min = c->bounds_min;
 	d.bounds_max = c->bounds_max;
@@ -64,13 +60,11 @@ static orca_nav_def nav_def(const sb_case *c)
  * navigation over the same obstacles (no crowd): probes placed at each leg's
  * start, planned in batches, their string-pulled corners summed. A leg with
  * no path counts its straight length. */
-static int shortest_paths(const sb_case *c, float *out)
-{
+static int shortest_paths(const sb_case *c, float *out) {
 	orca_world_def wd = orca_default_world_def();
 	wd.agent_capacity = PROBE_BATCH + 1;
 	orca_world *w;
-	if (orca_world_create(&wd, &w) != ORCA_OK)
-		return -1;
+	if (orca_world_create(&wd, &w) != ORCA_OK) return -1;
 	add_obstacles(c, w);
 	orca_nav_def nd = nav_def(c);
 	nd.path_budget = 0;
@@ -92,8 +86,7 @@ static int shortest_paths(const sb_case *c, float *out)
 		orca_world_destroy(w);
 		return -1;
 	}
-	for (uint32_t i = 0; i < c->agent_count; ++i)
-		out[i] = 0.0f;
+	for (uint32_t i = 0; i < c->agent_count; ++i) out[i] = 0.0f;
 	uint32_t ai = 0, gi = 0;
 	int rc = 0;
 	while (ai < c->agent_count && rc == 0) {
@@ -107,24 +100,22 @@ static int shortest_paths(const sb_case *c, float *out)
 			d.radius = a->radius;
 			d.position = d.target = leg_from[n];
 			d.steer_mode = ORCA_STEER_TARGET;
-			if (orca_agent_add(w, &d, &ids[n]) != ORCA_OK || orca_nav_set_target(nav, ids[n], leg_to[n]) != ORCA_OK) {
+			if (orca_agent_add(w, &d, &ids[n]) != ORCA_OK ||
+			    orca_nav_set_target(nav, ids[n], leg_to[n]) != ORCA_OK) {
 				rc = -1;
 				break;
 			}
-			if (++gi == a->goal_count)
-				gi = 0, ai++;
+			if (++gi == a->goal_count) gi = 0, ai++;
 		}
-		if (rc == 0 && orca_nav_update(nav, c->time_step) != ORCA_OK)
-			rc = -1;
+		if (rc == 0 && orca_nav_update(nav, c->time_step) != ORCA_OK) rc = -1;
 		for (uint32_t k = 0; k < n && rc == 0; ++k) {
 			orca_nav_path p;
 			float len = dist(leg_from[k], leg_to[k]);
-			if (orca_nav_get_path(nav, ids[k], &p, corners, PROBE_CORNERS) == ORCA_OK && p.corner_count > 0 &&
-			    (p.phase == ORCA_NAV_MOVING || p.phase == ORCA_NAV_DONE)) {
+			if (orca_nav_get_path(nav, ids[k], &p, corners, PROBE_CORNERS) == ORCA_OK &&
+			    p.corner_count > 0 && (p.phase == ORCA_NAV_MOVING || p.phase == ORCA_NAV_DONE)) {
 				const uint32_t m = p.corner_count < PROBE_CORNERS ? p.corner_count : PROBE_CORNERS;
 				len = dist(leg_from[k], corners[0]);
-				for (uint32_t j = 1; j < m; ++j)
-					len += dist(corners[j - 1], corners[j]);
+				for (uint32_t j = 1; j < m; ++j) len += dist(corners[j - 1], corners[j]);
 				len += dist(corners[m - 1], leg_to[k]); /* 0 unless the corridor stops short */
 			}
 			out[leg_agent[k]] += len;
@@ -140,14 +131,12 @@ static int shortest_paths(const sb_case *c, float *out)
 	return rc;
 }
 
-static uint32_t index_of(orca_agent_id id)
-{
+static uint32_t index_of(orca_agent_id id) {
 	return (id & ((1u << ORCA_ID_INDEX_BITS) - 1u)) - 1u; /* a fresh world hands out slot + 1 */
 }
 
 static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance, int workers, float time_limit,
-               sb_summary *out, double *ms_per_step)
-{
+               sb_summary *out, double *ms_per_step) {
 	const uint32_t n = c->agent_count;
 	orca_world_def wd = orca_default_world_def();
 	wd.worker_count = workers;
@@ -157,11 +146,9 @@ static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance
 	wd.bounds_min = c->bounds_min;
 	wd.bounds_max = c->bounds_max;
 	orca_world *w;
-	if (orca_world_create(&wd, &w) != ORCA_OK)
-		return -1;
+	if (orca_world_create(&wd, &w) != ORCA_OK) return -1;
 	const uint32_t bad = add_obstacles(c, w);
-	if (bad)
-		fprintf(stderr, "steerbench: %s: %u obstacles refused by orca_obstacle_add\n", c->name, bad);
+	if (bad) fprintf(stderr, "steerbench: %s: %u obstacles refused by orca_obstacle_add\n", c->name, bad);
 	orca_agent_def *defs = calloc(n, sizeof *defs);
 	orca_agent_id *ids = calloc(n, sizeof *ids);
 	orca_agent_motion *mo = calloc(n, sizeof *mo);
@@ -171,8 +158,7 @@ static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance
 	sb_metrics *m = sb_metrics_create(c, shortest);
 	orca_nav *nav = NULL;
 	int rc = -1;
-	if (!defs || !ids || !mo || !pos || !active || !leg_unreachable || !goal || !m)
-		goto done;
+	if (!defs || !ids || !mo || !pos || !active || !leg_unreachable || !goal || !m) goto done;
 	for (uint32_t i = 0; i < n; ++i) {
 		const sb_agent *a = &c->agents[i];
 		orca_agent_def d = orca_default_agent_def(); /* the server's defaults, as config.c sets them */
@@ -197,11 +183,9 @@ static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance
 		goto done;
 	}
 	const orca_nav_def nd = nav_def(c);
-	if (orca_nav_create(&nd, w, &nav) != ORCA_OK)
-		goto done;
+	if (orca_nav_create(&nd, w, &nav) != ORCA_OK) goto done;
 	for (uint32_t i = 0; i < n; ++i)
-		if (orca_nav_set_target(nav, ids[i], c->agents[i].goals[0]) != ORCA_OK)
-			goto done;
+		if (orca_nav_set_target(nav, ids[i], c->agents[i].goals[0]) != ORCA_OK) goto done;
 	const float dt = c->time_step;
 	const uint64_t max_steps = (uint64_t)ceil((double)time_limit / dt);
 	uint32_t left = n;
@@ -209,15 +193,13 @@ static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance
 	uint64_t step = 0;
 	while (left > 0 && step < max_steps) {
 		const double t0 = wall_ms();
-		if (orca_nav_update(nav, dt) != ORCA_OK)
-			goto done;
+		if (orca_nav_update(nav, dt) != ORCA_OK) goto done;
 		uint32_t ev_count;
 		const orca_nav_event *ev = orca_nav_events(nav, &ev_count);
 		/* events first, copied: the world step below does not change them */
 		for (uint32_t e = 0; e < ev_count; ++e) {
 			const uint32_t i = index_of(ev[e].agent);
-			if (i >= n || !active[i])
-				continue;
+			if (i >= n || !active[i]) continue;
 			if (ev[e].kind == ORCA_NAV_UNREACHABLE) {
 				leg_unreachable[i] = true;
 				sb_metrics_unreachable(m, i);
@@ -234,22 +216,18 @@ static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance
 				}
 			}
 		}
-		if (orca_world_step(w, dt) != ORCA_OK)
-			goto done;
+		if (orca_world_step(w, dt) != ORCA_OK) goto done;
 		ms += wall_ms() - t0;
 		step++;
 		orca_agents_read_motion(w, ids, n, mo);
 		for (uint32_t i = 0; i < n; ++i)
-			if (active[i])
-				pos[i] = mo[i].position;
+			if (active[i]) pos[i] = mo[i].position;
 		sb_metrics_step(m, dt, pos, active);
 		const double now = (double)step * dt;
 		for (uint32_t i = 0; i < n; ++i) {
-			if (!active[i] || leg_unreachable[i])
-				continue;
+			if (!active[i] || leg_unreachable[i]) continue;
 			const sb_agent *a = &c->agents[i];
-			if (dist(pos[i], a->goals[goal[i]]) > a->radius)
-				continue;
+			if (dist(pos[i], a->goals[goal[i]]) > a->radius) continue;
 			if (++goal[i] < a->goal_count) {
 				orca_nav_set_target(nav, ids[i], a->goals[goal[i]]);
 				continue;
@@ -272,8 +250,7 @@ done:
 	return rc;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
 	const char *modes = "quality,reference", *expect = NULL;
 	int workers = 1;
 	float limit_override = 0.0f;
@@ -303,8 +280,7 @@ int main(int argc, char **argv)
 		                "[--time-limit S] [--expect FILE] [--no-header] CASE.txt...\n");
 		return 2;
 	}
-	if (header)
-		sb_print_header();
+	if (header) sb_print_header();
 	int status = 0;
 	for (int i = first; i < argc; ++i) {
 		sb_case c;
@@ -323,17 +299,17 @@ int main(int argc, char **argv)
 			orca_avoidance mode;
 		} all[] = {{"quality", ORCA_AVOIDANCE_QUALITY}, {"reference", ORCA_AVOIDANCE_REFERENCE}};
 		for (size_t k = 0; k < sizeof all / sizeof all[0]; ++k) {
-			if (!strstr(modes, all[k].name))
-				continue;
+			if (!strstr(modes, all[k].name)) continue;
 			sb_expect ex = {0};
 			if (expect) {
 				if (sb_expect_load(expect, c.name, all[k].name, &ex) != 0 || !ex.found) {
-					fprintf(stderr, "steerbench: %s %s: no line in %s\n", c.name, all[k].name, expect);
+					fprintf(stderr, "steerbench: %s %s: no line in %s\n", c.name, all[k].name,
+					        expect);
 					status = 1;
 					continue;
 				}
 			}
-			const float limit = limit_override > 0.0f ? limit_override
+			const float limit = limit_override > 0.0f  ? limit_override
 			                    : ex.time_limit > 0.0f ? ex.time_limit
 			                                           : c.time_limit;
 			sb_summary s;
@@ -345,7 +321,8 @@ int main(int argc, char **argv)
 			sb_print_row(c.name, all[k].name, &s, ms);
 			if (expect && (s.arrived < ex.min_arrived || s.deep > ex.max_deep)) {
 				fprintf(stderr,
-				        "steerbench: %s %s: %u arrived (at least %u expected), %llu deep overlaps (at most %llu)\n",
+				        "steerbench: %s %s: %u arrived (at least %u expected), %llu deep overlaps (at "
+				        "most %llu)\n",
 				        c.name, all[k].name, s.arrived, ex.min_arrived, (unsigned long long)s.deep,
 				        (unsigned long long)ex.max_deep);
 				status = 1;

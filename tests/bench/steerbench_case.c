@@ -8,34 +8,26 @@
 
 /* ------------------------------------------------------------------ loading */
 
-static void set_err(char *err, size_t len, const char *path, int line, const char *msg)
-{
-	if (err && len)
-		snprintf(err, len, "%s:%d: %s", path, line, msg);
+static void set_err(char *err, size_t len, const char *path, int line, const char *msg) {
+	if (err && len) snprintf(err, len, "%s:%d: %s", path, line, msg);
 }
 
-void sb_case_free(sb_case *c)
-{
-	for (uint32_t i = 0; i < c->agent_count; ++i)
-		free(c->agents[i].goals);
+void sb_case_free(sb_case *c) {
+	for (uint32_t i = 0; i < c->agent_count; ++i) free(c->agents[i].goals);
 	free(c->agents);
-	for (uint32_t i = 0; i < c->obstacle_count; ++i)
-		free(c->obstacles ? c->obstacles[i] : NULL);
+	for (uint32_t i = 0; i < c->obstacle_count; ++i) free(c->obstacles ? c->obstacles[i] : NULL);
 	free(c->obstacles);
 	free(c->obstacle_sizes);
 	memset(c, 0, sizeof *c);
 }
 
-static bool finite_all(const float *v, int n)
-{
+static bool finite_all(const float *v, int n) {
 	for (int i = 0; i < n; ++i)
-		if (!isfinite(v[i]))
-			return false;
+		if (!isfinite(v[i])) return false;
 	return true;
 }
 
-int sb_case_load(const char *path, sb_case *c, char *err, size_t err_len)
-{
+int sb_case_load(const char *path, sb_case *c, char *err, size_t err_len) {
 	memset(c, 0, sizeof *c);
 	c->time_step = 0.05f;
 	c->time_limit = 1500.0f;
@@ -45,8 +37,7 @@ int sb_case_load(const char *path, sb_case *c, char *err, size_t err_len)
 	base = base ? base + 1 : path;
 	snprintf(c->name, sizeof c->name, "%s", base);
 	char *dot = strrchr(c->name, '.');
-	if (dot && strcmp(dot, ".txt") == 0)
-		*dot = '\0';
+	if (dot && strcmp(dot, ".txt") == 0) *dot = '\0';
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		set_err(err, err_len, path, 0, "cannot open");
@@ -76,8 +67,7 @@ int sb_case_load(const char *path, sb_case *c, char *err, size_t err_len)
 			}
 			line[len++] = (char)ch;
 		}
-		if (len == 0 && ch == EOF)
-			break;
+		if (len == 0 && ch == EOF) break;
 		if (!line) {
 			line = malloc(256);
 			if (!line) {
@@ -88,8 +78,7 @@ int sb_case_load(const char *path, sb_case *c, char *err, size_t err_len)
 		}
 		line[len] = '\0';
 		lineno++;
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
+		if (line[0] == '#' || line[0] == '\0') continue;
 		if (verts_left > 0) {
 			float x, y;
 			if (sscanf(line, "%f %f", &x, &y) != 2 || !isfinite(x) || !isfinite(y)) {
@@ -137,8 +126,7 @@ int sb_case_load(const char *path, sb_case *c, char *err, size_t err_len)
 			for (;;) {
 				char *end;
 				const float gx = strtof(p, &end);
-				if (end == p)
-					break;
+				if (end == p) break;
 				p = end;
 				const float gy = strtof(p, &end);
 				if (end == p || !isfinite(gx) || !isfinite(gy)) {
@@ -157,21 +145,21 @@ int sb_case_load(const char *path, sb_case *c, char *err, size_t err_len)
 				}
 				a->goals[a->goal_count++] = (orca_vec2){gx, gy};
 			}
-			if (a->radius > c->max_radius)
-				c->max_radius = a->radius;
+			if (a->radius > c->max_radius) c->max_radius = a->radius;
 			agents_left--;
 			continue;
 		}
 		char key[64];
-		if (sscanf(line, "%63s", key) != 1)
-			continue;
+		if (sscanf(line, "%63s", key) != 1) continue;
 		if (strcmp(key, "time_step") == 0) {
-			if (sscanf(line, "%*s %f", &c->time_step) != 1 || !(c->time_step > 0.0f) || !isfinite(c->time_step)) {
+			if (sscanf(line, "%*s %f", &c->time_step) != 1 || !(c->time_step > 0.0f) ||
+			    !isfinite(c->time_step)) {
 				msg = "bad time_step";
 				goto fail;
 			}
 		} else if (strcmp(key, "time_limit") == 0) {
-			if (sscanf(line, "%*s %f", &c->time_limit) != 1 || !(c->time_limit > 0.0f) || !isfinite(c->time_limit)) {
+			if (sscanf(line, "%*s %f", &c->time_limit) != 1 || !(c->time_limit > 0.0f) ||
+			    !isfinite(c->time_limit)) {
 				msg = "bad time_limit";
 				goto fail;
 			}
@@ -200,8 +188,8 @@ int sb_case_load(const char *path, sb_case *c, char *err, size_t err_len)
 			c->obstacle_count = n;
 		} else if (strcmp(key, "obstacle") == 0) {
 			unsigned k, nv;
-			if (sscanf(line, "%*s %u %u", &k, &nv) != 2 || k >= c->obstacle_count || c->obstacles[k] || nv < 2 ||
-			    nv > 100000) {
+			if (sscanf(line, "%*s %u %u", &k, &nv) != 2 || k >= c->obstacle_count || c->obstacles[k] ||
+			    nv < 2 || nv > 100000) {
 				msg = "bad obstacle line";
 				goto fail;
 			}
@@ -254,10 +242,10 @@ fail:
 #define DEEP 0.01f
 
 typedef struct sb_track {
-	double path;     /* walked length while active */
-	double time;     /* seconds active */
-	double energy;   /* sum over steps of |v|^2 / 2 */
-	double arrival;  /* < 0: not arrived */
+	double path;    /* walked length while active */
+	double time;    /* seconds active */
+	double energy;  /* sum over steps of |v|^2 / 2 */
+	double arrival; /* < 0: not arrived */
 	uint32_t collisions;
 	bool unreachable;
 	orca_vec2 prev;
@@ -282,17 +270,14 @@ struct sb_metrics {
 	uint64_t deep, wall, steps, episodes;
 };
 
-static bool push_key(sb_metrics *m, uint64_t k)
-{
+static bool push_key(sb_metrics *m, uint64_t k) {
 	if (m->now_n == m->keys_cap) {
 		size_t nc = m->keys_cap ? m->keys_cap * 2 : 1024;
 		uint64_t *a = realloc(m->now, nc * sizeof *a), *b;
-		if (!a)
-			return false;
+		if (!a) return false;
 		m->now = a;
 		b = realloc(m->prev, nc * sizeof *b);
-		if (!b)
-			return false;
+		if (!b) return false;
 		m->prev = b;
 		m->keys_cap = nc;
 	}
@@ -300,17 +285,14 @@ static bool push_key(sb_metrics *m, uint64_t k)
 	return true;
 }
 
-static int cell_of(const sb_metrics *m, float v, float o, int g)
-{
+static int cell_of(const sb_metrics *m, float v, float o, int g) {
 	int k = (int)floorf((v - o) / m->cell);
 	return k < 0 ? 0 : k >= g ? g - 1 : k;
 }
 
-sb_metrics *sb_metrics_create(const sb_case *c, const float *shortest)
-{
+sb_metrics *sb_metrics_create(const sb_case *c, const float *shortest) {
 	sb_metrics *m = calloc(1, sizeof *m);
-	if (!m)
-		return NULL;
+	if (!m) return NULL;
 	m->c = c;
 	m->n = c->agent_count;
 	m->t = calloc(m->n, sizeof *m->t);
@@ -319,8 +301,7 @@ sb_metrics *sb_metrics_create(const sb_case *c, const float *shortest)
 	m->obs_lo = malloc((c->obstacle_count + 1) * sizeof *m->obs_lo);
 	m->obs_hi = malloc((c->obstacle_count + 1) * sizeof *m->obs_hi);
 	m->stamp = calloc(c->obstacle_count + 1, sizeof *m->stamp);
-	if (!m->t || !m->shortest || !m->order || !m->obs_lo || !m->obs_hi || !m->stamp)
-		goto fail;
+	if (!m->t || !m->shortest || !m->order || !m->obs_lo || !m->obs_hi || !m->stamp) goto fail;
 	memcpy(m->shortest, shortest, m->n * sizeof *m->shortest);
 	for (uint32_t i = 0; i < m->n; ++i) {
 		m->t[i].arrival = -1.0;
@@ -338,20 +319,20 @@ sb_metrics *sb_metrics_create(const sb_case *c, const float *shortest)
 		lo.x = fminf(lo.x, a.x), lo.y = fminf(lo.y, a.y), hi.x = fmaxf(hi.x, b.x), hi.y = fmaxf(hi.y, b.y);
 	}
 	m->cell = 4.0f;
-	while (((hi.x - lo.x) / m->cell) * ((hi.y - lo.y) / m->cell) > 4e6f)
-		m->cell *= 2.0f;
+	while (((hi.x - lo.x) / m->cell) * ((hi.y - lo.y) / m->cell) > 4e6f) m->cell *= 2.0f;
 	m->origin = lo;
 	m->gx = (int)((hi.x - lo.x) / m->cell) + 1;
 	m->gy = (int)((hi.y - lo.y) / m->cell) + 1;
 	const size_t cells = (size_t)m->gx * (size_t)m->gy;
 	m->cell_start = calloc(cells + 1, sizeof *m->cell_start);
-	if (!m->cell_start)
-		goto fail;
+	if (!m->cell_start) goto fail;
 	size_t total = 0;
 	for (int pass = 0; pass < 2; ++pass) {
 		for (uint32_t k = 0; k < c->obstacle_count; ++k) {
-			const int x0 = cell_of(m, m->obs_lo[k].x, lo.x, m->gx), x1 = cell_of(m, m->obs_hi[k].x, lo.x, m->gx);
-			const int y0 = cell_of(m, m->obs_lo[k].y, lo.y, m->gy), y1 = cell_of(m, m->obs_hi[k].y, lo.y, m->gy);
+			const int x0 = cell_of(m, m->obs_lo[k].x, lo.x, m->gx),
+			          x1 = cell_of(m, m->obs_hi[k].x, lo.x, m->gx);
+			const int y0 = cell_of(m, m->obs_lo[k].y, lo.y, m->gy),
+			          y1 = cell_of(m, m->obs_hi[k].y, lo.y, m->gy);
 			for (int y = y0; y <= y1; ++y)
 				for (int x = x0; x <= x1; ++x) {
 					const size_t ci = (size_t)y * (size_t)m->gx + (size_t)x;
@@ -362,16 +343,13 @@ sb_metrics *sb_metrics_create(const sb_case *c, const float *shortest)
 				}
 		}
 		if (pass == 0) {
-			for (size_t i = 0; i < cells; ++i)
-				m->cell_start[i + 1] += m->cell_start[i];
+			for (size_t i = 0; i < cells; ++i) m->cell_start[i + 1] += m->cell_start[i];
 			total = m->cell_start[cells];
 			m->cell_items = malloc((total ? total : 1) * sizeof *m->cell_items);
-			if (!m->cell_items)
-				goto fail;
+			if (!m->cell_items) goto fail;
 		} else {
 			/* the second pass moved each start to its end: shift back */
-			for (size_t i = cells; i > 0; --i)
-				m->cell_start[i] = m->cell_start[i - 1];
+			for (size_t i = cells; i > 0; --i) m->cell_start[i] = m->cell_start[i - 1];
 			m->cell_start[0] = 0;
 		}
 	}
@@ -381,10 +359,8 @@ fail:
 	return NULL;
 }
 
-void sb_metrics_destroy(sb_metrics *m)
-{
-	if (!m)
-		return;
+void sb_metrics_destroy(sb_metrics *m) {
+	if (!m) return;
 	free(m->t);
 	free(m->shortest);
 	free(m->order);
@@ -398,8 +374,7 @@ void sb_metrics_destroy(sb_metrics *m)
 	free(m);
 }
 
-static float seg_dist(orca_vec2 p, orca_vec2 a, orca_vec2 b)
-{
+static float seg_dist(orca_vec2 p, orca_vec2 a, orca_vec2 b) {
 	const float dx = b.x - a.x, dy = b.y - a.y;
 	const float l2 = dx * dx + dy * dy;
 	float t = l2 > 0.0f ? ((p.x - a.x) * dx + (p.y - a.y) * dy) / l2 : 0.0f;
@@ -409,8 +384,7 @@ static float seg_dist(orca_vec2 p, orca_vec2 a, orca_vec2 b)
 }
 
 /* How deep the disc (p, r) reaches into obstacle k (<= 0: not at all). */
-static float obstacle_depth(const sb_case *c, uint32_t k, orca_vec2 p, float r)
-{
+static float obstacle_depth(const sb_case *c, uint32_t k, orca_vec2 p, float r) {
 	const orca_vec2 *v = c->obstacles[k];
 	const uint32_t n = c->obstacle_sizes[k];
 	float d = INFINITY;
@@ -426,30 +400,25 @@ static float obstacle_depth(const sb_case *c, uint32_t k, orca_vec2 p, float r)
 
 static const orca_vec2 *g_pos; /* for the sort below only */
 
-static int by_x(const void *a, const void *b)
-{
+static int by_x(const void *a, const void *b) {
 	const float x = g_pos[*(const uint32_t *)a].x, y = g_pos[*(const uint32_t *)b].x;
-	if (x != y)
-		return (x > y) - (x < y);
+	if (x != y) return (x > y) - (x < y);
 	return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
+static int cmp_u64(const void *a, const void *b) {
 	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return (x > y) - (x < y);
 }
 
-void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *active)
-{
+void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *active) {
 	const sb_case *c = m->c;
 	const uint64_t span = (uint64_t)m->n + c->obstacle_count;
 	uint32_t count = 0;
 	m->steps++;
 	m->now_n = 0;
 	for (uint32_t i = 0; i < m->n; ++i) {
-		if (!active[i])
-			continue;
+		if (!active[i]) continue;
 		sb_track *t = &m->t[i];
 		const float dx = pos[i].x - t->prev.x, dy = pos[i].y - t->prev.y;
 		const double d = sqrt((double)dx * dx + (double)dy * dy);
@@ -460,8 +429,10 @@ void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *
 		m->order[count++] = i;
 		/* obstacles */
 		const float r = c->agents[i].radius;
-		const int x0 = cell_of(m, pos[i].x - r, m->origin.x, m->gx), x1 = cell_of(m, pos[i].x + r, m->origin.x, m->gx);
-		const int y0 = cell_of(m, pos[i].y - r, m->origin.y, m->gy), y1 = cell_of(m, pos[i].y + r, m->origin.y, m->gy);
+		const int x0 = cell_of(m, pos[i].x - r, m->origin.x, m->gx),
+		          x1 = cell_of(m, pos[i].x + r, m->origin.x, m->gx);
+		const int y0 = cell_of(m, pos[i].y - r, m->origin.y, m->gy),
+		          y1 = cell_of(m, pos[i].y + r, m->origin.y, m->gy);
 		m->stamp_now++;
 		bool deep_wall = false;
 		for (int y = y0; y <= y1; ++y)
@@ -469,15 +440,13 @@ void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *
 				const size_t ci = (size_t)y * (size_t)m->gx + (size_t)x;
 				for (uint32_t e = m->cell_start[ci]; e < m->cell_start[ci + 1]; ++e) {
 					const uint32_t k = m->cell_items[e];
-					if (m->stamp[k] == m->stamp_now)
-						continue;
+					if (m->stamp[k] == m->stamp_now) continue;
 					m->stamp[k] = m->stamp_now;
 					if (pos[i].x + r < m->obs_lo[k].x || pos[i].x - r > m->obs_hi[k].x ||
 					    pos[i].y + r < m->obs_lo[k].y || pos[i].y - r > m->obs_hi[k].y)
 						continue;
 					const float depth = obstacle_depth(c, k, pos[i], r);
-					if (depth > COLLISION_EPS)
-						push_key(m, (uint64_t)i * span + m->n + k);
+					if (depth > COLLISION_EPS) push_key(m, (uint64_t)i * span + m->n + k);
 					deep_wall = deep_wall || depth > DEEP;
 				}
 			}
@@ -485,8 +454,7 @@ void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *
 	}
 	/* agent pairs: sweep along x */
 	g_pos = pos;
-	if (count > 1)
-		qsort(m->order, count, sizeof *m->order, by_x);
+	if (count > 1) qsort(m->order, count, sizeof *m->order, by_x);
 	const float reach = 2.0f * c->max_radius;
 	for (uint32_t a = 0; a < count; ++a) {
 		const uint32_t i = m->order[a];
@@ -502,19 +470,15 @@ void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *
 		}
 	}
 	/* a key not in the last step's set is a new collision, for each agent in it */
-	if (m->now_n > 1)
-		qsort(m->now, m->now_n, sizeof *m->now, cmp_u64);
+	if (m->now_n > 1) qsort(m->now, m->now_n, sizeof *m->now, cmp_u64);
 	size_t p = 0;
 	for (size_t q = 0; q < m->now_n; ++q) {
-		while (p < m->prev_n && m->prev[p] < m->now[q])
-			p++;
-		if (p < m->prev_n && m->prev[p] == m->now[q])
-			continue;
+		while (p < m->prev_n && m->prev[p] < m->now[q]) p++;
+		if (p < m->prev_n && m->prev[p] == m->now[q]) continue;
 		const uint64_t a = m->now[q] / span, b = m->now[q] % span;
 		m->episodes++;
 		m->t[a].collisions++;
-		if (b < m->n)
-			m->t[b].collisions++;
+		if (b < m->n) m->t[b].collisions++;
 	}
 	uint64_t *sw = m->prev;
 	m->prev = m->now;
@@ -522,20 +486,15 @@ void sb_metrics_step(sb_metrics *m, float dt, const orca_vec2 *pos, const bool *
 	m->prev_n = m->now_n;
 }
 
-void sb_metrics_arrived(sb_metrics *m, uint32_t i, double t)
-{
-	if (i < m->n && m->t[i].arrival < 0.0)
-		m->t[i].arrival = t;
+void sb_metrics_arrived(sb_metrics *m, uint32_t i, double t) {
+	if (i < m->n && m->t[i].arrival < 0.0) m->t[i].arrival = t;
 }
 
-void sb_metrics_unreachable(sb_metrics *m, uint32_t i)
-{
-	if (i < m->n)
-		m->t[i].unreachable = true;
+void sb_metrics_unreachable(sb_metrics *m, uint32_t i) {
+	if (i < m->n) m->t[i].unreachable = true;
 }
 
-void sb_metrics_summary(const sb_metrics *m, sb_summary *s)
-{
+void sb_metrics_summary(const sb_metrics *m, sb_summary *s) {
 	memset(s, 0, sizeof *s);
 	s->agents = m->n;
 	double coll = 0.0, time = 0.0, energy = 0.0;
@@ -546,8 +505,7 @@ void sb_metrics_summary(const sb_metrics *m, sb_summary *s)
 		time += t->time;
 		energy += t->energy;
 		s->unreachable += t->unreachable;
-		if (t->arrival < 0.0)
-			continue;
+		if (t->arrival < 0.0) continue;
 		s->arrived++;
 		s->last_arrival = fmax(s->last_arrival, t->arrival);
 		s->mean_time += t->arrival;
@@ -569,39 +527,34 @@ void sb_metrics_summary(const sb_metrics *m, sb_summary *s)
 	s->steps = m->steps;
 }
 
-void sb_print_header(void)
-{
-	printf("| case | mode | agents | arrived | unreachable | last arrival s | mean time s | time/free | path/shortest "
-	       "| collisions | deep | wall | score | steps | ms/step |\n");
+void sb_print_header(void) {
+	printf(
+	    "| case | mode | agents | arrived | unreachable | last arrival s | mean time s | time/free | path/shortest "
+	    "| collisions | deep | wall | score | steps | ms/step |\n");
 	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
-void sb_print_row(const char *name, const char *mode, const sb_summary *s, double ms)
-{
-	printf("| %s | %s | %u | %u | %u | %.1f | %.1f | %.2f | %.2f | %llu | %llu | %llu | %.1f | %llu | %.3f |\n", name,
-	       mode, s->agents, s->arrived, s->unreachable, s->last_arrival, s->mean_time, s->time_ratio, s->path_ratio,
-	       (unsigned long long)s->collisions, (unsigned long long)s->deep, (unsigned long long)s->wall, s->score,
-	       (unsigned long long)s->steps, ms);
+void sb_print_row(const char *name, const char *mode, const sb_summary *s, double ms) {
+	printf("| %s | %s | %u | %u | %u | %.1f | %.1f | %.2f | %.2f | %llu | %llu | %llu | %.1f | %llu | %.3f |\n",
+	       name, mode, s->agents, s->arrived, s->unreachable, s->last_arrival, s->mean_time, s->time_ratio,
+	       s->path_ratio, (unsigned long long)s->collisions, (unsigned long long)s->deep,
+	       (unsigned long long)s->wall, s->score, (unsigned long long)s->steps, ms);
 	fflush(stdout);
 }
 
-int sb_expect_load(const char *path, const char *name, const char *mode, sb_expect *out)
-{
+int sb_expect_load(const char *path, const char *name, const char *mode, sb_expect *out) {
 	memset(out, 0, sizeof *out);
 	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
+	if (!f) return -1;
 	char line[512];
 	while (fgets(line, sizeof line, f)) {
 		char n[128], md[32];
 		unsigned arrived;
 		unsigned long long deep;
 		float limit = 0.0f;
-		if (line[0] == '#')
-			continue;
+		if (line[0] == '#') continue;
 		const int got = sscanf(line, "%127s %31s %u %llu %f", n, md, &arrived, &deep, &limit);
-		if (got < 4 || strcmp(n, name) != 0 || strcmp(md, mode) != 0)
-			continue;
+		if (got < 4 || strcmp(n, name) != 0 || strcmp(md, mode) != 0) continue;
 		out->found = true;
 		out->min_arrived = arrived;
 		out->max_deep = deep;

@@ -21,15 +21,15 @@ typedef struct sb_agent {
 	orca_vec2 start;
 	orca_vec2 *goals; /* in order; goal_count >= 1 */
 	uint32_t goal_count;
-	float speed;      /* desired speed */
+	float speed; /* desired speed */
 	float radius;
 	orca_vec2 velocity; /* initial */
 } sb_agent;
 
 typedef struct sb_case {
-	char name[128];    /* the file name without directory and .txt */
+	char name[128]; /* the file name without directory and .txt */
 	float time_step;
-	float time_limit;  /* seconds */
+	float time_limit; /* seconds */
 	orca_vec2 bounds_min, bounds_max;
 	uint32_t obstacle_count;
 	uint32_t *obstacle_sizes;
@@ -65,15 +65,15 @@ void sb_metrics_unreachable(sb_metrics *m, uint32_t i);
 
 typedef struct sb_summary {
 	uint32_t agents, arrived, unreachable;
-	double last_arrival;   /* seconds; 0 when none arrived */
-	double mean_time;      /* mean time to goal of the arrived agents */
-	double time_ratio;     /* mean of time to goal / free-walk time, arrived agents */
-	double path_ratio;     /* mean of walked length / shortest length, arrived agents */
+	double last_arrival; /* seconds; 0 when none arrived */
+	double mean_time;    /* mean time to goal of the arrived agents */
+	double time_ratio;   /* mean of time to goal / free-walk time, arrived agents */
+	double path_ratio;   /* mean of walked length / shortest length, arrived agents */
 	/* (free walk: the shortest path, less the agent's radius per goal, at its desired speed) */
-	uint64_t collisions;   /* distinct overlaps deeper than 0.001 (agent pairs, agent-obstacle) */
-	uint64_t deep;         /* (agent pair, step)s overlapping by more than 0.01 */
-	uint64_t wall;         /* (agent, step)s overlapping an obstacle by more than 0.01 */
-	double score;          /* SteerBench composite 01 */
+	uint64_t collisions; /* distinct overlaps deeper than 0.001 (agent pairs, agent-obstacle) */
+	uint64_t deep;       /* (agent pair, step)s overlapping by more than 0.01 */
+	uint64_t wall;       /* (agent, step)s overlapping an obstacle by more than 0.01 */
+	double score;        /* SteerBench composite 01 */
 	uint64_t steps;
 } sb_summary;
 

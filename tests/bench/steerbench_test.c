@@ -20,8 +20,7 @@
 
 #include "steerbench_case.h"
 
-static const char *write_tmp(const char *text)
-{
+static const char *write_tmp(const char *text) {
 	static char path[64];
 	snprintf(path, sizeof path, "/tmp/steerbench_test_%d.txt", (int)getpid());
 	FILE *f = fopen(path, "w");
@@ -44,8 +43,7 @@ static const char *kCase = "# a test case\n"
                            "1 0.95 0 -5 0 1.2 0.5 0.1 0 -5 5 0 5\n"
                            "2 -10 0 -10 5 1.3 0.5 0 0\n";
 
-static void reads_a_case(void **state)
-{
+static void reads_a_case(void **state) {
 	(void)state;
 	sb_case c;
 	char err[256];
@@ -66,8 +64,7 @@ static void reads_a_case(void **state)
 	sb_case_free(&c);
 }
 
-static void refuses_malformed_cases(void **state)
-{
+static void refuses_malformed_cases(void **state) {
 	(void)state;
 	static const char *bad[] = {
 	    /* a vertex missing */
@@ -98,8 +95,7 @@ static void refuses_malformed_cases(void **state)
 	}
 }
 
-static void counts_collisions_deep_overlaps_and_walls(void **state)
-{
+static void counts_collisions_deep_overlaps_and_walls(void **state) {
 	(void)state;
 	sb_case c;
 	char err[256];
@@ -152,8 +148,7 @@ static void counts_collisions_deep_overlaps_and_walls(void **state)
 	sb_case_free(&c);
 }
 
-static void expected_lines_are_found_by_case_and_mode(void **state)
-{
+static void expected_lines_are_found_by_case_and_mode(void **state) {
 	(void)state;
 	const char *path = write_tmp("# case mode min_arrived max_deep [time_limit]\n"
 	                             "a quality 3 0\n"
@@ -171,8 +166,7 @@ static void expected_lines_are_found_by_case_and_mode(void **state)
 	unlink(path);
 }
 
-int main(void)
-{
+int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(reads_a_case),
 	    cmocka_unit_test(refuses_malformed_cases),
