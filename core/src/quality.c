@@ -1,7 +1,7 @@
 /* quality.c — the quality avoidance mode (ORCA_AVOIDANCE_QUALITY): RVO2's ORCA
  * lines and linear programs, plus what keeps a crowd from freezing and from
  * overlapping. Each technique stays because a figure of
- * tests/bench/quality_bench says it helps (README, "Avoidance modes"):
+ * tests/bench/quality_bench says it helps (docs/engine.md, "Avoidance modes"):
  *
  *  1. Keep right while blocked: an agent that avoidance kept from what it
  *     aimed for aims to the right of it, more the more it was kept and the longer it

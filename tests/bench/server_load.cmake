@@ -1,6 +1,6 @@
 # server_load: the server under load (tests/bench/server_load.py). Registered
 # here tiny (1,000 agents, 10 clients, 50 idle connections, a few seconds) so
-# it keeps working; the full run is by hand, see README "load".
+# it keeps working; the full run is by hand, see docs/load-testing.md.
 if(TARGET crowd-server AND TARGET crowd-load)
   find_program(CROWD_PYTHON3 python3 REQUIRED)
   add_test(NAME bench_server_load

@@ -27,7 +27,7 @@ only with --max-rss-slope: under ASan, RSS is mostly the sanitizer's own
 caches (quarantine, per-size-class free lists, their shadow, its stack depot),
 which fill for minutes with nothing kept. The server gets ASAN_OPTIONS
 detect_leaks=1:halt_on_error=1:quarantine_size_mb=32:atexit=1:print_stats=1
-(log files in --work; README "Fuzzing and soak" says why each).
+(log files in --work; CONTRIBUTING.md says why each).
 A benchmark, not a ctest test (it runs for minutes); `--minutes 0.5` checks it works.
 
   python3 tests/bench/soak.py --server build-asan/server/crowd-server \

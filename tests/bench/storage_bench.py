@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""storage_bench.py — persistence figures at scale (README "Figures").
+"""storage_bench.py — persistence figures at scale (docs/benchmarks.md).
 
 Starts crowd-server with the demo crowd of N agents (default 50,000) and
 --data-dir, a checkpoint every C ticks, and reads from /metrics:

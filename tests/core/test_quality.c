@@ -316,7 +316,7 @@ static void test_deterministic_across_workers(void **state)
 
 	/* The trajectory itself is pinned: this hash (cross4 of 256, 300 steps, no
 	 * removals) came out the same from x86-64 (SSE paths) and from an arm64
-	 * build under qemu-aarch64 (scalar paths), see the README. A deliberate
+	 * build under qemu-aarch64 (scalar paths), see docs/engine.md. A deliberate
 	 * change of the quality mode updates it. */
 	assert_int_equal(qs_cross4(&sc, 8), 0);
 	sim s;
