@@ -45,11 +45,9 @@ typedef struct job {
 	uint64_t seq;   /* batch */
 	crowd_buf bytes; /* batch: framed records */
 	/* checkpoint: copied at the tick boundary by the loop thread */
-	uint64_t tick, hash;
-	uint32_t next_client_id;
+	sim_image image; /* the sim's bytes, its tick and next client id */
+	uint64_t hash;
 	crowd_storage_v1_SimConfig config;
-	uint8_t *world, *demo, *nav;
-	size_t world_len, demo_len, nav_len;
 	replay_identity *clients;
 	uint32_t client_count;
 } job;
@@ -174,12 +172,14 @@ static bool encode_checkpoint(const job *j, crowd_buf *out) {
 	rec.has_checkpoint = true;
 	crowd_storage_v1_Checkpoint *c = &rec.checkpoint;
 	c->format = FORMAT_VERSION;
-	c->tick = j->tick;
+	c->tick = j->image.tick;
 	c->state_hash = j->hash;
-	c->next_client_id = j->next_client_id;
+	c->next_client_id = j->image.next_client_id;
 	c->has_config = true;
 	c->config = j->config;
-	record_bytes world = {j->world, j->world_len}, demo = {j->demo, j->demo_len}, nav = {j->nav, j->nav_len};
+	const sim_image *img = &j->image;
+	record_bytes world = {img->world, img->world_len}, demo = {img->demo, img->demo_len},
+	             nav = {img->nav, img->nav_len};
 	c->nav.funcs.encode = record_encode_bytes;
 	c->nav.arg = &nav;
 	clients_arg clients = {j->clients, j->client_count};
@@ -203,9 +203,7 @@ static bool encode_segment_header(uint64_t tick, crowd_buf *out) {
 static void job_free(job *j) {
 	if (!j) return;
 	crowd_buf_free(&j->bytes);
-	free(j->world);
-	free(j->demo);
-	free(j->nav);
+	sim_image_free(&j->image);
 	free(j->clients);
 	free(j);
 }
@@ -347,7 +345,7 @@ static void *checkpoint_main(void *arg) {
 	crowd_buf b;
 	crowd_buf_init(&b);
 	char path[1200];
-	path_of(path, sizeof path, st->dir, "checkpoint-", j->tick, ".ckpt");
+	path_of(path, sizeof path, st->dir, "checkpoint-", j->image.tick, ".ckpt");
 	int rc = fail_hook(st) ? -EIO : encode_checkpoint(j, &b) ? 0 : -ENOMEM;
 	if (rc == 0) rc = file_write_atomic(st->dir, path, b.data, b.len);
 	size_t size = b.len;
@@ -357,7 +355,7 @@ static void *checkpoint_main(void *arg) {
 		log_warn("storage: checkpoint %s: %s; recovery starts from the previous one", path, strerror(-rc));
 	} else {
 		prune(st->dir, st->cfg->keep_checkpoints);
-		log_debug("storage: checkpoint of tick %" PRIu64 ": %zu bytes in %.3f s", j->tick, size,
+		log_debug("storage: checkpoint of tick %" PRIu64 ": %zu bytes in %.3f s", j->image.tick, size,
 		          (double)(now_ns() - t0) * 1e-9);
 	}
 	pthread_mutex_lock(&st->mu);
@@ -382,7 +380,7 @@ static void *checkpoint_main(void *arg) {
 static bool writer_checkpoint(storage *st, job *j) {
 	/* the journal up to this tick first: the new segment continues exactly here */
 	if (!writer_write(st) || !writer_sync(st, true)) {
-		log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the journal cannot be written", j->tick);
+		log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the journal cannot be written", j->image.tick);
 		return false;
 	}
 	if (fail_hook(st)) {
@@ -390,7 +388,7 @@ static bool writer_checkpoint(storage *st, job *j) {
 		return false;
 	}
 	off_t seg_size;
-	int fd = segment_create(st->dir, j->tick, NULL, 0, &seg_size);
+	int fd = segment_create(st->dir, j->image.tick, NULL, 0, &seg_size);
 	if (fd < 0) {
 		log_warn("storage: new journal segment: %s; checkpoint skipped, the journal goes on in the current segment",
 		         strerror(-fd));
@@ -403,13 +401,13 @@ static bool writer_checkpoint(storage *st, job *j) {
 	close(st->fd);
 	st->fd = fd;
 	pthread_mutex_unlock(&st->mu);
-	st->segment_tick = j->tick;
+	st->segment_tick = j->image.tick;
 	st->synced_offset = seg_size;
 	if (st->checkpoint_thread_started) pthread_join(st->checkpoint_thread, NULL); /* done: one at a time */
 	st->checkpoint_thread_started = false;
 	j->owner = st;
 	if (pthread_create(&st->checkpoint_thread, NULL, checkpoint_main, j) != 0) {
-		log_warn("storage: no thread for the checkpoint of tick %" PRIu64 "; skipped", j->tick);
+		log_warn("storage: no thread for the checkpoint of tick %" PRIu64 "; skipped", j->image.tick);
 		return false;
 	}
 	st->checkpoint_thread_started = true;
@@ -638,26 +636,11 @@ void storage_commit(storage *st) {
 	submit(st, j);
 }
 
-/* The sim's bytes into a checkpoint job (the job frees them). */
-static bool job_take_image(job *j, const sim *sm) {
-	sim_image img;
-	if (sim_save(sm, &img) != 0) return false;
-	j->world = img.world;
-	j->world_len = img.world_len;
-	j->demo = img.demo;
-	j->demo_len = img.demo_len;
-	j->nav = img.nav;
-	j->nav_len = img.nav_len;
-	j->tick = img.tick;
-	j->next_client_id = img.next_client_id;
-	return true;
-}
-
 static void start_checkpoint(storage *st, const sim *sm, uint64_t state_hash) {
 	job *j = calloc(1, sizeof *j);
 	if (!j) return;
 	uint64_t t0 = now_ns();
-	if (!job_take_image(j, sm)) {
+	if (sim_save(sm, &j->image) != 0) {
 		log_error("storage: cannot copy the world for a checkpoint (out of memory)");
 		job_free(j);
 		return;
@@ -944,7 +927,7 @@ static int adopt(storage *st, replay_world *rw, sim **out) {
 static int write_checkpoint_now(storage *st, const sim *sm) {
 	job j;
 	memset(&j, 0, sizeof j);
-	if (!job_take_image(&j, sm)) return -ENOMEM;
+	if (sim_save(sm, &j.image) != 0) return -ENOMEM;
 	j.clients = st->clients;
 	j.client_count = st->client_count;
 	j.hash = orca_world_state_hash(sm->world);
@@ -952,12 +935,11 @@ static int write_checkpoint_now(storage *st, const sim *sm) {
 	crowd_buf b;
 	crowd_buf_init(&b);
 	int rc = encode_checkpoint(&j, &b) ? 0 : -ENOMEM;
-	free(j.world);
-	free(j.demo);
-	free(j.nav);
+	uint64_t tick = j.image.tick;
+	sim_image_free(&j.image);
 	if (rc == 0) {
 		char path[1200];
-		path_of(path, sizeof path, st->dir, "checkpoint-", j.tick, ".ckpt");
+		path_of(path, sizeof path, st->dir, "checkpoint-", tick, ".ckpt");
 		rc = file_write_atomic(st->dir, path, b.data, b.len);
 	}
 	crowd_buf_free(&b);
