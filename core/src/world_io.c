@@ -15,6 +15,7 @@
  * read is checked: a bad save gives ORCA_ERR_INVALID_ARGUMENT, never a crash. */
 #include <string.h>
 
+#include "bytes.h"
 #include "internal.h"
 
 #define IO_MAGIC 0x5743524Fu /* "ORCW" */
@@ -37,34 +38,6 @@ enum io_obst_index { IO_INDEX_STALE = 0, IO_INDEX_RVO2 = 1, IO_INDEX_GRID = 2 };
 
 /* ------------------------------------------------------------ writing */
 
-typedef struct io_out {
-	uint8_t *p;
-} io_out;
-
-static void put_u8(io_out *o, uint8_t v) { *o->p++ = v; }
-
-static void put_u32(io_out *o, uint32_t v)
-{
-	o->p[0] = (uint8_t)v;
-	o->p[1] = (uint8_t)(v >> 8);
-	o->p[2] = (uint8_t)(v >> 16);
-	o->p[3] = (uint8_t)(v >> 24);
-	o->p += 4;
-}
-
-static void put_u64(io_out *o, uint64_t v)
-{
-	put_u32(o, (uint32_t)v);
-	put_u32(o, (uint32_t)(v >> 32));
-}
-
-static void put_f32(io_out *o, float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	put_u32(o, u);
-}
-
 static size_t agents_bytes(const struct orca_world *w)
 {
 	return AGENT_HEADER_BYTES + (size_t)w->slot_count * AGENT_SLOT_BYTES + (size_t)w->order_count * 4;
@@ -78,70 +51,70 @@ static size_t obstacles_bytes(const struct orca_world *w)
 	return n;
 }
 
-static void write_agents(const struct orca_world *w, io_out *o)
+static void write_agents(const struct orca_world *w, bytes_out *o)
 {
-	put_u64(o, w->steps);
-	put_u32(o, w->max_neighbors_max);
-	put_u32(o, w->slot_count);
-	put_u32(o, w->live_count);
-	put_u32(o, w->free_head);
-	put_u32(o, w->pending_head);
-	put_u32(o, w->order_count);
-	put_u32(o, 0); /* reserved */
-	put_u8(o, w->order_dirty ? 1 : 0);
+	bytes_put_u64(o, w->steps);
+	bytes_put_u32(o, w->max_neighbors_max);
+	bytes_put_u32(o, w->slot_count);
+	bytes_put_u32(o, w->live_count);
+	bytes_put_u32(o, w->free_head);
+	bytes_put_u32(o, w->pending_head);
+	bytes_put_u32(o, w->order_count);
+	bytes_put_u32(o, 0); /* reserved */
+	bytes_put_u8(o, w->order_dirty ? 1 : 0);
 	for (uint32_t s = 0; s < w->slot_count; ++s) {
 		const agent_params *p = &w->params[s];
-		put_u32(o, w->gen[s]);
-		put_u8(o, w->alive[s]);
-		put_u32(o, w->free_next[s]);
-		put_f32(o, w->px[s]);
-		put_f32(o, w->py[s]);
-		put_f32(o, w->vx[s]);
-		put_f32(o, w->vy[s]);
-		put_f32(o, w->pvx[s]);
-		put_f32(o, w->pvy[s]);
-		put_f32(o, p->radius);
-		put_f32(o, p->max_speed);
-		put_f32(o, p->neighbor_dist);
-		put_f32(o, p->time_horizon);
-		put_f32(o, p->time_horizon_obst);
-		put_f32(o, p->weight);
-		put_f32(o, p->pref_speed);
-		put_f32(o, p->arrival_distance);
-		put_f32(o, p->target.x);
-		put_f32(o, p->target.y);
-		put_u32(o, p->max_neighbors);
-		put_u32(o, p->layer);
-		put_u32(o, p->mask);
-		put_u32(o, p->user_data);
-		put_u8(o, p->steer_mode);
-		put_u8(o, p->arrived);
+		bytes_put_u32(o, w->gen[s]);
+		bytes_put_u8(o, w->alive[s]);
+		bytes_put_u32(o, w->free_next[s]);
+		bytes_put_f32(o, w->px[s]);
+		bytes_put_f32(o, w->py[s]);
+		bytes_put_f32(o, w->vx[s]);
+		bytes_put_f32(o, w->vy[s]);
+		bytes_put_f32(o, w->pvx[s]);
+		bytes_put_f32(o, w->pvy[s]);
+		bytes_put_f32(o, p->radius);
+		bytes_put_f32(o, p->max_speed);
+		bytes_put_f32(o, p->neighbor_dist);
+		bytes_put_f32(o, p->time_horizon);
+		bytes_put_f32(o, p->time_horizon_obst);
+		bytes_put_f32(o, p->weight);
+		bytes_put_f32(o, p->pref_speed);
+		bytes_put_f32(o, p->arrival_distance);
+		bytes_put_f32(o, p->target.x);
+		bytes_put_f32(o, p->target.y);
+		bytes_put_u32(o, p->max_neighbors);
+		bytes_put_u32(o, p->layer);
+		bytes_put_u32(o, p->mask);
+		bytes_put_u32(o, p->user_data);
+		bytes_put_u8(o, p->steer_mode);
+		bytes_put_u8(o, p->arrived);
 	}
 	for (uint32_t i = 0; i < w->order_count; ++i)
-		put_u32(o, w->order[i]);
+		bytes_put_u32(o, w->order[i]);
 }
 
 #define SETTINGS_BYTES (1 + 4 * 4 + 4 + 4)
 
-static void write_settings(const struct orca_world *w, io_out *o)
+static void write_settings(const struct orca_world *w, bytes_out *o)
 {
-	put_u8(o, w->has_bounds ? 1 : 0);
-	put_f32(o, w->bounds_min_x);
-	put_f32(o, w->bounds_min_y);
-	put_f32(o, w->bounds_max_x);
-	put_f32(o, w->bounds_max_y);
-	put_u32(o, (uint32_t)w->avoidance);
-	put_u32(o, (uint32_t)w->obst_index);
+	bytes_put_u8(o, w->has_bounds ? 1 : 0);
+	bytes_put_f32(o, w->bounds_min_x);
+	bytes_put_f32(o, w->bounds_min_y);
+	bytes_put_f32(o, w->bounds_max_x);
+	bytes_put_f32(o, w->bounds_max_y);
+	bytes_put_u32(o, (uint32_t)w->avoidance);
+	bytes_put_u32(o, (uint32_t)w->obst_index);
 }
 
 static size_t quality_bytes(const struct orca_world *w) { return 4 + (size_t)w->slot_count * 8; }
 
-static void write_quality(const struct orca_world *w, io_out *o)
+static void write_quality(const struct orca_world *w, bytes_out *o)
 {
-	put_u32(o, w->slot_count);
+	bytes_put_u32(o, w->slot_count);
 	for (uint32_t s = 0; s < w->slot_count; ++s) {
-		put_f32(o, w->q_stuck[s]);
-		put_f32(o, w->q_blocked[s]);
+		bytes_put_f32(o, w->q_stuck[s]);
+		bytes_put_f32(o, w->q_blocked[s]);
 	}
 }
 
@@ -167,47 +140,47 @@ static size_t obst_index_bytes(const struct orca_world *w)
 	return n;
 }
 
-static void write_obst_index(const struct orca_world *w, io_out *o)
+static void write_obst_index(const struct orca_world *w, bytes_out *o)
 {
 	const uint32_t kind = obst_index_kind(w);
-	put_u8(o, (uint8_t)kind);
+	bytes_put_u8(o, (uint8_t)kind);
 	if (kind != IO_INDEX_GRID)
 		return;
 	uint32_t free_count = 0;
 	for (uint32_t v = w->obst_vert_free; v != ORCA_NONE; v = w->verts[v].next)
 		free_count++;
-	put_u32(o, w->vert_count);
-	put_u32(o, free_count);
+	bytes_put_u32(o, w->vert_count);
+	bytes_put_u32(o, free_count);
 	for (uint32_t k = 0; k < w->obst_live; ++k) {
 		const obstacle_slot *ob = &w->obst[w->obst_order[k]];
 		uint32_t v = ob->first_vert;
 		for (uint32_t i = 0; i < ob->count; ++i, v = w->verts[v].next)
-			put_u32(o, v);
+			bytes_put_u32(o, v);
 	}
 	for (uint32_t v = w->obst_vert_free; v != ORCA_NONE; v = w->verts[v].next)
-		put_u32(o, v);
+		bytes_put_u32(o, v);
 }
 
-static void write_obstacles(const struct orca_world *w, io_out *o)
+static void write_obstacles(const struct orca_world *w, bytes_out *o)
 {
-	put_u32(o, w->obst_slot_count);
-	put_u32(o, w->obst_live);
-	put_u32(o, w->obst_free_head);
-	put_u32(o, w->obst_version);
+	bytes_put_u32(o, w->obst_slot_count);
+	bytes_put_u32(o, w->obst_live);
+	bytes_put_u32(o, w->obst_free_head);
+	bytes_put_u32(o, w->obst_version);
 	for (uint32_t s = 0; s < w->obst_slot_count; ++s) {
 		const obstacle_slot *ob = &w->obst[s];
-		put_u32(o, ob->gen);
-		put_u8(o, ob->alive ? 1 : 0);
-		put_u32(o, w->obst_free_next[s]);
-		put_u32(o, ob->alive ? ob->count : 0);
+		bytes_put_u32(o, ob->gen);
+		bytes_put_u8(o, ob->alive ? 1 : 0);
+		bytes_put_u32(o, w->obst_free_next[s]);
+		bytes_put_u32(o, ob->alive ? ob->count : 0);
 		if (ob->alive)
 			for (uint32_t i = 0; i < ob->count; ++i) {
-				put_f32(o, ob->vertices[i].x);
-				put_f32(o, ob->vertices[i].y);
+				bytes_put_f32(o, ob->vertices[i].x);
+				bytes_put_f32(o, ob->vertices[i].y);
 			}
 	}
 	for (uint32_t i = 0; i < w->obst_live; ++i)
-		put_u32(o, w->obst_order[i]);
+		bytes_put_u32(o, w->obst_order[i]);
 }
 
 int orca_world_save(const orca_world *w, void *buf, size_t capacity, size_t *size)
@@ -221,76 +194,29 @@ int orca_world_save(const orca_world *w, void *buf, size_t capacity, size_t *siz
 	*size = total;
 	if (capacity < total)
 		return ORCA_ERR_CAPACITY;
-	io_out o = {buf};
-	put_u32(&o, IO_MAGIC);
-	put_u32(&o, IO_VERSION);
-	put_u64(&o, total); /* a cut at a section boundary is still a cut */
-	put_u32(&o, IO_SECTION_AGENTS);
-	put_u32(&o, (uint32_t)a);
+	bytes_out o = {buf, 0, capacity};
+	bytes_put_u32(&o, IO_MAGIC);
+	bytes_put_u32(&o, IO_VERSION);
+	bytes_put_u64(&o, total); /* a cut at a section boundary is still a cut */
+	bytes_put_u32(&o, IO_SECTION_AGENTS);
+	bytes_put_u32(&o, (uint32_t)a);
 	write_agents(w, &o);
-	put_u32(&o, IO_SECTION_OBSTACLES);
-	put_u32(&o, (uint32_t)ob);
+	bytes_put_u32(&o, IO_SECTION_OBSTACLES);
+	bytes_put_u32(&o, (uint32_t)ob);
 	write_obstacles(w, &o);
-	put_u32(&o, IO_SECTION_SETTINGS);
-	put_u32(&o, SETTINGS_BYTES);
+	bytes_put_u32(&o, IO_SECTION_SETTINGS);
+	bytes_put_u32(&o, SETTINGS_BYTES);
 	write_settings(w, &o);
-	put_u32(&o, IO_SECTION_QUALITY);
-	put_u32(&o, (uint32_t)q);
+	bytes_put_u32(&o, IO_SECTION_QUALITY);
+	bytes_put_u32(&o, (uint32_t)q);
 	write_quality(w, &o);
-	put_u32(&o, IO_SECTION_OBST_INDEX);
-	put_u32(&o, (uint32_t)oi);
+	bytes_put_u32(&o, IO_SECTION_OBST_INDEX);
+	bytes_put_u32(&o, (uint32_t)oi);
 	write_obst_index(w, &o);
 	return ORCA_OK;
 }
 
 /* ------------------------------------------------------------ reading */
-
-typedef struct io_in {
-	const uint8_t *p;
-	size_t left;
-	bool bad; /* read past the end */
-} io_in;
-
-static bool have(io_in *in, size_t n)
-{
-	if (in->bad || in->left < n) {
-		in->bad = true;
-		return false;
-	}
-	return true;
-}
-
-static uint8_t get_u8(io_in *in)
-{
-	if (!have(in, 1))
-		return 0;
-	in->left--;
-	return *in->p++;
-}
-
-static uint32_t get_u32(io_in *in)
-{
-	if (!have(in, 4))
-		return 0;
-	const uint8_t *p = in->p;
-	in->p += 4;
-	in->left -= 4;
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(io_in *in)
-{
-	const uint64_t lo = get_u32(in);
-	return lo | (uint64_t)get_u32(in) << 32;
-}
-
-static float get_f32(io_in *in)
-{
-	const uint32_t u = get_u32(in);
-	float f;
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
 
 #define IO_LIMIT 1e9f /* the engine's own bound on any coordinate or parameter */
 static bool fin(float v) { return isfinite(v) && fabsf(v) <= IO_LIMIT; }
@@ -336,17 +262,17 @@ static bool check_free_list(const struct orca_world *w, uint32_t head, uint8_t *
 	return true;
 }
 
-static int read_agents(struct orca_world *w, io_in *in)
+static int read_agents(struct orca_world *w, bytes_in *in)
 {
-	w->steps = get_u64(in);
-	const uint32_t max_nb = get_u32(in);
-	const uint32_t slot_count = get_u32(in);
-	const uint32_t live = get_u32(in);
-	const uint32_t free_head = get_u32(in);
-	const uint32_t pending_head = get_u32(in);
-	const uint32_t order_count = get_u32(in);
-	(void)get_u32(in);
-	const uint8_t dirty = get_u8(in);
+	w->steps = bytes_get_u64(in);
+	const uint32_t max_nb = bytes_get_u32(in);
+	const uint32_t slot_count = bytes_get_u32(in);
+	const uint32_t live = bytes_get_u32(in);
+	const uint32_t free_head = bytes_get_u32(in);
+	const uint32_t pending_head = bytes_get_u32(in);
+	const uint32_t order_count = bytes_get_u32(in);
+	(void)bytes_get_u32(in);
+	const uint8_t dirty = bytes_get_u8(in);
 	if (in->bad || slot_count > ORCA_MAX_AGENTS + 1u || order_count > slot_count || live > order_count ||
 	    live > w->max_agents || dirty > 1)
 		return ORCA_ERR_INVALID_ARGUMENT;
@@ -362,31 +288,31 @@ static int read_agents(struct orca_world *w, io_in *in)
 	for (uint32_t s = 0; s < slot_count; ++s) {
 		agent_params *p = &w->params[s];
 		memset(p, 0, sizeof *p);
-		w->gen[s] = get_u32(in);
-		w->alive[s] = get_u8(in);
-		w->free_next[s] = get_u32(in);
-		w->px[s] = get_f32(in);
-		w->py[s] = get_f32(in);
-		w->vx[s] = get_f32(in);
-		w->vy[s] = get_f32(in);
-		w->pvx[s] = get_f32(in);
-		w->pvy[s] = get_f32(in);
-		p->radius = get_f32(in);
-		p->max_speed = get_f32(in);
-		p->neighbor_dist = get_f32(in);
-		p->time_horizon = get_f32(in);
-		p->time_horizon_obst = get_f32(in);
-		p->weight = get_f32(in);
-		p->pref_speed = get_f32(in);
-		p->arrival_distance = get_f32(in);
-		p->target.x = get_f32(in);
-		p->target.y = get_f32(in);
-		p->max_neighbors = get_u32(in);
-		p->layer = get_u32(in);
-		p->mask = get_u32(in);
-		p->user_data = get_u32(in);
-		p->steer_mode = get_u8(in);
-		p->arrived = get_u8(in);
+		w->gen[s] = bytes_get_u32(in);
+		w->alive[s] = bytes_get_u8(in);
+		w->free_next[s] = bytes_get_u32(in);
+		w->px[s] = bytes_get_f32(in);
+		w->py[s] = bytes_get_f32(in);
+		w->vx[s] = bytes_get_f32(in);
+		w->vy[s] = bytes_get_f32(in);
+		w->pvx[s] = bytes_get_f32(in);
+		w->pvy[s] = bytes_get_f32(in);
+		p->radius = bytes_get_f32(in);
+		p->max_speed = bytes_get_f32(in);
+		p->neighbor_dist = bytes_get_f32(in);
+		p->time_horizon = bytes_get_f32(in);
+		p->time_horizon_obst = bytes_get_f32(in);
+		p->weight = bytes_get_f32(in);
+		p->pref_speed = bytes_get_f32(in);
+		p->arrival_distance = bytes_get_f32(in);
+		p->target.x = bytes_get_f32(in);
+		p->target.y = bytes_get_f32(in);
+		p->max_neighbors = bytes_get_u32(in);
+		p->layer = bytes_get_u32(in);
+		p->mask = bytes_get_u32(in);
+		p->user_data = bytes_get_u32(in);
+		p->steer_mode = bytes_get_u8(in);
+		p->arrived = bytes_get_u8(in);
 		w->hint_count[s] = 0;
 		w->nb_guess[s] = 0.0f; /* like the hints: only where the search starts */
 		w->q_stuck[s] = 0.0f;  /* the quality section, if any, sets these */
@@ -407,7 +333,7 @@ static int read_agents(struct orca_world *w, io_in *in)
 			w->max_neighbors_max = p->max_neighbors;
 	}
 	for (uint32_t i = 0; i < order_count; ++i)
-		w->order[i] = get_u32(in);
+		w->order[i] = bytes_get_u32(in);
 	if (in->bad || alive_count != live)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	w->live_count = live;
@@ -448,12 +374,12 @@ static int read_agents(struct orca_world *w, io_in *in)
 	return rc;
 }
 
-static int read_obstacles(struct orca_world *w, io_in *in)
+static int read_obstacles(struct orca_world *w, bytes_in *in)
 {
-	const uint32_t slot_count = get_u32(in);
-	const uint32_t live = get_u32(in);
-	const uint32_t free_head = get_u32(in);
-	const uint32_t version = get_u32(in);
+	const uint32_t slot_count = bytes_get_u32(in);
+	const uint32_t live = bytes_get_u32(in);
+	const uint32_t free_head = bytes_get_u32(in);
+	const uint32_t version = bytes_get_u32(in);
 	/* every slot takes at least 13 bytes: bound the count by what is there */
 	if (in->bad || slot_count > ORCA_MAX_AGENTS + 1u || live > slot_count || (size_t)slot_count * 13 > in->left)
 		return ORCA_ERR_INVALID_ARGUMENT;
@@ -473,10 +399,10 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 		ob->count = 0;
 		ob->alive = false;
 		ob->first_vert = ORCA_NONE;
-		ob->gen = get_u32(in);
-		const uint8_t alive = get_u8(in);
-		w->obst_free_next[s] = get_u32(in);
-		const uint32_t count = get_u32(in);
+		ob->gen = bytes_get_u32(in);
+		const uint8_t alive = bytes_get_u8(in);
+		w->obst_free_next[s] = bytes_get_u32(in);
+		const uint32_t count = bytes_get_u32(in);
 		w->obst_slot_count = s + 1; /* reset_world frees what this loop allocated */
 		if (in->bad || alive > 1 || ob->gen > ORCA_GEN_LIMIT || (alive && ob->gen >= ORCA_GEN_LIMIT) ||
 		    (!alive && count != 0) || (alive && (count < 2 || count > (1u << 24))) ||
@@ -488,8 +414,8 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 		if (!v)
 			return ORCA_ERR_NO_MEMORY;
 		for (uint32_t i = 0; i < count; ++i) {
-			v[i].x = get_f32(in);
-			v[i].y = get_f32(in);
+			v[i].x = bytes_get_f32(in);
+			v[i].y = bytes_get_f32(in);
 		}
 		ob->vertices = v;
 		ob->count = count;
@@ -509,7 +435,7 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 	memset(seen, 0, slot_count ? slot_count : 1);
 	int rc = ORCA_OK;
 	for (uint32_t i = 0; i < live && rc == ORCA_OK; ++i) {
-		const uint32_t s = get_u32(in);
+		const uint32_t s = bytes_get_u32(in);
 		if (s >= slot_count || !w->obst[s].alive || seen[s])
 			rc = ORCA_ERR_INVALID_ARGUMENT;
 		else
@@ -535,11 +461,11 @@ static int read_obstacles(struct orca_world *w, io_in *in)
 	return ORCA_OK;
 }
 
-static int read_settings(struct orca_world *w, io_in *in)
+static int read_settings(struct orca_world *w, bytes_in *in)
 {
-	const uint8_t has_bounds = get_u8(in);
-	const float x0 = get_f32(in), y0 = get_f32(in), x1 = get_f32(in), y1 = get_f32(in);
-	const uint32_t avoidance = get_u32(in), index = get_u32(in);
+	const uint8_t has_bounds = bytes_get_u8(in);
+	const float x0 = bytes_get_f32(in), y0 = bytes_get_f32(in), x1 = bytes_get_f32(in), y1 = bytes_get_f32(in);
+	const uint32_t avoidance = bytes_get_u32(in), index = bytes_get_u32(in);
 	if (in->bad || has_bounds > 1 || (avoidance != ORCA_AVOIDANCE_REFERENCE && avoidance != ORCA_AVOIDANCE_QUALITY) ||
 	    index > ORCA_OBSTACLE_INDEX_RVO2)
 		return ORCA_ERR_INVALID_ARGUMENT;
@@ -556,13 +482,13 @@ static int read_settings(struct orca_world *w, io_in *in)
 	return ORCA_OK;
 }
 
-static int read_quality(struct orca_world *w, io_in *in)
+static int read_quality(struct orca_world *w, bytes_in *in)
 {
-	if (get_u32(in) != w->slot_count || in->left != (size_t)w->slot_count * 8)
+	if (bytes_get_u32(in) != w->slot_count || in->left != (size_t)w->slot_count * 8)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	for (uint32_t s = 0; s < w->slot_count; ++s) {
-		const float stuck = get_f32(in); /* seconds blocked, or below 0 the right of way left */
-		const float blocked = get_f32(in); /* how far avoidance kept it from its aim, 0..1 */
+		const float stuck = bytes_get_f32(in); /* seconds blocked, or below 0 the right of way left */
+		const float blocked = bytes_get_f32(in); /* how far avoidance kept it from its aim, 0..1 */
 		if (!isfinite(stuck) || !(blocked >= 0.0f && blocked <= 1.0f))
 			return ORCA_ERR_INVALID_ARGUMENT;
 		w->q_stuck[s] = stuck; /* as saved, dead slots too (a reused slot resets them) */
@@ -572,9 +498,9 @@ static int read_quality(struct orca_world *w, io_in *in)
 }
 
 /* After the obstacles: build the index the saved world had, numbered as it was. */
-static int read_obst_index(struct orca_world *w, io_in *in)
+static int read_obst_index(struct orca_world *w, bytes_in *in)
 {
-	const uint8_t kind = get_u8(in);
+	const uint8_t kind = bytes_get_u8(in);
 	if (in->bad || kind > IO_INDEX_GRID)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	if (kind == IO_INDEX_STALE) {
@@ -596,7 +522,7 @@ static int read_obst_index(struct orca_world *w, io_in *in)
 		w->obst_built_version = w->obst_version;
 		return ORCA_OK;
 	}
-	const uint32_t vert_count = get_u32(in), free_count = get_u32(in);
+	const uint32_t vert_count = bytes_get_u32(in), free_count = bytes_get_u32(in);
 	uint64_t used = 0;
 	for (uint32_t k = 0; k < w->obst_live; ++k)
 		used += w->obst[w->obst_order[k]].count;
@@ -621,7 +547,7 @@ static int read_obst_index(struct orca_world *w, io_in *in)
 		uint32_t prev = ORCA_NONE;
 		w->obst_vert_free = ORCA_NONE;
 		for (uint32_t i = 0; i < ob->count; ++i) {
-			const uint32_t v = get_u32(in);
+			const uint32_t v = bytes_get_u32(in);
 			if (v >= vert_count || seen[v]) {
 				rc = ORCA_ERR_INVALID_ARGUMENT;
 				break;
@@ -640,7 +566,7 @@ static int read_obst_index(struct orca_world *w, io_in *in)
 	uint32_t prev = ORCA_NONE;
 	w->obst_vert_free = ORCA_NONE;
 	for (uint32_t i = 0; i < free_count && rc == ORCA_OK; ++i) {
-		const uint32_t v = get_u32(in);
+		const uint32_t v = bytes_get_u32(in);
 		if (v >= vert_count || seen[v]) {
 			rc = ORCA_ERR_INVALID_ARGUMENT;
 			break;
@@ -667,8 +593,8 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	if (w->slot_count != 0 || w->obst_slot_count != 0 || w->steps != 0)
 		return ORCA_ERR_INVALID_ARGUMENT; /* only into a fresh world */
-	io_in in = {buf, size, false};
-	if (get_u32(&in) != IO_MAGIC || get_u32(&in) != IO_VERSION || get_u64(&in) != size)
+	bytes_in in = {buf, size, false};
+	if (bytes_get_u32(&in) != IO_MAGIC || bytes_get_u32(&in) != IO_VERSION || bytes_get_u64(&in) != size)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	/* what the definition set, for a load that fails */
 	const bool def_bounds = w->has_bounds, def_grid = w->obst_grid;
@@ -678,12 +604,12 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 	bool got_agents = false, got_obstacles = false, got_settings = false, got_quality = false, got_index = false;
 	int rc = ORCA_OK;
 	while (rc == ORCA_OK && in.left > 0) {
-		const uint32_t tag = get_u32(&in), len = get_u32(&in);
+		const uint32_t tag = bytes_get_u32(&in), len = bytes_get_u32(&in);
 		if (in.bad || len > in.left) {
 			rc = ORCA_ERR_INVALID_ARGUMENT;
 			break;
 		}
-		io_in sec = {in.p, len, false};
+		bytes_in sec = {in.p, len, false};
 		in.p += len;
 		in.left -= len;
 		if (tag == IO_SECTION_AGENTS && !got_agents) {

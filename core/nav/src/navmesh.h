@@ -1,7 +1,7 @@
 /* navmesh.h — the private C face of the Recast/Detour shim (navmesh.cpp): a
  * tiled navigation mesh of the walkable world (bounds minus obstacles,
  * inflated by one agent radius), nearest-point and path queries, and path
- * corridors (Detour's dtPathCorridor). Only nav.c includes this. All 2-D:
+ * corridors (Detour's dtPathCorridor). Only navigation (nav_internal.h) includes this. All 2-D:
  * world (x, y) is Detour's (x, 0, y). */
 #ifndef CROWD_NAVMESH_H
 #define CROWD_NAVMESH_H
