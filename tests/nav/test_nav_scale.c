@@ -173,7 +173,7 @@ static void all_arrive_or_are_unreachable(orca_avoidance avoidance)
 		++shown;
 	}
 	/* Every agent arrives or is reported unreachable (issue 10's bar). What
-	 * used to leave 1-3 of 10,000 over, and the rule in nav.c that settles it
+	 * used to leave 1-3 of 10,000 over, and the rule in nav_flow.c that settles it
 	 * (docs/navigation.md, "Arrival, stuck, unreachable"):
 	 * - an arrived agent pressing on toward its goal, or back to where it was
 	 *   pushed from, walled a block's corner for one still walking: arrived

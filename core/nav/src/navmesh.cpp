@@ -1,7 +1,7 @@
 // navmesh.cpp — the thin C++ shim over Recast/Detour (Debian's librecast):
 // builds one tile of the navigation mesh from the obstacles that touch it,
 // answers nearest-point and path queries, and wraps dtPathCorridor. Nothing
-// here keeps agent state or decides anything; nav.c does. Built with
+// here keeps agent state or decides anything; nav_*.c do. Built with
 // -ffp-contract=off like every file the step depends on.
 #include "navmesh.h"
 

@@ -113,7 +113,7 @@ size_t navmesh_corridor_memory(const navmesh_corridor *c);
 int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor *c, orca_vec2 pos, orca_vec2 *corners, int max,
                                   bool *end_is_last, float *off, orca_vec2 *on_mesh);
 
-/* Save and restore (nav.c's orca_nav_save/orca_nav_load). */
+/* Save and restore (nav_io.c's orca_nav_save/orca_nav_load). */
 uint32_t navmesh_tile_count(const navmesh *m);
 /* Positions (y * tiles_x + x) of the tiles present, in the order they were
  * last added (that order decides the order of every polygon's links, and so

@@ -71,7 +71,8 @@ typedef struct orca_nav_def {
 orca_nav_def orca_nav_default_def(void);
 
 /** Create navigation for `world` and build the whole mesh from its obstacles
- * now (the one build that is not spread over updates). The world must outlive it. */
+ * now (the one build that is not spread over updates). The world must outlive it:
+ * navigation allocates through the world's allocator. */
 int orca_nav_create(const orca_nav_def *def, orca_world *world, orca_nav **out);
 
 /** NULL is allowed. The agents keep their last target. */
