@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <uv.h>
 
 #include "log.h"
 #include "orca/orca.h"
@@ -103,6 +104,7 @@ static int set_bounds(server_config *, const config_option *, const char *, char
 static int set_config_path(server_config *, const config_option *, const char *, char *, size_t);
 static int set_path(server_config *, const config_option *, const char *, char *, size_t);
 static int set_i64(server_config *, const config_option *, const char *, char *, size_t);
+static int set_workers(server_config *, const config_option *, const char *, char *, size_t);
 
 #define OFF(field) offsetof(server_config, field)
 #define NOOFF 0
@@ -140,8 +142,9 @@ static const config_option option_table[] = {
      OFF(snapshot_divisor), 1, 10000, NULL},
     {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe",
      config_set_u32, OFF(keyframe_interval), 1, 100000, NULL},
-    {"workers", "simulation", "N", "1", "threads that step the world (results are identical for any N)",
-     config_set_u32, OFF(workers), 1, 256, NULL},
+    {"workers", "simulation", "N", "cores",
+     "threads that step the world: 1 to 256, or `cores` for as many as this process may use (results are identical for any N)",
+     set_workers, OFF(workers), 1, 256, NULL},
     {"avoidance", "simulation", "MODE", "quality", "how agents avoid each other", config_set_enum, OFF(avoidance), 0,
      0, &config_avoidance_enum},
     {"precision", "simulation", "N", "100", "fixed-point units per world unit in snapshots", config_set_u32,
@@ -577,6 +580,18 @@ static int set_i64(server_config *cfg, const config_option *opt, const char *val
 		return range_error(opt, value, err, errlen);
 	*(int64_t *)field(cfg, opt) = (int64_t)v;
 	return 0;
+}
+
+/* `cores` asks libuv what this process may use (affinity and cgroup quotas
+ * included), so a container limited to 2 CPUs steps with 2 threads. */
+static int set_workers(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
+{
+	if (strcmp(value, "cores") == 0) {
+		unsigned cores = uv_available_parallelism();
+		cfg->workers = cores < 1 ? 1 : cores > (unsigned)opt->max ? (uint32_t)opt->max : (uint32_t)cores;
+		return 0;
+	}
+	return config_set_u32(cfg, opt, value, err, errlen);
 }
 
 /* ------------------------------------------------------------------ whole config */

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <uv.h>
+
 #include "config.h"
 #include "crowd/wire.h"
 #include "log.h"
@@ -30,7 +32,13 @@ static void test_defaults(void **state) {
 	assert_int_equal(cfg.listen.port, 7777);
 	assert_int_equal(cfg.tick_rate_hz, 30);
 	assert_int_equal(cfg.precision, 100);
-	assert_int_equal(cfg.workers, 1);
+	/* one stepping thread per core this process may use */
+	assert_int_equal(cfg.workers, uv_available_parallelism());
+	char werr[256];
+	assert_int_equal(config_set(&cfg, "workers", "3", werr, sizeof werr), 0);
+	assert_int_equal(cfg.workers, 3);
+	assert_int_equal(config_set(&cfg, "workers", "cores", werr, sizeof werr), 0);
+	assert_int_equal(cfg.workers, uv_available_parallelism());
 	assert_false(cfg.demo);
 	assert_int_equal(cfg.token_count, 0);
 	assert_int_equal(cfg.open_role, crowd_v1_Role_ROLE_ADMIN);
@@ -122,6 +130,8 @@ static void test_flag_errors(void **state) {
 	expect_error("--tick-rate", "30.5");
 	expect_error("--tick-rate", "nan");
 	expect_error("--workers", "-1");
+	expect_error("--workers", "0");
+	expect_error("--workers", "all");
 	expect_error("--listen", "localhost");
 	expect_error("--listen", "127.0.0.1:70000");
 	expect_error("--listen", ":80");
