@@ -582,8 +582,8 @@ static int set_i64(server_config *cfg, const config_option *opt, const char *val
 	return 0;
 }
 
-/* `cores` asks libuv what this process may use (affinity and cgroup quotas
- * included), so a container limited to 2 CPUs steps with 2 threads. */
+/* `cores` asks libuv how many CPUs this process may run on (its affinity
+ * mask), so a server pinned to 2 CPUs steps with 2 threads. */
 static int set_workers(server_config *cfg, const config_option *opt, const char *value, char *err, size_t errlen)
 {
 	if (strcmp(value, "cores") == 0) {
