@@ -5,6 +5,7 @@
 #ifndef CROWD_SERVER_METRICS_H
 #define CROWD_SERVER_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "agones.h"
@@ -94,6 +95,18 @@ typedef struct server_metrics {
 	/* Agones SDK sidecar calls (agones.h; all zero unless --agones) */
 	crowd_agones_counters agones;
 } server_metrics;
+
+/** What anyone on the loop thread may read at any time (healthz, logs,
+ * sessions): the server keeps it after every tick, sessions keep `connections`. */
+typedef struct server_status {
+	uint64_t tick;       /* ticks completed */
+	uint64_t state_hash; /* after the last tick */
+	uint32_t agents;
+	uint32_t obstacles;
+	uint32_t connections; /* open sessions, any transport */
+	bool ready;           /* listeners are up */
+	bool shutting_down;
+} server_status;
 
 const char *metrics_transport_name(transport_kind kind);              /* "tcp", "ws" */
 const char *metrics_role_name(int role_index);                        /* "none", "viewer", "player", "admin" */
