@@ -96,6 +96,20 @@ typedef struct server_metrics {
 	crowd_agones_counters agones;
 } server_metrics;
 
+/** Storage's counters (server/storage: storage_get_stats), read for /metrics on the loop thread. */
+typedef struct storage_stats {
+	uint64_t journal_bytes;     /* written to journal segments */
+	uint64_t journal_records;
+	uint64_t fsyncs;
+	uint64_t checkpoints;       /* written */
+	uint64_t checkpoint_bytes;  /* size of the last one */
+	double checkpoint_seconds;  /* encode + write of the last one (writer thread) */
+	double checkpoint_copy_seconds; /* orca_world_save of the last one (loop thread) */
+	uint64_t write_errors;
+	bool available;
+	uint64_t refused;           /* requests answered ERROR_STORAGE_UNAVAILABLE */
+} storage_stats;
+
 /** What anyone on the loop thread may read at any time (healthz, logs,
  * sessions): the server keeps it after every tick, sessions keep `connections`. */
 typedef struct server_status {
