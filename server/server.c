@@ -27,7 +27,8 @@ uint64_t server_now_ns(void) {
 /* ---- persistence hooks: how storage reaches sessions and the tick */
 
 static void storage_reply_to_client(void *user, const storage_reply *r) {
-	session *s = server_find_session(user, r->client_id);
+	server *srv = user;
+	session *s = session_find(&srv->host, r->client_id);
 	if (!s || s->closing) return;
 	if (r->ok)
 		session_send_ack(s, r->request_id, r->ids, r->id_count);
@@ -46,11 +47,45 @@ static void storage_ext_stop(server *srv, void *state) {
 	storage_stop(state);
 }
 
+/* ---- what sessions ask of the server (session_host_ops) */
+
+static uint32_t host_new_client_id(void *user) {
+	server *srv = user;
+	return srv->sim->next_client_id++;
+}
+
+static void host_enqueue(void *user, session *s, command *c) {
+	(void)s; /* one world: one queue */
+	command_queue_push(&((server *)user)->queue, c);
+}
+
+static uint64_t host_tick(void *user, const session *s) {
+	(void)s;
+	return ((const server *)user)->status.tick;
+}
+
+static bool host_find_identity(void *user, const session *s, const char *key, uint32_t *client_id, uint32_t *role) {
+	(void)s;
+	return storage_find_identity(((server *)user)->storage, key, client_id, role);
+}
+
+static bool host_new_identity(void *user, const session *s, uint32_t role, char key_out[33]) {
+	return storage_new_identity(((server *)user)->storage, s->client_id, role, key_out);
+}
+
+static const session_host_ops host_ops = {
+    .new_client_id = host_new_client_id,
+    .enqueue = host_enqueue,
+    .tick = host_tick,
+    .find_identity = host_find_identity,
+    .new_identity = host_new_identity,
+};
+
 int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	memset(srv, 0, sizeof *srv);
 	srv->loop = loop;
 	srv->cfg = cfg;
-	crowd_buf_init(&srv->reply_buf);
+	session_host_init(&srv->host, &host_ops, srv, loop, cfg, &srv->metrics, &srv->status);
 	crowd_buf_init(&srv->snapshot_buf);
 	crowd_obstacle_set_init(&srv->obstacle_set);
 	if (sim_create(cfg, &srv->sim) != 0) return -1;
@@ -70,6 +105,7 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 			srv->status.obstacles = orca_world_obstacle_count(srv->sim->world);
 		}
 		if (rc != 0) return -1;
+		srv->host.identities = true; /* persistence: resume keys */
 		const server_extension ext = {.name = "storage", .state = srv->storage, .stop = storage_ext_stop};
 		if (server_add_extension(srv, &ext) != 0) return -1;
 	}
@@ -95,64 +131,11 @@ int server_add_extension(server *srv, const server_extension *ext) {
 	return 0;
 }
 
-/* ------------------------------------------------------------------ sessions */
-
-static uint32_t session_index(const server *srv, uint32_t client_id) {
-	uint32_t lo = 0, hi = srv->session_count;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (srv->sessions[mid]->client_id < client_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-session *server_find_session(server *srv, uint32_t client_id) {
-	uint32_t i = session_index(srv, client_id);
-	return (i < srv->session_count && srv->sessions[i]->client_id == client_id) ? srv->sessions[i] : NULL;
-}
-
-bool server_attach_session(server *srv, session *s) {
-	if (srv->session_count == srv->session_cap) {
-		uint32_t cap = srv->session_cap ? srv->session_cap * 2 : 16;
-		session **p = realloc(srv->sessions, sizeof *p * cap);
-		if (!p) return false;
-		srv->sessions = p;
-		srv->session_cap = cap;
-	}
-	/* client ids only grow, so appending keeps the array sorted */
-	srv->sessions[srv->session_count++] = s;
-	return true;
-}
-
-void server_rekey_session(server *srv, session *s, uint32_t client_id) {
-	server_detach_session(srv, s);
-	s->client_id = client_id;
-	uint32_t i = session_index(srv, client_id); /* detached: room for one more */
-	memmove(&srv->sessions[i + 1], &srv->sessions[i], sizeof *srv->sessions * (srv->session_count - i));
-	srv->sessions[i] = s;
-	srv->session_count++;
-}
-
-void server_detach_session(server *srv, session *s) {
-	uint32_t i = session_index(srv, s->client_id);
-	if (i < srv->session_count && srv->sessions[i] == s) {
-		memmove(&srv->sessions[i], &srv->sessions[i + 1], sizeof *srv->sessions * (srv->session_count - i - 1));
-		srv->session_count--;
-	}
-}
-
-void server_enqueue(server *srv, command *c) {
-	command_queue_push(&srv->queue, c);
-}
-
 /* ------------------------------------------------------------------ commands */
 
 static uint32_t owners_owned(void *user, uint32_t client_id) {
 	server *srv = user;
-	session *s = server_find_session(srv, client_id);
+	session *s = session_find(&srv->host, client_id);
 	if (s && s->owned_unknown) { /* resumed: its agents are in the world already (the world is idle here) */
 		orca_world *world = srv->sim->world;
 		uint32_t n = orca_world_agent_count(world), owned = 0;
@@ -172,7 +155,7 @@ static uint32_t owners_owned(void *user, uint32_t client_id) {
 }
 
 static void owners_changed(void *user, uint32_t client_id, int64_t delta) {
-	session *s = server_find_session(user, client_id);
+	session *s = session_find(&((server *)user)->host, client_id);
 	if (!s || s->owned_unknown) return; /* unknown: counted from the world, which has the change */
 	int64_t n = (int64_t)s->agents_owned + delta;
 	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
@@ -217,8 +200,8 @@ static void send_agent_events(server *srv) {
 		srv->events_scratch = p;
 		srv->events_scratch_cap = count;
 	}
-	for (uint32_t i = 0; i < srv->session_count; i++) {
-		session *s = srv->sessions[i];
+	for (uint32_t i = 0; i < srv->host.sessions.count; i++) {
+		session *s = srv->host.sessions.items[i];
 		/* a minor-0 client never gets a message case it does not know */
 		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE) continue;
 		if (s->events == SESSION_EVENTS_ALL) {
@@ -269,7 +252,7 @@ void server_apply_commands(server *srv) {
 				storage_journal_command(srv->storage, c); /* persistence hook */
 		}
 		if (c->kind == COMMAND_CLIENT) {
-			session *s = server_find_session(srv, c->client_id);
+			session *s = session_find(&srv->host, c->client_id);
 			if (s) session_command_done(s, c);
 			if (get_paths) {
 				if (s && !s->closing) answer_paths(srv, s, c);
@@ -314,7 +297,7 @@ static void log_tick_profile(server *srv) {
 	          total / n * 1e3, (m->step_seconds_sum - last.step_seconds_sum) / n * 1e3,
 	          (m->table_seconds_sum - last.table_seconds_sum) / n * 1e3,
 	          (m->snapshot_seconds_sum - last.snapshot_seconds_sum) / n * 1e3, srv->status.agents,
-	          srv->session_count, m->snapshots_sent - last.snapshots_sent,
+	          srv->host.sessions.count, m->snapshots_sent - last.snapshots_sent,
 	          m->snapshots_skipped - last.snapshots_skipped, m->ticks_overrun - last.ticks_overrun);
 	last = *m;
 }
@@ -418,12 +401,12 @@ static void on_tick(uv_timer_t *timer) {
 	uint64_t now = uv_hrtime();
 	srv->tick_started_ns = now;
 	/* Iterate backwards: a check may close a session (it is freed later, in a close callback). */
-	for (uint32_t i = srv->session_count; i-- > 0;) session_check_timers(srv->sessions[i], now);
+	for (uint32_t i = srv->host.sessions.count; i-- > 0;) session_check_timers(srv->host.sessions.items[i], now);
 	if (!(srv->storage && storage_quiet_tick(srv->storage))) server_apply_commands(srv); /* persistence hook */
 	if (srv->storage) storage_commit(srv->storage); /* persistence hook: group commit while the step runs */
 	srv->build_table = false;
-	for (uint32_t i = 0; i < srv->session_count; i++)
-		if (srv->sessions[i]->subscribed) {
+	for (uint32_t i = 0; i < srv->host.sessions.count; i++)
+		if (srv->host.sessions.items[i]->subscribed) {
 			srv->build_table = true;
 			break;
 		}
@@ -468,7 +451,7 @@ static void on_signal(uv_signal_t *h, int signum) {
 
 int server_start(server *srv) {
 	const server_config *cfg = srv->cfg;
-	int rc = tcp_listener_start(srv, &cfg->listen, &srv->tcp);
+	int rc = tcp_listener_start(&srv->host, &cfg->listen, &srv->tcp);
 	if (rc != 0) {
 		log_error("cannot listen on %s:%u: %s", cfg->listen.host, cfg->listen.port, uv_strerror(rc));
 		return rc;
@@ -506,7 +489,8 @@ int server_start(server *srv) {
 static void finish_shutdown(server *srv) {
 	if (srv->stopping) return;
 	srv->stopping = true;
-	for (uint32_t i = srv->session_count; i-- > 0;) session_close(srv->sessions[i], DISCONNECT_SHUTDOWN, false);
+	for (uint32_t i = srv->host.sessions.count; i-- > 0;)
+		session_close(srv->host.sessions.items[i], DISCONNECT_SHUTDOWN, false);
 	uv_timer_stop(&srv->tick_timer);
 	uv_close((uv_handle_t *)&srv->tick_timer, NULL);
 	uv_close((uv_handle_t *)&srv->shutdown_timer, NULL);
@@ -519,7 +503,7 @@ static void finish_shutdown(server *srv) {
 
 static void on_shutdown_poll(uv_timer_t *t) {
 	server *srv = t->data;
-	if (srv->session_count == 0 || uv_now(srv->loop) >= srv->shutdown_deadline_ms) finish_shutdown(srv);
+	if (srv->host.sessions.count == 0 || uv_now(srv->loop) >= srv->shutdown_deadline_ms) finish_shutdown(srv);
 }
 
 void server_shutdown(server *srv) {
@@ -530,14 +514,14 @@ void server_shutdown(server *srv) {
 		return;
 	}
 	srv->status.shutting_down = true;
-	log_info("shutting down: telling %u client(s), flushing for at most %g s", srv->session_count,
+	log_info("shutting down: telling %u client(s), flushing for at most %g s", srv->host.sessions.count,
 	         srv->cfg->shutdown_timeout_s);
 	tcp_listener_stop(srv->tcp);
 	srv->tcp = NULL;
 	for (int i = 0; i < srv->extension_count; i++)
 		if (srv->extensions[i].drain) srv->extensions[i].drain(srv, srv->extensions[i].state);
-	for (uint32_t i = srv->session_count; i-- > 0;) {
-		session *s = srv->sessions[i];
+	for (uint32_t i = srv->host.sessions.count; i-- > 0;) {
+		session *s = srv->host.sessions.items[i];
 		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_SHUTTING_DOWN, 0, "the server is shutting down");
 		session_close(s, DISCONNECT_SHUTDOWN, true);
 	}
@@ -549,13 +533,12 @@ void server_destroy(server *srv) {
 	if (srv->tick_trace) fclose(srv->tick_trace);
 	storage_close(srv->storage);
 	command_queue_clear(&srv->queue);
-	free(srv->sessions);
+	session_host_free(&srv->host);
 	sim_destroy(srv->sim);
 	world_table_free(&srv->table);
 	snapshots_free(srv);
 	crowd_obstacle_set_free(&srv->obstacle_set);
 	free(srv->events_scratch);
-	crowd_buf_free(&srv->reply_buf);
 	crowd_buf_free(&srv->snapshot_buf);
 	memset(srv, 0, sizeof *srv);
 }

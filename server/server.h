@@ -1,7 +1,8 @@
 /* server.h — the crowd server: one libuv loop that owns the world, the
- * sessions, the command queue, the tick and the snapshots. Transports (tcp.c,
- * and the WebSocket side) feed sessions; extensions (HTTP, Agones) hook into
- * start-up and shutdown through server_extension.
+ * sessions, the command queue, the tick and the snapshots. Sessions and
+ * transports see the server only as its session_host (session.h), whose ops
+ * server.c implements; extensions (HTTP: http_ext.c, Agones: agones_server.c,
+ * storage) hook into start-up and shutdown through server_extension.
  *
  * Threading: everything here belongs to the loop thread. While a step runs on
  * the thread pool (srv->step_running) the world must not be touched; read the
@@ -47,17 +48,6 @@ typedef struct server_extension {
 
 #define SERVER_MAX_EXTENSIONS 8
 
-/** What anyone on the loop thread may read at any time (healthz, logs). */
-typedef struct server_status {
-	uint64_t tick;       /* ticks completed */
-	uint64_t state_hash; /* after the last tick */
-	uint32_t agents;
-	uint32_t obstacles;
-	uint32_t connections; /* open sessions, any transport */
-	bool ready;           /* listeners are up */
-	bool shutting_down;
-} server_status;
-
 struct tcp_listener;
 
 struct server {
@@ -67,9 +57,8 @@ struct server {
 	server_metrics metrics;
 	server_status status;
 
-	/* sessions, ascending client_id (ids only grow, so appending keeps the order) */
-	session **sessions;
-	uint32_t session_count, session_cap;
+	/* the sessions, and what they see of the server (server.c implements its ops) */
+	session_host host;
 
 	command_queue queue;
 
@@ -100,7 +89,6 @@ struct server {
 	bool obstacle_set_valid;
 	crowd_v1_AgentEvent *events_scratch; /* one session's share of the tick's AgentEvents */
 	uint32_t events_scratch_cap;
-	crowd_buf reply_buf;    /* session_send encodes here */
 	crowd_buf snapshot_buf; /* snapshots_send encodes here */
 
 	/* start / stop */
@@ -139,17 +127,6 @@ void server_destroy(server *srv);
  * configured) and print "ticks N agents A state_hash 0x..." on stdout. */
 int server_run_headless(const server_config *cfg);
 
-/* ---- used by sessions and transports */
-
-/** Find an open session by client id; NULL if gone. */
-session *server_find_session(server *srv, uint32_t client_id);
-/** Add / remove a session (session.c calls these). */
-bool server_attach_session(server *srv, session *s);
-void server_detach_session(server *srv, session *s);
-/** Give an attached session another client id (a resumed identity), keeping the order. */
-void server_rekey_session(server *srv, session *s, uint32_t client_id);
-/** Queue a command for the next tick (takes ownership). */
-void server_enqueue(server *srv, command *c);
 /** Apply every queued command and answer each (the tick does this first; tests call it). */
 void server_apply_commands(server *srv);
 /** uv_hrtime(): monotonic nanoseconds. */

@@ -566,8 +566,8 @@ void snapshots_send(server *srv) {
 	    .tick = tick, .state_hash = srv->status.state_hash, .world_agent_count = srv->status.agents};
 	uint32_t obstacle_version = orca_world_obstacle_version(srv->sim->world);
 	bool obstacles_needed = false;
-	for (uint32_t i = 0; i < srv->session_count; i++) {
-		session *s = srv->sessions[i];
+	for (uint32_t i = 0; i < srv->host.sessions.count; i++) {
+		session *s = srv->host.sessions.items[i];
 		if (!s->subscribed || s->closing) continue;
 		if ((tick - s->subscribed_tick) % s->divisor != 0) continue;
 		if (session_pending_output(s) > srv->cfg->output_soft_limit) {

@@ -1,11 +1,6 @@
-# The Agones SDK client and crowd-server's Agones extension: included by
-# server/CMakeLists.txt, linked into the server library.
+# The Agones SDK client: included by server/CMakeLists.txt, linked into the
+# server library (whose agones_server.c is the extension driving it).
 add_library(crowd_agones STATIC ${CMAKE_CURRENT_LIST_DIR}/agones.c ${CMAKE_CURRENT_LIST_DIR}/agones_json.c)
-target_include_directories(crowd_agones PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+crowd_server_api(crowd_agones ${CMAKE_CURRENT_LIST_DIR}/agones.h)
+target_include_directories(crowd_agones PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(crowd_agones PUBLIC PkgConfig::LIBUV PRIVATE crowd_dep_http_parser)
-
-# The extension needs the server's headers, so it is part of the server library.
-if(TARGET crowd_server_lib)
-  target_sources(crowd_server_lib PRIVATE ${CMAKE_CURRENT_LIST_DIR}/agones_server.c)
-  target_link_libraries(crowd_server_lib PUBLIC crowd_agones)
-endif()

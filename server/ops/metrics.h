@@ -5,6 +5,7 @@
 #ifndef CROWD_SERVER_METRICS_H
 #define CROWD_SERVER_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "agones.h"
@@ -94,6 +95,32 @@ typedef struct server_metrics {
 	/* Agones SDK sidecar calls (agones.h; all zero unless --agones) */
 	crowd_agones_counters agones;
 } server_metrics;
+
+/** Storage's counters (server/storage: storage_get_stats), read for /metrics on the loop thread. */
+typedef struct storage_stats {
+	uint64_t journal_bytes;     /* written to journal segments */
+	uint64_t journal_records;
+	uint64_t fsyncs;
+	uint64_t checkpoints;       /* written */
+	uint64_t checkpoint_bytes;  /* size of the last one */
+	double checkpoint_seconds;  /* encode + write of the last one (writer thread) */
+	double checkpoint_copy_seconds; /* orca_world_save of the last one (loop thread) */
+	uint64_t write_errors;
+	bool available;
+	uint64_t refused;           /* requests answered ERROR_STORAGE_UNAVAILABLE */
+} storage_stats;
+
+/** What anyone on the loop thread may read at any time (healthz, logs,
+ * sessions): the server keeps it after every tick, sessions keep `connections`. */
+typedef struct server_status {
+	uint64_t tick;       /* ticks completed */
+	uint64_t state_hash; /* after the last tick */
+	uint32_t agents;
+	uint32_t obstacles;
+	uint32_t connections; /* open sessions, any transport */
+	bool ready;           /* listeners are up */
+	bool shutting_down;
+} server_status;
 
 const char *metrics_transport_name(transport_kind kind);              /* "tcp", "ws" */
 const char *metrics_role_name(int role_index);                        /* "none", "viewer", "player", "admin" */

@@ -3,7 +3,6 @@
  * tick duration as a cumulative histogram in seconds. */
 #include "metrics_http.h"
 #include "heap.h"
-#include "storage.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -14,7 +14,7 @@ typedef struct metrics_extra {
 	uint64_t tick; /* ticks completed (the world's tick number) */
 	double uptime_seconds;
 	uint32_t tick_rate_hz;
-	const struct storage_stats *storage; /* --data-dir (server/storage); NULL without */
+	const storage_stats *storage; /* --data-dir (server/storage); NULL without */
 } metrics_extra;
 
 /** Render everything; returns a malloc'd NUL-terminated string (its length in

@@ -1,34 +1,110 @@
 /* session.c — a client connection above its transport (see session.h). */
 #include "session.h"
-#include "storage.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "log.h"
 #include "messages.h"
-#include "server.h"
 #include "validate.h"
 
-static void send_bytes(server *srv, const transport_ops *ops, void *conn, const crowd_buf *buf) {
+#ifndef CROWD_VERSION
+#error "CROWD_VERSION is a compile definition of the server's libraries"
+#endif
+
+/* ------------------------------------------------------------------ the host and its list */
+
+void session_host_init(session_host *h, const session_host_ops *ops, void *user, uv_loop_t *loop,
+                       const server_config *cfg, server_metrics *metrics, server_status *status) {
+	memset(h, 0, sizeof *h);
+	h->ops = ops;
+	h->user = user;
+	h->loop = loop;
+	h->cfg = cfg;
+	h->metrics = metrics;
+	h->status = status;
+	crowd_buf_init(&h->reply_buf);
+}
+
+void session_host_free(session_host *h) {
+	free(h->sessions.items);
+	h->sessions.items = NULL;
+	h->sessions.count = h->sessions.cap = 0;
+	crowd_buf_free(&h->reply_buf);
+}
+
+static uint32_t list_index(const session_list *l, uint32_t client_id) {
+	uint32_t lo = 0, hi = l->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (l->items[mid]->client_id < client_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+session *session_find(const session_host *host, uint32_t client_id) {
+	const session_list *l = &host->sessions;
+	uint32_t i = list_index(l, client_id);
+	return (i < l->count && l->items[i]->client_id == client_id) ? l->items[i] : NULL;
+}
+
+static bool list_attach(session_list *l, session *s) {
+	if (l->count == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 16;
+		session **p = realloc(l->items, sizeof *p * cap);
+		if (!p) return false;
+		l->items = p;
+		l->cap = cap;
+	}
+	/* client ids only grow, so appending keeps the array sorted */
+	l->items[l->count++] = s;
+	return true;
+}
+
+static void list_detach(session_list *l, session *s) {
+	uint32_t i = list_index(l, s->client_id);
+	if (i < l->count && l->items[i] == s) {
+		memmove(&l->items[i], &l->items[i + 1], sizeof *l->items * (l->count - i - 1));
+		l->count--;
+	}
+}
+
+/* Give an attached session another client id (a resumed identity), keeping the order. */
+static void list_rekey(session_list *l, session *s, uint32_t client_id) {
+	list_detach(l, s);
+	s->client_id = client_id;
+	uint32_t i = list_index(l, client_id); /* detached: room for one more */
+	memmove(&l->items[i + 1], &l->items[i], sizeof *l->items * (l->count - i));
+	l->items[i] = s;
+	l->count++;
+}
+
+/* ------------------------------------------------------------------ sending */
+
+static void send_bytes(session_host *host, const transport_ops *ops, void *conn, const crowd_buf *buf) {
 	if (ops->send(conn, buf->data, buf->len) == 0) {
-		srv->metrics.messages_out[ops->kind]++;
-		srv->metrics.bytes_out[ops->kind] += buf->len;
+		host->metrics->messages_out[ops->kind]++;
+		host->metrics->bytes_out[ops->kind] += buf->len;
 	}
 }
 
 /* An Error to a connection that has no session (refused at accept). */
-static void refuse(server *srv, const transport_ops *ops, void *conn, crowd_v1_ErrorCode code, const char *text) {
+static void refuse(session_host *host, const transport_ops *ops, void *conn, crowd_v1_ErrorCode code,
+                   const char *text) {
 	crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
 	msg.which_msg = crowd_v1_ServerMessage_error_tag;
 	msg.msg.error.code = code;
 	snprintf(msg.msg.error.message, sizeof msg.msg.error.message, "%s", text);
-	srv->reply_buf.len = 0;
-	if (crowd_encode_server_message(&msg, ops->length_prefixed, &srv->reply_buf))
-		send_bytes(srv, ops, conn, &srv->reply_buf);
-	srv->metrics.errors[code]++;
+	host->reply_buf.len = 0;
+	if (crowd_encode_server_message(&msg, ops->length_prefixed, &host->reply_buf))
+		send_bytes(host, ops, conn, &host->reply_buf);
+	host->metrics->errors[code]++;
 	ops->close(conn, true);
 }
 
@@ -45,11 +121,11 @@ static void peer_ip_of(const char *peer, char *out, size_t cap) {
 	out[n] = '\0';
 }
 
-session *session_open(server *srv, const transport_ops *ops, void *conn, const char *peer) {
-	srv->metrics.connections_accepted[ops->kind]++;
-	if (srv->status.shutting_down) {
-		srv->metrics.disconnects[DISCONNECT_SHUTDOWN]++;
-		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SHUTTING_DOWN, "the server is shutting down");
+session *session_open(session_host *host, const transport_ops *ops, void *conn, const char *peer) {
+	host->metrics->connections_accepted[ops->kind]++;
+	if (host->status->shutting_down) {
+		host->metrics->disconnects[DISCONNECT_SHUTDOWN]++;
+		refuse(host, ops, conn, crowd_v1_ErrorCode_ERROR_SHUTTING_DOWN, "the server is shutting down");
 		return NULL;
 	}
 	char ip[sizeof ((session *)0)->peer_ip];
@@ -59,23 +135,23 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 	 * makes room for the newcomer. */
 	uint32_t active = 0, pending_here = 0;
 	session *oldest_pending = NULL;
-	for (uint32_t i = 0; i < srv->session_count; i++) {
-		session *o = srv->sessions[i];
+	for (uint32_t i = 0; i < host->sessions.count; i++) {
+		session *o = host->sessions.items[i];
 		if (o->closing) continue;
 		active++;
 		if (o->hello_done) continue;
 		if (strcmp(o->peer_ip, ip) == 0) pending_here++;
 		if (!oldest_pending || o->opened_ns < oldest_pending->opened_ns) oldest_pending = o;
 	}
-	if (pending_here >= srv->cfg->max_pending_per_peer) {
-		srv->metrics.disconnects[DISCONNECT_SERVER_FULL]++;
+	if (pending_here >= host->cfg->max_pending_per_peer) {
+		host->metrics->disconnects[DISCONNECT_SERVER_FULL]++;
 		log_warn("refused %s: %u connections from %s are waiting for Hello, the limit per address", peer,
 		         pending_here, ip);
-		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SERVER_FULL,
+		refuse(host, ops, conn, crowd_v1_ErrorCode_ERROR_SERVER_FULL,
 		       "too many connections from this address without Hello");
 		return NULL;
 	}
-	if (active >= srv->cfg->max_connections && oldest_pending) {
+	if (active >= host->cfg->max_connections && oldest_pending) {
 		log_info("client %u from %s: no Hello yet, closed to make room for %s", oldest_pending->client_id,
 		         oldest_pending->peer, peer);
 		session_send_error(oldest_pending, 0, crowd_v1_ErrorCode_ERROR_HELLO_TIMEOUT, 0,
@@ -83,36 +159,36 @@ session *session_open(server *srv, const transport_ops *ops, void *conn, const c
 		session_close(oldest_pending, DISCONNECT_HELLO_TIMEOUT, true);
 		active--;
 	}
-	if (active >= srv->cfg->max_connections) {
-		srv->metrics.disconnects[DISCONNECT_SERVER_FULL]++;
-		log_warn("refused %s: %u connections is the limit", peer, srv->cfg->max_connections);
-		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_SERVER_FULL, "connection limit reached");
+	if (active >= host->cfg->max_connections) {
+		host->metrics->disconnects[DISCONNECT_SERVER_FULL]++;
+		log_warn("refused %s: %u connections is the limit", peer, host->cfg->max_connections);
+		refuse(host, ops, conn, crowd_v1_ErrorCode_ERROR_SERVER_FULL, "connection limit reached");
 		return NULL;
 	}
 	session *s = calloc(1, sizeof *s);
 	if (!s) {
-		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_INTERNAL, "out of memory");
+		refuse(host, ops, conn, crowd_v1_ErrorCode_ERROR_INTERNAL, "out of memory");
 		return NULL;
 	}
-	s->srv = srv;
+	s->host = host;
 	s->ops = ops;
 	s->conn = conn;
-	s->client_id = srv->sim->next_client_id++;
+	s->client_id = host->ops->new_client_id(host->user);
 	snprintf(s->peer, sizeof s->peer, "%s", peer ? peer : "?");
 	snprintf(s->peer_ip, sizeof s->peer_ip, "%s", ip);
-	s->opened_ns = server_now_ns();
+	s->opened_ns = uv_hrtime();
 	s->role = crowd_v1_Role_ROLE_UNSPECIFIED;
-	s->rate_tokens = srv->cfg->request_burst;
+	s->rate_tokens = host->cfg->request_burst;
 	s->rate_updated_ns = s->opened_ns;
 	crowd_view_init(&s->baseline);
-	if (!server_attach_session(srv, s)) {
+	if (!list_attach(&host->sessions, s)) {
 		crowd_view_free(&s->baseline);
 		free(s);
-		refuse(srv, ops, conn, crowd_v1_ErrorCode_ERROR_INTERNAL, "out of memory");
+		refuse(host, ops, conn, crowd_v1_ErrorCode_ERROR_INTERNAL, "out of memory");
 		return NULL;
 	}
-	srv->metrics.connections[ops->kind][0]++;
-	srv->status.connections = srv->session_count;
+	host->metrics->connections[ops->kind][0]++;
+	host->status->connections = host->sessions.count;
 	log_info("client %u connected from %s over %s", s->client_id, s->peer, metrics_transport_name(ops->kind));
 	return s;
 }
@@ -146,21 +222,21 @@ static void cut_slow_consumer(session *s, disconnect_reason reason, const char *
 
 void session_send_encoded(session *s, const uint8_t *data, size_t len) {
 	if (s->closing) return;
-	server *srv = s->srv;
+	session_host *host = s->host;
 	if (s->ops->send(s->conn, data, len) != 0) return;
-	srv->metrics.messages_out[s->ops->kind]++;
-	srv->metrics.bytes_out[s->ops->kind] += len;
+	host->metrics->messages_out[s->ops->kind]++;
+	host->metrics->bytes_out[s->ops->kind] += len;
 	size_t pending = session_pending_output(s);
-	if (pending > srv->cfg->output_hard_limit && !s->cutting) {
+	if (pending > host->cfg->output_hard_limit && !s->cutting) {
 		log_warn("client %u: %zu bytes of output queued, over the hard limit %zu: closing", s->client_id,
-		         pending, srv->cfg->output_hard_limit);
+		         pending, host->cfg->output_hard_limit);
 		cut_slow_consumer(s, DISCONNECT_OUTPUT_HARD_LIMIT, "output over the hard limit");
 	}
 }
 
 bool session_send(session *s, const crowd_v1_ServerMessage *msg) {
 	if (s->closing) return false;
-	crowd_buf *buf = &s->srv->reply_buf;
+	crowd_buf *buf = &s->host->reply_buf;
 	buf->len = 0;
 	if (!crowd_encode_server_message(msg, s->ops->length_prefixed, buf)) {
 		log_error("client %u: could not encode a message (case %u)", s->client_id, (unsigned)msg->which_msg);
@@ -177,7 +253,7 @@ void session_send_error(session *s, uint32_t request_id, crowd_v1_ErrorCode code
 	msg.msg.error.code = code;
 	msg.msg.error.index = index;
 	snprintf(msg.msg.error.message, sizeof msg.msg.error.message, "%s", message ? message : "");
-	if ((int)code >= 0 && code < METRICS_ERROR_CODES) s->srv->metrics.errors[code]++;
+	if ((int)code >= 0 && code < METRICS_ERROR_CODES) s->host->metrics->errors[code]++;
 	log_debug("client %u: request %u: error %s: %s", s->client_id, request_id, metrics_error_code_name(code),
 	          msg.msg.error.message);
 	session_send(s, &msg);
@@ -189,7 +265,7 @@ void session_send_ack(session *s, uint32_t request_id, const uint32_t *ids, uint
 	msg.msg.ack.request_id = request_id;
 	msg.msg.ack.ids = (uint32_t *)ids;
 	msg.msg.ack.ids_count = (pb_size_t)count;
-	s->srv->metrics.acks++;
+	s->host->metrics->acks++;
 	session_send(s, &msg);
 }
 
@@ -201,7 +277,7 @@ void session_on_transport_error(session *s, crowd_v1_ErrorCode code, disconnect_
 }
 
 static void set_role(session *s, crowd_v1_Role role) {
-	server_metrics *m = &s->srv->metrics;
+	server_metrics *m = s->host->metrics;
 	m->connections[s->ops->kind][s->role]--;
 	s->role = role;
 	m->connections[s->ops->kind][s->role]++;
@@ -233,8 +309,8 @@ static bool credential_ok(session *s, uint32_t request_id, const char *what, con
 
 static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *hello,
                          const crowd_client_message_info *info) {
-	server *srv = s->srv;
-	const server_config *cfg = srv->cfg;
+	session_host *host = s->host;
+	const server_config *cfg = host->cfg;
 	if (info->client_name.has_nul) {
 		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
 		                   "client_name holds a NUL byte");
@@ -277,12 +353,12 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	set_role(s, role);
 	/* persistence: a resume key of an earlier Welcome gives that client id (and its agents) back */
 	bool resumed = false;
-	if (srv->storage && hello->resume_key[0]) {
+	if (host->identities && hello->resume_key[0]) {
 		uint32_t old_id, old_role;
-		if (storage_find_identity(srv->storage, hello->resume_key, &old_id, &old_role) && old_id != s->client_id &&
-		    !server_find_session(srv, old_id)) {
+		if (host->ops->find_identity(host->user, s, hello->resume_key, &old_id, &old_role) &&
+		    old_id != s->client_id && !session_find(host, old_id)) {
 			log_info("client %u resumes client %u", s->client_id, old_id);
-			server_rekey_session(srv, s, old_id);
+			list_rekey(&host->sessions, s, old_id);
 			s->owned_unknown = true; /* counted from the world at the next tick */
 			resumed = true;
 		} else {
@@ -305,11 +381,11 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	w->world_bounds.min_y = (float)cfg->world_min_y;
 	w->world_bounds.max_x = (float)cfg->world_max_x;
 	w->world_bounds.max_y = (float)cfg->world_max_y;
-	w->tick = srv->status.tick;
-	if (srv->storage) { /* persistence: the key to present after a reconnect or a restart */
+	w->tick = host->ops->tick(host->user, s);
+	if (host->identities) { /* persistence: the key to present after a reconnect or a restart */
 		if (resumed)
 			snprintf(w->resume_key, sizeof w->resume_key, "%s", hello->resume_key);
-		else if (!storage_new_identity(srv->storage, s->client_id, (uint32_t)role, w->resume_key))
+		else if (!host->ops->new_identity(host->user, s, (uint32_t)role, w->resume_key))
 			w->resume_key[0] = '\0';
 		w->resumed = resumed;
 	}
@@ -342,8 +418,8 @@ static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Sub
 			s->area_min = (orca_vec2){sub->area.min_x, sub->area.min_y};
 			s->area_max = (orca_vec2){sub->area.max_x, sub->area.max_y};
 		}
-		s->divisor = sub->divisor ? sub->divisor : s->srv->cfg->snapshot_divisor;
-		s->subscribed_tick = s->srv->status.tick;
+		s->divisor = sub->divisor ? sub->divisor : s->host->cfg->snapshot_divisor;
+		s->subscribed_tick = s->host->ops->tick(s->host->user, s);
 		s->need_keyframe = true;
 		s->obstacles_sent = false;
 	}
@@ -351,8 +427,8 @@ static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Sub
 }
 
 static bool rate_allow(session *s) {
-	const server_config *cfg = s->srv->cfg;
-	uint64_t now = server_now_ns();
+	const server_config *cfg = s->host->cfg;
+	uint64_t now = uv_hrtime();
 	double refill = (double)(now - s->rate_updated_ns) * 1e-9 * cfg->requests_per_second;
 	s->rate_updated_ns = now;
 	s->rate_tokens = fmin(s->rate_tokens + refill, (double)cfg->request_burst);
@@ -366,7 +442,7 @@ static bool rate_allow(session *s) {
  * Counted against the largest max_neighbors the connection ever asked for
  * (simple, and never under-counts), over its agents owned and being spawned. */
 static bool within_neighbor_budget(session *s, const crowd_v1_SpawnAgents *m, uint32_t request_id) {
-	const server_config *cfg = s->srv->cfg;
+	const server_config *cfg = s->host->cfg;
 	uint32_t neighbors = s->max_neighbors_asked;
 	for (pb_size_t i = 0; i < m->agents_count; i++) {
 		uint32_t k = m->agents[i].has_max_neighbors ? m->agents[i].max_neighbors : cfg->agent_max_neighbors;
@@ -396,16 +472,16 @@ void session_command_done(session *s, const command *c) {
 
 /* Refuse a frame with one Error and no decoding. */
 static void refuse_frame(session *s, uint32_t request_id, crowd_v1_ErrorCode code, const char *text) {
-	s->srv->metrics.requests++;
+	s->host->metrics->requests++;
 	session_send_error(s, request_id, code, 0, text);
 }
 
 void session_on_message(session *s, const uint8_t *data, size_t len) {
 	if (s->closing) return;
-	server *srv = s->srv;
-	const server_config *cfg = srv->cfg;
-	srv->metrics.messages_in[s->ops->kind]++;
-	srv->metrics.bytes_in[s->ops->kind] += len;
+	session_host *host = s->host;
+	const server_config *cfg = host->cfg;
+	host->metrics->messages_in[s->ops->kind]++;
+	host->metrics->bytes_in[s->ops->kind] += len;
 
 	/* Every frame, whether it decodes or not, takes a token from the rate
 	 * limit. Past it, a frame that does not decode closes the connection: a
@@ -473,7 +549,7 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 		                   "the message did not decode as a ClientMessage");
 		return;
 	}
-	srv->metrics.requests++;
+	host->metrics->requests++;
 	const crowd_v1_ClientMessage *msg = &cmd->msg;
 	uint32_t rid = msg->request_id;
 	request_error err;
@@ -482,7 +558,7 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 		handle_hello(s, rid, &msg->msg.hello, &info);
 		goto drop;
 	}
-	if (!validate_rights(s->role, msg->which_msg, &err) || !validate_message(srv->cfg, msg, &err)) {
+	if (!validate_rights(s->role, msg->which_msg, &err) || !validate_message(cfg, msg, &err)) {
 		session_send_error(s, rid, err.code, err.index, err.message);
 		goto drop;
 	}
@@ -495,7 +571,7 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 			crowd_v1_ServerMessage out = crowd_v1_ServerMessage_init_zero;
 			out.which_msg = crowd_v1_ServerMessage_pong_tag;
 			out.msg.pong.client_time_us = msg->msg.ping.client_time_us;
-			out.msg.pong.server_tick = srv->status.tick;
+			out.msg.pong.server_tick = host->ops->tick(host->user, s);
 			session_send(s, &out);
 			break;
 		}
@@ -516,7 +592,7 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	cmd->cost = sizeof *cmd + len;
 	if (msg->which_msg == crowd_v1_ClientMessage_spawn_agents_tag)
 		cmd->cost += (size_t)msg->msg.spawn_agents.agents_count * sizeof(crowd_v1_AgentSpec);
-	if (s->queued_bytes + cmd->cost > srv->cfg->max_queued_bytes) {
+	if (s->queued_bytes + cmd->cost > cfg->max_queued_bytes) {
 		session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_RATE_LIMITED, 0,
 		                   "too many requests waiting for the next tick");
 		goto drop;
@@ -528,7 +604,7 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 	cmd->kind = COMMAND_CLIENT;
 	cmd->client_id = s->client_id;
 	cmd->role = s->role;
-	server_enqueue(srv, cmd);
+	host->ops->enqueue(host->user, s, cmd);
 	return;
 drop:
 	command_free(cmd);
@@ -541,13 +617,13 @@ void session_on_peer_eof(session *s) {
 
 void session_check_timers(session *s, uint64_t now_ns) {
 	if (s->closing) return;
-	const server_config *cfg = s->srv->cfg;
+	const server_config *cfg = s->host->cfg;
 	if (s->peer_done && s->queued_bytes == 0) { /* its last requests were answered last tick */
 		session_close(s, DISCONNECT_PEER_CLOSED, true);
 		return;
 	}
 	/* Under pressure (more than half the slots taken) Hello must come sooner. */
-	double hello_timeout = s->srv->session_count * 2 > cfg->max_connections
+	double hello_timeout = s->host->sessions.count * 2 > cfg->max_connections
 	                           ? fmin(cfg->hello_timeout_s, cfg->hello_timeout_busy_s)
 	                           : cfg->hello_timeout_s;
 	if (!s->hello_done && (double)(now_ns - s->opened_ns) * 1e-9 > hello_timeout) {
@@ -561,7 +637,7 @@ void session_check_timers(session *s, uint64_t now_ns) {
 	 * waits in our queue, and the soft timer must start when it falls behind. */
 	s->kernel_unsent = s->ops->kernel_unsent ? s->ops->kernel_unsent(s->conn) : 0;
 	size_t pending = session_pending_output(s);
-	uint64_t tick = s->srv->status.tick;
+	uint64_t tick = s->host->ops->tick(s->host->user, s);
 	char text[128];
 	if (pending > cfg->output_hard_limit) {
 		log_warn("client %u: %zu bytes of output queued, over the hard limit: closing", s->client_id, pending);
@@ -588,13 +664,13 @@ void session_check_timers(session *s, uint64_t now_ns) {
 }
 
 void session_on_closed(session *s, disconnect_reason reason) {
-	server *srv = s->srv;
+	session_host *host = s->host;
 	if (s->close_reason_set) reason = s->close_reason;
 	if ((int)reason < 0 || reason >= DISCONNECT_REASON_COUNT) reason = DISCONNECT_READ_ERROR;
-	srv->metrics.disconnects[reason]++;
-	srv->metrics.connections[s->ops->kind][s->role]--;
-	server_detach_session(srv, s);
-	srv->status.connections = srv->session_count;
+	host->metrics->disconnects[reason]++;
+	host->metrics->connections[s->ops->kind][s->role]--;
+	list_detach(&host->sessions, s);
+	host->status->connections = host->sessions.count;
 	log_info("client %u (%s) from %s disconnected: %s", s->client_id, s->name, s->peer,
 	         metrics_disconnect_reason_name(reason));
 	/* Its queued commands still apply (they arrived first); then its agents go,
@@ -605,7 +681,7 @@ void session_on_closed(session *s, disconnect_reason reason) {
 		if (c) {
 			c->kind = COMMAND_DROP_OWNER;
 			c->client_id = s->client_id;
-			server_enqueue(srv, c);
+			host->ops->enqueue(host->user, s, c);
 		}
 	}
 	crowd_view_free(&s->baseline);

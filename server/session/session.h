@@ -10,10 +10,14 @@
 #include <crowd/wire.h>
 #include <orca/orca.h>
 
+#include <uv.h>
+
+#include "config.h"
 #include "metrics.h"
 #include "transport.h"
 
-typedef struct server server;
+typedef struct session session;
+struct command;
 
 /* Hello.client_name is for logs: a longer one is cut to this many bytes. */
 #define CROWD_CLIENT_NAME_MAX 32
@@ -26,8 +30,50 @@ typedef enum session_events {
 	SESSION_EVENTS_ALL = 2,
 } session_events;
 
-typedef struct session {
-	server *srv;
+/** The open sessions, ascending client_id (ids only grow, so appending keeps
+ * the order; a resumed identity is put back in its place). */
+typedef struct session_list {
+	session **items;
+	uint32_t count, cap;
+} session_list;
+
+/** What a session asks of the server that holds it. Every call is on the loop
+ * thread. Calls that name a session may answer for the world that session is
+ * bound to (today the server has one). */
+typedef struct session_host_ops {
+	/** A client id for a new connection (the owner number of its agents; never reused). */
+	uint32_t (*new_client_id)(void *user);
+	/** Queue a command of s for its world's next tick (takes ownership). */
+	void (*enqueue)(void *user, session *s, struct command *c);
+	/** The ticks completed by s's world (Pong, Welcome, subscriptions, texts). */
+	uint64_t (*tick)(void *user, const session *s);
+	/** persistence (only when host->identities): the client id and role a resume key names. */
+	bool (*find_identity)(void *user, const session *s, const char *key, uint32_t *client_id, uint32_t *role);
+	/** persistence (only when host->identities): a fresh resume key for s, journaled; false when none was made. */
+	bool (*new_identity)(void *user, const session *s, uint32_t role, char key_out[33]);
+} session_host_ops;
+
+/** The server as its sessions and transports see it. */
+typedef struct session_host {
+	const session_host_ops *ops;
+	void *user;               /* the ops' first argument */
+	uv_loop_t *loop;          /* transports' handles live on it */
+	const server_config *cfg; /* read only */
+	server_metrics *metrics;  /* counted on the loop thread */
+	server_status *status;    /* read; sessions keep `connections` */
+	bool identities;          /* persistence: Welcome gives resume keys */
+	session_list sessions;
+	crowd_buf reply_buf; /* session_send encodes here */
+} session_host;
+
+/** Set up a host (an empty session list). The pointers must outlive it. */
+void session_host_init(session_host *h, const session_host_ops *ops, void *user, uv_loop_t *loop,
+                       const server_config *cfg, server_metrics *metrics, server_status *status);
+/** Free the list and the buffer (the sessions are gone already). */
+void session_host_free(session_host *h);
+
+struct session {
+	session_host *host;
 	const transport_ops *ops;
 	void *conn;
 	uint32_t client_id; /* owner number of its agents; never reused */
@@ -74,12 +120,15 @@ typedef struct session {
 	uint64_t above_soft_since_ns;   /* 0: at or below the soft limit */
 	uint64_t above_soft_since_tick; /* the tick it went above (for the Error's text) */
 	size_t kernel_unsent;           /* ops->kernel_unsent, asked at the start of each tick */
-} session;
+};
 
 /** A transport accepted a connection. Returns the session, or NULL when refused
  * (server full or shutting down): an Error was queued and ops->close(conn, true)
  * was called already. `peer` is for logs. */
-session *session_open(server *srv, const transport_ops *ops, void *conn, const char *peer);
+session *session_open(session_host *host, const transport_ops *ops, void *conn, const char *peer);
+
+/** An open session by client id; NULL if gone. */
+session *session_find(const session_host *host, uint32_t client_id);
 
 /** One whole message (bare protobuf) arrived. */
 void session_on_message(session *s, const uint8_t *data, size_t len);
@@ -108,7 +157,6 @@ void session_send_encoded(session *s, const uint8_t *data, size_t len);
  * still queued are answered (next tick), then the connection closes. */
 void session_on_peer_eof(session *s);
 
-struct command;
 /** One of its queued commands was applied (answered): release what it held. */
 void session_command_done(session *s, const struct command *c);
 

@@ -8,6 +8,7 @@
 
 #include <uv.h>
 
+#include "demo.h"
 #include "log.h"
 #include "messages.h"
 

@@ -22,8 +22,9 @@
 
 #include "commands.h"
 #include "config.h"
-#include "demo.h"
 #include "navigation.h"
+
+typedef struct demo_crowd demo_crowd; /* demo.h, private to sim/ */
 
 typedef struct sim {
 	const server_config *cfg; /* the settings it runs by (the caller's; they outlive the sim) */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "commands.h"
+#include "metrics.h"
 #include "sim.h"
 
 #include <uv.h>
@@ -107,19 +108,7 @@ bool storage_new_identity(storage *st, uint32_t client_id, uint32_t role, char k
 /** The client id and role a resume key names; false when unknown. */
 bool storage_find_identity(const storage *st, const char *key, uint32_t *client_id, uint32_t *role);
 
-/** Metrics for /metrics (loop thread). */
-typedef struct storage_stats {
-	uint64_t journal_bytes;     /* written to journal segments */
-	uint64_t journal_records;
-	uint64_t fsyncs;
-	uint64_t checkpoints;       /* written */
-	uint64_t checkpoint_bytes;  /* size of the last one */
-	double checkpoint_seconds;  /* encode + write of the last one (writer thread) */
-	double checkpoint_copy_seconds; /* orca_world_save of the last one (loop thread) */
-	uint64_t write_errors;
-	bool available;
-	uint64_t refused;           /* requests answered ERROR_STORAGE_UNAVAILABLE */
-} storage_stats;
+/** Metrics for /metrics (loop thread): storage_stats is in metrics.h. */
 void storage_get_stats(const storage *st, storage_stats *out);
 /** Count a request refused with ERROR_STORAGE_UNAVAILABLE. */
 void storage_count_refused(storage *st);

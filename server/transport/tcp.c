@@ -12,7 +12,6 @@
 
 #include "log.h"
 #include "outq.h"
-#include "server.h"
 #include "session.h"
 
 #define TCP_READ_BUFFER 65536
@@ -20,7 +19,7 @@
 
 struct tcp_listener {
 	uv_tcp_t handle;
-	server *srv;
+	session_host *host;
 };
 
 /* Reads are handled synchronously in on_read, so one buffer per loop thread
@@ -35,7 +34,7 @@ typedef struct tcp_conn {
 	uv_tcp_t handle;
 	uv_timer_t flush_timer;
 	uv_shutdown_t shutdown_req;
-	server *srv;
+	session_host *host;
 	tcp_listener *listener;
 	session *session;
 	crowd_frame_splitter splitter;
@@ -75,7 +74,7 @@ static void on_flush_timer(uv_timer_t *t) {
 	if (c->closing) return;
 	if (c->shut && outq_kernel_unsent(&c->out) == 0) {
 		conn_close_now(c);
-	} else if (uv_now(c->srv->loop) >= c->flush_deadline_ms) {
+	} else if (uv_now(c->host->loop) >= c->flush_deadline_ms) {
 		uv_os_fd_t fd;
 		struct linger reset = {1, 0};
 		if (uv_fileno((const uv_handle_t *)&c->handle, &fd) == 0)
@@ -146,7 +145,7 @@ static void tcp_close(void *conn, bool flush) {
 		return;
 	}
 	/* A flushing close gives up after --flush-timeout and drops what is still queued. */
-	c->flush_deadline_ms = uv_now(c->srv->loop) + (uint64_t)(c->srv->cfg->flush_timeout_s * 1000.0);
+	c->flush_deadline_ms = uv_now(c->host->loop) + (uint64_t)(c->host->cfg->flush_timeout_s * 1000.0);
 	uv_timer_start(&c->flush_timer, on_flush_timer, TCP_DRAIN_POLL_MS, TCP_DRAIN_POLL_MS);
 }
 
@@ -222,19 +221,19 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 
 static void on_connection(uv_stream_t *server_stream, int status) {
 	tcp_listener *l = server_stream->data;
-	server *srv = l->srv;
+	session_host *host = l->host;
 	if (status < 0) {
 		log_warn("tcp accept: %s", uv_strerror(status));
 		return;
 	}
 	tcp_conn *c = calloc(1, sizeof *c);
 	if (!c) return;
-	c->srv = srv;
+	c->host = host;
 	c->listener = l;
 	c->reason = DISCONNECT_PEER_CLOSED;
-	crowd_frame_splitter_init(&c->splitter, srv->cfg->max_frame_bytes);
-	uv_tcp_init(srv->loop, &c->handle);
-	uv_timer_init(srv->loop, &c->flush_timer);
+	crowd_frame_splitter_init(&c->splitter, host->cfg->max_frame_bytes);
+	uv_tcp_init(host->loop, &c->handle);
+	uv_timer_init(host->loop, &c->flush_timer);
 	c->handle.data = c;
 	c->flush_timer.data = c;
 	outq_init(&c->out, (uv_stream_t *)&c->handle, on_written, c);
@@ -246,8 +245,8 @@ static void on_connection(uv_stream_t *server_stream, int status) {
 	uv_tcp_nodelay(&c->handle, 1);
 	/* The kernel takes about the soft limit it cannot send yet; the rest waits
 	 * in the queue, where it is counted (and dropped when the client is cut). */
-	outq_set_unsent_limit(&c->out, srv->cfg->output_soft_limit > OUTQ_IN_FLIGHT_MAX ? srv->cfg->output_soft_limit
-	                                                                                : OUTQ_IN_FLIGHT_MAX);
+	outq_set_unsent_limit(&c->out, host->cfg->output_soft_limit > OUTQ_IN_FLIGHT_MAX ? host->cfg->output_soft_limit
+	                                                                                  : OUTQ_IN_FLIGHT_MAX);
 	char peer[64] = "?";
 	struct sockaddr_storage ss;
 	int sslen = sizeof ss;
@@ -261,11 +260,11 @@ static void on_connection(uv_stream_t *server_stream, int status) {
 			snprintf(peer, sizeof peer, "%s:%u", ip, ntohs(((struct sockaddr_in *)&ss)->sin_port));
 		}
 	}
-	c->session = session_open(srv, &tcp_ops, c, peer);
+	c->session = session_open(host, &tcp_ops, c, peer);
 	if (c->session) uv_read_start((uv_stream_t *)&c->handle, on_alloc, on_read);
 }
 
-int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **out) {
+int tcp_listener_start(session_host *host, const config_hostport *addr, tcp_listener **out) {
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof ss);
 	if (uv_ip4_addr(addr->host, addr->port, (struct sockaddr_in *)&ss) != 0 &&
@@ -273,7 +272,7 @@ int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **
 		/* A name: resolve it once, synchronously, at start-up. */
 		uv_getaddrinfo_t req;
 		struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-		int rc = uv_getaddrinfo(srv->loop, &req, NULL, addr->host, NULL, &hints);
+		int rc = uv_getaddrinfo(host->loop, &req, NULL, addr->host, NULL, &hints);
 		if (rc != 0) return rc;
 		memcpy(&ss, req.addrinfo->ai_addr, req.addrinfo->ai_addrlen);
 		uv_freeaddrinfo(req.addrinfo);
@@ -284,8 +283,8 @@ int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **
 	}
 	tcp_listener *l = calloc(1, sizeof *l);
 	if (!l) return UV_ENOMEM;
-	l->srv = srv;
-	uv_tcp_init(srv->loop, &l->handle);
+	l->host = host;
+	uv_tcp_init(host->loop, &l->handle);
 	l->handle.data = l;
 	int rc = uv_tcp_bind(&l->handle, (struct sockaddr *)&ss, 0);
 	if (rc == 0) rc = uv_listen((uv_stream_t *)&l->handle, 511, on_connection);

@@ -4,13 +4,14 @@
 #define CROWD_SERVER_TCP_H
 
 #include "config.h"
+#include "session.h"
 
-typedef struct server server;
 typedef struct tcp_listener tcp_listener;
 
-/** Bind and listen on addr; prints "listening tcp HOST:PORT" (the bound port)
- * on stdout and flushes it. Returns 0 or a negative libuv error. */
-int tcp_listener_start(server *srv, const config_hostport *addr, tcp_listener **out);
+/** Bind and listen on addr, on host->loop; each connection becomes a session
+ * of host. Prints "listening tcp HOST:PORT" (the bound port) on stdout and
+ * flushes it. Returns 0 or a negative libuv error. */
+int tcp_listener_start(session_host *host, const config_hostport *addr, tcp_listener **out);
 
 /** Stop accepting and close the listening socket (freed in its close callback). */
 void tcp_listener_stop(tcp_listener *l);

@@ -3,8 +3,9 @@
  * sends each message as one binary message. Both hand whole messages to
  * session_on_message() and take whole encoded messages through these ops.
  *
- * For a new transport (e.g. WebSocket):
- *   - on accept:   s = session_open(srv, &my_ops, my_conn, "1.2.3.4:5678");
+ * For a new transport (TCP: tcp.c; WebSocket: ws_session.c), given the
+ * server's session_host (session.h: its loop, configuration, the sessions):
+ *   - on accept:   s = session_open(host, &my_ops, my_conn, "1.2.3.4:5678");
  *                  NULL means refused: the session layer already queued an Error
  *                  and called my_ops.close(my_conn, true); do not call it again.
  *   - per message: session_on_message(s, data, len) (data is a bare protobuf message)

@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < clients; i++) {
 		sink_conn *c = &conns[i];
 		c->hash = 14695981039346656037ull;
-		c->s = session_open(&srv, &sink_ops, c, "bench");
+		c->s = session_open(&srv.host, &sink_ops, c, "bench");
 		if (!c->s) return 1;
 		crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
 		m.request_id = 1;

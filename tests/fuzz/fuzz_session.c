@@ -119,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fake_conn c;
 	memset(&c, 0, sizeof c);
 	crowd_frame_splitter_init(&c.out, 64u << 20);
-	c.s = session_open(&srv, &fake_ops, &c, "fuzz");
+	c.s = session_open(&srv.host, &fake_ops, &c, "fuzz");
 	crowd_frame_splitter in;
 	crowd_frame_splitter_init(&in, cfg.max_frame_bytes);
 	for (size_t off = 0; c.s && !c.closed && off < size; off += chunk) {

@@ -86,7 +86,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
 	(void)state;
-	while (srv.session_count > 0) session_on_closed(srv.sessions[0], DISCONNECT_PEER_CLOSED);
+	while (srv.host.sessions.count > 0) session_on_closed(srv.host.sessions.items[0], DISCONNECT_PEER_CLOSED);
 	server_destroy(&srv);
 	config_free(&cfg);
 	return 0;
@@ -96,7 +96,7 @@ static fake_conn *open_conn_from(const char *peer) {
 	fake_conn *c = calloc(1, sizeof *c);
 	crowd_view_init(&c->view);
 	crowd_obstacle_set_init(&c->obstacles);
-	c->s = session_open(&srv, &fake_ops, c, peer);
+	c->s = session_open(&srv.host, &fake_ops, c, peer);
 	return c;
 }
 

@@ -91,7 +91,7 @@ static void run(uint32_t workers, recording_conn *conns) {
 		crowd_buf_init(&c->bytes);
 		crowd_view_init(&c->view);
 		crowd_obstacle_set_init(&c->obstacles);
-		c->s = session_open(&srv, &recording_ops, c, "test");
+		c->s = session_open(&srv.host, &recording_ops, c, "test");
 		assert_non_null(c->s);
 		crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
 		m.request_id = 1;
