@@ -8,7 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "memory.h"
 #include "orca/orca.h"
+#include "pool.h"
+#include "query_grid.h"
 #include "vec.h"
 
 #define ORCA_MAX_LEAF_SIZE 10u
@@ -16,31 +19,6 @@
 #define ORCA_NONE UINT32_MAX
 #define ORCA_HINT_MAX 16u /* neighbour lists up to this long are remembered for the next step */
 #define ORCA_Q_CONTACTS 6u /* quality mode: close neighbours remembered for the overlap pass */
-
-/* ------------------------------------------------------------ allocation */
-
-struct orca_world;
-void *orca_mem_alloc(struct orca_world *w, size_t size);
-void orca_mem_free(struct orca_world *w, void *p, size_t size);
-/* Grow *arr (elements of elem bytes) to hold at least need; keeps contents. */
-bool orca_mem_reserve(struct orca_world *w, void **arr, uint32_t *cap, uint32_t need, size_t elem);
-
-/* ------------------------------------------------------------ worker pool */
-
-typedef void (*orca_task_fn)(void *ctx, uint32_t begin, uint32_t end, int worker);
-typedef struct orca_pool orca_pool;
-int orca_pool_create(struct orca_world *w, int workers, orca_pool **out);
-void orca_pool_destroy(struct orca_world *w, orca_pool *pool);
-/* Run fn over [0, count) in chunks of `grain`, on every worker; returns when done. */
-void orca_pool_run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t grain);
-/* The same with chunks of a share of what is left, at least min_grain: each
- * worker walks long runs of neighbouring items (a loop over the tree order
- * then reads the data its neighbours read, in its own cache) and the short
- * chunks at the end still even out the finish. */
-void orca_pool_run_guided(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t min_grain);
-/* Let waiting threads spin briefly before sleeping (worth it when steps are
- * long enough that a wake-up per job matters; off by default). */
-void orca_pool_set_spin(orca_pool *pool, bool spin);
 
 /* ------------------------------------------------------------ agents */
 
@@ -197,12 +175,11 @@ typedef struct q_agent {
 /* ------------------------------------------------------------ world */
 
 struct orca_world {
-	orca_allocator allocator;
+	orca_heap heap; /* every allocation, counted */
 	int worker_count;
 	uint32_t max_agents;
 	bool has_bounds; /* positions clamped to [bounds_min, bounds_max] after each step */
 	float bounds_min_x, bounds_min_y, bounds_max_x, bounds_max_y;
-	uint64_t alloc_calls; /* every allocator call ever made */
 	orca_pool *pool;
 	uint64_t steps;
 	float dt;             /* time step of the step in progress */
@@ -266,12 +243,8 @@ struct orca_world {
 	float *nb_guess; /* per slot: last step's k-th neighbour distance, 0 = unknown (t_guess during a step) */
 
 	/* box queries' grid of live agents (query_grid.c) */
-	bool qgrid_valid;     /* built since the last move, add or removal */
+	orca_query_grid qgrid;
 	bool queries_shared;  /* workers query at once (orca_world_parallel_for): no build */
-	uint32_t *qgrid_start; /* per cell its first entry; cells + 1 */
-	uint32_t *qgrid_slots; /* live slots by cell, ascending within a cell */
-	uint32_t qgrid_start_cap, qgrid_slots_cap, qgrid_w, qgrid_h;
-	float qgrid_ox, qgrid_oy, qgrid_inv, qgrid_last_x, qgrid_last_y;
 
 	/* obstacles */
 	obstacle_slot *obst;
@@ -328,9 +301,21 @@ struct orca_world {
 };
 
 
+/* The world's allocations (memory.h), by the names the modules use. */
+static inline void *orca_mem_alloc(struct orca_world *w, size_t size) { return orca_heap_alloc(&w->heap, size); }
+static inline void orca_mem_free(struct orca_world *w, void *p, size_t size) { orca_heap_free(&w->heap, p, size); }
+/* Grow *arr (elements of elem bytes) to hold at least need; keeps contents. */
+static inline bool orca_mem_reserve(struct orca_world *w, void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	return orca_heap_reserve(&w->heap, arr, cap, need, elem);
+}
+
 /* world.c */
 bool orca_world_reserve_agents(struct orca_world *w, uint32_t need);
 void orca_world_compact_order(struct orca_world *w);
+/* The box queries' grid of the live agents as they stand (query_grid.h);
+ * false: no memory (then queries scan). */
+bool orca_world_query_grid_build(struct orca_world *w);
 
 /* agent_tree.c */
 void orca_agent_tree_build(struct orca_world *w);
@@ -347,33 +332,11 @@ uint32_t orca_agent_tree_query_neighbors(const struct orca_world *w, uint32_t se
  * (tagent, tself, tree_index), noting masks and weights that are not plain
  * in the worker's scratch (pool task; ctx is the world). */
 void orca_agent_gather_task(void *ctx, uint32_t begin, uint32_t end, int worker);
-typedef void (*orca_visit_fn)(void *ctx, uint32_t slot);
 void orca_agent_tree_query_box(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
 /* Box queries use the kd-tree when it holds every agent as they stand. */
 static inline bool orca_query_tree_usable(const struct orca_world *w)
 {
 	return w->query_tree_valid && !w->order_dirty && w->order_count == w->live_count;
-}
-
-/* query_grid.c: box queries where there is no kd-tree to ask (quality mode's
- * grid-order steps, agents added or removed since the step). A uniform grid of
- * the live agents at their current positions, built by the first query after
- * a change; without it each query would scan every slot. */
-bool orca_query_grid_build(struct orca_world *w); /* false: no memory (then scan) */
-void orca_query_grid_visit(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx);
-void orca_query_grid_free(struct orca_world *w);
-
-/* The cell of coordinate v on a grid starting at origin with 1/cell inv,
- * clamped to [0, last]. Truncation is monotone, so a point never lands left
- * of a bound that is left of it: a box's cell range always covers the box. */
-static inline uint32_t orca_cell_of(float v, float origin, float inv, float last)
-{
-	const float c = (v - origin) * inv;
-	if (!(c > 0.0f))
-		return 0;
-	if (c >= last)
-		return (uint32_t)last;
-	return (uint32_t)c;
 }
 
 /* agent_neighbors.c */

@@ -320,7 +320,7 @@ static void reset_world(struct orca_world *w)
 	w->obst_vert_free = ORCA_NONE;
 	w->obst_version++;
 	w->query_tree_valid = false;
-	w->qgrid_valid = false;
+	w->qgrid.valid = false;
 }
 
 /* Walk one free list: every link in range, dead, reusable, and seen once. */
@@ -723,6 +723,6 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 		return rc;
 	}
 	w->query_tree_valid = false;
-	w->qgrid_valid = false;
+	w->qgrid.valid = false;
 	return ORCA_OK;
 }
