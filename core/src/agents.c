@@ -3,7 +3,10 @@
  * out again), setters and getters, id listing and the area queries. */
 #include <string.h>
 
-#include "internal.h"
+#include "agents.h"
+#include "quality.h"
+#include "query_grid.h"
+#include "world_internal.h"
 
 #define ORCA_LIMIT 1e9f /* largest magnitude accepted for any coordinate or parameter */
 

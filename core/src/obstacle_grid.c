@@ -11,7 +11,8 @@
  * slots are reused through a free list linked by .next. */
 #include <string.h>
 
-#include "internal.h"
+#include "obstacles.h"
+#include "world_internal.h"
 
 #define CELL_SIZE 16.0f            /* world units, a power of two; a default agent's range (21.5) spans 3-4 cells */
 #define CELL_INV (1.0f / CELL_SIZE) /* exact */

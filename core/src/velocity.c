@@ -3,7 +3,13 @@
  * obstacle-neighbour order), then one line per agent neighbour, then LP2 and
  * the LP3 fallback. Reads only the previous state; writes only this agent's
  * slot, so any split over workers gives identical bits. */
-#include "internal.h"
+#include "agents.h"
+#include "linear_program.h"
+#include "obstacles.h"
+#include "quality.h"
+#include "quality_hooks.h"
+#include "velocity.h"
+#include "world_internal.h"
 
 /* Two agents exactly on top of each other with equal velocities leave RVO2's
  * collision formula without a direction (0/0: RVO2's line is NaN and ignored,

@@ -6,7 +6,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "agents.h"
+#include "memory.h"
+#include "obstacles.h"
+#include "pool.h"
+#include "quality.h"
+#include "query_grid.h"
+#include "velocity.h"
+#include "world_internal.h"
 
 const char *orca_strerror(int status)
 {

@@ -15,7 +15,8 @@
  * read is checked: a bad save gives ORCA_ERR_INVALID_ARGUMENT, never a crash. */
 #include <string.h>
 
-#include "internal.h"
+#include "obstacles.h"
+#include "world_internal.h"
 
 #define IO_MAGIC 0x5743524Fu /* "ORCW" */
 #define IO_VERSION 2u
