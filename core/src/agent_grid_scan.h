@@ -5,7 +5,13 @@
 #ifndef ORCA_AGENT_GRID_SCAN_H
 #define ORCA_AGENT_GRID_SCAN_H
 
-#include "internal.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "neighbor_list.h"
+#include "vec.h"
+
+struct orca_world;
 
 /* The cap nearest agents (tree indices, self left out) closer than radius to
  * position, sorted by distance, from the grid of the last step (grid_on);

@@ -14,8 +14,9 @@
 #include <string.h>
 
 #include "agent_grid_scan.h"
-#include "internal.h"
+#include "agents.h"
 #include "neighbor_list.h"
+#include "world_internal.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>

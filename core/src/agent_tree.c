@@ -2,8 +2,10 @@
  * partitioning the persistent agent order in place, exactly as RVO2 does, so
  * that neighbours are discovered (and equal distances tie) in RVO2's order.
  * Also the box query used by orca_query_rect / orca_query_radius. */
-#include "internal.h"
+#include "agents.h"
 #include "neighbor_list.h"
+#include "quality.h"
+#include "world_internal.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>

@@ -3,7 +3,10 @@
  * out again), setters and getters, id listing and the area queries. */
 #include <string.h>
 
-#include "internal.h"
+#include "agents.h"
+#include "quality.h"
+#include "query_grid.h"
+#include "world_internal.h"
 
 #define ORCA_LIMIT 1e9f /* largest magnitude accepted for any coordinate or parameter */
 
@@ -88,7 +91,7 @@ static void store_params(struct orca_world *w, uint32_t s, const orca_agent_def 
 	if (d->max_neighbors > w->max_neighbors_max)
 		w->max_neighbors_max = d->max_neighbors;
 	w->query_tree_valid = false;
-	w->qgrid_valid = false;
+	w->qgrid.valid = false;
 }
 
 /* Put a valid agent into slot s (the free list's head, or the next new slot),
@@ -210,7 +213,7 @@ int orca_agent_remove(orca_world *w, orca_agent_id id)
 	w->live_count--;
 	w->order_dirty = true;
 	w->query_tree_valid = false;
-	w->qgrid_valid = false;
+	w->qgrid.valid = false;
 	if (w->gen[s] < ORCA_GEN_LIMIT) {
 		/* reusable after the order array forgets it */
 		w->free_next[s] = w->pending_head;
@@ -291,7 +294,7 @@ int orca_agent_set_position(orca_world *w, orca_agent_id id, orca_vec2 position)
 	w->px[s] = position.x;
 	w->py[s] = position.y;
 	w->query_tree_valid = false;
-	w->qgrid_valid = false;
+	w->qgrid.valid = false;
 	return ORCA_OK;
 }
 
@@ -421,10 +424,10 @@ static uint32_t run_query(id_collector *c, vec2 lo, vec2 hi)
 	const struct orca_world *w = c->w;
 	if (orca_query_tree_usable(w)) {
 		orca_agent_tree_query_box(w, lo, hi, collect, c);
-	} else if (w->qgrid_valid || (!w->queries_shared && orca_query_grid_build((struct orca_world *)w))) {
+	} else if (w->qgrid.valid || (!w->queries_shared && orca_world_query_grid_build((struct orca_world *)w))) {
 		/* the world is never const itself, only this view of it (the API is
 		 * one thread at a time; shared queries find the grid built) */
-		orca_query_grid_visit(w, lo, hi, collect, c);
+		orca_query_grid_visit(&w->qgrid, w->px, w->py, lo, hi, collect, c);
 	} else {
 		for (uint32_t s = 0; s < w->slot_count; ++s) {
 			if (!w->alive[s])

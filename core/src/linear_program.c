@@ -11,7 +11,7 @@
  * in which results of exact operations (min, max) are combined, are grouped
  * — see each function in linear_program_impl.h, which is compiled here
  * twice on x86-64: for baseline SSE2 and, for CPUs that have it, for AVX. */
-#include "internal.h"
+#include "linear_program.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>

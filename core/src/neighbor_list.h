@@ -5,7 +5,12 @@
 #ifndef ORCA_NEIGHBOR_LIST_H
 #define ORCA_NEIGHBOR_LIST_H
 
-#include "internal.h"
+#include <stdint.h>
+
+typedef struct nb_entry {
+	float dist_sq;
+	uint32_t index; /* tree index for agents, vertex index for obstacles */
+} nb_entry;
 
 /* Stable insertion sort by distance: equal distances keep discovery order,
  * which is what RVO2's incremental insertion produces. */

@@ -11,7 +11,8 @@
  * slots are reused through a free list linked by .next. */
 #include <string.h>
 
-#include "internal.h"
+#include "obstacles.h"
+#include "world_internal.h"
 
 #define CELL_SIZE 16.0f            /* world units, a power of two; a default agent's range (21.5) spans 3-4 cells */
 #define CELL_INV (1.0f / CELL_SIZE) /* exact */
@@ -113,10 +114,10 @@ static void drop_cell(struct orca_world *w, obst_cell *c)
 	w->ocell_used--;
 }
 
-static bool list_add(struct orca_world *w, obst_grid_edge **items, uint32_t *count, uint32_t *cap,
+static bool list_add(orca_heap *heap, obst_grid_edge **items, uint32_t *count, uint32_t *cap,
                      const obst_grid_edge *e)
 {
-	if (!orca_mem_reserve(w, (void **)items, cap, *count + 1u, sizeof(obst_grid_edge)))
+	if (!orca_heap_reserve(heap, (void **)items, cap, *count + 1u, sizeof(obst_grid_edge)))
 		return false;
 	(*items)[(*count)++] = *e;
 	return true;
@@ -147,7 +148,7 @@ static bool edge_cells(struct orca_world *w, uint32_t vi, bool insert)
 	const int32_t cy0 = cell_index(y0), cy1 = cell_index(y1);
 	if ((int64_t)cx1 - cx0 + (int64_t)cy1 - cy0 > BIG_EDGE_CELLS) {
 		if (insert)
-			return list_add(w, &w->obig, &w->obig_count, &w->obig_cap, &e);
+			return list_add(&w->heap, &w->obig, &w->obig_count, &w->obig_cap, &e);
 		list_remove(w->obig, &w->obig_count, vi);
 		return true;
 	}
@@ -169,7 +170,7 @@ static bool edge_cells(struct orca_world *w, uint32_t vi, bool insert)
 		for (int32_t cy = ry0; cy <= ry1; ++cy) {
 			if (insert) {
 				obst_cell *c = get_cell(w, cx, cy);
-				if (!c || !list_add(w, &c->edges, &c->count, &c->cap, &e))
+				if (!c || !list_add(&w->heap, &c->edges, &c->count, &c->cap, &e))
 					return false;
 			} else {
 				obst_cell *c = (obst_cell *)find_cell(w, cx, cy);

@@ -5,7 +5,8 @@
  * reference runs look like (every obstacle added before the first step, a
  * bounded vertex count) or when the world asks for it; any other world uses
  * the edge grid of obstacle_grid.c, and this file only dispatches to it. */
-#include "internal.h"
+#include "obstacles.h"
+#include "world_internal.h"
 
 /* Append the processed vertices of one polygon, as RVO2's addObstacle does. */
 static bool add_polygon(struct orca_world *w, uint32_t owner, const vec2 *v, uint32_t n)

@@ -4,7 +4,8 @@
  * add and remove updates it here, in proportion to the polygon. */
 #include <string.h>
 
-#include "internal.h"
+#include "obstacles.h"
+#include "world_internal.h"
 
 static int lookup(const struct orca_world *w, orca_obstacle_id id, uint32_t *slot)
 {

@@ -13,11 +13,12 @@
  * processor that the thread it waits for needs). */
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -149,9 +150,9 @@ static void *thread_main(void *p)
 	return NULL;
 }
 
-int orca_pool_create(struct orca_world *w, int workers, orca_pool **out)
+int orca_pool_create(orca_heap *heap, int workers, orca_pool **out)
 {
-	orca_pool *pool = orca_mem_alloc(w, sizeof *pool);
+	orca_pool *pool = orca_heap_alloc(heap, sizeof *pool);
 	if (!pool)
 		return ORCA_ERR_NO_MEMORY;
 	*pool = (orca_pool){0};
@@ -168,12 +169,12 @@ int orca_pool_create(struct orca_world *w, int workers, orca_pool **out)
 	pool->spin = cpus > 0 && workers <= cpus; /* set before any thread reads it */
 	const int extra = workers - 1;
 	if (extra > 0) {
-		pool->threads = orca_mem_alloc(w, sizeof(pthread_t) * (size_t)extra);
-		thread_arg *args = orca_mem_alloc(w, sizeof(thread_arg) * (size_t)extra);
+		pool->threads = orca_heap_alloc(heap, sizeof(pthread_t) * (size_t)extra);
+		thread_arg *args = orca_heap_alloc(heap, sizeof(thread_arg) * (size_t)extra);
 		if (!pool->threads || !args) {
-			orca_mem_free(w, pool->threads, sizeof(pthread_t) * (size_t)extra);
-			orca_mem_free(w, args, sizeof(thread_arg) * (size_t)extra);
-			orca_mem_free(w, pool, sizeof *pool);
+			orca_heap_free(heap, pool->threads, sizeof(pthread_t) * (size_t)extra);
+			orca_heap_free(heap, args, sizeof(thread_arg) * (size_t)extra);
+			orca_heap_free(heap, pool, sizeof *pool);
 			return ORCA_ERR_NO_MEMORY;
 		}
 		int started = 0;
@@ -193,7 +194,7 @@ int orca_pool_create(struct orca_world *w, int workers, orca_pool **out)
 	return ORCA_OK;
 }
 
-void orca_pool_destroy(struct orca_world *w, orca_pool *pool)
+void orca_pool_destroy(orca_heap *heap, orca_pool *pool)
 {
 	if (!pool)
 		return;
@@ -207,9 +208,9 @@ void orca_pool_destroy(struct orca_world *w, orca_pool *pool)
 	pthread_mutex_destroy(&pool->mutex);
 	pthread_cond_destroy(&pool->start_cv);
 	pthread_cond_destroy(&pool->done_cv);
-	orca_mem_free(w, pool->threads, sizeof(pthread_t) * (size_t)pool->allocated);
-	orca_mem_free(w, pool->args, sizeof(thread_arg) * (size_t)pool->allocated);
-	orca_mem_free(w, pool, sizeof *pool);
+	orca_heap_free(heap, pool->threads, sizeof(pthread_t) * (size_t)pool->allocated);
+	orca_heap_free(heap, pool->args, sizeof(thread_arg) * (size_t)pool->allocated);
+	orca_heap_free(heap, pool, sizeof *pool);
 }
 
 static void run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uint32_t grain, bool guided)

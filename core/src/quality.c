@@ -27,7 +27,10 @@
  * allocated in the step, each agent written by one task only. */
 #include <string.h>
 
-#include "internal.h"
+#include "agents.h"
+#include "obstacles.h"
+#include "quality.h"
+#include "world_internal.h"
 
 /* How far right a blocked agent aims, as a turn t: 0..1 is tan(angle) (up to
  * 45 degrees), 1..3 goes on to 135. t = BIAS * blocked (0..1) + STUCK_GAIN *

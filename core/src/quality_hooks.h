@@ -1,17 +1,17 @@
 /* quality_hooks.h — quality mode's two per-agent hooks in the velocity
  * stage (velocity.c calls them once per agent each): inline, so that a call
  * with ten arguments per agent does not cost more than the hooks' work.
- * The rest of the mode is in quality.c. Included by internal.h. */
+ * The rest of the mode is in quality.c. Included by velocity.c. */
 #ifndef ORCA_QUALITY_HOOKS_H
 #define ORCA_QUALITY_HOOKS_H
+
+#include "quality.h"
 
 /* A speed below this share of the preferred speed counts as stuck (moving
  * sideways round a jam does not: that is the way out). */
 #define ORCA_Q_PROGRESS_MIN 0.3f
 /* Stuck this long (s), the widest turn did not help: start again from straight. */
 #define ORCA_Q_STUCK_MAX 8.0f
-/* The overlap pass pushes agents this far past contact (quality.c). */
-#define ORCA_Q_SLOP 0.2f
 
 /* The preferred velocity ORCA aims for: pref turned right while blocked. */
 static inline vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref)

@@ -12,19 +12,20 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "query_grid.h"
 
 #define QGRID_MAX_SIDE 2048u
 
-bool orca_query_grid_build(struct orca_world *w)
+bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, const uint8_t *alive, const float *px,
+                           const float *py, uint32_t slot_count, uint32_t live_count)
 {
-	if (w->qgrid_valid)
+	if (g->valid)
 		return true;
 	float min_x = INFINITY, min_y = INFINITY, max_x = -INFINITY, max_y = -INFINITY;
-	for (uint32_t s = 0; s < w->slot_count; ++s) {
-		if (!w->alive[s])
+	for (uint32_t s = 0; s < slot_count; ++s) {
+		if (!alive[s])
 			continue;
-		const float x = w->px[s], y = w->py[s];
+		const float x = px[s], y = py[s];
 		if (x < min_x) min_x = x;
 		if (x > max_x) max_x = x;
 		if (y < min_y) min_y = y;
@@ -33,7 +34,7 @@ bool orca_query_grid_build(struct orca_world *w)
 	if (!(min_x <= max_x) || !(min_y <= max_y)) /* no agent with a finite position */
 		min_x = max_x = min_y = max_y = 0.0f;
 	/* side cells across the larger extent: about live/2 cells in a square */
-	uint32_t side = (uint32_t)sqrtf((float)(w->live_count / 2u + 1u)) + 1u;
+	uint32_t side = (uint32_t)sqrtf((float)(live_count / 2u + 1u)) + 1u;
 	if (side > QGRID_MAX_SIDE)
 		side = QGRID_MAX_SIDE;
 	const float extent = maxf(max_x - min_x, max_y - min_y);
@@ -42,63 +43,64 @@ bool orca_query_grid_build(struct orca_world *w)
 	uint32_t gw = (uint32_t)minf((max_x - min_x) * inv, (float)side) + 1u;
 	uint32_t gh = (uint32_t)minf((max_y - min_y) * inv, (float)side) + 1u;
 	const uint32_t cells = gw * gh;
-	if (!orca_mem_reserve(w, (void **)&w->qgrid_start, &w->qgrid_start_cap, cells + 1u, sizeof(uint32_t)) ||
-	    !orca_mem_reserve(w, (void **)&w->qgrid_slots, &w->qgrid_slots_cap, w->live_count + 1u, sizeof(uint32_t)))
+	if (!orca_heap_reserve(heap, (void **)&g->start, &g->start_cap, cells + 1u, sizeof(uint32_t)) ||
+	    !orca_heap_reserve(heap, (void **)&g->slots, &g->slots_cap, live_count + 1u, sizeof(uint32_t)))
 		return false;
-	w->qgrid_w = gw;
-	w->qgrid_h = gh;
-	w->qgrid_ox = min_x;
-	w->qgrid_oy = min_y;
-	w->qgrid_inv = inv;
-	w->qgrid_last_x = (float)(gw - 1u);
-	w->qgrid_last_y = (float)(gh - 1u);
-	uint32_t *start = w->qgrid_start;
+	g->w = gw;
+	g->h = gh;
+	g->ox = min_x;
+	g->oy = min_y;
+	g->inv = inv;
+	g->last_x = (float)(gw - 1u);
+	g->last_y = (float)(gh - 1u);
+	uint32_t *start = g->start;
 	memset(start, 0, (cells + 1u) * sizeof(uint32_t));
-	for (uint32_t s = 0; s < w->slot_count; ++s)
-		if (w->alive[s])
-			start[orca_cell_of(w->py[s], min_y, inv, w->qgrid_last_y) * gw +
-			      orca_cell_of(w->px[s], min_x, inv, w->qgrid_last_x) + 1u]++;
+	for (uint32_t s = 0; s < slot_count; ++s)
+		if (alive[s])
+			start[orca_cell_of(py[s], min_y, inv, g->last_y) * gw + orca_cell_of(px[s], min_x, inv, g->last_x) +
+			      1u]++;
 	for (uint32_t c = 0; c < cells; ++c)
 		start[c + 1u] += start[c];
 	/* place with start[c] as cell c's cursor; it ends at cell c + 1's start */
-	for (uint32_t s = 0; s < w->slot_count; ++s)
-		if (w->alive[s])
-			w->qgrid_slots[start[orca_cell_of(w->py[s], min_y, inv, w->qgrid_last_y) * gw +
-			                     orca_cell_of(w->px[s], min_x, inv, w->qgrid_last_x)]++] = s;
+	for (uint32_t s = 0; s < slot_count; ++s)
+		if (alive[s])
+			g->slots[start[orca_cell_of(py[s], min_y, inv, g->last_y) * gw +
+			               orca_cell_of(px[s], min_x, inv, g->last_x)]++] = s;
 	for (uint32_t c = cells; c > 0; --c)
 		start[c] = start[c - 1u];
 	start[0] = 0;
-	w->qgrid_valid = true;
+	g->valid = true;
 	return true;
 }
 
-void orca_query_grid_visit(const struct orca_world *w, vec2 lo, vec2 hi, orca_visit_fn fn, void *ctx)
+void orca_query_grid_visit(const orca_query_grid *g, const float *px, const float *py, vec2 lo, vec2 hi,
+                           orca_visit_fn fn, void *ctx)
 {
-	const float inv = w->qgrid_inv;
-	const uint32_t cx0 = orca_cell_of(lo.x, w->qgrid_ox, inv, w->qgrid_last_x);
-	const uint32_t cx1 = orca_cell_of(hi.x, w->qgrid_ox, inv, w->qgrid_last_x);
-	const uint32_t cy0 = orca_cell_of(lo.y, w->qgrid_oy, inv, w->qgrid_last_y);
-	const uint32_t cy1 = orca_cell_of(hi.y, w->qgrid_oy, inv, w->qgrid_last_y);
+	const float inv = g->inv;
+	const uint32_t cx0 = orca_cell_of(lo.x, g->ox, inv, g->last_x);
+	const uint32_t cx1 = orca_cell_of(hi.x, g->ox, inv, g->last_x);
+	const uint32_t cy0 = orca_cell_of(lo.y, g->oy, inv, g->last_y);
+	const uint32_t cy1 = orca_cell_of(hi.y, g->oy, inv, g->last_y);
 	if (cx0 > cx1 || cy0 > cy1)
 		return;
 	for (uint32_t cy = cy0; cy <= cy1; ++cy) {
 		/* a row's cells are adjacent: one run of entries */
-		const uint32_t row = cy * w->qgrid_w;
-		const uint32_t end = w->qgrid_start[row + cx1 + 1u];
-		for (uint32_t k = w->qgrid_start[row + cx0]; k < end; ++k) {
-			const uint32_t s = w->qgrid_slots[k];
-			const float x = w->px[s], y = w->py[s];
+		const uint32_t row = cy * g->w;
+		const uint32_t end = g->start[row + cx1 + 1u];
+		for (uint32_t k = g->start[row + cx0]; k < end; ++k) {
+			const uint32_t s = g->slots[k];
+			const float x = px[s], y = py[s];
 			if (x >= lo.x && x <= hi.x && y >= lo.y && y <= hi.y)
 				fn(ctx, s);
 		}
 	}
 }
 
-void orca_query_grid_free(struct orca_world *w)
+void orca_query_grid_free(orca_query_grid *g, orca_heap *heap)
 {
-	orca_mem_free(w, w->qgrid_start, w->qgrid_start_cap * sizeof(uint32_t));
-	orca_mem_free(w, w->qgrid_slots, w->qgrid_slots_cap * sizeof(uint32_t));
-	w->qgrid_start = w->qgrid_slots = NULL;
-	w->qgrid_start_cap = w->qgrid_slots_cap = 0;
-	w->qgrid_valid = false;
+	orca_heap_free(heap, g->start, g->start_cap * sizeof(uint32_t));
+	orca_heap_free(heap, g->slots, g->slots_cap * sizeof(uint32_t));
+	g->start = g->slots = NULL;
+	g->start_cap = g->slots_cap = 0;
+	g->valid = false;
 }

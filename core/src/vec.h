@@ -5,6 +5,7 @@
 #define ORCA_VEC_H
 
 #include <math.h>
+#include <stdint.h>
 
 #include "orca/orca.h"
 
@@ -48,6 +49,19 @@ static inline float dist_sq_point_segment(vec2 a, vec2 b, vec2 c)
 	if (r > 1.0f)
 		return v2_abs_sq(v2_sub(c, b));
 	return v2_abs_sq(v2_sub(c, v2_add(a, v2_scale(v2_sub(b, a), r))));
+}
+
+/* The cell of coordinate v on a grid starting at origin with 1/cell inv,
+ * clamped to [0, last]. Truncation is monotone, so a point never lands left
+ * of a bound that is left of it: a box's cell range always covers the box. */
+static inline uint32_t orca_cell_of(float v, float origin, float inv, float last)
+{
+	const float c = (v - origin) * inv;
+	if (!(c > 0.0f))
+		return 0;
+	if (c >= last)
+		return (uint32_t)last;
+	return (uint32_t)c;
 }
 
 #endif /* ORCA_VEC_H */

@@ -3,7 +3,13 @@
  * obstacle-neighbour order), then one line per agent neighbour, then LP2 and
  * the LP3 fallback. Reads only the previous state; writes only this agent's
  * slot, so any split over workers gives identical bits. */
-#include "internal.h"
+#include "agents.h"
+#include "linear_program.h"
+#include "obstacles.h"
+#include "quality.h"
+#include "quality_hooks.h"
+#include "velocity.h"
+#include "world_internal.h"
 
 /* Two agents exactly on top of each other with equal velocities leave RVO2's
  * collision formula without a direction (0/0: RVO2's line is NaN and ignored,
@@ -286,345 +292,34 @@ static uint32_t agent_lines_scalar(const struct orca_world *w, uint32_t self, co
 	return n;
 }
 #else
+/* The same lines from one SIMD body (agent_lines_impl.h): for SSE2, the
+ * baseline, and for AVX where the CPU has it (checked at run time: the build
+ * stays baseline x86-64), eight neighbours at a time, with the three-operand
+ * forms and no register copies; 10 neighbours take two blocks instead of
+ * three. Both write the same bits. */
 #include <emmintrin.h>
 
-static inline __m128 blend(__m128 mask, __m128 a, __m128 b)
-{
-	return _mm_or_ps(_mm_and_ps(mask, a), _mm_andnot_ps(mask, b));
-}
-
-/* The same lines, four neighbours at a time. Every lane performs exactly the
- * scalar operations of its branch (SSE arithmetic and sqrt round like their
- * scalar forms), all branches are computed and the right one is selected.
- * The cut-off circle of time tau and the collision case share one formula
- * with a different 1/tau, as in RVO2. */
-static uint32_t agent_lines_sse(const struct orca_world *w, uint32_t self, const nb_entry *nb, uint32_t agent_count,
-                                const self_params *p, vec2 position, vec2 velocity, float inv_time_horizon,
-                                float inv_time_step, const orca_lines *lines, uint32_t n)
-{
-	const tree_agent *ta = w->tagent;
-	const __m128 zero = _mm_setzero_ps(), sign = _mm_set1_ps(-0.0f), one = _mm_set1_ps(1.0f);
-	const __m128 ppx = _mm_set1_ps(position.x), ppy = _mm_set1_ps(position.y);
-	const __m128 vx = _mm_set1_ps(velocity.x), vy = _mm_set1_ps(velocity.y);
-	const __m128 radius = _mm_set1_ps(p->radius);
-	const __m128 inv_th = _mm_set1_ps(inv_time_horizon), inv_dt = _mm_set1_ps(inv_time_step);
-
-	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
-	const bool uniform = w->uniform_share && !(quality && w->q_any_rank);
-	for (uint32_t b = 0; b < agent_count; b += 4) {
-		const uint32_t lanes = agent_count - b < 4 ? agent_count - b : 4;
-		/* each neighbour's (x, y, vx, vy) and (radius, weight, ...) rows,
-		 * transposed into lanes */
-		__m128 r0, r1, r2, r3, s0, s1, s2, s3;
-		{
-			const tree_agent *a0 = &ta[nb[b].index];
-			const tree_agent *a1 = &ta[nb[b + (1 < lanes ? 1 : 0)].index];
-			const tree_agent *a2 = &ta[nb[b + (2 < lanes ? 2 : 0)].index];
-			const tree_agent *a3 = &ta[nb[b + (3 < lanes ? 3 : 0)].index];
-			r0 = _mm_loadu_ps(&a0->x), r1 = _mm_loadu_ps(&a1->x), r2 = _mm_loadu_ps(&a2->x);
-			r3 = _mm_loadu_ps(&a3->x);
-			s0 = _mm_loadu_ps(&a0->radius), s1 = _mm_loadu_ps(&a1->radius), s2 = _mm_loadu_ps(&a2->radius);
-			s3 = _mm_loadu_ps(&a3->radius);
-			_MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-			_MM_TRANSPOSE4_PS(s0, s1, s2, s3);
-		}
-		float share[4] = {0.5f, 0.5f, 0.5f, 0.5f};
-		bool store_all = uniform; /* no share is 0: every lane's line is written */
-		if (!uniform && w->uniform_share) {
-			/* quality mode, equal weights: only the right of way differs */
-			store_all = true;
-			const uint8_t rank_self = w->q_rank[self];
-			for (uint32_t l = 0; l < 4; ++l) {
-				const uint8_t rank_other = w->q_rank[nb[b + (l < lanes ? l : 0)].index];
-				if (rank_self != rank_other) {
-					share[l] = rank_self < rank_other ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
-					store_all = store_all && share[l] != 0.0f;
-				}
-			}
-		} else if (!uniform) {
-			for (uint32_t l = 0; l < 4; ++l) {
-				const tree_agent *other = &ta[nb[b + (l < lanes ? l : 0)].index];
-				share[l] = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
-				if (quality)
-					share[l] = quality_share(w, self, nb[b + (l < lanes ? l : 0)].index, share[l]);
-			}
-		}
-		const __m128 rpx = _mm_sub_ps(r0, ppx), rpy = _mm_sub_ps(r1, ppy);
-		const __m128 rvx = _mm_sub_ps(vx, r2), rvy = _mm_sub_ps(vy, r3);
-		const __m128 orad = s0;
-		const __m128 dist_sq = _mm_add_ps(_mm_mul_ps(rpx, rpx), _mm_mul_ps(rpy, rpy));
-		const __m128 cr = _mm_add_ps(radius, orad);
-		const __m128 cr_sq = _mm_mul_ps(cr, cr);
-		const __m128 apart = _mm_cmpgt_ps(dist_sq, cr_sq);
-		const __m128 inv = blend(apart, inv_th, inv_dt);
-
-		/* w: from the cut-off centre to the relative velocity */
-		const __m128 wx = _mm_sub_ps(rvx, _mm_mul_ps(rpx, inv)), wy = _mm_sub_ps(rvy, _mm_mul_ps(rpy, inv));
-		const __m128 wl_sq = _mm_add_ps(_mm_mul_ps(wx, wx), _mm_mul_ps(wy, wy));
-		const __m128 dot1 = _mm_add_ps(_mm_mul_ps(wx, rpx), _mm_mul_ps(wy, rpy));
-		const __m128 on_circle =
-		    _mm_and_ps(apart, _mm_and_ps(_mm_cmplt_ps(dot1, zero),
-		                                 _mm_cmpgt_ps(_mm_mul_ps(dot1, dot1), _mm_mul_ps(cr_sq, wl_sq))));
-		const __m128 circle = _mm_or_ps(on_circle, _mm_andnot_ps(apart, _mm_castsi128_ps(_mm_set1_epi32(-1))));
-
-		/* cut-off circle (or collision) */
-		const __m128 wl = _mm_sqrt_ps(wl_sq);
-		const __m128 inv_wl = _mm_div_ps(one, wl);
-		__m128 ux = _mm_mul_ps(wx, inv_wl), uy = _mm_mul_ps(wy, inv_wl);
-		const unsigned stuck = (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(wl, zero)) & ~(unsigned)_mm_movemask_ps(apart);
-		if (stuck) {
-			/* coincident agents: no direction in the formula, pick one */
-			float sx[4], sy[4];
-			_mm_storeu_ps(sx, ux);
-			_mm_storeu_ps(sy, uy);
-			for (uint32_t l = 0; l < 4; ++l) {
-				if (stuck & (1u << l)) {
-					const vec2 d = separation_direction(self, nb[b + (l < lanes ? l : 0)].index);
-					sx[l] = d.x;
-					sy[l] = d.y;
-				}
-			}
-			ux = _mm_loadu_ps(sx);
-			uy = _mm_loadu_ps(sy);
-		}
-		const __m128 cs = _mm_sub_ps(_mm_mul_ps(cr, inv), wl);
-		const __m128 c_dx = uy, c_dy = _mm_xor_ps(ux, sign);
-		const __m128 c_ux = _mm_mul_ps(ux, cs), c_uy = _mm_mul_ps(uy, cs);
-
-		/* legs */
-		const __m128 leg = _mm_sqrt_ps(_mm_sub_ps(dist_sq, cr_sq));
-		const __m128 left = _mm_cmpgt_ps(_mm_sub_ps(_mm_mul_ps(rpx, wy), _mm_mul_ps(rpy, wx)), zero);
-		const __m128 inv_d = _mm_div_ps(one, dist_sq);
-		/* Both legs in one formula: the right leg is the left one with -cr,
-		 * negated. x*(-cr) is -(x*cr) and a - (-b) is a + b exactly, so
-		 * each lane computes RVO2's expressions for its leg. */
-		const __m128 flip = _mm_andnot_ps(left, sign);
-		const __m128 s_cr = _mm_xor_ps(cr, flip);
-		const __m128 lx = _mm_sub_ps(_mm_mul_ps(rpx, leg), _mm_mul_ps(rpy, s_cr));
-		const __m128 ly = _mm_add_ps(_mm_mul_ps(rpx, s_cr), _mm_mul_ps(rpy, leg));
-		const __m128 l_dx = _mm_mul_ps(_mm_xor_ps(lx, flip), inv_d);
-		const __m128 l_dy = _mm_mul_ps(_mm_xor_ps(ly, flip), inv_d);
-		const __m128 dot2 = _mm_add_ps(_mm_mul_ps(rvx, l_dx), _mm_mul_ps(rvy, l_dy));
-		const __m128 l_ux = _mm_sub_ps(_mm_mul_ps(l_dx, dot2), rvx);
-		const __m128 l_uy = _mm_sub_ps(_mm_mul_ps(l_dy, dot2), rvy);
-
-		const __m128 sh = _mm_loadu_ps(share);
-		const __m128 opx = _mm_add_ps(vx, _mm_mul_ps(blend(circle, c_ux, l_ux), sh));
-		const __m128 opy = _mm_add_ps(vy, _mm_mul_ps(blend(circle, c_uy, l_uy), sh));
-		const __m128 odx = blend(circle, c_dx, l_dx), ody = blend(circle, c_dy, l_dy);
-		if (store_all) {
-			/* no share is 0: write the lines straight out (the buffer
-			 * has room for 4 past the last) */
-			_mm_storeu_ps(lines->px + n, opx);
-			_mm_storeu_ps(lines->py + n, opy);
-			_mm_storeu_ps(lines->dx + n, odx);
-			_mm_storeu_ps(lines->dy + n, ody);
-			n += lanes;
-			continue;
-		}
-		float dx[4], dy[4], px[4], py[4];
-		_mm_storeu_ps(dx, odx);
-		_mm_storeu_ps(dy, ody);
-		_mm_storeu_ps(px, opx);
-		_mm_storeu_ps(py, opy);
-		for (uint32_t l = 0; l < lanes; ++l) {
-			if (share[l] == 0.0f)
-				continue; /* this agent never yields to that one */
-			lines->px[n] = px[l];
-			lines->py[n] = py[l];
-			lines->dx[n] = dx[l];
-			lines->dy[n] = dy[l];
-			++n;
-		}
-	}
-	return n;
-}
+#define AL_AVX 0
+#include "agent_lines_impl.h"
+#undef AL_AVX
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ORCA_AGENT_LINES_AVX 1
 #include <immintrin.h>
-
-/* mask ? a : b per lane (bitwise: _mm256_blendv_ps on comparison masks
- * makes GCC split the masks into integer lanes without AVX2) */
-__attribute__((target("avx"))) static inline __m256 blend8(__m256 mask, __m256 a, __m256 b)
-{
-	return _mm256_or_ps(_mm256_and_ps(mask, a), _mm256_andnot_ps(mask, b));
-}
-
-/* rows of four floats from lo (lanes 0-3) and hi (lanes 4-7) */
-__attribute__((target("avx"))) static inline __m256 rows8(const float *lo, const float *hi)
-{
-	return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1);
-}
-
-/* Coincident agents: no direction in the formula, pick one (lanes in `stuck`).
- * Out of line: rare, and its indices would otherwise stay live in the loop. */
-__attribute__((target("avx"), noinline, cold)) static void separate_lanes8(uint32_t self, const nb_entry *e,
-                                                                        unsigned stuck, __m256 *ux, __m256 *uy)
-{
-	float sx[8], sy[8];
-	_mm256_storeu_ps(sx, *ux);
-	_mm256_storeu_ps(sy, *uy);
-	for (uint32_t l = 0; l < 8; ++l) {
-		if (stuck & (1u << l)) {
-			const vec2 d = separation_direction(self, e[l].index);
-			sx[l] = d.x;
-			sy[l] = d.y;
-		}
-	}
-	*ux = _mm256_loadu_ps(sx);
-	*uy = _mm256_loadu_ps(sy);
-}
-
-/* AVX, when the CPU has it (checked at run time: the build stays baseline
- * x86-64): the same lines, eight neighbours at a time, with the operations of
- * agent_lines_sse in every lane. AVX's arithmetic, division and square root
- * round as SSE's and the scalar forms do (IEEE, same MXCSR, no FMA), so the
- * lines are the same bits; 10 neighbours take two blocks instead of three,
- * and the three-operand forms need no register copies. */
-__attribute__((target("avx"))) static uint32_t agent_lines_avx(const struct orca_world *w, uint32_t self,
-                                                              const nb_entry *nb, uint32_t agent_count,
-                                                              const self_params *p, vec2 position, vec2 velocity,
-                                                              float inv_time_horizon, float inv_time_step,
-                                                              const orca_lines *lines, uint32_t n)
-{
-	const tree_agent *ta = w->tagent;
-	const __m256 zero = _mm256_setzero_ps(), sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
-	const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-	const __m256 ppx = _mm256_set1_ps(position.x), ppy = _mm256_set1_ps(position.y);
-	const __m256 vx = _mm256_set1_ps(velocity.x), vy = _mm256_set1_ps(velocity.y);
-	const __m256 radius = _mm256_set1_ps(p->radius);
-	const __m256 inv_th = _mm256_set1_ps(inv_time_horizon), inv_dt = _mm256_set1_ps(inv_time_step);
-
-	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
-	const bool uniform = w->uniform_share && !(quality && w->q_any_rank);
-	for (uint32_t b = 0; b < agent_count; b += 8) {
-		const uint32_t lanes = agent_count - b < 8 ? agent_count - b : 8;
-		/* a short last block repeats its first neighbour in the lanes past
-		 * the last (computed, never stored) */
-		const nb_entry *e = nb + b;
-		nb_entry tail[8];
-		if (lanes < 8) {
-			for (uint32_t l = 0; l < 8; ++l)
-				tail[l] = e[l < lanes ? l : 0];
-			e = tail;
-		}
-		float share[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
-		bool store_all = uniform; /* no share is 0: every lane's line is written */
-		if (!uniform && w->uniform_share) {
-			/* quality mode, equal weights: only the right of way differs */
-			store_all = true;
-			const uint8_t rank_self = w->q_rank[self];
-			for (uint32_t l = 0; l < 8; ++l) {
-				const uint8_t rank_other = w->q_rank[e[l].index];
-				if (rank_self != rank_other) {
-					share[l] = rank_self < rank_other ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
-					store_all = store_all && share[l] != 0.0f;
-				}
-			}
-		} else if (!uniform) {
-			for (uint32_t l = 0; l < 8; ++l) {
-				const tree_agent *other = &ta[e[l].index];
-				share[l] = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
-				if (quality)
-					share[l] = quality_share(w, self, e[l].index, share[l]);
-			}
-		}
-		/* each neighbour's (x, y, vx, vy) row and its radius, transposed into lanes */
-		__m256 px, py, ovx, ovy, orad;
-		{
-			const tree_agent *a0 = &ta[e[0].index], *a1 = &ta[e[1].index], *a2 = &ta[e[2].index];
-			const tree_agent *a3 = &ta[e[3].index], *a4 = &ta[e[4].index], *a5 = &ta[e[5].index];
-			const tree_agent *a6 = &ta[e[6].index], *a7 = &ta[e[7].index];
-			const __m256 r0 = rows8(&a0->x, &a4->x), r1 = rows8(&a1->x, &a5->x);
-			const __m256 r2 = rows8(&a2->x, &a6->x), r3 = rows8(&a3->x, &a7->x);
-			const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpacklo_ps(r2, r3);
-			const __m256 t2 = _mm256_unpackhi_ps(r0, r1), t3 = _mm256_unpackhi_ps(r2, r3);
-			px = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(1, 0, 1, 0));
-			py = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
-			ovx = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(1, 0, 1, 0));
-			ovy = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
-			const __m256 s0 = rows8(&a0->radius, &a4->radius), s1 = rows8(&a1->radius, &a5->radius);
-			const __m256 s2 = rows8(&a2->radius, &a6->radius), s3 = rows8(&a3->radius, &a7->radius);
-			orad = _mm256_shuffle_ps(_mm256_unpacklo_ps(s0, s1), _mm256_unpacklo_ps(s2, s3),
-			                         _MM_SHUFFLE(1, 0, 1, 0));
-		}
-		const __m256 rpx = _mm256_sub_ps(px, ppx), rpy = _mm256_sub_ps(py, ppy);
-		const __m256 rvx = _mm256_sub_ps(vx, ovx), rvy = _mm256_sub_ps(vy, ovy);
-		const __m256 dist_sq = _mm256_add_ps(_mm256_mul_ps(rpx, rpx), _mm256_mul_ps(rpy, rpy));
-		const __m256 cr = _mm256_add_ps(radius, orad);
-		const __m256 cr_sq = _mm256_mul_ps(cr, cr);
-		const __m256 apart = _mm256_cmp_ps(dist_sq, cr_sq, _CMP_GT_OQ);
-		const __m256 inv = blend8(apart, inv_th, inv_dt);
-
-		/* w: from the cut-off centre to the relative velocity */
-		const __m256 wx = _mm256_sub_ps(rvx, _mm256_mul_ps(rpx, inv)), wy = _mm256_sub_ps(rvy, _mm256_mul_ps(rpy, inv));
-		const __m256 wl_sq = _mm256_add_ps(_mm256_mul_ps(wx, wx), _mm256_mul_ps(wy, wy));
-		const __m256 dot1 = _mm256_add_ps(_mm256_mul_ps(wx, rpx), _mm256_mul_ps(wy, rpy));
-		const __m256 on_circle = _mm256_and_ps(
-		    apart, _mm256_and_ps(_mm256_cmp_ps(dot1, zero, _CMP_LT_OQ),
-		                         _mm256_cmp_ps(_mm256_mul_ps(dot1, dot1), _mm256_mul_ps(cr_sq, wl_sq), _CMP_GT_OQ)));
-		const __m256 circle = _mm256_or_ps(on_circle, _mm256_andnot_ps(apart, all));
-
-		/* cut-off circle (or collision) */
-		const __m256 wl = _mm256_sqrt_ps(wl_sq);
-		const __m256 inv_wl = _mm256_div_ps(one, wl);
-		__m256 ux = _mm256_mul_ps(wx, inv_wl), uy = _mm256_mul_ps(wy, inv_wl);
-		const unsigned stuck = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(wl, zero, _CMP_EQ_OQ)) &
-		                       ~(unsigned)_mm256_movemask_ps(apart);
-		if (stuck)
-			separate_lanes8(self, e, stuck, &ux, &uy);
-		const __m256 cs = _mm256_sub_ps(_mm256_mul_ps(cr, inv), wl);
-		const __m256 c_dx = uy, c_dy = _mm256_xor_ps(ux, sign);
-		const __m256 c_ux = _mm256_mul_ps(ux, cs), c_uy = _mm256_mul_ps(uy, cs);
-
-		/* legs */
-		const __m256 leg = _mm256_sqrt_ps(_mm256_sub_ps(dist_sq, cr_sq));
-		const __m256 left =
-		    _mm256_cmp_ps(_mm256_sub_ps(_mm256_mul_ps(rpx, wy), _mm256_mul_ps(rpy, wx)), zero, _CMP_GT_OQ);
-		const __m256 inv_d = _mm256_div_ps(one, dist_sq);
-		/* both legs in one formula, as in agent_lines_sse */
-		const __m256 flip = _mm256_andnot_ps(left, sign);
-		const __m256 s_cr = _mm256_xor_ps(cr, flip);
-		const __m256 lx = _mm256_sub_ps(_mm256_mul_ps(rpx, leg), _mm256_mul_ps(rpy, s_cr));
-		const __m256 ly = _mm256_add_ps(_mm256_mul_ps(rpx, s_cr), _mm256_mul_ps(rpy, leg));
-		const __m256 l_dx = _mm256_mul_ps(_mm256_xor_ps(lx, flip), inv_d);
-		const __m256 l_dy = _mm256_mul_ps(_mm256_xor_ps(ly, flip), inv_d);
-		const __m256 dot2 = _mm256_add_ps(_mm256_mul_ps(rvx, l_dx), _mm256_mul_ps(rvy, l_dy));
-		const __m256 l_ux = _mm256_sub_ps(_mm256_mul_ps(l_dx, dot2), rvx);
-		const __m256 l_uy = _mm256_sub_ps(_mm256_mul_ps(l_dy, dot2), rvy);
-
-		const __m256 sh = _mm256_loadu_ps(share);
-		const __m256 opx = _mm256_add_ps(vx, _mm256_mul_ps(blend8(circle, c_ux, l_ux), sh));
-		const __m256 opy = _mm256_add_ps(vy, _mm256_mul_ps(blend8(circle, c_uy, l_uy), sh));
-		const __m256 odx = blend8(circle, c_dx, l_dx), ody = blend8(circle, c_dy, l_dy);
-		if (store_all) {
-			/* no share is 0: write the lines straight out (the buffer
-			 * has room for 8 past the last) */
-			_mm256_storeu_ps(lines->px + n, opx);
-			_mm256_storeu_ps(lines->py + n, opy);
-			_mm256_storeu_ps(lines->dx + n, odx);
-			_mm256_storeu_ps(lines->dy + n, ody);
-			n += lanes;
-			continue;
-		}
-		float dx[8], dy[8], ox[8], oy[8];
-		_mm256_storeu_ps(dx, odx);
-		_mm256_storeu_ps(dy, ody);
-		_mm256_storeu_ps(ox, opx);
-		_mm256_storeu_ps(oy, opy);
-		for (uint32_t l = 0; l < lanes; ++l) {
-			if (share[l] == 0.0f)
-				continue; /* this agent never yields to that one */
-			lines->px[n] = ox[l];
-			lines->py[n] = oy[l];
-			lines->dx[n] = dx[l];
-			lines->dy[n] = dy[l];
-			++n;
-		}
-	}
-	return n;
-}
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx")
+#endif
+#define AL_AVX 1
+#include "agent_lines_impl.h"
+#undef AL_AVX
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
 #endif
 #endif
 

@@ -1,12 +1,19 @@
-/* world.c — the world's lifecycle, its memory (every allocation goes through
- * the definition's allocator and is counted), the step pipeline (preferred
+/* world.c — the world's lifecycle, its slot arrays (allocated through its
+ * heap: memory.h), the step pipeline (preferred
  * velocities, obstacle tree, agent tree, new velocities in parallel, move),
  * the state hash and the profile of the last step. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "agents.h"
+#include "memory.h"
+#include "obstacles.h"
+#include "pool.h"
+#include "quality.h"
+#include "query_grid.h"
+#include "velocity.h"
+#include "world_internal.h"
 
 const char *orca_strerror(int status)
 {
@@ -22,70 +29,10 @@ const char *orca_strerror(int status)
 	}
 }
 
-/* ------------------------------------------------------------ memory */
-
-static void *default_alloc(size_t size, void *user)
-{
-	(void)user;
-	return malloc(size);
-}
-
-static void default_free(void *ptr, size_t size, void *user)
-{
-	(void)size;
-	(void)user;
-	free(ptr);
-}
-
-void *orca_mem_alloc(struct orca_world *w, size_t size)
-{
-	w->alloc_calls++;
-	return w->allocator.alloc(size, w->allocator.user);
-}
-
-void orca_mem_free(struct orca_world *w, void *p, size_t size)
-{
-	if (!p)
-		return;
-	w->alloc_calls++;
-	w->allocator.free(p, size, w->allocator.user);
-}
-
-bool orca_mem_reserve(struct orca_world *w, void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap && *arr)
-		return true;
-	uint64_t new_cap = (uint64_t)*cap * 2;
-	if (new_cap < need)
-		new_cap = need;
-	if (new_cap < 16)
-		new_cap = 16;
-	if (new_cap > UINT32_MAX)
-		new_cap = UINT32_MAX;
-	void *p = orca_mem_alloc(w, (size_t)new_cap * elem);
-	if (!p)
-		return false;
-	if (*arr) {
-		memcpy(p, *arr, (size_t)*cap * elem);
-		orca_mem_free(w, *arr, (size_t)*cap * elem);
-	}
-	*arr = p;
-	*cap = (uint32_t)new_cap;
-	return true;
-}
-
 /* Grow one slot-indexed array from old_cap to new_cap elements. */
 static bool regrow(struct orca_world *w, void **arr, size_t elem, uint32_t old_cap, uint32_t new_cap)
 {
-	void *p = orca_mem_alloc(w, (size_t)new_cap * elem);
-	if (!p)
-		return false;
-	if (*arr) {
-		memcpy(p, *arr, (size_t)old_cap * elem);
-		orca_mem_free(w, *arr, (size_t)old_cap * elem);
-	}
-	*arr = p;
-	return true;
+	return orca_heap_regrow(&w->heap, arr, elem, old_cap, new_cap);
 }
 
 bool orca_world_reserve_agents(struct orca_world *w, uint32_t need)
@@ -180,18 +127,12 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	if (def->avoidance != ORCA_AVOIDANCE_REFERENCE && def->avoidance != ORCA_AVOIDANCE_QUALITY)
 		return ORCA_ERR_INVALID_ARGUMENT;
-	orca_allocator a = def->allocator;
-	if (!a.alloc) {
-		a.alloc = default_alloc;
-		a.free = default_free;
-		a.user = NULL;
-	}
-	orca_world *w = a.alloc(sizeof *w, a.user);
+	orca_heap heap = orca_heap_make(&def->allocator);
+	orca_world *w = orca_heap_alloc(&heap, sizeof *w);
 	if (!w)
 		return ORCA_ERR_NO_MEMORY;
 	memset(w, 0, sizeof *w);
-	w->allocator = a;
-	w->alloc_calls = 1;
+	w->heap = heap;
 	w->worker_count = def->worker_count;
 	w->avoidance = def->avoidance;
 	w->max_agents = def->max_agents ? def->max_agents : ORCA_MAX_AGENTS;
@@ -222,7 +163,7 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 		    !orca_mem_reserve(w, (void **)&w->obst_scratch, &w->obst_scratch_cap, 4 * c, sizeof(uint32_t)))
 			goto fail;
 	}
-	rc = orca_pool_create(w, w->worker_count, &w->pool);
+	rc = orca_pool_create(&w->heap, w->worker_count, &w->pool);
 	if (rc != ORCA_OK)
 		goto fail;
 	*out = w;
@@ -236,7 +177,7 @@ void orca_world_destroy(orca_world *w)
 {
 	if (!w)
 		return;
-	orca_pool_destroy(w, w->pool);
+	orca_pool_destroy(&w->heap, w->pool);
 	const uint32_t sc = w->slot_cap, tc = w->tree_cap;
 	orca_mem_free(w, w->gen, sc * sizeof(uint32_t));
 	orca_mem_free(w, w->alive, sc * sizeof(uint8_t));
@@ -246,7 +187,7 @@ void orca_world_destroy(orca_world *w)
 	orca_mem_free(w, w->hint, sc * ORCA_HINT_MAX * sizeof(uint32_t));
 	orca_mem_free(w, w->hint_count, sc * sizeof(uint8_t));
 	orca_mem_free(w, w->nb_guess, sc * sizeof(float));
-	orca_query_grid_free(w);
+	orca_query_grid_free(&w->qgrid, &w->heap);
 	orca_mem_free(w, w->grid_x, w->grid_x_cap * sizeof(float));
 	orca_mem_free(w, w->grid_y, w->grid_y_cap * sizeof(float));
 	orca_mem_free(w, w->grid_index, w->grid_index_cap * sizeof(uint32_t));
@@ -295,7 +236,8 @@ void orca_world_destroy(orca_world *w)
 		}
 		orca_mem_free(w, w->scratch, sizeof(worker_scratch) * (size_t)w->worker_count);
 	}
-	w->allocator.free(w, sizeof *w, w->allocator.user);
+	orca_heap heap = w->heap;
+	orca_heap_free(&heap, w, sizeof *w);
 }
 
 /* ------------------------------------------------------------ step */
@@ -464,7 +406,7 @@ int orca_world_step(orca_world *w, float dt)
 {
 	if (!w || !isfinite(dt) || !(dt > 0.0f))
 		return ORCA_ERR_INVALID_ARGUMENT;
-	const uint64_t allocs0 = w->alloc_calls;
+	const uint64_t allocs0 = w->heap.calls;
 	orca_step_profile prof;
 	memset(&prof, 0, sizeof prof);
 	const double t0 = now_ms();
@@ -519,7 +461,7 @@ int orca_world_step(orca_world *w, float dt)
 		w->query_tree_valid = false; /* no kd-tree: box queries use the query grid */
 	else
 		orca_agent_tree_refit(w);
-	w->qgrid_valid = false; /* the agents moved */
+	w->qgrid.valid = false; /* the agents moved */
 	w->steps++;
 	const double t5 = now_ms();
 
@@ -537,7 +479,7 @@ int orca_world_step(orca_world *w, float dt)
 		prof.lp3_fallbacks += w->scratch[i].lp3_fallbacks;
 		prof.arrived += w->scratch[i].arrived;
 	}
-	prof.allocations = w->alloc_calls - allocs0;
+	prof.allocations = w->heap.calls - allocs0;
 	w->profile = prof;
 	return ORCA_OK;
 }
@@ -557,13 +499,18 @@ int orca_world_set_avoidance(orca_world *w, orca_avoidance avoidance)
 	return ORCA_OK;
 }
 
+bool orca_world_query_grid_build(struct orca_world *w)
+{
+	return orca_query_grid_build(&w->qgrid, &w->heap, w->alive, w->px, w->py, w->slot_count, w->live_count);
+}
+
 void orca_world_parallel_for(orca_world *w, orca_parallel_fn fn, void *ctx, uint32_t count, uint32_t grain)
 {
 	/* the queries fn may make then only read: what a query builds lazily is
 	 * built here */
 	orca_agent_tree_settle(w);
 	if (!orca_query_tree_usable(w))
-		orca_query_grid_build(w); /* on failure shared queries scan */
+		orca_world_query_grid_build(w); /* on failure shared queries scan */
 	w->queries_shared = true;
 	orca_pool_run(w->pool, fn, ctx, count, grain);
 	w->queries_shared = false;

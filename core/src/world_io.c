@@ -16,7 +16,8 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "internal.h"
+#include "obstacles.h"
+#include "world_internal.h"
 
 #define IO_MAGIC 0x5743524Fu /* "ORCW" */
 #define IO_VERSION 2u
@@ -246,7 +247,7 @@ static void reset_world(struct orca_world *w)
 	w->obst_vert_free = ORCA_NONE;
 	w->obst_version++;
 	w->query_tree_valid = false;
-	w->qgrid_valid = false;
+	w->qgrid.valid = false;
 }
 
 /* Walk one free list: every link in range, dead, reusable, and seen once. */
@@ -649,6 +650,6 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 		return rc;
 	}
 	w->query_tree_valid = false;
-	w->qgrid_valid = false;
+	w->qgrid.valid = false;
 	return ORCA_OK;
 }

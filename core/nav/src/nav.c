@@ -2,7 +2,7 @@
  * rest lives along DetourCrowd's seams (nav_internal.h says which file holds
  * what). Every allocation goes through the world's allocator (the world
  * outlives its navigation). */
-#include "internal.h" /* the world's allocator: orca_mem_alloc, orca_mem_free, orca_mem_reserve */
+#include "world_internal.h" /* the world's allocator: orca_mem_alloc, orca_mem_free, orca_mem_reserve */
 #include "nav_internal.h"
 
 /* ------------------------------------------------------------------ memory */
