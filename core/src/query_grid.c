@@ -5,7 +5,8 @@
  * of every slot per query made its update quadratic in the crowd.
  *
  * A uniform grid of the live agents at their current positions, about two
- * agents per cell, built by a counting sort on the first query after a change
+ * agents per cell, built by a counting sort (in parallel on the world's pool:
+ * navigation's update builds it every tick) on the first query after a change
  * and kept until the next one. A query visits the cells its box touches and
  * tests each agent exactly as the scan does, so it finds the same agents; the
  * callers sort what they find by id, so the visiting order does not matter. */
@@ -15,21 +16,149 @@
 #include "query_grid.h"
 
 #define QGRID_MAX_SIDE 2048u
+#define QGRID_MAX_PARTS 64u
+#define QGRID_MIN_PART 4096u   /* slots per part at least: fewer are not worth a pool job */
+#define QGRID_CELL_BLOCK 4096u /* cells per prefix-sum job item */
 
-bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, const uint8_t *alive, const float *px,
-                           const float *py, uint32_t slot_count, uint32_t live_count)
+/* A build in parts: part k holds the slots [k * slot_count / parts, (k + 1) *
+ * slot_count / parts). Each part counts its slots per cell in a row of its
+ * own, the rows' running sums (cell by cell, part by part within a cell) are
+ * each part's cursors, and each part places its slots in ascending order: so
+ * every cell holds its slots in ascending order, exactly as one counting
+ * sort over all slots places them, for any number of parts. */
+typedef struct grid_job {
+	orca_query_grid *g;
+	const uint8_t *alive;
+	const float *px, *py;
+	uint32_t slot_count, parts, cells, blocks;
+	uint32_t *block_sum; /* per block of cells: its slots, then where its first one goes */
+	float lo_x[QGRID_MAX_PARTS], lo_y[QGRID_MAX_PARTS], hi_x[QGRID_MAX_PARTS], hi_y[QGRID_MAX_PARTS];
+} grid_job;
+
+static uint32_t part_begin(const grid_job *j, uint32_t k)
+{
+	return (uint32_t)((uint64_t)j->slot_count * k / j->parts);
+}
+
+static uint32_t cell_of_slot(const orca_query_grid *g, const float *px, const float *py, uint32_t s)
+{
+	return orca_cell_of(py[s], g->oy, g->inv, g->last_y) * g->w + orca_cell_of(px[s], g->ox, g->inv, g->last_x);
+}
+
+/* Each part's bounds, with the comparisons of one pass over all slots: a tie
+ * keeps the first (-0 and 0 compare equal), and the parts are merged in
+ * order, so the merged bounds are that pass's bits. */
+static void bounds_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	(void)worker;
+	grid_job *j = ctx;
+	for (uint32_t k = begin; k < end; ++k) {
+		float min_x = INFINITY, min_y = INFINITY, max_x = -INFINITY, max_y = -INFINITY;
+		for (uint32_t s = part_begin(j, k), e = part_begin(j, k + 1u); s < e; ++s) {
+			if (!j->alive[s])
+				continue;
+			const float x = j->px[s], y = j->py[s];
+			if (x < min_x) min_x = x;
+			if (x > max_x) max_x = x;
+			if (y < min_y) min_y = y;
+			if (y > max_y) max_y = y;
+		}
+		j->lo_x[k] = min_x;
+		j->lo_y[k] = min_y;
+		j->hi_x[k] = max_x;
+		j->hi_y[k] = max_y;
+	}
+}
+
+static void count_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	(void)worker;
+	grid_job *j = ctx;
+	for (uint32_t k = begin; k < end; ++k) {
+		uint32_t *row = j->g->counts + (size_t)k * j->cells;
+		memset(row, 0, (size_t)j->cells * sizeof *row);
+		for (uint32_t s = part_begin(j, k), e = part_begin(j, k + 1u); s < e; ++s)
+			if (j->alive[s])
+				row[cell_of_slot(j->g, j->px, j->py, s)]++;
+	}
+}
+
+static void block_sum_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	(void)worker;
+	grid_job *j = ctx;
+	for (uint32_t b = begin; b < end; ++b) {
+		const uint32_t c1 = (b + 1u) * QGRID_CELL_BLOCK < j->cells ? (b + 1u) * QGRID_CELL_BLOCK : j->cells;
+		uint32_t sum = 0;
+		for (uint32_t k = 0; k < j->parts; ++k) {
+			const uint32_t *row = j->g->counts + (size_t)k * j->cells;
+			for (uint32_t c = b * QGRID_CELL_BLOCK; c < c1; ++c)
+				sum += row[c];
+		}
+		j->block_sum[b] = sum;
+	}
+}
+
+/* counts become each part's cursors; start each cell's first entry */
+static void cursor_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	(void)worker;
+	grid_job *j = ctx;
+	for (uint32_t b = begin; b < end; ++b) {
+		const uint32_t c1 = (b + 1u) * QGRID_CELL_BLOCK < j->cells ? (b + 1u) * QGRID_CELL_BLOCK : j->cells;
+		uint32_t run = j->block_sum[b];
+		for (uint32_t c = b * QGRID_CELL_BLOCK; c < c1; ++c) {
+			j->g->start[c] = run;
+			for (uint32_t k = 0; k < j->parts; ++k) {
+				uint32_t *n = &j->g->counts[(size_t)k * j->cells + c];
+				const uint32_t here = *n;
+				*n = run;
+				run += here;
+			}
+		}
+	}
+}
+
+static void place_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	(void)worker;
+	grid_job *j = ctx;
+	for (uint32_t k = begin; k < end; ++k) {
+		uint32_t *cursor = j->g->counts + (size_t)k * j->cells;
+		for (uint32_t s = part_begin(j, k), e = part_begin(j, k + 1u); s < e; ++s)
+			if (j->alive[s])
+				j->g->slots[cursor[cell_of_slot(j->g, j->px, j->py, s)]++] = s;
+	}
+}
+
+static void run(orca_pool *pool, uint32_t parts, orca_task_fn fn, grid_job *j, uint32_t count)
+{
+	if (pool && parts > 1u)
+		orca_pool_run(pool, fn, j, count, 1);
+	else
+		fn(j, 0, count, 0);
+}
+
+bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, orca_pool *pool, uint32_t parts, const uint8_t *alive,
+                           const float *px, const float *py, uint32_t slot_count, uint32_t live_count)
 {
 	if (g->valid)
 		return true;
+	grid_job j = {.g = g, .alive = alive, .px = px, .py = py, .slot_count = slot_count};
+	if (!pool || parts < 1u)
+		parts = 1u;
+	if (parts > QGRID_MAX_PARTS)
+		parts = QGRID_MAX_PARTS;
+	if (parts > slot_count / QGRID_MIN_PART)
+		parts = slot_count / QGRID_MIN_PART > 1u ? slot_count / QGRID_MIN_PART : 1u;
+	j.parts = parts;
+	run(pool, parts, bounds_task, &j, parts);
 	float min_x = INFINITY, min_y = INFINITY, max_x = -INFINITY, max_y = -INFINITY;
-	for (uint32_t s = 0; s < slot_count; ++s) {
-		if (!alive[s])
-			continue;
-		const float x = px[s], y = py[s];
-		if (x < min_x) min_x = x;
-		if (x > max_x) max_x = x;
-		if (y < min_y) min_y = y;
-		if (y > max_y) max_y = y;
+	for (uint32_t k = 0; k < parts; ++k) {
+		if (j.lo_x[k] < min_x) min_x = j.lo_x[k];
+		if (j.hi_x[k] > max_x) max_x = j.hi_x[k];
+		if (j.lo_y[k] < min_y) min_y = j.lo_y[k];
+		if (j.hi_y[k] > max_y) max_y = j.hi_y[k];
 	}
 	if (!(min_x <= max_x) || !(min_y <= max_y)) /* no agent with a finite position */
 		min_x = max_x = min_y = max_y = 0.0f;
@@ -43,8 +172,11 @@ bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, const uint8_t *a
 	uint32_t gw = (uint32_t)minf((max_x - min_x) * inv, (float)side) + 1u;
 	uint32_t gh = (uint32_t)minf((max_y - min_y) * inv, (float)side) + 1u;
 	const uint32_t cells = gw * gh;
+	j.cells = cells;
+	j.blocks = (cells + QGRID_CELL_BLOCK - 1u) / QGRID_CELL_BLOCK;
 	if (!orca_heap_reserve(heap, (void **)&g->start, &g->start_cap, cells + 1u, sizeof(uint32_t)) ||
-	    !orca_heap_reserve(heap, (void **)&g->slots, &g->slots_cap, live_count + 1u, sizeof(uint32_t)))
+	    !orca_heap_reserve(heap, (void **)&g->slots, &g->slots_cap, live_count + 1u, sizeof(uint32_t)) ||
+	    !orca_heap_reserve(heap, (void **)&g->counts, &g->counts_cap, parts * cells + j.blocks, sizeof(uint32_t)))
 		return false;
 	g->w = gw;
 	g->h = gh;
@@ -53,22 +185,18 @@ bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, const uint8_t *a
 	g->inv = inv;
 	g->last_x = (float)(gw - 1u);
 	g->last_y = (float)(gh - 1u);
-	uint32_t *start = g->start;
-	memset(start, 0, (cells + 1u) * sizeof(uint32_t));
-	for (uint32_t s = 0; s < slot_count; ++s)
-		if (alive[s])
-			start[orca_cell_of(py[s], min_y, inv, g->last_y) * gw + orca_cell_of(px[s], min_x, inv, g->last_x) +
-			      1u]++;
-	for (uint32_t c = 0; c < cells; ++c)
-		start[c + 1u] += start[c];
-	/* place with start[c] as cell c's cursor; it ends at cell c + 1's start */
-	for (uint32_t s = 0; s < slot_count; ++s)
-		if (alive[s])
-			g->slots[start[orca_cell_of(py[s], min_y, inv, g->last_y) * gw +
-			               orca_cell_of(px[s], min_x, inv, g->last_x)]++] = s;
-	for (uint32_t c = cells; c > 0; --c)
-		start[c] = start[c - 1u];
-	start[0] = 0;
+	j.block_sum = g->counts + (size_t)parts * cells;
+	run(pool, parts, count_task, &j, parts);
+	run(pool, parts, block_sum_task, &j, j.blocks);
+	uint32_t total = 0;
+	for (uint32_t b = 0; b < j.blocks; ++b) {
+		const uint32_t here = j.block_sum[b];
+		j.block_sum[b] = total;
+		total += here;
+	}
+	run(pool, parts, cursor_task, &j, j.blocks);
+	g->start[cells] = total;
+	run(pool, parts, place_task, &j, parts);
 	g->valid = true;
 	return true;
 }
@@ -100,7 +228,8 @@ void orca_query_grid_free(orca_query_grid *g, orca_heap *heap)
 {
 	orca_heap_free(heap, g->start, g->start_cap * sizeof(uint32_t));
 	orca_heap_free(heap, g->slots, g->slots_cap * sizeof(uint32_t));
-	g->start = g->slots = NULL;
-	g->start_cap = g->slots_cap = 0;
+	orca_heap_free(heap, g->counts, g->counts_cap * sizeof(uint32_t));
+	g->start = g->slots = g->counts = NULL;
+	g->start_cap = g->slots_cap = g->counts_cap = 0;
 	g->valid = false;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "memory.h"
+#include "pool.h"
 #include "vec.h"
 
 /* A box query's answer, one agent slot at a time. */
@@ -20,12 +21,16 @@ typedef struct orca_query_grid {
 	uint32_t *slots;  /* live slots by cell, ascending within a cell */
 	uint32_t start_cap, slots_cap, w, h;
 	float ox, oy, inv, last_x, last_y;
+	uint32_t *counts; /* the parallel build's per part and cell cursors: parts * cells */
+	uint32_t counts_cap;
 } orca_query_grid;
 
 /* Build from the slots [0, slot_count) that are alive, at (px, py), unless
- * valid; false: no memory (then the caller scans). */
-bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, const uint8_t *alive, const float *px,
-                           const float *py, uint32_t slot_count, uint32_t live_count);
+ * valid; false: no memory (then the caller scans). In `parts` runs of slots
+ * on the pool (NULL or parts <= 1: on the caller alone); the grid is the
+ * same for any parts. Never from inside a pool job. */
+bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, orca_pool *pool, uint32_t parts, const uint8_t *alive,
+                           const float *px, const float *py, uint32_t slot_count, uint32_t live_count);
 /* Every slot with lo <= (px, py) <= hi, in no particular order. */
 void orca_query_grid_visit(const orca_query_grid *g, const float *px, const float *py, vec2 lo, vec2 hi,
                            orca_visit_fn fn, void *ctx);

@@ -501,7 +501,8 @@ int orca_world_set_avoidance(orca_world *w, orca_avoidance avoidance)
 
 bool orca_world_query_grid_build(struct orca_world *w)
 {
-	return orca_query_grid_build(&w->qgrid, &w->heap, w->alive, w->px, w->py, w->slot_count, w->live_count);
+	return orca_query_grid_build(&w->qgrid, &w->heap, w->pool, (uint32_t)w->worker_count, w->alive, w->px, w->py,
+	                             w->slot_count, w->live_count);
 }
 
 void orca_world_parallel_for(orca_world *w, orca_parallel_fn fn, void *ctx, uint32_t count, uint32_t grain)

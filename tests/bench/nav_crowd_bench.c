@@ -7,16 +7,22 @@
  * a point of its connection's window), then 100 retargets about 20 away per
  * tick (200 connections, 10 agents each per second at 20 Hz). After `warmup`
  * ticks (the server's ramp-up: the first paths come 256 per tick), `ticks`
- * ticks are timed: wall and calling-thread CPU of each update, the world's
- * step untimed. Prints their medians (and the wall time's p90 and max) and a
- * hash of every tick's state hash and events, which must not change with the
- * code's speed. A benchmark, never a pass/fail test. For instruction counts
+ * ticks are timed: wall and calling-thread CPU of each update, and the wall
+ * time of the world's step after it (the tick: update and step). Prints
+ * their medians (and the update's wall p90 and max) and a hash of every
+ * tick's state hash and events, which must not change with the code's speed.
+ * Other crowd sizes from a set-up file written by
+ * tests/data/gen_random_setup.py (targets stay within the crowd's square,
+ * and navigation's bounds hold it). A benchmark, never a pass/fail test. For instruction counts
  * of the timed updates (1 worker: callgrind counts only the thread whose
  * stack holds the toggle):
  *   valgrind --tool=callgrind --toggle-collect='timed_update*' nav_crowd_bench 10000 20 1 100
  *
- *   nav_crowd_bench [agents 50000] [ticks 40] [workers 2] [warmup 200] */
+ *   nav_crowd_bench [agents 50000] [ticks 40] [workers 2] [warmup 200] [setup.csv]
+ *   e.g. python3 tests/data/gen_random_setup.py 100000 /tmp/random100000_setup.csv
+ *        nav_crowd_bench 100000 40 2 200 /tmp/random100000_setup.csv */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,17 +66,29 @@ int main(int argc, char **argv)
 	const int workers = argc > 3 ? atoi(argv[3]) : 2;
 	const int warmup = argc > 4 ? atoi(argv[4]) : 200;
 	if (ticks < 1 || workers < 1 || warmup < 0) {
-		fprintf(stderr, "usage: nav_crowd_bench [agents 50000] [ticks 40] [workers 2] [warmup 200]\n");
+		fprintf(stderr, "usage: nav_crowd_bench [agents 50000] [ticks 40] [workers 2] [warmup 200] [setup.csv]\n");
 		return 2;
 	}
 	char path[1024];
-	snprintf(path, sizeof path, "%s/random%u_setup.csv", CROWD_REF_DIR, n);
+	if (argc > 5)
+		snprintf(path, sizeof path, "%s", argv[5]);
+	else
+		snprintf(path, sizeof path, "%s/random%u_setup.csv", CROWD_REF_DIR, n);
 	scenario sc;
 	char err[512];
 	if (scenario_load(path, &sc, err, sizeof err) != 0) {
-		fprintf(stderr, "nav_crowd_bench: %s (agents: 1000, 10000 or 50000)\n", err);
+		fprintf(stderr, "nav_crowd_bench: %s (agents: 1000, 10000 or 50000, or a set-up file)\n", err);
 		return 1;
 	}
+	if (sc.agent_count < n) {
+		fprintf(stderr, "nav_crowd_bench: %s holds %u agents, not %u\n", path, sc.agent_count, n);
+		return 1;
+	}
+	/* targets within [2, hi]: 898 for the reference crowds (which fit in it),
+	 * the crowd's square for larger ones */
+	float hi = 898.0f;
+	for (uint32_t i = 0; i < n; ++i)
+		hi = fmaxf(hi, fmaxf(sc.start[i].x, sc.start[i].y) + 2.0f);
 	orca_world_def wd = orca_default_world_def();
 	wd.agent_capacity = n + 1;
 	wd.worker_count = workers;
@@ -89,24 +107,27 @@ int main(int argc, char **argv)
 	}
 	orca_nav_def nd = orca_nav_default_def();
 	nd.arrival_distance = 0.5f; /* the server's --nav-arrival-distance */
+	if (hi > 900.0f) /* as server_load.py's --world-bounds */
+		nd.bounds_max = (orca_vec2){hi + 100.0f, hi + 100.0f};
 	orca_nav *nav;
 	if (orca_nav_create(&nd, w, &nav) != ORCA_OK)
 		return 1;
 	for (uint32_t i = 0; i < n; ++i) {
-		const orca_vec2 t = {clampf(sc.start[i].x + frand(-63, 63), 2, 898),
-		                     clampf(sc.start[i].y + frand(-63, 63), 2, 898)};
+		const orca_vec2 t = {clampf(sc.start[i].x + frand(-63, 63), 2, hi),
+		                     clampf(sc.start[i].y + frand(-63, 63), 2, hi)};
 		orca_nav_set_target(nav, ids[i], t);
 	}
 	const float dt = 0.05f;
 	double *wall = malloc((size_t)ticks * sizeof *wall), *cpu = malloc((size_t)ticks * sizeof *cpu);
+	double *step = malloc((size_t)ticks * sizeof *step), *tick = malloc((size_t)ticks * sizeof *tick);
 	uint64_t hash = 14695981039346656037ull, events = 0;
 	uint32_t cursor = 0;
 	for (int t = 0; t < warmup + ticks; ++t) {
 		for (int k = 0; k < 100; ++k, cursor = (cursor + 7919u) % n) {
 			orca_agent_state st;
 			orca_agent_get(w, ids[cursor], &st);
-			const orca_vec2 p = {clampf(st.position.x + frand(-20, 20), 2, 898),
-			                     clampf(st.position.y + frand(-20, 20), 2, 898)};
+			const orca_vec2 p = {clampf(st.position.x + frand(-20, 20), 2, hi),
+			                     clampf(st.position.y + frand(-20, 20), 2, hi)};
 			orca_nav_set_target(nav, ids[cursor], p);
 		}
 		const double w0 = wall_ms(), c0 = thread_cpu_ms();
@@ -126,7 +147,12 @@ int main(int argc, char **argv)
 			hash = fnv(hash, &ev[k].point, sizeof ev[k].point);
 		}
 		events += count;
+		const double s0 = wall_ms();
 		orca_world_step(w, dt);
+		if (t >= warmup) {
+			step[t - warmup] = wall_ms() - s0;
+			tick[t - warmup] = wall[t - warmup] + step[t - warmup];
+		}
 		const uint64_t s = orca_world_state_hash(w);
 		hash = fnv(hash, &s, sizeof s);
 	}
@@ -134,15 +160,17 @@ int main(int argc, char **argv)
 	orca_nav_get_counts(nav, &st);
 	const double wall_median = median(wall, ticks); /* sorts wall */
 	printf("nav_crowd_bench: %u agents, %d workers, %d warm-up + %d timed ticks: navigation update median %.3f ms "
-	       "wall (p90 %.3f, max %.3f), %.3f ms CPU on the calling thread; %" PRIu64 " paths planned, %" PRIu64
-	       " events; hash %016" PRIx64 "\n",
+	       "wall (p90 %.3f, max %.3f), %.3f ms CPU on the calling thread; step median %.3f ms, tick (update + "
+	       "step) median %.3f ms; %" PRIu64 " paths planned, %" PRIu64 " events; hash %016" PRIx64 "\n",
 	       n, workers, warmup, ticks, wall_median, wall[(ticks * 9) / 10], wall[ticks - 1], median(cpu, ticks),
-	       st.paths_planned, events, hash);
+	       median(step, ticks), median(tick, ticks), st.paths_planned, events, hash);
 	orca_nav_destroy(nav);
 	orca_world_destroy(w);
 	free(ids);
 	free(wall);
 	free(cpu);
+	free(step);
+	free(tick);
 	scenario_free(&sc);
 	return 0;
 }

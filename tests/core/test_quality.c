@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../../core/src/query_grid.h"
 #include "quality_scenarios.h"
 #include "scenario.h"
 
@@ -651,6 +652,71 @@ static void test_queries_without_tree(void **state)
 	free(ids);
 }
 
+/* The query grid built in parts on the pool (navigation's update builds it
+ * every tick) is the grid built in one pass: the same cells, origin and
+ * scale, every live slot once, in its own cell, ascending within a cell, for
+ * any number of parts; with dead slots, signed zeros and stacked agents. */
+static void test_query_grid_parts(void **state)
+{
+	(void)state;
+	enum { SLOTS = 40000 };
+	orca_heap heap = orca_heap_make(NULL);
+	orca_pool *pool;
+	assert_int_equal(orca_pool_create(&heap, 3, &pool), ORCA_OK);
+	uint8_t *alive = calloc(SLOTS, 1);
+	float *px = calloc(SLOTS, sizeof *px), *py = calloc(SLOTS, sizeof *py);
+	assert_true(alive && px && py);
+	uint32_t seed = 777u, live = 0;
+	for (uint32_t s = 0; s < SLOTS; ++s) {
+		seed = seed * 1664525u + 1013904223u;
+		alive[s] = (seed >> 28) != 0u; /* about one in 16 dead */
+		px[s] = (float)(seed >> 8 & 4095u) * 0.25f; /* the least x is 0 or -0: the first wins */
+		py[s] = (float)(seed >> 20 & 4095u) * 0.125f - 100.0f;
+		if (s % 101u == 0)
+			px[s] = s % 2u ? 0.0f : -0.0f;
+		if (s % 53u == 0)
+			py[s] = py[s / 2u];
+		live += alive[s];
+	}
+	orca_query_grid one;
+	memset(&one, 0, sizeof one);
+	assert_true(orca_query_grid_build(&one, &heap, NULL, 1, alive, px, py, SLOTS, live));
+	const uint32_t cells = one.w * one.h;
+	assert_true(cells > 1000u);
+	assert_int_equal(one.start[cells], live);
+	uint8_t *seen = calloc(SLOTS, 1);
+	assert_non_null(seen);
+	for (uint32_t c = 0; c < cells; ++c)
+		for (uint32_t k = one.start[c]; k < one.start[c + 1u]; ++k) {
+			const uint32_t s = one.slots[k];
+			assert_true(alive[s] && !seen[s]);
+			seen[s] = 1;
+			assert_true(k == one.start[c] || one.slots[k - 1u] < s);
+			assert_int_equal(orca_cell_of(py[s], one.oy, one.inv, one.last_y) * one.w +
+			                     orca_cell_of(px[s], one.ox, one.inv, one.last_x),
+			                 c);
+		}
+	for (uint32_t parts = 2; parts <= 9; parts += 7) {
+		orca_query_grid g;
+		memset(&g, 0, sizeof g);
+		assert_true(orca_query_grid_build(&g, &heap, pool, parts, alive, px, py, SLOTS, live));
+		assert_int_equal(g.w, one.w);
+		assert_int_equal(g.h, one.h);
+		assert_memory_equal(&g.ox, &one.ox, sizeof g.ox);
+		assert_memory_equal(&g.oy, &one.oy, sizeof g.oy);
+		assert_memory_equal(&g.inv, &one.inv, sizeof g.inv);
+		assert_memory_equal(g.start, one.start, (cells + 1u) * sizeof *g.start);
+		assert_memory_equal(g.slots, one.slots, live * sizeof *g.slots);
+		orca_query_grid_free(&g, &heap);
+	}
+	orca_query_grid_free(&one, &heap);
+	orca_pool_destroy(&heap, pool);
+	free(seen);
+	free(alive);
+	free(px);
+	free(py);
+}
+
 static void test_waypoint_keeps_right_of_way(void **state)
 {
 	(void)state;
@@ -695,6 +761,7 @@ int main(void)
 	    cmocka_unit_test(test_bounds_deterministic),
 	    cmocka_unit_test(test_free_agents_and_weights),
 	    cmocka_unit_test(test_queries_without_tree),
+	    cmocka_unit_test(test_query_grid_parts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,8 +136,10 @@ typedef void (*orca_parallel_fn)(void *ctx, uint32_t begin, uint32_t end, int wo
  * chunk varies from run to run: for results independent of the worker count
  * fn writes only per-item results and per-worker scratch. fn may read the
  * world (orca_agent_get, orca_query_*: they only read here) but must not
- * change it, nor call orca_world_parallel_for. For modules beside the engine
- * (crowd_nav's per-agent update). */
+ * change it, nor call orca_world_parallel_for; except that an item may set
+ * the waypoint (orca_agent_set_waypoint) of an agent that no other item sets
+ * or reads (that writes the agent's own target alone). For modules beside the
+ * engine (crowd_nav's per-agent update). */
 void orca_world_parallel_for(orca_world *world, orca_parallel_fn fn, void *ctx, uint32_t count, uint32_t grain);
 
 /** The world's worker count (orca_world_def.worker_count). */

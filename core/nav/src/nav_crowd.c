@@ -72,25 +72,53 @@ bool nav_grow_hints(orca_nav *nav, uint32_t need)
 }
 
 
-/* Apply what a visit decided beyond its agent (serially, in agent order). */
-static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
+/* A visit's result for its agent alone: what other agents' visits read of
+ * it (done, was_waiting, was_heading: only the next update's visits and this
+ * update's path answers, after the commit) and the engine's waypoint (only
+ * this agent's target). Runs in parallel for the due agents (commit_task). */
+static void commit_own(orca_nav *nav, nav_agent *a, const nav_visit *v)
 {
 	set_done(nav, a, a->phase == ORCA_NAV_DONE);
 	a->was_waiting = a->waiting;
 	a->was_heading = a->heading;
+	if (v->set_steer)
+		orca_agent_set_waypoint(nav->world, a->id, a->steer);
+}
+
+/* Whether commit_shared has anything to do for v. */
+static bool visit_shared(const nav_visit *v)
+{
+	bool any = v->enqueue || v->event_count > 0 || v->make_way;
+	for (int r = 0; r < ORCA_NAV_REPLAN_REASONS; ++r)
+		any = any || v->replans[r] > 0;
+	return any;
+}
+
+/* What a visit decided beyond its agent: counters, the path queue, events,
+ * agents asked to make way (serially, in agent order). make_way sets the
+ * waypoint of the agents it moves: after their own commit_own, as when one
+ * commit did both in agent order (a moved agent's steer is then where it
+ * moves it, and it is the engine's waypoint either way). */
+static void commit_shared(orca_nav *nav, nav_agent *a, const nav_visit *v)
+{
 	for (int r = 0; r < ORCA_NAV_REPLAN_REASONS; ++r)
 		nav->replans[r] += v->replans[r];
 	if (v->enqueue && !queue_push(nav, a->id))
 		a->queued = false; /* out of memory: asked again at a later visit */
 	for (uint8_t k = 0; k < v->event_count; ++k)
 		nav_emit(nav, a, v->kinds[k], v->points[k]);
-	if (v->set_steer)
-		orca_agent_set_waypoint(nav->world, a->id, a->steer);
 	orca_agent_state st;
 	if (v->make_way && v->way_found)
 		nav_make_way_found(nav, a, NULL, &nav->way_lists[v->way_worker].items[v->way_begin], v->way_count);
 	else if (v->make_way && orca_agent_get(nav->world, a->id, &st) == ORCA_OK)
 		nav_make_way(nav, a, &st);
+}
+
+/* Apply all a visit decided (one agent's: plan). */
+static void commit_visit(orca_nav *nav, nav_agent *a, const nav_visit *v)
+{
+	commit_own(nav, a, v);
+	commit_shared(nav, a, v);
 }
 
 int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
@@ -486,6 +514,24 @@ static void visit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	}
 }
 
+/* The commit's part for each visited agent alone (commit_own), in parallel;
+ * marks the visits whose commit_shared (or drop) must follow in agent order
+ * (visited 2). */
+static void commit_task(void *ctx, uint32_t begin, uint32_t end, int worker)
+{
+	(void)worker;
+	orca_nav *nav = ctx;
+	for (uint32_t i = begin; i < end; ++i) {
+		if (!nav->visited[i])
+			continue;
+		const nav_visit *v = &nav->visits[i];
+		if (!v->drop)
+			commit_own(nav, &nav->agents[i], v);
+		if (v->drop || visit_shared(v))
+			nav->visited[i] = 2;
+	}
+}
+
 static void find_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	orca_nav *nav = ctx;
@@ -616,18 +662,21 @@ int orca_nav_update(orca_nav *nav, float dt)
 	nav->visit_dt = dt;
 	nav->visit_mesh_changed = mesh_changed;
 	orca_world_parallel_for(nav->world, visit_task, nav, nav->agent_count, 64);
+	/* The commit: each agent's own part in parallel, then what reaches
+	 * beyond it in agent order (few: events, path requests, make_way). */
+	orca_world_parallel_for(nav->world, commit_task, nav, nav->agent_count, 1024);
 	uint32_t drops = 0;
 	for (uint32_t i = 0; i < nav->agent_count; ++i) {
-		if (!nav->visited[i])
+		if (nav->visited[i] != 2)
 			continue;
 		const nav_visit *v = &nav->visits[i];
 		drops += v->drop;
 		if (!v->drop)
-			commit_visit(nav, &nav->agents[i], v);
+			commit_shared(nav, &nav->agents[i], v);
 	}
 	/* from the last: a dropped entry's place is taken by the last one, kept */
 	for (uint32_t i = nav->agent_count; drops > 0 && i-- > 0;)
-		if (nav->visited[i] && nav->visits[i].drop) {
+		if (nav->visited[i] == 2 && nav->visits[i].drop) {
 			drop_agent(nav, i);
 			--drops;
 		}
