@@ -21,6 +21,15 @@ the script exits 1 unless the hashes are equal, recovery started from the
 newest complete checkpoint of the copy, and T - C is at most the cadence's
 ticks. No wall-clock figure is asserted.
 
+With --tick-cost-pairs N it measures instead what checkpoints cost the tick:
+N interleaved pairs of runs without checkpoints (after tick 0's) and with
+them, each --run-seconds long, and prints the tick-trace p50 / p99 / max and
+the copy at the tick boundary (crowd_storage_checkpoint_copy_seconds).
+
+With --reference-server/--reference-replay (a build of the code before
+--checkpoint-seconds) each size runs first with it, at its default cadence,
+then with this build: the pairs are interleaved.
+
 Wall-clock figures depend on the machine's load: it prints the load average.
 """
 import argparse
@@ -29,6 +38,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -119,15 +129,18 @@ def replay_hash(replay, data, tick, workers):
     return int(m.group(1)), m.group(2)
 
 
-def one(a, n, work):
-    data = os.path.join(work, "data-%d" % n)
-    killed = os.path.join(work, "killed-%d" % n)
+def one(a, n, work, reference=False):
+    server, replay = (a.reference_server, a.reference_replay) if reference else (a.server, a.replay)
+    tag = "%d%s" % (n, "-reference" if reference else "")
+    data = os.path.join(work, "data-" + tag)
+    killed = os.path.join(work, "killed-" + tag)
     shutil.rmtree(data, ignore_errors=True)
     shutil.rmtree(killed, ignore_errors=True)
     args = ["--demo", "--demo-agents", str(n), "--max-agents", str(n + 1000), "--tick-rate", str(a.tick_rate),
-            "--data-dir", data, "--checkpoint-seconds", str(a.checkpoint_seconds), "--fsync", a.fsync,
-            "--log-level", "info"] + a.server_arg
-    srv = Server(a.server, args, os.path.join(work, "first-%d" % n))
+            "--data-dir", data, "--fsync", a.fsync, "--log-level", "info"] + a.server_arg
+    if not reference:  # the reference is the code before --checkpoint-seconds, with its default cadence
+        args += ["--checkpoint-seconds", str(a.checkpoint_seconds)]
+    srv = Server(server, args, os.path.join(work, "first-" + tag))
     srv.wait_listening(900)
     if a.check:
         # half a cadence after the checkpoint: recovery has ticks to replay
@@ -143,16 +156,22 @@ def one(a, n, work):
     srv.proc.wait()
     ckpt_bytes = os.path.getsize(os.path.join(killed, "checkpoint-%020d.ckpt" % files(killed, "checkpoint-", ".ckpt")[-1]))
     load = os.getloadavg()[0]
-    again = Server(a.server, args, os.path.join(work, "second-%d" % n))
+    again = Server(server, args, os.path.join(work, "second-" + tag))
     again.wait_listening(900)
     again.stop()
     if not again.recovered:
         raise RuntimeError("no `recovered` line; see %s.err" % again.log)
     tick, agents, rec_hash, from_ckpt = again.recovered
-    r_tick, r_hash = replay_hash(a.replay, killed, tick, a.replay_workers)
+    r_tick, r_hash = replay_hash(replay, killed, tick, a.replay_workers)
     cadence = math.ceil(a.checkpoint_seconds * a.tick_rate) + 1
     complete = [t for t in files(killed, "checkpoint-", ".ckpt") if t <= tick]
     segments = files(killed, "journal-", ".log")
+    if reference:
+        print("  %6d agents, reference: recovered tick %d %.2f s after exec, listening after %.2f s; %d ticks replayed "
+              "from the checkpoint of tick %d (its default cadence); crowd-replay: %s; load average %.1f"
+              % (n, tick, again.t_recovered, again.t_listening, tick - from_ckpt, from_ckpt,
+                 "equal" if (r_tick, r_hash) == (tick, rec_hash) else "DIFFERENT", load), flush=True)
+        return [] if (r_tick, r_hash) == (tick, rec_hash) else ["reference: the recovered state differs"]
     print("  %6d agents: recovered tick %d (%d agents) %.2f s after exec, listening after %.2f s; %d ticks replayed "
           "from the checkpoint of tick %d (cadence %g s = %d ticks at %d Hz); checkpoint %.1f MB; "
           "crowd-replay --workers %d: tick %d state_hash %s, recovered %s: %s; load average %.1f"
@@ -170,9 +189,54 @@ def one(a, n, work):
         failures.append("%d ticks replayed, more than the cadence's %d" % (tick - from_ckpt, cadence))
     elif newer:
         print("    (a checkpoint of tick %d was being written at the kill: replayed from the one before)" % newer[-1])
-    if killed_tick is not None and tick < killed_tick:
-        failures.append("recovered tick %d is before tick %d the server had reached" % (tick, killed_tick))
+    if killed_tick is not None:
+        # a tick's hash record goes out with the next tick's batch, and with everysec a kill loses what the
+        # writer had not written yet: the recovered tick may be a little before the one /metrics showed
+        print("    (/metrics showed tick %d just before the kill)" % killed_tick)
     return failures
+
+
+def percentile(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(math.ceil(q * len(xs))) - 1)] if xs else float("nan")
+
+
+def tick_cost(a, work):
+    """What checkpoints cost the tick: runs with and without them, interleaved."""
+    n = int(a.agents.split(",")[0])
+    print("tick cost of checkpoints at %d agents: %d interleaved pairs of %g s, --checkpoint-seconds %g vs none "
+          "(--checkpoint-every 1e9)" % (n, a.tick_cost_pairs, a.run_seconds, a.checkpoint_seconds), flush=True)
+    rows = {"none": [], "checkpoints": []}
+    for i in range(a.tick_cost_pairs):
+        for mode in ("none", "checkpoints"):
+            data = os.path.join(work, "cost-%s-%d" % (mode, i))
+            shutil.rmtree(data, ignore_errors=True)
+            trace = data + ".trace"
+            cadence = (["--checkpoint-seconds", str(a.checkpoint_seconds)] if mode == "checkpoints"
+                       else ["--checkpoint-every", "1000000000"])
+            args = ["--demo", "--demo-agents", str(n), "--max-agents", str(n + 1000), "--tick-rate",
+                    str(a.tick_rate), "--data-dir", data, "--fsync", a.fsync, "--tick-trace", trace,
+                    "--log-level", "warn"] + cadence + a.server_arg
+            srv = Server(a.server, args, data)
+            srv.wait_listening(900)
+            time.sleep(a.run_seconds)  # a bench: the run's length is the figure's condition
+            copy_ms = (metric(srv.ports["http"], "crowd_storage_checkpoint_copy_seconds") or 0) * 1e3
+            cks = metric(srv.ports["http"], "crowd_storage_checkpoints_total") or 0
+            skipped = metric(srv.ports["http"], "crowd_tick_periods_skipped_total")
+            srv.stop()
+            with open(trace) as f:
+                totals = [float(line.split()[1]) / 1e3 for line in f.readlines()[1:] if line.strip()]
+            totals = totals[10:]  # the first ticks fill the world's arrays
+            r = (percentile(totals, 0.5), percentile(totals, 0.99), max(totals), len(totals), cks, copy_ms)
+            rows[mode].append(r)
+            print("  pair %d %-11s tick p50 %.1f ms p99 %.1f ms max %.1f ms over %d ticks; %d checkpoints, the "
+                  "last copied in %.1f ms at the tick boundary; periods skipped %s; load average %.1f"
+                  % ((i + 1, mode) + r + (skipped, os.getloadavg()[0])), flush=True)
+            shutil.rmtree(data, ignore_errors=True)
+    for mode in rows:
+        print("  median of %-11s tick p99 %.1f ms, p50 %.1f ms" % (mode, statistics.median(r[1] for r in rows[mode]),
+                                                                statistics.median(r[0] for r in rows[mode])))
+    return 0
 
 
 def main():
@@ -189,6 +253,11 @@ def main():
     p.add_argument("--kill-after-checkpoints", type=int, default=2)
     p.add_argument("--replay-workers", type=int, default=1)
     p.add_argument("--server-arg", action="append", default=[], help="one more crowd-server argument")
+    p.add_argument("--reference-server", help="crowd-server before --checkpoint-seconds: run first at each size")
+    p.add_argument("--reference-replay", help="its crowd-replay")
+    p.add_argument("--tick-cost-pairs", type=int, default=0,
+                   help="instead: what checkpoints cost the tick (tick-trace p50/p99), N interleaved pairs of "
+                        "--run-seconds at the first --agents size, without and with checkpoints")
     p.add_argument("--work", default=None)
     a = p.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="crowd-recovery-bench-")
@@ -197,8 +266,12 @@ def main():
           "%.1f before" % (a.tick_rate, a.checkpoint_seconds, a.fsync,
                            "kill after %d checkpoints" % a.kill_after_checkpoints if a.check
                            else "SIGKILL after %g s" % a.run_seconds, os.cpu_count(), os.getloadavg()[0]), flush=True)
+    if a.tick_cost_pairs:
+        return tick_cost(a, work)
     failures = []
     for n in [int(x) for x in a.agents.split(",")]:
+        if a.reference_server:  # interleaved: the code before this change, then this one, at each size
+            failures += one(a, n, work, reference=True)
         failures += one(a, n, work)
     for f in failures:
         print("FAIL: " + f)
