@@ -251,8 +251,15 @@ static const config_option option_table[] = {
      OFF(data_dir), 0, 0, NULL},
     {"fsync", "persistence", "MODE", "always", "when the journal reaches the disk (Redis's appendfsync)",
      config_set_enum, OFF(fsync_mode), 0, 0, &config_fsync_enum},
-    {"checkpoint-every", "persistence", "TICKS", "3000", "ticks between checkpoints of the whole world",
-     config_set_u32, OFF(checkpoint_every), 1, 1e9, NULL},
+    {"checkpoint-every", "persistence", "TICKS", "0",
+     "ticks between checkpoints of the whole world, instead of --checkpoint-seconds (0: by time)", config_set_u32,
+     OFF(checkpoint_every), 0, 1e9, NULL},
+    {"checkpoint-seconds", "persistence", "S", "2",
+     "seconds of running between checkpoints of the whole world: recovery replays at most about this long",
+     config_set_double, OFF(checkpoint_seconds), 0.05, 86400, NULL},
+    {"recovery-workers", "persistence", "N", "cores",
+     "threads that replay the journal at start-up: 1 to 256, or `cores` (results are identical for any N)",
+     set_workers, OFF(recovery_workers), 1, 256, NULL},
     {"keep-checkpoints", "persistence", "N", "2", "checkpoints kept (older ones and their journal are deleted)",
      config_set_u32, OFF(keep_checkpoints), 1, 1000, NULL},
     {"start-at-tick", "persistence", "T", "-1",
@@ -588,7 +595,8 @@ static int set_workers(server_config *cfg, const config_option *opt, const char 
 {
 	if (strcmp(value, "cores") == 0) {
 		unsigned cores = uv_available_parallelism();
-		cfg->workers = cores < 1 ? 1 : cores > (unsigned)opt->max ? (uint32_t)opt->max : (uint32_t)cores;
+		*(uint32_t *)field(cfg, opt) =
+		    cores < 1 ? 1 : cores > (unsigned)opt->max ? (uint32_t)opt->max : (uint32_t)cores;
 		return 0;
 	}
 	return config_set_u32(cfg, opt, value, err, errlen);

@@ -121,7 +121,9 @@ typedef struct server_config {
 	/* persistence (server/storage): journal, checkpoints, recovery */
 	char data_dir[1024];         /* empty: nothing is persisted */
 	int fsync_mode;              /* config_fsync_mode */
-	uint32_t checkpoint_every;   /* ticks */
+	uint32_t checkpoint_every;   /* ticks; 0: every checkpoint_seconds */
+	double checkpoint_seconds;   /* wall time between checkpoints (with checkpoint_every 0) */
+	uint32_t recovery_workers;   /* threads of the replay at start-up */
 	uint32_t keep_checkpoints;
 	int64_t start_at_tick;       /* -1: serve from the end of the journal */
 	char storage_fail_file[1024]; /* tests: while this file exists, journal writes fail (EIO) */

@@ -73,6 +73,14 @@ int sim_create(const server_config *cfg, sim **out) {
 	return 0;
 }
 
+int sim_set_settings(sim *s, const server_config *cfg) {
+	uint32_t *scratch = realloc(s->ids_scratch, sizeof *scratch * (cfg->max_batch + 1));
+	if (!scratch) return -1;
+	s->ids_scratch = scratch;
+	s->cfg = cfg;
+	return 0;
+}
+
 int sim_start_navigation(sim *s) {
 	if (!s->cfg->nav_enabled || s->nav) return 0;
 	s->nav = navigation_create(s->world, s->cfg);

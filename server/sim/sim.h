@@ -43,6 +43,11 @@ int sim_world_create(const server_config *cfg, orca_world **out);
 int sim_create(const server_config *cfg, sim **out);
 void sim_destroy(sim *s);
 
+/** Run s by other settings from now on (recovery hands the sim it replayed
+ * by the recorded settings to the server, whose settings make the same world
+ * and navigation: the caller checks that). 0, or -1 when out of memory (s unchanged). */
+int sim_set_settings(sim *s, const server_config *cfg);
+
 /** With navigation configured and not built yet: the mesh over the world as
  * it is now (demo obstacles included). 0, or -1 (logged). */
 int sim_start_navigation(sim *s);

@@ -242,10 +242,9 @@ static apply_status apply_record(replay_world *rw, sim *target, const uint8_t *m
 }
 
 uint32_t replay_apply_pending(const replay_world *rw, sim *target, const uint8_t *file, size_t begin, size_t end) {
-	/* the recorded settings and scratch over the target's world and navigation; no demo update */
+	/* the recorded settings over the target's world and navigation; no demo update */
 	sim view = *target;
-	view.cfg = rw->sim->cfg;
-	view.ids_scratch = rw->sim->ids_scratch;
+	view.cfg = &rw->cfg;
 	view.demo = NULL;
 	uint32_t n = 0;
 	size_t pos = begin;

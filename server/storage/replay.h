@@ -71,8 +71,9 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
                    replay_result *res, char *err, size_t errlen);
 
 /** Apply the command records of data[begin, end) (a segment's unfinished
- * tick) to `target` (recovery: the server's new sim) without stepping, by
- * rw's recorded settings. Returns how many were applied. */
+ * tick) to `target` (recovery: the server's new sim, which may be rw's own
+ * sim handed over) without stepping, by rw's recorded settings (rw->cfg).
+ * Returns how many were applied. */
 uint32_t replay_apply_pending(const replay_world *rw, sim *target, const uint8_t *file, size_t begin, size_t end);
 
 #endif

@@ -71,6 +71,7 @@ struct storage {
 	replay_identity *clients;
 	uint32_t client_count, client_cap;
 	bool checkpoint_in_flight;
+	uint64_t checkpoint_ns; /* when the newest checkpoint was copied (--checkpoint-seconds counts from it) */
 	uint32_t quiet_ticks; /* after a recovery: ticks that apply no new command */
 	double copy_seconds;
 	uint64_t refused;
@@ -655,6 +656,7 @@ static void start_checkpoint(storage *st, const sim *sm, uint64_t state_hash) {
 		j->client_count = st->client_count;
 	}
 	st->copy_seconds = (double)(now_ns() - t0) * 1e-9;
+	st->checkpoint_ns = t0;
 	j->kind = JOB_CHECKPOINT;
 	j->hash = state_hash;
 	sim_config_of(st->cfg, sm->demo != NULL, &j->config);
@@ -671,16 +673,25 @@ void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_
 	rec.tick_end.state_hash = state_hash;
 	rec.tick_end.agents = agents;
 	append(st, &rec);
-	if (tick % st->cfg->checkpoint_every == 0 && st->available_seen) {
+	if (!st->available_seen) return;
+	const uint32_t every = st->cfg->checkpoint_every;
+	if (every) {
+		if (tick % every != 0) return;
 		if (st->checkpoint_in_flight) { /* said, so that a missing checkpoint is never a mystery */
 			log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the one before is still being written; "
 			         "the next one is due at tick %" PRIu64,
-			         tick, tick + st->cfg->checkpoint_every);
+			         tick, tick + every);
 			return;
 		}
-		storage_commit(st); /* the segment ends exactly at this tick */
-		start_checkpoint(st, sm, state_hash);
+	} else {
+		/* by wall time: replaying a tick costs about what running it did, so recovery
+		 * replays about --checkpoint-seconds whatever the tick rate or the load */
+		const uint64_t period_ns = (uint64_t)(st->cfg->checkpoint_seconds * 1e9);
+		if (now_ns() - st->checkpoint_ns < period_ns) return;
+		if (st->checkpoint_in_flight) return; /* due: the first tick after the one before is written */
 	}
+	storage_commit(st); /* the segment ends exactly at this tick */
+	start_checkpoint(st, sm, state_hash);
 }
 
 bool storage_quiet_tick(storage *st) {
@@ -894,7 +905,7 @@ static int load_newest_checkpoint(storage *st, replay_world *rw, int64_t stop_at
 			log_warn("storage: cannot read %s: %s", path, strerror(errno));
 			continue;
 		}
-		int r = replay_load_checkpoint(rw, file, len, (int)st->cfg->workers, err, sizeof err);
+		int r = replay_load_checkpoint(rw, file, len, (int)st->cfg->recovery_workers, err, sizeof err);
 		free(file);
 		if (r == 0) {
 			log_info("storage: checkpoint %s: tick %" PRIu64 ", %u agents", path, rw->tick,
@@ -908,8 +919,38 @@ static int load_newest_checkpoint(storage *st, replay_world *rw, int64_t stop_at
 	return rc;
 }
 
-/* The recovered sim, remade by the server's own settings and world definition. */
+/* True when the server's settings make the world and navigation the replay
+ * made by the recorded ones (the usual restart): the replayed sim can then be
+ * run as it is, with no copy and no second navigation mesh. */
+static bool same_sim(const server_config *cfg, const replay_world *rw) {
+	const server_config *r = &rw->cfg;
+	if (orca_world_worker_count(rw->sim->world) != (int)cfg->workers || cfg->world_alloc_fail_file[0] ||
+	    cfg->max_agents != r->max_agents || cfg->nav_enabled != r->nav_enabled)
+		return false;
+	if (!cfg->nav_enabled) return true;
+	return cfg->world_min_x == r->world_min_x && cfg->world_min_y == r->world_min_y &&
+	       cfg->world_max_x == r->world_max_x && cfg->world_max_y == r->world_max_y &&
+	       cfg->nav_agent_radius == r->nav_agent_radius && cfg->nav_cell_size == r->nav_cell_size &&
+	       cfg->nav_tile_budget == r->nav_tile_budget && cfg->nav_path_budget == r->nav_path_budget &&
+	       cfg->nav_stuck_seconds == r->nav_stuck_seconds && cfg->nav_arrival_distance == r->nav_arrival_distance;
+}
+
+/* The recovered sim, run by the server's own settings: rw's own sim when they
+ * make the same one (rw gives it up), else remade by them (its world
+ * definition, its navigation mesh). */
 static int adopt(storage *st, replay_world *rw, sim **out) {
+	if (same_sim(st->cfg, rw)) {
+		if (sim_set_settings(rw->sim, st->cfg) != 0) {
+			log_error("storage: cannot take the recovered world: out of memory");
+			return -1;
+		}
+		*out = rw->sim;
+		rw->sim = NULL;
+		for (uint32_t i = 0; i < rw->client_count; i++) add_identity(st, &rw->clients[i]);
+		return 0;
+	}
+	log_info("storage: the recovered world is remade by this server's settings (workers, agent limit or "
+	         "navigation differ from the recording's)");
 	sim_image img;
 	char err[200];
 	const sim_load_options opt = {.nav_state_optional = true}; /* a navigation state that does not load: walk straight */
@@ -988,11 +1029,13 @@ static int recover(storage *st, int64_t stop_at, storage_recovery *out) {
 		          st->dir, stop_at >= 0 ? " at or before --start-at-tick" : "");
 		return -1;
 	}
-	const uint64_t checkpoint_tick = rw.tick;
+	const uint64_t checkpoint_tick = rw.tick, t0 = now_ns();
 	uint8_t *last = NULL;
 	size_t last_len = 0;
 	replay_result res;
 	replay_journal(st, &rw, stop_at, &last, &last_len, &res);
+	log_info("storage: %" PRIu64 " tick(s) after the checkpoint replayed in %.3f s with %d worker(s)",
+	         rw.tick - checkpoint_tick, (double)(now_ns() - t0) * 1e-9, orca_world_worker_count(rw.sim->world));
 	const uint64_t tick = rw.tick, hash = rw.state_hash;
 	const uint32_t agents = orca_world_agent_count(rw.sim->world);
 	if (adopt(st, &rw, &out->sim) != 0) {
@@ -1084,13 +1127,19 @@ int storage_open(const server_config *cfg, uv_loop_t *loop, const sim *current, 
 		st->fd = fd;
 		st->segment_tick = tick;
 		st->synced_offset = size;
-		log_info("storage: new journal in %s (fsync %s, a checkpoint every %u ticks, %u kept)", st->dir,
+		char cadence[64];
+		if (cfg->checkpoint_every)
+			snprintf(cadence, sizeof cadence, "%u ticks", cfg->checkpoint_every);
+		else
+			snprintf(cadence, sizeof cadence, "%g s", cfg->checkpoint_seconds);
+		log_info("storage: new journal in %s (fsync %s, a checkpoint every %s, %u kept)", st->dir,
 		         st->mode == CONFIG_FSYNC_ALWAYS ? "always" : st->mode == CONFIG_FSYNC_EVERYSEC ? "everysec" : "no",
-		         cfg->checkpoint_every, cfg->keep_checkpoints);
+		         cadence, cfg->keep_checkpoints);
 	} else if (recover(st, cfg->start_at_tick, recovered) != 0) {
 		return -1;
 	}
 	if (recovered->sim) st->tick = orca_world_step_count(recovered->sim->world);
+	st->checkpoint_ns = now_ns(); /* tick 0's or the recovered tick's checkpoint was just written */
 	if (!st->recording) return 0;
 	if (uv_async_init(loop, &st->async, on_progress) != 0) return -1;
 	st->async.data = st;
