@@ -131,6 +131,28 @@ int server_add_extension(server *srv, const server_extension *ext) {
 	return 0;
 }
 
+/* One world, "default", until the server holds many. */
+uint32_t server_world_count(const server *srv) {
+	(void)srv;
+	return 1;
+}
+
+uint32_t server_world_capacity(const server *srv) {
+	(void)srv;
+	return 1;
+}
+
+const char *server_world_name(const server *srv, uint32_t i) {
+	(void)srv;
+	return i == 0 ? "default" : NULL;
+}
+
+void server_worlds_changed(server *srv) {
+	for (int i = 0; i < srv->extension_count; i++)
+		if (srv->extensions[i].on_worlds_changed != NULL)
+			srv->extensions[i].on_worlds_changed(srv, srv->extensions[i].state);
+}
+
 /* ------------------------------------------------------------------ commands */
 
 static uint32_t owners_owned(void *user, uint32_t client_id) {

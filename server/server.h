@@ -44,6 +44,8 @@ typedef struct server_extension {
 	void (*drain)(server *srv, void *state);
 	/** The server is closing its last handles: close yours (free in their close callbacks). May be NULL. */
 	void (*stop)(server *srv, void *state);
+	/** A world opened or closed (server_world_count and the names changed). May be NULL. */
+	void (*on_worlds_changed)(server *srv, void *state);
 } server_extension;
 
 #define SERVER_MAX_EXTENSIONS 8
@@ -131,5 +133,13 @@ int server_run_headless(const server_config *cfg);
 void server_apply_commands(server *srv);
 /** uv_hrtime(): monotonic nanoseconds. */
 uint64_t server_now_ns(void);
+
+/** Worlds open now (the default world counts), the most the server may hold
+ * (--max-worlds), and the name of open world i < server_world_count (NULL past it). */
+uint32_t server_world_count(const server *srv);
+uint32_t server_world_capacity(const server *srv);
+const char *server_world_name(const server *srv, uint32_t i);
+/** Tell every extension's on_worlds_changed hook that a world opened or closed. */
+void server_worlds_changed(server *srv);
 
 #endif
