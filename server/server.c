@@ -73,12 +73,64 @@ static bool host_new_identity(void *user, const session *s, uint32_t role, char 
 	return storage_new_identity(((server *)user)->storage, s->client_id, role, key_out);
 }
 
+static crowd_v1_ErrorCode host_enter_world(void *user, session *s, const char *name) {
+	if (strcmp(name, CROWD_DEFAULT_WORLD) != 0) return crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD;
+	s->world = user;
+	snprintf(s->world_name, sizeof s->world_name, "%s", name);
+	return crowd_v1_ErrorCode_ERROR_NONE;
+}
+
+static const server_config *host_world_config(void *user, const session *s) {
+	(void)s;
+	return ((const server *)user)->cfg;
+}
+
+static void host_create_world(void *user, session *s, uint32_t request_id, const crowd_v1_CreateWorld *m) {
+	(void)user;
+	if (strcmp(m->name, CROWD_DEFAULT_WORLD) == 0)
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_WORLD_EXISTS, 0, "the world is open already");
+	else
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_LIMIT_WORLDS, 0, "this server holds one world");
+}
+
+static void host_close_world(void *user, session *s, uint32_t request_id, const crowd_v1_CloseWorld *m) {
+	(void)user;
+	if (strcmp(m->name, CROWD_DEFAULT_WORLD) == 0)
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_WORLD_FORBIDDEN, 0,
+		                   "the default world never closes");
+	else
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD, 0, "no open world of that name");
+}
+
+static void host_list_worlds(void *user, session *s, uint32_t request_id) {
+	server *srv = user;
+	crowd_v1_WorldInfo info = crowd_v1_WorldInfo_init_zero;
+	snprintf(info.name, sizeof info.name, "%s", CROWD_DEFAULT_WORLD);
+	info.agents = srv->status.agents;
+	info.clients = srv->host.sessions.count;
+	info.tick_rate = srv->cfg->tick_rate_hz;
+	info.tick = srv->status.tick;
+	info.persisted = srv->storage != NULL;
+	crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
+	msg.which_msg = crowd_v1_ServerMessage_world_list_tag;
+	msg.msg.world_list.request_id = request_id;
+	msg.msg.world_list.worlds = &info;
+	msg.msg.world_list.worlds_count = 1;
+	msg.msg.world_list.max_worlds = srv->cfg->max_worlds;
+	session_send(s, &msg);
+}
+
 static const session_host_ops host_ops = {
     .new_client_id = host_new_client_id,
     .enqueue = host_enqueue,
     .tick = host_tick,
     .find_identity = host_find_identity,
     .new_identity = host_new_identity,
+    .enter_world = host_enter_world,
+    .world_config = host_world_config,
+    .create_world = host_create_world,
+    .close_world = host_close_world,
+    .list_worlds = host_list_worlds,
 };
 
 int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {

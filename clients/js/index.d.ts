@@ -13,6 +13,8 @@ export declare const ErrorCode: Readonly<{
   ERROR_LIMIT_AGENTS_WORLD: 13; ERROR_LIMIT_AGENTS_CONNECTION: 14; ERROR_LIMIT_BATCH: 15; ERROR_RATE_LIMITED: 16;
   ERROR_BAD_POLYGON: 17; ERROR_ALREADY_HELLO: 18; ERROR_SLOW_CONSUMER: 19; ERROR_SHUTTING_DOWN: 20;
   ERROR_SERVER_FULL: 21; ERROR_INTERNAL: 22; ERROR_STORAGE_UNAVAILABLE: 23; ERROR_LIMIT_COST: 27;
+  ERROR_WORLD_EXISTS: 28; ERROR_BAD_WORLD_NAME: 29; ERROR_BAD_WORLD_SETTINGS: 30; ERROR_LIMIT_WORLDS: 31;
+  ERROR_WORLD_FORBIDDEN: 32; ERROR_NO_SUCH_WORLD: 33; ERROR_WORLD_CLOSED: 34;
 }>;
 /** A crowd.v1 ErrorCode value (a newer server may send others: CrowdError.code is a number). */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -24,6 +26,8 @@ export declare const AgentEventKind: Readonly<{
   AGENT_EVENT_UNSPECIFIED: 0; AGENT_EVENT_ARRIVED: 1; AGENT_EVENT_UNREACHABLE: 2; AGENT_EVENT_STUCK: 3;
 }>;
 export type AgentEventKind = (typeof AgentEventKind)[keyof typeof AgentEventKind];
+export declare const Avoidance: Readonly<{ AVOIDANCE_DEFAULT: 0; AVOIDANCE_QUALITY: 1; AVOIDANCE_REFERENCE: 2 }>;
+export type Avoidance = (typeof Avoidance)[keyof typeof Avoidance];
 
 export interface Vec2 { x: number; y: number }
 export interface Rect { minX: number; minY: number; maxX: number; maxY: number }

@@ -225,8 +225,8 @@ static void test_garbage(void **state) {
 	/* an empty message decodes, but has no oneof case */
 	session_on_message(c->s, garbage, 0);
 	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
-	/* unknown field number 15 (a newer client's message) is also unknown here */
-	const uint8_t unknown[] = {0x08, 0x05, 0x7a, 0x00};
+	/* unknown field number 20 (a newer client's message) is also unknown here */
+	const uint8_t unknown[] = {0x08, 0x05, 0xa2, 0x01, 0x00};
 	session_on_message(c->s, unknown, sizeof unknown);
 	expect_error(c, 5, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
 	assert_false(c->closed);
