@@ -190,8 +190,7 @@ uint32_t server_world_count(const server *srv) {
 }
 
 uint32_t server_world_capacity(const server *srv) {
-	(void)srv;
-	return 1;
+	return srv->cfg->max_worlds;
 }
 
 const char *server_world_name(const server *srv, uint32_t i) {

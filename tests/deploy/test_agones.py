@@ -167,12 +167,6 @@ class Conn:
         self.sock.close()
 
 
-def server_option(name):
-    """True when crowd-server --help lists --NAME (options another change adds)."""
-    out = subprocess.run([ARGS.server, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
-    return re.search(r"--%s\b" % re.escape(name), out) is not None
-
-
 class RoomsTest(unittest.TestCase):
     """The GameServer's Counter "rooms" (count = worlds open, capacity = --max-worlds)
     and List "worlds" (their names), kept by crowd-server through the sidecar."""
@@ -182,9 +176,8 @@ class RoomsTest(unittest.TestCase):
             self.skipTest("only crowd-server holds worlds")
 
     def start(self, sidecar_port):
-        self.max_worlds = 4 if server_option("max-worlds") else 1  # a one-world server holds one
-        extra = ("--max-worlds", str(self.max_worlds)) if self.max_worlds > 1 else ()
-        return Server(ARGS.server, sidecar_port, extra)
+        self.max_worlds = 4
+        return Server(ARGS.server, sidecar_port, ("--max-worlds", str(self.max_worlds)))
 
     def test_counter_and_list_at_start(self):
         sidecar = FakeSidecar(0, "ok").start()
