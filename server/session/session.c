@@ -758,6 +758,7 @@ void session_on_closed(session *s, disconnect_reason reason) {
 			host->ops->enqueue(host->user, s, c);
 		}
 	}
+	host->ops->leave_world(host->user, s);
 	crowd_view_free(&s->baseline);
 	free(s);
 }

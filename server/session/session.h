@@ -56,6 +56,8 @@ typedef struct session_host_ops {
 	 * agents and has nothing queued): s->world is set. ERROR_NONE, or
 	 * ERROR_NO_SUCH_WORLD with nothing changed. */
 	crowd_v1_ErrorCode (*enter_world)(void *user, session *s, const char *name);
+	/** s is gone (closed): it leaves its world. */
+	void (*leave_world)(void *user, session *s);
 	/** The settings s's world runs by (Welcome: tick rate, bounds). */
 	const server_config *(*world_config)(void *user, const session *s);
 	/** CreateWorld, CloseWorld, ListWorlds (fields checked already): answer s. */
