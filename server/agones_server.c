@@ -1,9 +1,11 @@
 /* agones_server.c — glue between crowd-server and the Agones SDK client: the
  * extension's start/drain/stop hooks, Ready deferred to the loop's first turn
- * (after every extension's listener is up), and the client's log on the server's. */
+ * (after every extension's listener is up), the worlds the server holds as the
+ * GameServer's Counter "rooms" and List "worlds", and the client's log on the server's. */
 #include "agones_server.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agones.h"
@@ -30,6 +32,31 @@ static void on_client_log(void *ctx, crowd_agones_log_level level, const char *l
 	(void)ctx;
 	static const log_level levels[] = {LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR};
 	log_write(levels[level], "agones: %s", line);
+}
+
+/* Counter "rooms": count = worlds open, capacity = --max-worlds; List "worlds": their
+ * names. Sent whole at start and on every change, so a lost or refused update heals
+ * at the next one (and is retried until the sidecar takes it). */
+static void push_rooms(server *srv) {
+	uint32_t count = server_world_count(srv);
+	const char **names = count > 0 ? malloc(count * sizeof *names) : NULL;
+	if (count > 0 && names == NULL) {
+		log_error("agones: no memory for the worlds list");
+		return;
+	}
+	uint32_t named = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		const char *name = server_world_name(srv, i);
+		if (name != NULL) names[named++] = name;
+	}
+	if (crowd_agones_set_rooms(agones_ext.client, server_world_capacity(srv), names, named) != 0)
+		log_error("agones: no memory for the rooms counter and worlds list");
+	free(names);
+}
+
+static void ext_worlds_changed(server *srv, void *state) {
+	(void)state;
+	if (agones_ext.client != NULL && !srv->status.shutting_down) push_rooms(srv);
 }
 
 /* Runs on the loop's first turn: server_start has returned, so the TCP listener and
@@ -60,6 +87,7 @@ static int ext_start(server *srv, void *state) {
 	agones_ext.ready_timer.data = srv;
 	agones_ext.ready_timer_open = true;
 	uv_timer_start(&agones_ext.ready_timer, on_ready_timer, 0, 0);
+	push_rooms(srv);
 	return 0;
 }
 
@@ -88,7 +116,11 @@ static void ext_stop(server *srv, void *state) {
 
 int agones_server_register(server *srv) {
 	if (!srv->cfg->agones) return 0;
-	server_extension ext = {.name = "agones", .start = ext_start, .drain = ext_drain, .stop = ext_stop};
+	server_extension ext = {.name = "agones",
+	                        .start = ext_start,
+	                        .drain = ext_drain,
+	                        .stop = ext_stop,
+	                        .on_worlds_changed = ext_worlds_changed};
 	return server_add_extension(srv, &ext);
 }
 

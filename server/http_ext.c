@@ -61,8 +61,8 @@ static char *hook_metrics(void *user, size_t *len) {
 	    .tick_rate_hz = srv->cfg->tick_rate_hz,
 	};
 	storage_stats storage;
-	if (srv->storage) { /* persistence */
-		storage_get_stats(srv->storage, &storage);
+	if (srv->world->storage) { /* persistence: the default world's */
+		storage_get_stats(srv->world->storage, &storage);
 		extra.storage = &storage;
 	}
 	return metrics_render_prometheus(&srv->metrics, x->http ? crowd_http_get_stats(x->http) : NULL, &extra, len);

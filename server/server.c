@@ -1,8 +1,9 @@
-/* server.c — the server's life: world and listeners up, the fixed-rate tick
- * (deadlines from uv_hrtime; the step on the thread pool while the loop keeps
- * reading), command application, graceful shutdown, and the headless run. */
+/* server.c — the server's life: its worlds (room.c) by name, what sessions
+ * ask of it (session_host_ops), listeners up, graceful shutdown, and the
+ * headless run. */
 #include "server.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,55 +23,340 @@ uint64_t server_now_ns(void) {
 	return uv_hrtime();
 }
 
-/* ------------------------------------------------------------------ world */
+/* ------------------------------------------------------------------ worlds */
 
-/* ---- persistence hooks: how storage reaches sessions and the tick */
-
-static void storage_reply_to_client(void *user, const storage_reply *r) {
-	server *srv = user;
-	session *s = session_find(&srv->host, r->client_id);
-	if (!s || s->closing) return;
-	if (r->ok)
-		session_send_ack(s, r->request_id, r->ids, r->id_count);
-	else
-		session_send_error(s, r->request_id, (crowd_v1_ErrorCode)r->code, r->index, r->message);
+/* The open worlds, ascending name: index of `name`, or where it would go. */
+static uint32_t world_index(const server *srv, const char *name, bool *found) {
+	uint32_t lo = 0, hi = srv->room_count;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		int c = strcmp(srv->rooms[mid]->name, name);
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
 }
 
-static void step_finish(server *srv);
+room *server_find_world(const server *srv, const char *name) {
+	bool found;
+	uint32_t i = world_index(srv, name, &found);
+	return found ? srv->rooms[i] : NULL;
+}
 
-static void storage_resume_tick(void *user) {
-	step_finish(user);
+static int add_world(server *srv, room *r) {
+	bool found;
+	uint32_t i = world_index(srv, r->name, &found);
+	if (found) return -1;
+	if (srv->room_count == srv->room_cap) {
+		uint32_t cap = srv->room_cap ? srv->room_cap * 2 : 8;
+		room **p = realloc(srv->rooms, sizeof *p * cap);
+		if (!p) return -1;
+		srv->rooms = p;
+		srv->room_cap = cap;
+	}
+	memmove(srv->rooms + i + 1, srv->rooms + i, sizeof *srv->rooms * (srv->room_count - i));
+	srv->rooms[i] = r;
+	srv->room_count++;
+	return 0;
+}
+
+uint32_t server_world_count(const server *srv) {
+	return srv->room_count;
+}
+
+uint32_t server_world_capacity(const server *srv) {
+	return srv->cfg->max_worlds;
+}
+
+const char *server_world_name(const server *srv, uint32_t i) {
+	return i < srv->room_count ? srv->rooms[i]->name : NULL;
+}
+
+void server_worlds_changed(server *srv) {
+	for (int i = 0; i < srv->extension_count; i++)
+		if (srv->extensions[i].on_worlds_changed != NULL)
+			srv->extensions[i].on_worlds_changed(srv, srv->extensions[i].state);
+}
+
+static room *open_room(server *srv, const char *name, const crowd_v1_WorldSettings *settings, char *err,
+                       size_t errlen) {
+	room *r;
+	if (room_create(srv, name, settings, &r, err, errlen) != 0) return NULL;
+	if (add_world(srv, r) != 0) {
+		snprintf(err, errlen, "out of memory");
+		room_destroy(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void remove_world(server *srv, room *r) {
+	bool found;
+	uint32_t i = world_index(srv, r->name, &found);
+	if (!found || srv->rooms[i] != r) return;
+	memmove(srv->rooms + i, srv->rooms + i + 1, sizeof *srv->rooms * (srv->room_count - i - 1));
+	srv->room_count--;
+}
+
+int server_open_world(server *srv, const char *name, const crowd_v1_WorldSettings *settings, room **out, char *err,
+                      size_t errlen) {
+	room *r = open_room(srv, name, settings, err, errlen);
+	if (!r) return -1;
+	if (room_start_navigation(r) != 0) {
+		snprintf(err, errlen, "navigation did not start (see the log)");
+		remove_world(srv, r);
+		room_destroy(r);
+		return -1;
+	}
+	/* client ids are the server's, never reused: past every id a world has seen */
+	if (r->sim->next_client_id > srv->next_client_id) srv->next_client_id = r->sim->next_client_id;
+	if (srv->started) {
+		room_start(r);
+		server_worlds_changed(srv);
+	}
+	log_info("world %s open: %u Hz, %u agents%s", r->name, r->cfg.tick_rate_hz, r->status->agents,
+	         r->persisted ? ", persisted" : "");
+	if (out) *out = r;
+	return 0;
+}
+
+void server_close_world(server *srv, room *r, bool delete_data) {
+	bool found;
+	world_index(srv, r->name, &found);
+	if (!found || r->is_default) return;
+	remove_world(srv, r);
+	/* its clients are told and closed; nothing of theirs reaches the room from here on */
+	for (uint32_t k = srv->host.sessions.count; k-- > 0;) {
+		session *s = srv->host.sessions.items[k];
+		if (s->world != r) continue;
+		s->world = NULL;
+		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_WORLD_CLOSED, 0, "this world was closed");
+		session_close(s, DISCONNECT_SHUTDOWN, true);
+	}
+	room_close(r, delete_data);
+	server_worlds_changed(srv);
+}
+
+/* Every world kept in DIR/worlds/ re-opens with its settings and agents. */
+static int open_persisted_worlds(server *srv) {
+	char dir[1100];
+	snprintf(dir, sizeof dir, "%s/worlds", srv->cfg->data_dir);
+	DIR *d = opendir(dir);
+	if (!d) return 0;
+	struct dirent *e;
+	int rc = 0;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (!crowd_world_name_valid(e->d_name) || strcmp(e->d_name, CROWD_DEFAULT_WORLD) == 0) continue;
+		char path[1400];
+		if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+		crowd_v1_WorldSettings settings;
+		if (room_settings_load(path, &settings) != 0) {
+			log_warn("%s: no world.settings that reads: not a world, left alone", path);
+			continue;
+		}
+		if (srv->room_count >= srv->cfg->max_worlds) {
+			log_error("%s: more persisted worlds than --max-worlds %u", path, srv->cfg->max_worlds);
+			rc = -1;
+			break;
+		}
+		char err[256];
+		if (server_open_world(srv, e->d_name, &settings, NULL, err, sizeof err) != 0) {
+			log_error("world %s: %s", e->d_name, err);
+			rc = -1;
+		}
+	}
+	closedir(d);
+	return rc;
 }
 
 static void storage_ext_stop(server *srv, void *state) {
-	(void)srv;
-	storage_stop(state);
+	(void)state;
+	for (uint32_t i = 0; i < srv->room_count; i++)
+		if (srv->rooms[i]->storage) storage_stop(srv->rooms[i]->storage);
 }
 
 /* ---- what sessions ask of the server (session_host_ops) */
 
 static uint32_t host_new_client_id(void *user) {
 	server *srv = user;
-	return srv->sim->next_client_id++;
+	uint32_t id = srv->next_client_id++;
+	/* the default world's sim keeps the counter across restarts (its checkpoints) */
+	if (srv->world->sim->next_client_id < srv->next_client_id) srv->world->sim->next_client_id = srv->next_client_id;
+	return id;
 }
 
 static void host_enqueue(void *user, session *s, command *c) {
-	(void)s; /* one world: one queue */
-	command_queue_push(&((server *)user)->queue, c);
+	(void)user;
+	room *r = s->world;
+	if (!r) { /* its world closed: nothing to apply */
+		command_free(c);
+		return;
+	}
+	command_queue_push(&r->queue, c);
 }
 
 static uint64_t host_tick(void *user, const session *s) {
-	(void)s;
-	return ((const server *)user)->status.tick;
+	const room *r = s->world ? s->world : ((const server *)user)->world;
+	return r->status->tick;
 }
 
 static bool host_find_identity(void *user, const session *s, const char *key, uint32_t *client_id, uint32_t *role) {
-	(void)s;
-	return storage_find_identity(((server *)user)->storage, key, client_id, role);
+	(void)user;
+	const room *r = s->world;
+	return r && r->storage && storage_find_identity(r->storage, key, client_id, role);
 }
 
 static bool host_new_identity(void *user, const session *s, uint32_t role, char key_out[33]) {
-	return storage_new_identity(((server *)user)->storage, s->client_id, role, key_out);
+	(void)user;
+	const room *r = s->world;
+	return r && r->storage && storage_new_identity(r->storage, s->client_id, role, key_out);
+}
+
+static void host_leave_world(void *user, session *s) {
+	(void)user;
+	room *r = s->world;
+	if (r && r->clients) r->clients--;
+}
+
+static crowd_v1_ErrorCode host_enter_world(void *user, session *s, const char *name) {
+	server *srv = user;
+	room *r = server_find_world(srv, name);
+	if (!r || r->opening) return crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD;
+	host_leave_world(user, s);
+	s->world = r;
+	snprintf(s->world_name, sizeof s->world_name, "%s", r->name);
+	r->clients++;
+	/* its sim records owner ids past every client id it may see (checkpoints) */
+	if (r->sim->next_client_id < srv->next_client_id) r->sim->next_client_id = srv->next_client_id;
+	return crowd_v1_ErrorCode_ERROR_NONE;
+}
+
+static const server_config *host_world_config(void *user, const session *s) {
+	const room *r = s->world;
+	return r ? &r->cfg : ((const server *)user)->cfg;
+}
+
+static void world_open_work(uv_work_t *req) {
+	room *r = req->data;
+	r->open_status = room_start_navigation(r);
+}
+
+static void world_open_done(uv_work_t *req, int status) {
+	room *r = req->data;
+	server *srv = r->srv;
+	r->step_running = false;
+	r->opening = false;
+	session *s = session_find(&srv->host, r->creator_id);
+	if (s && s->closing) s = NULL;
+	if (r->closing) { /* closed while it opened */
+		if (s) session_send_ack(s, r->creator_request, NULL, 0);
+		room_close(r, r->delete_data);
+		return;
+	}
+	if (status != 0 || r->open_status != 0 || srv->stopping) {
+		log_warn("world %s did not open: %s", r->name,
+		         srv->stopping ? "the server is stopping" : "navigation did not start");
+		if (s)
+			session_send_error(s, r->creator_request, crowd_v1_ErrorCode_ERROR_INTERNAL, 0,
+			                   srv->stopping ? "the server is stopping" : "the world's navigation did not start");
+		remove_world(srv, r);
+		room_close(r, true); /* it never ran: nothing of it is kept */
+		return;
+	}
+	if (r->sim->next_client_id > srv->next_client_id) srv->next_client_id = r->sim->next_client_id;
+	room_start(r);
+	log_info("world %s open: %u Hz, persisted %s", r->name, r->cfg.tick_rate_hz, r->persisted ? "yes" : "no");
+	server_worlds_changed(srv);
+	if (s) session_send_ack(s, r->creator_request, NULL, 0);
+}
+
+static void host_create_world(void *user, session *s, uint32_t request_id, const crowd_v1_CreateWorld *m) {
+	server *srv = user;
+	char text[256];
+	if (server_find_world(srv, m->name)) {
+		snprintf(text, sizeof text, "a world '%s' is open already", m->name);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_WORLD_EXISTS, 0, text);
+		return;
+	}
+	if (srv->room_count >= srv->cfg->max_worlds) {
+		snprintf(text, sizeof text, "%u worlds are open: the server's limit (--max-worlds)", srv->room_count);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_LIMIT_WORLDS, 0, text);
+		return;
+	}
+	const crowd_v1_WorldSettings none = crowd_v1_WorldSettings_init_zero;
+	room *r = open_room(srv, m->name, m->has_settings ? &m->settings : &none, text, sizeof text);
+	if (!r) {
+		log_warn("client %u: CreateWorld %s: %s", s->client_id, m->name, text);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, text);
+		return;
+	}
+	/* its mesh is built on the pool: the loop, and every other world's tick, go on meanwhile */
+	r->opening = true;
+	r->creator_id = s->client_id;
+	r->creator_request = request_id;
+	r->step_running = true;
+	r->step_work.data = r;
+	int rc = uv_queue_work(srv->loop, &r->step_work, world_open_work, world_open_done);
+	if (rc != 0) {
+		world_open_work(&r->step_work);
+		world_open_done(&r->step_work, 0);
+	}
+}
+
+static void host_close_world(void *user, session *s, uint32_t request_id, const crowd_v1_CloseWorld *m) {
+	server *srv = user;
+	room *r = server_find_world(srv, m->name);
+	if (r && r->is_default) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_WORLD_FORBIDDEN, 0,
+		                   "the default world never closes");
+		return;
+	}
+	if (!r) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD, 0, "no open world of that name");
+		return;
+	}
+	log_info("client %u closes the world %s%s", s->client_id, m->name, m->delete_data ? " and its data" : "");
+	/* answered first: the client may be in that world, and is closed with it */
+	session_send_ack(s, request_id, NULL, 0);
+	server_close_world(srv, r, m->delete_data);
+}
+
+static void host_list_worlds(void *user, session *s, uint32_t request_id) {
+	server *srv = user;
+	crowd_v1_WorldInfo *infos = calloc(srv->room_count ? srv->room_count : 1, sizeof *infos);
+	if (!infos) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
+		return;
+	}
+	pb_size_t n = 0;
+	for (uint32_t i = 0; i < srv->room_count; i++) {
+		const room *r = srv->rooms[i];
+		if (r->opening) continue; /* listed once it is open */
+		crowd_v1_WorldInfo *w = &infos[n++];
+		snprintf(w->name, sizeof w->name, "%s", r->name);
+		w->agents = r->status->agents;
+		w->clients = r->clients;
+		w->tick_rate = r->cfg.tick_rate_hz;
+		w->lateness_p99_ms = room_lateness_p99_ms(r);
+		w->tick = r->status->tick;
+		w->persisted = r->persisted;
+	}
+	crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
+	msg.which_msg = crowd_v1_ServerMessage_world_list_tag;
+	msg.msg.world_list.request_id = request_id;
+	msg.msg.world_list.worlds = infos;
+	msg.msg.world_list.worlds_count = n;
+	msg.msg.world_list.max_worlds = srv->cfg->max_worlds;
+	if (!session_send(s, &msg))
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "the list did not encode");
+	free(infos);
 }
 
 static const session_host_ops host_ops = {
@@ -79,48 +365,29 @@ static const session_host_ops host_ops = {
     .tick = host_tick,
     .find_identity = host_find_identity,
     .new_identity = host_new_identity,
+    .enter_world = host_enter_world,
+    .leave_world = host_leave_world,
+    .world_config = host_world_config,
+    .create_world = host_create_world,
+    .close_world = host_close_world,
+    .list_worlds = host_list_worlds,
 };
 
 int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	memset(srv, 0, sizeof *srv);
 	srv->loop = loop;
 	srv->cfg = cfg;
+	srv->next_client_id = 1;
 	session_host_init(&srv->host, &host_ops, srv, loop, cfg, &srv->metrics, &srv->status);
-	crowd_buf_init(&srv->snapshot_buf);
-	crowd_obstacle_set_init(&srv->obstacle_set);
-	if (sim_create(cfg, &srv->sim) != 0) return -1;
-	srv->status.agents = orca_world_agent_count(srv->sim->world);
-	srv->status.obstacles = orca_world_obstacle_count(srv->sim->world);
-	srv->status.state_hash = orca_world_state_hash(srv->sim->world);
-	if (cfg->data_dir[0]) { /* persistence hook: recovery of --data-dir hands back a new sim */
-		storage_recovery rec;
-		const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, srv};
-		int rc = storage_open(cfg, loop, srv->sim, &hooks, &srv->storage, &rec);
-		if (rec.sim) {
-			sim_destroy(srv->sim);
-			srv->sim = rec.sim;
-			srv->status.tick = orca_world_step_count(srv->sim->world);
-			srv->status.state_hash = rec.state_hash;
-			srv->status.agents = orca_world_agent_count(srv->sim->world);
-			srv->status.obstacles = orca_world_obstacle_count(srv->sim->world);
-		}
-		if (rc != 0) return -1;
-		srv->host.identities = true; /* persistence: resume keys */
-		const server_extension ext = {.name = "storage", .state = srv->storage, .stop = storage_ext_stop};
-		if (server_add_extension(srv, &ext) != 0) return -1;
+	char err[256];
+	if (server_open_world(srv, CROWD_DEFAULT_WORLD, NULL, &srv->world, err, sizeof err) != 0) {
+		log_error("the default world: %s", err);
+		return -1;
 	}
-	/* navigation: the mesh over the world as it is now (demo obstacles included);
-	 * a recovered sim has it already, with its recorded state */
-	if (sim_start_navigation(srv->sim) != 0) return -1;
-	if (cfg->tick_trace_path[0]) {
-		srv->tick_trace = fopen(cfg->tick_trace_path, "w");
-		if (!srv->tick_trace) {
-			log_error("--tick-trace %s: cannot open it", cfg->tick_trace_path);
-			return -1;
-		}
-		fputs("tick total_us apply_us wait_us navigation_us step_us table_us handoff_us snapshots_us events_us "
-		      "commands snapshots snapshot_bytes paths_planned replans\n",
-		      srv->tick_trace);
+	if (cfg->data_dir[0]) { /* persistence: the default world in DIR, the others in DIR/worlds/NAME */
+		srv->host.identities = true; /* resume keys */
+		const server_extension ext = {.name = "storage", .state = NULL, .stop = storage_ext_stop};
+		if (server_add_extension(srv, &ext) != 0 || open_persisted_worlds(srv) != 0) return -1;
 	}
 	return 0;
 }
@@ -131,314 +398,8 @@ int server_add_extension(server *srv, const server_extension *ext) {
 	return 0;
 }
 
-/* ------------------------------------------------------------------ commands */
-
-static uint32_t owners_owned(void *user, uint32_t client_id) {
-	server *srv = user;
-	session *s = session_find(&srv->host, client_id);
-	if (s && s->owned_unknown) { /* resumed: its agents are in the world already (the world is idle here) */
-		orca_world *world = srv->sim->world;
-		uint32_t n = orca_world_agent_count(world), owned = 0;
-		orca_agent_id *ids = malloc(sizeof *ids * (n ? n : 1));
-		if (ids) {
-			n = orca_world_agent_ids(world, ids, n);
-			for (uint32_t i = 0; i < n; i++) {
-				orca_agent_state st;
-				if (orca_agent_get(world, ids[i], &st) == ORCA_OK && st.user_data == client_id) owned++;
-			}
-			free(ids);
-			s->agents_owned = owned;
-			s->owned_unknown = false;
-		}
-	}
-	return s ? s->agents_owned : 0;
-}
-
-static void owners_changed(void *user, uint32_t client_id, int64_t delta) {
-	session *s = session_find(&((server *)user)->host, client_id);
-	if (!s || s->owned_unknown) return; /* unknown: counted from the world, which has the change */
-	int64_t n = (int64_t)s->agents_owned + delta;
-	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
-}
-
-/* navigation: GetPaths answered from the paths navigation builds */
-static void answer_paths(server *srv, session *s, const command *c) {
-	navigation_paths_reply reply;
-	request_error err;
-	if (!navigation_paths(srv->sim->nav, srv->sim->world, c, &reply, &err)) {
-		session_send_error(s, c->msg.request_id, err.code, err.index, err.message);
-		return;
-	}
-	if (!session_send(s, &reply.msg))
-		session_send_error(s, c->msg.request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "the paths did not encode");
-	navigation_paths_free(&reply);
-}
-
-#define EVENTS_PER_MESSAGE 4096u /* a message's repeated count is 16-bit in nanopb */
-
-static void send_events(session *s, uint64_t tick, crowd_v1_AgentEvent *events, uint32_t count) {
-	for (uint32_t at = 0; at < count; at += EVENTS_PER_MESSAGE) {
-		crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
-		msg.which_msg = crowd_v1_ServerMessage_agent_events_tag;
-		msg.msg.agent_events.tick = tick;
-		msg.msg.agent_events.events = events + at;
-		msg.msg.agent_events.events_count =
-		    (pb_size_t)(count - at < EVENTS_PER_MESSAGE ? count - at : EVENTS_PER_MESSAGE);
-		session_send(s, &msg);
-	}
-}
-
-/* navigation: after the tick's snapshots, AgentEvents to owners (protocol
- * minor >= 1) and to admins who asked for every agent's */
-static void send_agent_events(server *srv) {
-	uint32_t count;
-	const crowd_v1_AgentEvent *events = navigation_events(srv->sim->nav, &count);
-	if (count == 0) return;
-	if (srv->events_scratch_cap < count) {
-		crowd_v1_AgentEvent *p = realloc(srv->events_scratch, sizeof *p * count);
-		if (!p) return;
-		srv->events_scratch = p;
-		srv->events_scratch_cap = count;
-	}
-	for (uint32_t i = 0; i < srv->host.sessions.count; i++) {
-		session *s = srv->host.sessions.items[i];
-		/* a minor-0 client never gets a message case it does not know */
-		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE) continue;
-		if (s->events == SESSION_EVENTS_ALL) {
-			send_events(s, srv->status.tick, (crowd_v1_AgentEvent *)events, count);
-			continue;
-		}
-		uint32_t own = 0;
-		for (uint32_t k = 0; k < count; k++)
-			if (events[k].owner == s->client_id) srv->events_scratch[own++] = events[k];
-		if (own) send_events(s, srv->status.tick, srv->events_scratch, own);
-	}
-}
-
 void server_apply_commands(server *srv) {
-	command_owners owners = {owners_owned, owners_changed, srv};
-	command *c = command_queue_take(&srv->queue);
-	while (c) {
-		command *next = c->next;
-		if (c->kind == COMMAND_DROP_OWNER) {
-			/* Clients that left one after another: drop all their agents in one pass. */
-			uint32_t ids[256];
-			uint32_t n = 0;
-			while (c && c->kind == COMMAND_DROP_OWNER && n < 256) {
-				next = c->next;
-				ids[n++] = c->client_id;
-				command_free(c);
-				c = next;
-			}
-			sim_drop_owners(srv->sim, ids, n, &owners);
-			if (srv->storage) storage_journal_drop_owners(srv->storage, ids, n); /* persistence hook */
-			srv->metrics.commands_applied += n;
-			continue;
-		}
-		command_result r;
-		/* a request that does not change the world (GetPaths) is answered from the sim, not applied */
-		const message_kind *kind = c->kind == COMMAND_CLIENT ? message_kind_of(c->msg.which_msg) : NULL;
-		const bool get_paths = kind && !kind->changes_world;
-		memset(&r, 0, sizeof r);
-		/* persistence hook: while the journal cannot be written, world changes are refused */
-		if (srv->storage && c->kind == COMMAND_CLIENT && !get_paths && !storage_available(srv->storage)) {
-			request_fail(&r.error, crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE, 0,
-			             "the journal cannot be written; try again later");
-			storage_count_refused(srv->storage);
-		} else if (!get_paths) {
-			sim_apply(srv->sim, c, &owners, &r);
-			srv->metrics.commands_applied++;
-			if (srv->storage && r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
-				storage_journal_command(srv->storage, c); /* persistence hook */
-		}
-		if (c->kind == COMMAND_CLIENT) {
-			session *s = session_find(&srv->host, c->client_id);
-			if (s) session_command_done(s, c);
-			if (get_paths) {
-				if (s && !s->closing) answer_paths(srv, s, c);
-			} else if (srv->storage && storage_defers_replies(srv->storage) &&
-			           r.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
-				/* persistence hook (--fsync always): answered once this tick's records are durable */
-				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
-					storage_defer_ack(srv->storage, c->client_id, c->msg.request_id, r.ids, r.id_count);
-				else
-					storage_defer_error(srv->storage, c->client_id, c->msg.request_id, r.error.code,
-					                    r.error.index, r.error.message);
-			} else if (s && !s->closing) {
-				if (r.error.code == crowd_v1_ErrorCode_ERROR_NONE)
-					session_send_ack(s, c->msg.request_id, r.ids, r.id_count);
-				else
-					session_send_error(s, c->msg.request_id, r.error.code, r.error.index,
-					                   r.error.message);
-			}
-		}
-		command_free(c);
-		c = next;
-	}
-}
-
-/* ------------------------------------------------------------------ tick */
-
-static void schedule_next_tick(server *srv);
-
-/* Every 10 s, at debug level: where the tick time went. */
-static void log_tick_profile(server *srv) {
-	static server_metrics last;
-	static uint64_t last_ns;
-	uint64_t now = uv_hrtime();
-	if (log_get_level() > LOG_DEBUG || now - last_ns < 10000000000ull) return;
-	last_ns = now;
-	const server_metrics *m = &srv->metrics;
-	double n = (double)(m->ticks - last.ticks);
-	if (n <= 0) return;
-	double total = m->tick_duration_sum_seconds - last.tick_duration_sum_seconds;
-	log_debug("tick profile: %.2f ms per tick (step %.2f, table %.2f, snapshots %.2f), %u agents, %u clients, "
-	          "%" PRIu64 " snapshots sent, %" PRIu64 " skipped, %" PRIu64 " overruns",
-	          total / n * 1e3, (m->step_seconds_sum - last.step_seconds_sum) / n * 1e3,
-	          (m->table_seconds_sum - last.table_seconds_sum) / n * 1e3,
-	          (m->snapshot_seconds_sum - last.snapshot_seconds_sum) / n * 1e3, srv->status.agents,
-	          srv->host.sessions.count, m->snapshots_sent - last.snapshots_sent,
-	          m->snapshots_skipped - last.snapshots_skipped, m->ticks_overrun - last.ticks_overrun);
-	last = *m;
-}
-
-/* --tick-trace: this tick's wall time and parts (microseconds), and what it
- * did (commands applied, snapshots sent and their bytes, paths planned,
- * replans), so a slow tick can be told from a busy one. stdio's buffer: one
- * write() every few dozen ticks. */
-static void write_tick_trace(server *srv, uint64_t tick_ns) {
-	const server_metrics *m = &srv->metrics;
-	uint64_t replans = 0;
-	for (size_t k = 0; k < sizeof m->navigation.replans / sizeof m->navigation.replans[0]; k++)
-		replans += m->navigation.replans[k];
-	const uint64_t now[5] = {m->commands_applied, m->snapshots_sent, m->snapshot_bytes, m->navigation.paths_planned,
-	                         replans};
-	fprintf(srv->tick_trace, "%" PRIu64 " %.0f", srv->status.tick, (double)tick_ns * 1e-3);
-	for (int k = 0; k < TICK_PARTS; k++) fprintf(srv->tick_trace, " %.0f", srv->tick_part[k] * 1e6);
-	for (int k = 0; k < 5; k++) fprintf(srv->tick_trace, " %" PRIu64, now[k] - srv->tick_trace_last[k]);
-	fputc('\n', srv->tick_trace);
-	memcpy(srv->tick_trace_last, now, sizeof now);
-}
-
-static void step_work(uv_work_t *req) {
-	server *srv = req->data;
-	sim_step_times t;
-	srv->step_status = sim_step(srv->sim, &t); /* demo, navigation, the step */
-	const uint64_t t0 = t.start_ns, t_nav = t.before_step_ns, t1 = t.end_ns;
-	srv->step_seconds = (double)(t1 - t0) * 1e-9;
-	srv->table_ok = false;
-	if (srv->build_table)
-		srv->table_ok = snapshots_build_table(srv, &srv->step_hash); /* table_seconds: with the hash */
-	else
-		srv->step_hash = orca_world_state_hash(srv->sim->world);
-	srv->tick_worked_ns = uv_hrtime();
-	srv->table_seconds = (double)(srv->tick_worked_ns - t1) * 1e-9;
-	srv->tick_part[TICK_WAIT] = (double)(t0 - srv->tick_queued_ns) * 1e-9;
-	srv->tick_part[TICK_NAVIGATION] = (double)(t_nav - t0) * 1e-9;
-	srv->tick_part[TICK_STEP] = (double)(t1 - t_nav) * 1e-9;
-	srv->tick_part[TICK_TABLE] = srv->table_seconds;
-}
-
-static void step_finish(server *srv);
-
-static void step_done(uv_work_t *req, int status) {
-	server *srv = req->data;
-	srv->step_running = false;
-	if (status != 0 || srv->step_status != ORCA_OK)
-		log_error("tick %" PRIu64 ": step failed: %s", srv->status.tick,
-		          status != 0 ? uv_strerror(status) : orca_strerror(srv->step_status));
-	srv->status.tick = orca_world_step_count(srv->sim->world);
-	srv->status.state_hash = srv->step_hash;
-	srv->status.agents = orca_world_agent_count(srv->sim->world);
-	srv->status.obstacles = orca_world_obstacle_count(srv->sim->world);
-	srv->metrics.ticks++;
-	srv->metrics.step_seconds_sum += srv->step_seconds;
-	srv->metrics.agents = srv->status.agents;
-	srv->metrics.obstacles = srv->status.obstacles;
-	if (srv->sim->nav) { /* navigation's counters, read while no step runs */
-		navigation_counters nc;
-		navigation_get_counters(srv->sim->nav, &nc);
-		metrics_navigation *mn = &srv->metrics.navigation;
-		mn->enabled = 1;
-		mn->agents = nc.agents;
-		mn->polygons = nc.polygons;
-		mn->paths_pending = nc.paths_pending;
-		mn->tiles_pending = nc.tiles_pending;
-		mn->paths_planned = nc.paths_planned;
-		mn->tiles_built = nc.tiles_built;
-		memcpy(mn->replans, nc.replans, sizeof mn->replans);
-		memcpy(mn->events, nc.events, sizeof mn->events);
-	}
-	srv->metrics.table_seconds_sum += srv->table_seconds;
-	if (srv->storage) { /* persistence hook: journal the hash; snapshots wait until the tick is durable */
-		storage_tick_end(srv->storage, srv->sim, srv->status.tick, srv->status.state_hash, srv->status.agents);
-		if (!srv->stopping && storage_hold_tick(srv->storage)) return;
-	}
-	step_finish(srv);
-}
-
-/* The rest of a tick: snapshots out, the next tick scheduled. */
-static void step_finish(server *srv) {
-	uint64_t t0 = uv_hrtime();
-	srv->tick_part[TICK_HANDOFF] = (double)(t0 - srv->tick_worked_ns) * 1e-9; /* with the journal's durable wait */
-	if (srv->table_ok && !srv->stopping) snapshots_send(srv);
-	uint64_t t_snap = uv_hrtime();
-	if (!srv->stopping) send_agent_events(srv); /* navigation: after the tick's snapshots */
-	uint64_t t1 = uv_hrtime();
-	srv->metrics.snapshot_seconds_sum += (double)(t1 - t0) * 1e-9;
-	srv->tick_part[TICK_SNAPSHOTS] = (double)(t_snap - t0) * 1e-9;
-	srv->tick_part[TICK_EVENTS] = (double)(t1 - t_snap) * 1e-9;
-	for (int k = 0; k < TICK_PARTS; k++) srv->metrics.tick_part_seconds_sum[k] += srv->tick_part[k];
-	metrics_observe_tick(&srv->metrics, (double)(t1 - srv->tick_started_ns) * 1e-9);
-	if (srv->tick_trace) write_tick_trace(srv, t1 - srv->tick_started_ns);
-	log_tick_profile(srv);
-	if (!srv->stopping) schedule_next_tick(srv);
-}
-
-static void on_tick(uv_timer_t *timer) {
-	server *srv = timer->data;
-	if (srv->step_running || srv->stopping) return;
-	uint64_t now = uv_hrtime();
-	srv->tick_started_ns = now;
-	/* Iterate backwards: a check may close a session (it is freed later, in a close callback). */
-	for (uint32_t i = srv->host.sessions.count; i-- > 0;) session_check_timers(srv->host.sessions.items[i], now);
-	if (!(srv->storage && storage_quiet_tick(srv->storage))) server_apply_commands(srv); /* persistence hook */
-	if (srv->storage) storage_commit(srv->storage); /* persistence hook: group commit while the step runs */
-	srv->build_table = false;
-	for (uint32_t i = 0; i < srv->host.sessions.count; i++)
-		if (srv->host.sessions.items[i]->subscribed) {
-			srv->build_table = true;
-			break;
-		}
-	srv->step_running = true;
-	srv->step_work.data = srv;
-	srv->tick_queued_ns = uv_hrtime();
-	srv->tick_part[TICK_APPLY] = (double)(srv->tick_queued_ns - now) * 1e-9;
-	int rc = uv_queue_work(srv->loop, &srv->step_work, step_work, step_done);
-	if (rc != 0) {
-		/* Should not happen; step on the loop thread rather than stop the world. */
-		log_error("uv_queue_work: %s; stepping on the loop thread", uv_strerror(rc));
-		step_work(&srv->step_work);
-		step_done(&srv->step_work, 0);
-	}
-}
-
-static void schedule_next_tick(server *srv) {
-	srv->next_deadline_ns += srv->period_ns;
-	uint64_t now = uv_hrtime();
-	if (now > srv->next_deadline_ns) {
-		/* Late: count it and skip to the next period still ahead, never catch up in a burst. */
-		uint64_t missed = (now - srv->next_deadline_ns) / srv->period_ns + 1;
-		srv->metrics.ticks_overrun++;
-		srv->metrics.tick_periods_skipped += missed - 1;
-		srv->next_deadline_ns += missed * srv->period_ns;
-		if (srv->metrics.ticks_overrun == 1 || srv->metrics.ticks_overrun % 100 == 0)
-			log_warn("tick %" PRIu64 " overran its period (%" PRIu64 " overruns so far)", srv->status.tick,
-			         srv->metrics.ticks_overrun);
-	}
-	uint64_t wait_ns = srv->next_deadline_ns - now;
-	uv_update_time(srv->loop);
-	uv_timer_start(&srv->tick_timer, on_tick, (wait_ns + 999999) / 1000000, 0);
+	room_apply_commands(srv->world);
 }
 
 /* ------------------------------------------------------------------ start / stop */
@@ -458,9 +419,8 @@ int server_start(server *srv) {
 	}
 	uv_signal_init(srv->loop, &srv->sigint);
 	uv_signal_init(srv->loop, &srv->sigterm);
-	uv_timer_init(srv->loop, &srv->tick_timer);
 	uv_timer_init(srv->loop, &srv->shutdown_timer);
-	srv->sigint.data = srv->sigterm.data = srv->tick_timer.data = srv->shutdown_timer.data = srv;
+	srv->sigint.data = srv->sigterm.data = srv->shutdown_timer.data = srv;
 	srv->started = true;
 	for (int i = 0; i < srv->extension_count; i++) {
 		server_extension *e = &srv->extensions[i];
@@ -476,13 +436,12 @@ int server_start(server *srv) {
 		         config_role_name(cfg->open_role));
 	else
 		log_info("%zu token(s) configured; unknown tokens are refused", cfg->token_count);
-	log_info("tick %u Hz, snapshots every %u tick(s), %u worker(s), precision %u, %u agents, %u obstacles",
+	log_info("tick %u Hz, snapshots every %u tick(s), %u worker(s), precision %u, %u agents, %u obstacles, "
+	         "%u world(s) of at most %u",
 	         cfg->tick_rate_hz, cfg->snapshot_divisor, cfg->workers, cfg->precision, srv->status.agents,
-	         srv->status.obstacles);
+	         srv->status.obstacles, srv->room_count, cfg->max_worlds);
 	srv->status.ready = true;
-	srv->period_ns = 1000000000ull / cfg->tick_rate_hz;
-	srv->next_deadline_ns = uv_hrtime();
-	schedule_next_tick(srv);
+	for (uint32_t i = 0; i < srv->room_count; i++) room_start(srv->rooms[i]);
 	return 0;
 }
 
@@ -491,14 +450,19 @@ static void finish_shutdown(server *srv) {
 	srv->stopping = true;
 	for (uint32_t i = srv->host.sessions.count; i-- > 0;)
 		session_close(srv->host.sessions.items[i], DISCONNECT_SHUTDOWN, false);
-	uv_timer_stop(&srv->tick_timer);
-	uv_close((uv_handle_t *)&srv->tick_timer, NULL);
+	for (uint32_t i = 0; i < srv->room_count; i++) {
+		room *r = srv->rooms[i];
+		if (!r->timer_open) continue;
+		uv_timer_stop(&r->tick_timer);
+		uv_close((uv_handle_t *)&r->tick_timer, NULL);
+		r->timer_open = false;
+	}
 	uv_close((uv_handle_t *)&srv->shutdown_timer, NULL);
 	uv_close((uv_handle_t *)&srv->sigint, NULL);
 	uv_close((uv_handle_t *)&srv->sigterm, NULL);
 	for (int i = 0; i < srv->extension_count; i++)
 		if (srv->extensions[i].stop) srv->extensions[i].stop(srv, srv->extensions[i].state);
-	log_info("stopped after %" PRIu64 " ticks", srv->status.tick);
+	log_info("stopped after %" PRIu64 " ticks of the default world", srv->status.tick);
 }
 
 static void on_shutdown_poll(uv_timer_t *t) {
@@ -530,16 +494,9 @@ void server_shutdown(server *srv) {
 }
 
 void server_destroy(server *srv) {
-	if (srv->tick_trace) fclose(srv->tick_trace);
-	storage_close(srv->storage);
-	command_queue_clear(&srv->queue);
 	session_host_free(&srv->host);
-	sim_destroy(srv->sim);
-	world_table_free(&srv->table);
-	snapshots_free(srv);
-	crowd_obstacle_set_free(&srv->obstacle_set);
-	free(srv->events_scratch);
-	crowd_buf_free(&srv->snapshot_buf);
+	for (uint32_t i = 0; i < srv->room_count; i++) room_destroy(srv->rooms[i]);
+	free(srv->rooms);
 	memset(srv, 0, sizeof *srv);
 }
 

@@ -1,12 +1,14 @@
-/* server.h — the crowd server: one libuv loop that owns the world, the
- * sessions, the command queue, the tick and the snapshots. Sessions and
- * transports see the server only as its session_host (session.h), whose ops
- * server.c implements; extensions (HTTP: http_ext.c, Agones: agones_server.c,
- * storage) hook into start-up and shutdown through server_extension.
+/* server.h — the crowd server: one libuv loop that owns the worlds (room.h:
+ * each with its sim, command queue, tick and snapshots) and the sessions.
+ * Sessions and transports see the server only as its session_host
+ * (session.h), whose ops server.c implements; extensions (HTTP: http_ext.c,
+ * Agones: agones_server.c, storage) hook into start-up and shutdown through
+ * server_extension.
  *
- * Threading: everything here belongs to the loop thread. While a step runs on
- * the thread pool (srv->step_running) the world must not be touched; read the
- * `status` fields instead, which the loop thread updates after every tick.
+ * Threading: everything here belongs to the loop thread. While a world's
+ * step runs on the thread pool (room->step_running) that world must not be
+ * touched; read its `status` instead, which the loop thread updates after
+ * every tick.
  * snapshots_send lends area subscribers' encoding (their baselines) to a helper
  * thread and waits for it before sending. */
 #ifndef CROWD_SERVER_SERVER_H
@@ -25,6 +27,7 @@
 #include "commands.h"
 #include "config.h"
 #include "metrics.h"
+#include "room.h"
 #include "session.h"
 #include "sim.h"
 #include "snapshots.h"
@@ -44,6 +47,8 @@ typedef struct server_extension {
 	void (*drain)(server *srv, void *state);
 	/** The server is closing its last handles: close yours (free in their close callbacks). May be NULL. */
 	void (*stop)(server *srv, void *state);
+	/** A world opened or closed (server_world_count and the names changed). May be NULL. */
+	void (*on_worlds_changed)(server *srv, void *state);
 } server_extension;
 
 #define SERVER_MAX_EXTENSIONS 8
@@ -53,43 +58,17 @@ struct tcp_listener;
 struct server {
 	uv_loop_t *loop;
 	const server_config *cfg;
-	sim *sim; /* the world, its navigation and demo, the owner ids (sim/sim.h) */
-	server_metrics metrics;
-	server_status status;
+	server_metrics metrics; /* the server's counters, and the default world's tick series */
+	server_status status;   /* the default world's tick, agents and hash; the server's connections */
 
 	/* the sessions, and what they see of the server (server.c implements its ops) */
 	session_host host;
 
-	command_queue queue;
-
-	/* tick */
-	uv_timer_t tick_timer;
-	uv_work_t step_work;
-	bool step_running;
-	int step_status;
-	uint64_t period_ns;
-	uint64_t next_deadline_ns;
-	uint64_t tick_started_ns;
-	double step_seconds;  /* navigation + step, as crowd_step_seconds_total always counted */
-	double table_seconds;
-	uint64_t tick_queued_ns;   /* the step handed to the pool */
-	uint64_t tick_worked_ns;   /* the pool thread's work done */
-	double tick_part[TICK_PARTS]; /* this tick's parts (seconds), added to the metrics at its end */
-	FILE *tick_trace; /* --tick-trace: one line per tick (NULL: off) */
-	uint64_t tick_trace_last[5]; /* the counters it shows per tick, at the last line */
-	uint64_t step_hash; /* computed on the worker after the step */
-	bool table_ok;
-	bool build_table; /* the step also builds `table` (someone subscribed) */
-
-	/* snapshots */
-	world_table table;
-	struct snapshot_workers *snapshot_workers; /* area snapshots' encoders and helper thread */
-	crowd_obstacle_set obstacle_set;
-	uint32_t obstacle_set_version;
-	bool obstacle_set_valid;
-	crowd_v1_AgentEvent *events_scratch; /* one session's share of the tick's AgentEvents */
-	uint32_t events_scratch_cap;
-	crowd_buf snapshot_buf; /* snapshots_send encodes here */
+	/* the worlds (room.h), ascending name; the default world is one of them */
+	room **rooms;
+	uint32_t room_count, room_cap;
+	room *world;             /* the default world */
+	uint32_t next_client_id; /* client ids are the server's: never reused in any world */
 
 	/* start / stop */
 	struct tcp_listener *tcp;
@@ -100,12 +79,11 @@ struct server {
 	bool stopping; /* handles are being closed */
 	server_extension extensions[SERVER_MAX_EXTENSIONS];
 	int extension_count;
-
-	struct storage *storage; /* --data-dir: journal and checkpoints (server/storage); NULL without */
 };
 
-/** Create the sim (world, demo crowd, navigation), or recover it from
- * --data-dir. cfg must outlive the server. */
+/** Open the default world (world, demo crowd, navigation), or recover it
+ * from --data-dir, and every world persisted in DIR/worlds/. cfg must outlive
+ * the server. */
 int server_init(server *srv, uv_loop_t *loop, const server_config *cfg);
 
 /** Register an extension (before server_start). Returns 0 or -1 when full. */
@@ -127,8 +105,28 @@ void server_destroy(server *srv);
  * configured) and print "ticks N agents A state_hash 0x..." on stdout. */
 int server_run_headless(const server_config *cfg);
 
-/** Apply every queued command and answer each (the tick does this first; tests call it). */
+/** Apply every command queued for the default world and answer each (its tick does this first; tests call it). */
 void server_apply_commands(server *srv);
+
+/** Worlds open now (the default world counts), the most the server may hold
+ * (--max-worlds), and the name of open world i < server_world_count (NULL past it). */
+uint32_t server_world_count(const server *srv);
+uint32_t server_world_capacity(const server *srv);
+const char *server_world_name(const server *srv, uint32_t i);
+/** Tell every extension's on_worlds_changed hook that a world opened or closed. */
+void server_worlds_changed(server *srv);
+
+/** The open world `name`, or NULL. */
+room *server_find_world(const server *srv, const char *name);
+/** Open a world (its settings: 0 fields take the server's; NULL: all the
+ * server's), recovered from its data dir when there is one; ticking at once
+ * when the server has started. The caller checked the name, the limit and
+ * that none of that name is open. 0, or -1 with err. */
+int server_open_world(server *srv, const char *name, const crowd_v1_WorldSettings *settings, room **out, char *err,
+                      size_t errlen);
+/** Close a world other than the default: its clients get Error{WORLD_CLOSED}
+ * and are closed, its data is written (and removed with delete_data). */
+void server_close_world(server *srv, room *r, bool delete_data);
 /** uv_hrtime(): monotonic nanoseconds. */
 uint64_t server_now_ns(void);
 

@@ -11,6 +11,7 @@
 #include "snapshots.h"
 
 #include "log.h"
+#include "room.h"
 #include "server.h"
 
 /* A table row with its exact position, for the rare re-sort by id. */
@@ -179,28 +180,28 @@ void world_table_free(world_table *t) {
 }
 
 /* The whole obstacle set, rebuilt when the world's obstacle version moves. */
-static const crowd_obstacle_set *current_obstacles(server *srv) {
-	uint32_t version = orca_world_obstacle_version(srv->sim->world);
-	if (srv->obstacle_set_valid && srv->obstacle_set_version == version) return &srv->obstacle_set;
-	crowd_obstacle_set_clear(&srv->obstacle_set);
-	uint32_t n = orca_world_obstacle_count(srv->sim->world);
+static const crowd_obstacle_set *current_obstacles(room *rm) {
+	uint32_t version = orca_world_obstacle_version(rm->sim->world);
+	if (rm->obstacle_set_valid && rm->obstacle_set_version == version) return &rm->obstacle_set;
+	crowd_obstacle_set_clear(&rm->obstacle_set);
+	uint32_t n = orca_world_obstacle_count(rm->sim->world);
 	orca_obstacle_id *ids = malloc(sizeof *ids * (n + 1));
 	if (!ids) return NULL;
-	n = orca_world_obstacle_ids(srv->sim->world, ids, n + 1);
+	n = orca_world_obstacle_ids(rm->sim->world, ids, n + 1);
 	orca_vec2 *v = NULL;
 	float *xs = NULL, *ys = NULL;
 	uint32_t vcap = 0;
 	bool ok = true;
 	for (uint32_t i = 0; i < n && ok; i++) {
 		uint32_t count = 0;
-		if (orca_obstacle_get(srv->sim->world, ids[i], v, vcap, &count) != ORCA_OK) continue;
+		if (orca_obstacle_get(rm->sim->world, ids[i], v, vcap, &count) != ORCA_OK) continue;
 		if (count > vcap) {
 			free(v), free(xs), free(ys);
 			vcap = count;
 			v = malloc(sizeof *v * vcap);
 			xs = malloc(sizeof *xs * vcap);
 			ys = malloc(sizeof *ys * vcap);
-			if (!v || !xs || !ys || orca_obstacle_get(srv->sim->world, ids[i], v, vcap, &count) != ORCA_OK) {
+			if (!v || !xs || !ys || orca_obstacle_get(rm->sim->world, ids[i], v, vcap, &count) != ORCA_OK) {
 				ok = false;
 				break;
 			}
@@ -209,16 +210,16 @@ static const crowd_obstacle_set *current_obstacles(server *srv) {
 			xs[k] = v[k].x;
 			ys[k] = v[k].y;
 		}
-		ok = crowd_obstacle_set_add(&srv->obstacle_set, ids[i], xs, ys, count);
+		ok = crowd_obstacle_set_add(&rm->obstacle_set, ids[i], xs, ys, count);
 	}
 	free(v), free(xs), free(ys), free(ids);
 	if (!ok) {
 		log_error("snapshots: out of memory building the obstacle set");
 		return NULL;
 	}
-	srv->obstacle_set_version = version;
-	srv->obstacle_set_valid = true;
-	return &srv->obstacle_set;
+	rm->obstacle_set_version = version;
+	rm->obstacle_set_valid = true;
+	return &rm->obstacle_set;
 }
 
 /* What one encoding thread needs of its own: the area query's scratch and
@@ -286,7 +287,7 @@ struct snapshot_workers {
 	uint32_t handed_cap;
 	atomic_uint handed_count; /* written by the helper (under lock), read by the loop thread */
 	atomic_uint next_job;
-	server *srv;
+	room *rm;
 	const world_table *table;
 	const crowd_obstacle_set *obstacles;
 	crowd_snapshot_header header;
@@ -309,12 +310,12 @@ struct snapshot_workers {
 	uint64_t hash;
 };
 
-static void send_job(server *srv, struct snapshot_workers *w, uint32_t i);
+static void send_job(room *rm, struct snapshot_workers *w, uint32_t i);
 
 /* Loop thread: send every job the helper has handed over and it has not sent. */
 static void send_handed(struct snapshot_workers *w, uint32_t *sent_count) {
 	uint32_t n = atomic_load_explicit(&w->handed_count, memory_order_acquire);
-	while (*sent_count < n) send_job(w->srv, w, w->handed[(*sent_count)++]);
+	while (*sent_count < n) send_job(w->rm, w, w->handed[(*sent_count)++]);
 }
 
 /* Either thread; the loop thread (encoder 0) sends each of its snapshots as
@@ -338,7 +339,7 @@ static void encode_jobs(struct snapshot_workers *w, int encoder, uint32_t *sent_
 			                                   j->s->ops->length_prefixed, out);
 		}
 		if (encoder == 0) {
-			send_job(w->srv, w, i);
+			send_job(w->rm, w, i);
 			send_handed(w, sent_count);
 		} else { /* hand it over: the job and its buffer are the loop thread's from here */
 			uv_mutex_lock(&w->lock);
@@ -390,8 +391,8 @@ static bool grow_outs(struct snapshot_workers *w, uint32_t need) {
 	return true;
 }
 
-static struct snapshot_workers *workers_get(server *srv) {
-	if (srv->snapshot_workers) return srv->snapshot_workers;
+static struct snapshot_workers *workers_get(room *rm) {
+	if (rm->snapshot_workers) return rm->snapshot_workers;
 	struct snapshot_workers *w = calloc(1, sizeof *w);
 	if (!w) return NULL;
 	atomic_init(&w->handed_count, 0);
@@ -405,13 +406,13 @@ static struct snapshot_workers *workers_get(server *srv) {
 		log_error("snapshots: cannot create condition variables");
 		abort();
 	}
-	srv->snapshot_workers = w;
+	rm->snapshot_workers = w;
 	return w;
 }
 
 /* The helper is started the first time there is work to share. */
-static bool helper_available(server *srv, struct snapshot_workers *w) {
-	if (srv->cfg->workers < 2) return false;
+static bool helper_available(room *rm, struct snapshot_workers *w) {
+	if (rm->cfg.workers < 2) return false;
 	if (w->helper_started) return true;
 	int rc = uv_thread_create(&w->helper, helper_main, w);
 	if (rc != 0) {
@@ -423,11 +424,11 @@ static bool helper_available(server *srv, struct snapshot_workers *w) {
 }
 
 /* Encode and send every job: with the helper when there are two or more. */
-static void encode_and_send_all(server *srv, struct snapshot_workers *w) {
+static void encode_and_send_all(room *rm, struct snapshot_workers *w) {
 	atomic_store(&w->next_job, 0);
 	atomic_store(&w->handed_count, 0);
 	uint32_t sent_count = 0; /* of the helper's */
-	bool shared = w->job_count >= 2 && helper_available(srv, w);
+	bool shared = w->job_count >= 2 && helper_available(rm, w);
 	if (shared) {
 		uv_mutex_lock(&w->lock);
 		w->task = TASK_ENCODE;
@@ -453,25 +454,25 @@ static void encode_and_send_all(server *srv, struct snapshot_workers *w) {
 /* On the step's thread after the step: the table, with the helper (when
  * there is one) computing the state hash (from the moment the step is done:
  * it is the longest serial part) and then filling rows beside it. */
-bool snapshots_build_table(server *srv, uint64_t *state_hash) {
-	struct snapshot_workers *w = workers_get(srv);
-	bool helper = w && helper_available(srv, w);
+bool snapshots_build_table(room *rm, uint64_t *state_hash) {
+	struct snapshot_workers *w = workers_get(rm);
+	bool helper = w && helper_available(rm, w);
 	if (!helper) {
-		*state_hash = orca_world_state_hash(srv->sim->world);
-		return world_table_build(&srv->table, srv->sim->world, (float)srv->cfg->precision);
+		*state_hash = orca_world_state_hash(rm->sim->world);
+		return world_table_build(&rm->table, rm->sim->world, (float)rm->cfg.precision);
 	}
 	uv_mutex_lock(&w->lock);
 	w->task = TASK_TABLE;
-	w->table_world = srv->sim->world;
-	w->table_out = &srv->table;
-	w->table_precision = (float)srv->cfg->precision;
+	w->table_world = rm->sim->world;
+	w->table_out = &rm->table;
+	w->table_precision = (float)rm->cfg.precision;
 	w->table_rows_known = false;
 	atomic_store(&w->next_chunk, 0);
 	w->state = HELPER_POSTED;
 	uv_cond_signal(&w->wake);
 	uv_mutex_unlock(&w->lock);
 	uint32_t n = 0;
-	bool ok = table_prepare(&srv->table, srv->sim->world, &n);
+	bool ok = table_prepare(&rm->table, rm->sim->world, &n);
 	uv_mutex_lock(&w->lock);
 	w->table_rows = ok ? n : 0;
 	w->table_rows_known = true;
@@ -483,12 +484,12 @@ bool snapshots_build_table(server *srv, uint64_t *state_hash) {
 	if (!started) w->state = HELPER_IDLE; /* it never woke: every row is done; hash here */
 	while (w->state == HELPER_RUNNING) uv_cond_wait(&w->done, &w->lock);
 	uv_mutex_unlock(&w->lock);
-	*state_hash = started ? w->hash : orca_world_state_hash(srv->sim->world);
-	return ok && table_finish(&srv->table, n);
+	*state_hash = started ? w->hash : orca_world_state_hash(rm->sim->world);
+	return ok && table_finish(&rm->table, n);
 }
 
-void snapshots_free(server *srv) {
-	struct snapshot_workers *w = srv->snapshot_workers;
+void snapshots_free(room *rm) {
+	struct snapshot_workers *w = rm->snapshot_workers;
 	if (!w) return;
 	if (w->helper_started) {
 		uv_mutex_lock(&w->lock);
@@ -506,7 +507,7 @@ void snapshots_free(server *srv) {
 	free(w->handed);
 	free(w->jobs);
 	free(w);
-	srv->snapshot_workers = NULL;
+	rm->snapshot_workers = NULL;
 }
 
 /* Whole-world subscribers whose baselines are the same world table (their last
@@ -518,7 +519,7 @@ typedef struct shared_encoding {
 	bool obstacles;
 	bool prefixed;
 	uint64_t baseline_tick; /* unused for keyframes */
-	size_t offset, len;     /* in srv->snapshot_buf */
+	size_t offset, len;     /* in rm->snapshot_buf */
 } shared_encoding;
 
 static const shared_encoding *find_shared(const shared_encoding *enc, int n, bool keyframe, bool obstacles,
@@ -536,49 +537,49 @@ static bool copy_table(crowd_view *v, const world_table *t) {
 }
 
 /* The bookkeeping of a snapshot that goes out, and the send. */
-static void sent(server *srv, session *s, bool keyframe, bool with_obstacles, const uint8_t *data, size_t len) {
+static void sent(room *rm, session *s, bool keyframe, bool with_obstacles, const uint8_t *data, size_t len) {
 	s->need_keyframe = false;
 	s->snapshots_since_keyframe = keyframe ? 0 : s->snapshots_since_keyframe + 1;
 	s->baseline_is_table = !s->has_area;
-	s->baseline_tick = srv->status.tick;
+	s->baseline_tick = rm->status->tick;
 	if (with_obstacles) {
 		s->obstacles_sent = true;
-		s->obstacle_version_sent = orca_world_obstacle_version(srv->sim->world);
+		s->obstacle_version_sent = orca_world_obstacle_version(rm->sim->world);
 	}
-	srv->metrics.snapshots_sent++;
-	srv->metrics.keyframes_sent += keyframe;
-	srv->metrics.snapshot_bytes += len;
+	rm->metrics->snapshots_sent++;
+	rm->metrics->keyframes_sent += keyframe;
+	rm->metrics->snapshot_bytes += len;
 	session_send_encoded(s, data, len);
 }
 
-void snapshots_send(server *srv) {
-	uint64_t tick = srv->status.tick;
+void snapshots_send(room *rm) {
+	uint64_t tick = rm->status->tick;
 	shared_encoding shared[SHARED_ENCODINGS];
 	int shared_count = 0;
-	srv->snapshot_buf.len = 0;
-	struct snapshot_workers *w = workers_get(srv);
+	rm->snapshot_buf.len = 0;
+	struct snapshot_workers *w = workers_get(rm);
 	if (!w) {
 		log_error("snapshots: out of memory");
 		return;
 	}
 	w->job_count = 0;
 	crowd_snapshot_header header = {
-	    .tick = tick, .state_hash = srv->status.state_hash, .world_agent_count = srv->status.agents};
-	uint32_t obstacle_version = orca_world_obstacle_version(srv->sim->world);
+	    .tick = tick, .state_hash = rm->status->state_hash, .world_agent_count = rm->status->agents};
+	uint32_t obstacle_version = orca_world_obstacle_version(rm->sim->world);
 	bool obstacles_needed = false;
-	for (uint32_t i = 0; i < srv->host.sessions.count; i++) {
-		session *s = srv->host.sessions.items[i];
-		if (!s->subscribed || s->closing) continue;
+	for (uint32_t i = 0; i < rm->srv->host.sessions.count; i++) {
+		session *s = rm->srv->host.sessions.items[i];
+		if (s->world != rm || !s->subscribed || s->closing) continue; /* this world's subscribers only */
 		if ((tick - s->subscribed_tick) % s->divisor != 0) continue;
-		if (session_pending_output(s) > srv->cfg->output_soft_limit) {
+		if (session_pending_output(s) > rm->cfg.output_soft_limit) {
 			/* The newest wins: drop this one, resend everything next time. */
-			srv->metrics.snapshots_skipped++;
+			rm->metrics->snapshots_skipped++;
 			s->need_keyframe = true;
 			continue;
 		}
-		bool keyframe = s->need_keyframe || s->snapshots_since_keyframe + 1 >= srv->cfg->keyframe_interval;
+		bool keyframe = s->need_keyframe || s->snapshots_since_keyframe + 1 >= rm->cfg.keyframe_interval;
 		bool with_obstacles = !s->obstacles_sent || s->obstacle_version_sent != obstacle_version;
-		const crowd_obstacle_set *obstacles = with_obstacles ? current_obstacles(srv) : NULL;
+		const crowd_obstacle_set *obstacles = with_obstacles ? current_obstacles(rm) : NULL;
 		if (with_obstacles && !obstacles) {
 			log_error("client %u: out of memory building its snapshot", s->client_id);
 			continue;
@@ -599,37 +600,37 @@ void snapshots_send(server *srv) {
 		                                                 s->ops->length_prefixed, s->baseline_tick)
 		                                   : NULL;
 		size_t offset, len;
-		if (enc && copy_table(&s->baseline, &srv->table)) {
+		if (enc && copy_table(&s->baseline, &rm->table)) {
 			offset = enc->offset;
 			len = enc->len;
-			srv->metrics.snapshots_shared++;
+			rm->metrics->snapshots_shared++;
 		} else {
 			crowd_snapshot_header h = header;
 			h.keyframe = keyframe;
-			offset = srv->snapshot_buf.len;
-			if (!crowd_snapshot_encode(&h, srv->table.agents, srv->table.count, &s->baseline, obstacles,
-			                           s->ops->length_prefixed, &srv->snapshot_buf)) {
-				log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, srv->table.count);
+			offset = rm->snapshot_buf.len;
+			if (!crowd_snapshot_encode(&h, rm->table.agents, rm->table.count, &s->baseline, obstacles,
+			                           s->ops->length_prefixed, &rm->snapshot_buf)) {
+				log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, rm->table.count);
 				s->need_keyframe = true;
 				continue;
 			}
-			len = srv->snapshot_buf.len - offset;
+			len = rm->snapshot_buf.len - offset;
 			if (whole && shared_count < SHARED_ENCODINGS)
 				shared[shared_count++] = (shared_encoding){
 				    keyframe, with_obstacles, s->ops->length_prefixed, s->baseline_tick, offset, len};
 		}
-		sent(srv, s, keyframe, with_obstacles, srv->snapshot_buf.data + offset, len);
+		sent(rm, s, keyframe, with_obstacles, rm->snapshot_buf.data + offset, len);
 	}
 	if (w->job_count == 0) return;
-	w->table = &srv->table;
-	w->obstacles = obstacles_needed ? current_obstacles(srv) : NULL;
+	w->table = &rm->table;
+	w->obstacles = obstacles_needed ? current_obstacles(rm) : NULL;
 	w->header = header;
-	w->srv = srv;
-	encode_and_send_all(srv, w);
+	w->rm = rm;
+	encode_and_send_all(rm, w);
 }
 
 /* Loop thread: one area snapshot out (or why not). */
-static void send_job(server *srv, struct snapshot_workers *w, uint32_t i) {
+static void send_job(room *rm, struct snapshot_workers *w, uint32_t i) {
 	const snapshot_job *j = &w->jobs[i];
 	if (!j->selected) {
 		log_error("client %u: out of memory building its snapshot", j->s->client_id);
@@ -640,5 +641,5 @@ static void send_job(server *srv, struct snapshot_workers *w, uint32_t i) {
 		j->s->need_keyframe = true;
 		return;
 	}
-	sent(srv, j->s, j->keyframe, j->with_obstacles, w->outs[i].data, w->outs[i].len);
+	sent(rm, j->s, j->keyframe, j->with_obstacles, w->outs[i].data, w->outs[i].len);
 }

@@ -14,7 +14,7 @@
 
 #include "aoi_grid.h"
 
-typedef struct server server;
+typedef struct room room;
 
 /** The agents of the world after a step, quantized, ascending id (for snapshots). */
 typedef struct world_table {
@@ -34,11 +34,11 @@ typedef struct world_table {
 bool world_table_build(world_table *t, const orca_world *world, float precision);
 void world_table_free(world_table *t);
 /** Send every due snapshot after a tick. */
-void snapshots_send(server *srv);
-/** After a step, on the step's thread: build srv->table and compute the state
+void snapshots_send(room *r);
+/** After a step, on the step's thread: build r->table and compute the state
  * hash (on the snapshot helper thread meanwhile, when workers >= 2). */
-bool snapshots_build_table(server *srv, uint64_t *state_hash);
+bool snapshots_build_table(room *r, uint64_t *state_hash);
 /** Stop the snapshot helper thread and free the encoders (server_destroy). */
-void snapshots_free(server *srv);
+void snapshots_free(room *r);
 
 #endif

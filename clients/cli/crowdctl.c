@@ -5,6 +5,7 @@
  * `command` before connecting; a usage error is one line on stderr naming the
  * command, the option and the reason, and exit status 2. */
 #include "crowd/client.h"
+#include "crowd/wire.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -186,9 +187,13 @@ static void on_watch_events(void *user, const crowd_v1_AgentEvents *events);
 static void on_paths(void *user, const crowd_v1_Paths *paths);
 
 /* The address was checked with the other arguments (main). */
+static void on_world_list(void *user, const crowd_v1_WorldList *l);
+
 static int open_session(ctl *c, const char *host, uint16_t port, const char *token, const char *name,
-                        bool keep_agents) {
+                        bool keep_agents, const char *world) {
 	crowd_client_options o = crowd_client_default_options();
+	o.world = world;
+	o.callbacks.on_world_list = on_world_list;
 	o.connect_timeout_ms = c->timeout_ms;
 	o.user = c;
 	o.callbacks.on_welcome = on_welcome;
@@ -331,7 +336,10 @@ typedef enum cmd_kind {
 	CMD_OBSTACLE_ADD,
 	CMD_OBSTACLE_REMOVE,
 	CMD_PATHS,
-	CMD_WATCH
+	CMD_WATCH,
+	CMD_WORLD_CREATE,
+	CMD_WORLD_LIST,
+	CMD_WORLD_CLOSE
 } cmd_kind;
 
 typedef struct command {
@@ -355,6 +363,10 @@ typedef struct command {
 	crowd_v1_Rect area;
 	bool has_area, events, all_agents;
 	uint32_t divisor, limit;
+	/* world create / close */
+	const char *world_name;
+	crowd_v1_WorldSettings settings;
+	bool delete_data;
 } command;
 
 static void command_free(command *cmd) {
@@ -822,6 +834,127 @@ static int run_watch(ctl *c, const command *cmd) {
 
 /* ------------------------------------------------------------------ main */
 
+/* world create NAME [settings] | world list | world close NAME [--delete-data] (minor 2) */
+static int parse_world(command *cmd, int argc, char **argv) {
+	const char *usage = "world create NAME [--tick-rate HZ] [--bounds X0,Y0,X1,Y1] [--avoidance quality|reference] "
+	                    "[--navigation] [--max-agents N] | world list | world close NAME [--delete-data]";
+	if (argc < 2) return usage_error("world: wants create, list or close (usage: %s)", usage);
+	const char *sub = argv[1];
+	if (strcmp(sub, "list") == 0) {
+		cmd->kind = CMD_WORLD_LIST;
+		if (argc > 2) return usage_error("world list: unexpected argument '%s'", argv[2]);
+		return EXIT_OK;
+	}
+	if (strcmp(sub, "create") != 0 && strcmp(sub, "close") != 0)
+		return usage_error("world: '%s' is not create, list or close (usage: %s)", sub, usage);
+	const bool create = strcmp(sub, "create") == 0;
+	cmd->kind = create ? CMD_WORLD_CREATE : CMD_WORLD_CLOSE;
+	static const struct option create_opts[] = {{"tick-rate", required_argument, 0, 'r'},
+	                                            {"bounds", required_argument, 0, 'b'},
+	                                            {"avoidance", required_argument, 0, 'a'},
+	                                            {"navigation", no_argument, 0, 'n'},
+	                                            {"max-agents", required_argument, 0, 'm'},
+	                                            {0, 0, 0, 0}};
+	static const struct option close_opts[] = {{"delete-data", no_argument, 0, 'd'}, {0, 0, 0, 0}};
+	/* options before or after NAME: from "create"/"close" on, in permuting mode (optind 0
+	 * makes glibc start afresh, with this optstring's ordering), so NAME ends up last */
+	argc--;
+	argv++;
+	optind = 0;
+	for (int o; (o = getopt_long(argc, argv, ":", create ? create_opts : close_opts, NULL)) != -1;) {
+		float b[4];
+		switch (o) {
+		case 'r':
+			if (!want_u32("world create --tick-rate", optarg, 1, 1000, &cmd->settings.tick_rate))
+				return EXIT_USAGE;
+			break;
+		case 'b':
+			if (!want_floats("world create --bounds", optarg, b, 4, "X0,Y0,X1,Y1")) return EXIT_USAGE;
+			if (!(b[0] < b[2] && b[1] < b[3]))
+				return usage_error("world create --bounds: wants X0 < X1 and Y0 < Y1, got '%s'", optarg);
+			cmd->settings.bounds_min_x = b[0];
+			cmd->settings.bounds_min_y = b[1];
+			cmd->settings.bounds_max_x = b[2];
+			cmd->settings.bounds_max_y = b[3];
+			break;
+		case 'a':
+			if (strcmp(optarg, "quality") == 0)
+				cmd->settings.avoidance = crowd_v1_Avoidance_AVOIDANCE_QUALITY;
+			else if (strcmp(optarg, "reference") == 0)
+				cmd->settings.avoidance = crowd_v1_Avoidance_AVOIDANCE_REFERENCE;
+			else
+				return usage_error("world create --avoidance: wants quality or reference, got '%s'", optarg);
+			break;
+		case 'n':
+			cmd->settings.navigation = true;
+			break;
+		case 'm':
+			if (!want_u32("world create --max-agents", optarg, 1, MAX_SPAWN, &cmd->settings.max_agents))
+				return EXIT_USAGE;
+			break;
+		case 'd':
+			cmd->delete_data = true;
+			break;
+		default:
+			return option_error(create ? "world create" : "world close", o, argv);
+		}
+	}
+	if (optind >= argc) return usage_error("world %s: wants a world NAME (usage: %s)", sub, usage);
+	cmd->world_name = argv[optind++];
+	if (!crowd_world_name_valid(cmd->world_name))
+		return usage_error("world %s: '%s' is not a world name (1 to %u of A-Z a-z 0-9 _ . -)", sub,
+		                   cmd->world_name, CROWD_WORLD_NAME_MAX);
+	return no_more_args(create ? "world create" : "world close", argc, argv);
+}
+
+static bool worlds_answered;
+
+static void on_world_list(void *user, const crowd_v1_WorldList *l) {
+	ctl *c = user;
+	if (l->request_id != c->awaited) return;
+	worlds_answered = true;
+	if (c->json) {
+		printf("{\"ok\":true,\"max_worlds\":%" PRIu32 ",\"worlds\":[", l->max_worlds);
+		for (pb_size_t i = 0; i < l->worlds_count; i++) {
+			const crowd_v1_WorldInfo *w = &l->worlds[i];
+			printf("%s{\"name\":", i ? "," : "");
+			json_string(w->name);
+			printf(",\"agents\":%" PRIu32 ",\"clients\":%" PRIu32 ",\"tick_rate\":%" PRIu32
+			       ",\"tick\":%" PRIu64 ",\"lateness_p99_ms\":%.3f,\"persisted\":%s}",
+			       w->agents, w->clients, w->tick_rate, w->tick, (double)w->lateness_p99_ms,
+			       w->persisted ? "true" : "false");
+		}
+		printf("]}\n");
+		return;
+	}
+	printf("%-32s %8s %7s %5s %12s %9s %s\n", "WORLD", "AGENTS", "CLIENTS", "HZ", "TICK", "LATE_P99", "PERSISTED");
+	for (pb_size_t i = 0; i < l->worlds_count; i++) {
+		const crowd_v1_WorldInfo *w = &l->worlds[i];
+		printf("%-32s %8" PRIu32 " %7" PRIu32 " %5" PRIu32 " %12" PRIu64 " %7.2fms %s\n", w->name, w->agents,
+		       w->clients, w->tick_rate, w->tick, (double)w->lateness_p99_ms, w->persisted ? "yes" : "no");
+	}
+	printf("%u of at most %" PRIu32 " worlds open\n", (unsigned)l->worlds_count, l->max_worlds);
+}
+
+static int run_world(ctl *c, const command *cmd) {
+	if (cmd->kind == CMD_WORLD_LIST) {
+		int64_t id = crowd_client_list_worlds(c->client);
+		if (id < 0) return report_failure(c, NULL, (int)id);
+		c->awaited = (uint32_t)id;
+		c->answered = false;
+		worlds_answered = false;
+		int r = poll_until(c, &worlds_answered);
+		if (r == EXIT_OK && c->answered && !c->answer_ok) return report_failure(c, &c->error, 0);
+		return r;
+	}
+	if (cmd->kind == CMD_WORLD_CREATE) {
+		int r = wait_answer(c, crowd_client_create_world(c->client, cmd->world_name, &cmd->settings));
+		return r == EXIT_OK ? print_ok(c, "world created") : r;
+	}
+	int r = wait_answer(c, crowd_client_close_world(c->client, cmd->world_name, cmd->delete_data));
+	return r == EXIT_OK ? print_ok(c, "world closed") : r;
+}
+
 static void usage(FILE *f) {
 	fprintf(f, "usage: crowdctl [OPTIONS] COMMAND [ARGS]\n"
 	           "\n"
@@ -831,6 +964,7 @@ static void usage(FILE *f) {
 	           "  --server HOST:PORT   server address (default " DEFAULT_SERVER ", or $CROWDCTL_SERVER)\n"
 	           "  --token TOKEN        token sent in Hello; the server maps it to a role (or $CROWD_TOKEN)\n"
 	           "  --name NAME          client name for the server's log (default crowdctl)\n"
+	           "  --world NAME         the world to act in (default: the server's default world)\n"
 	           "  --no-keep            remove this session's agents when it ends (default: they stay,\n"
 	           "                       owned by nobody, so only an admin can command them later)\n"
 	           "  --timeout MS         connect and answer timeout (default 5000)\n"
@@ -855,6 +989,11 @@ static void usage(FILE *f) {
 	           "  watch --events [--all] [--count N]       one line per agent event (arrived, unreachable\n"
 	           "                                           with the point chosen, stuck): this session's\n"
 	           "                                           agents, or every agent's (--all, admin)\n"
+	           "  world create NAME [--tick-rate HZ] [--bounds X0,Y0,X1,Y1] [--avoidance quality|reference]\n"
+	           "        [--navigation] [--max-agents N]    open a world (admin); unset: the server's settings\n"
+	           "  world list                               the open worlds: agents, clients, tick rate,\n"
+	           "                                           tick, lateness p99, persisted\n"
+	           "  world close NAME [--delete-data]         close a world (admin); its clients are closed\n"
 	           "\n"
 	           "exit status: 0 ok, 1 the server answered with an Error, 2 usage error (one line on stderr\n"
 	           "naming the option; every argument is checked before connecting), 3 connection failure\n");
@@ -863,7 +1002,7 @@ static void usage(FILE *f) {
 /* Global options may follow the command too (`crowdctl watch --json`): move
  * them, with their values, in front of it. Command options never share their names. */
 static char **hoist_global_options(int argc, char **argv) {
-	static const char *const with_value[] = {"--server", "--token", "--name", "--timeout"};
+	static const char *const with_value[] = {"--server", "--token", "--name", "--timeout", "--world"};
 	static const char *const flags[] = {"--json", "--no-keep", "--help"};
 	char **out = calloc((size_t)argc + 1, sizeof *out);
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
@@ -908,12 +1047,12 @@ static int parse_command(command *cmd, int argc, char **argv) {
 		cmd_kind kind;
 	} commands[] = {{"ping", CMD_PING},         {"spawn", CMD_SPAWN},   {"target", CMD_TARGET},
 	                {"velocity", CMD_VELOCITY}, {"remove", CMD_REMOVE}, {"obstacle", CMD_OBSTACLE_ADD},
-	                {"paths", CMD_PATHS},       {"watch", CMD_WATCH}};
+	                {"paths", CMD_PATHS},       {"watch", CMD_WATCH},   {"world", CMD_WORLD_LIST}};
 	size_t k = 0;
 	while (k < sizeof commands / sizeof commands[0] && strcmp(name, commands[k].name) != 0) k++;
 	if (k == sizeof commands / sizeof commands[0])
 		return usage_error("unknown command '%s' (commands: ping, spawn, target, velocity, remove, obstacle, "
-		                   "paths, watch; see crowdctl --help)",
+		                   "paths, watch, world; see crowdctl --help)",
 		                   name);
 	cmd->kind = commands[k].kind;
 	opterr = 0; /* getopt's own messages are replaced by option_error's one line */
@@ -938,6 +1077,10 @@ static int parse_command(command *cmd, int argc, char **argv) {
 		return parse_obstacle(cmd, argc, argv);
 	case CMD_WATCH:
 		return parse_watch(cmd, argc, argv);
+	case CMD_WORLD_CREATE:
+	case CMD_WORLD_LIST:
+	case CMD_WORLD_CLOSE:
+		return parse_world(cmd, argc, argv);
 	}
 	return EXIT_USAGE;
 }
@@ -960,6 +1103,10 @@ static int run_command(ctl *c, const command *cmd) {
 		return run_paths(c, cmd);
 	case CMD_WATCH:
 		return run_watch(c, cmd);
+	case CMD_WORLD_CREATE:
+	case CMD_WORLD_LIST:
+	case CMD_WORLD_CLOSE:
+		return run_world(c, cmd);
 	}
 	return EXIT_USAGE;
 }
@@ -971,15 +1118,16 @@ int main(int argc, char **argv) {
 	argv = hoisted;
 	ctl c = {.timeout_ms = 5000, .server = getenv("CROWDCTL_SERVER")};
 	if (!c.server) c.server = DEFAULT_SERVER;
-	const char *token = getenv("CROWD_TOKEN"), *name = "crowdctl";
+	const char *token = getenv("CROWD_TOKEN"), *name = "crowdctl", *world = NULL;
 	bool keep = true;
 	static const struct option opts[] = {
 	    {"server", required_argument, 0, 's'}, {"token", required_argument, 0, 't'},
 	    {"name", required_argument, 0, 'N'},   {"timeout", required_argument, 0, 'T'},
 	    {"json", no_argument, 0, 'j'},         {"no-keep", no_argument, 0, 'k'},
-	    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+	    {"help", no_argument, 0, 'h'},         {"world", required_argument, 0, 'w'},
+	    {0, 0, 0, 0}};
 	opterr = 0;
-	for (int o; (o = getopt_long(argc, argv, "+:s:t:N:T:jkh", opts, NULL)) != -1;) {
+	for (int o; (o = getopt_long(argc, argv, "+:s:t:N:T:jkhw:", opts, NULL)) != -1;) {
 		uint32_t ms;
 		switch (o) {
 		case 's':
@@ -998,6 +1146,12 @@ int main(int argc, char **argv) {
 		case 'j':
 			c.json = true;
 			break;
+		case 'w':
+			if (!crowd_world_name_valid(optarg))
+				return usage_error("--world: '%s' is not a world name (1 to %u of A-Z a-z 0-9 _ . -)", optarg,
+				                   CROWD_WORLD_NAME_MAX);
+			world = optarg;
+			break;
 		case 'k':
 			keep = false;
 			break;
@@ -1013,8 +1167,8 @@ int main(int argc, char **argv) {
 		}
 	}
 	if (optind >= argc)
-		return usage_error("no command given (ping, spawn, target, velocity, remove, obstacle, paths, watch; "
-		                   "see crowdctl --help)");
+		return usage_error("no command given (ping, spawn, target, velocity, remove, obstacle, paths, watch, "
+		                   "world; see crowdctl --help)");
 	int cargc = argc - optind;
 	char **cargv = argv + optind;
 
@@ -1034,7 +1188,7 @@ int main(int argc, char **argv) {
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 	}
-	r = open_session(&c, host, port, token, name, keep);
+	r = open_session(&c, host, port, token, name, keep, world);
 	if (r == EXIT_OK) r = run_command(&c, &cmd);
 	crowd_client_close(c.client, c.timeout_ms);
 	command_free(&cmd);

@@ -13,6 +13,8 @@ export declare const ErrorCode: Readonly<{
   ERROR_LIMIT_AGENTS_WORLD: 13; ERROR_LIMIT_AGENTS_CONNECTION: 14; ERROR_LIMIT_BATCH: 15; ERROR_RATE_LIMITED: 16;
   ERROR_BAD_POLYGON: 17; ERROR_ALREADY_HELLO: 18; ERROR_SLOW_CONSUMER: 19; ERROR_SHUTTING_DOWN: 20;
   ERROR_SERVER_FULL: 21; ERROR_INTERNAL: 22; ERROR_STORAGE_UNAVAILABLE: 23; ERROR_LIMIT_COST: 27;
+  ERROR_WORLD_EXISTS: 28; ERROR_BAD_WORLD_NAME: 29; ERROR_BAD_WORLD_SETTINGS: 30; ERROR_LIMIT_WORLDS: 31;
+  ERROR_WORLD_FORBIDDEN: 32; ERROR_NO_SUCH_WORLD: 33; ERROR_WORLD_CLOSED: 34;
 }>;
 /** A crowd.v1 ErrorCode value (a newer server may send others: CrowdError.code is a number). */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -24,6 +26,8 @@ export declare const AgentEventKind: Readonly<{
   AGENT_EVENT_UNSPECIFIED: 0; AGENT_EVENT_ARRIVED: 1; AGENT_EVENT_UNREACHABLE: 2; AGENT_EVENT_STUCK: 3;
 }>;
 export type AgentEventKind = (typeof AgentEventKind)[keyof typeof AgentEventKind];
+export declare const Avoidance: Readonly<{ AVOIDANCE_DEFAULT: 0; AVOIDANCE_QUALITY: 1; AVOIDANCE_REFERENCE: 2 }>;
+export type Avoidance = (typeof Avoidance)[keyof typeof Avoidance];
 
 export interface Vec2 { x: number; y: number }
 export interface Rect { minX: number; minY: number; maxX: number; maxY: number }
@@ -59,7 +63,33 @@ export interface Welcome {
   tick: number;
   resumeKey: string;
   resumed: boolean;
+  /** The world joined (minor 2; "default" from a server that names none). */
+  world: string;
 }
+
+/** How a new world runs; a field left out takes the server's own setting. */
+export interface WorldSettings {
+  tickRate?: number;
+  bounds?: Rect;
+  avoidance?: 'default' | 'quality' | 'reference' | Avoidance;
+  navigation?: boolean;
+  maxAgents?: number;
+}
+
+/** One open world as listWorlds() sees it. */
+export interface WorldInfo {
+  name: string;
+  agents: number;
+  clients: number;
+  tickRate: number;
+  /** How late its ticks started, 99th percentile over the recent ticks. */
+  latenessP99Ms: number;
+  tick: number;
+  /** Kept in the server's data dir: re-opens on restart. */
+  persisted: boolean;
+}
+
+export interface WorldList { worlds: WorldInfo[]; maxWorlds: number }
 
 /** An agent of the last snapshot, in world units; fromX/fromY: where interpolation starts. */
 export interface Agent {
@@ -155,6 +185,8 @@ export interface ClientOptions {
   maxFrameBytes?: number;
   /** A Welcome.resumeKey from an earlier connection: take that identity back. */
   resumeKey?: string;
+  /** The world to join at Hello, and again after a reconnect (default: the server's "default"). */
+  world?: string;
   /** The WebSocket class for ws:// addresses where there is no global one (Node < 22). */
   WebSocket?: unknown;
 }
@@ -181,6 +213,8 @@ export interface ClientEvents {
   /** Bytes that are not crowd.v1, or a snapshot that does not fit (the client then asks for a keyframe). */
   protocolError: (error: Error) => void;
   listenerError: (error: unknown, event: string) => void;
+  /** joinWorld() moved this connection to another world (subscriptions reset). */
+  world: (name: string) => void;
 }
 
 export declare class CrowdClient {
@@ -194,6 +228,8 @@ export declare class CrowdClient {
   readonly role: Role;
   readonly resumeKey: string;
   readonly world: World;
+  /** The world this connection is in; '' before a Welcome. */
+  readonly worldName: string;
   readonly stats: ClientStats;
   readonly lastError: CrowdError | null;
   readonly paused: boolean;
@@ -221,6 +257,13 @@ export declare class CrowdClient {
   unsubscribeEvents(): Promise<void>;
   getPaths(ids: number[]): Promise<AgentPath[]>;
   ping(): Promise<{ rttMs: number; serverTick: number }>;
+  /** Opens a world (admin); rejects with WORLD_EXISTS, BAD_WORLD_NAME, BAD_WORLD_SETTINGS, LIMIT_WORLDS, … */
+  createWorld(name: string, settings?: WorldSettings): Promise<void>;
+  /** Closes a world (admin); its data stays on disk unless deleteData. */
+  closeWorld(name: string, options?: { deleteData?: boolean }): Promise<void>;
+  listWorlds(): Promise<WorldList>;
+  /** Moves this connection to another world; subscribe again there. Refused while this client owns agents. */
+  joinWorld(name: string): Promise<void>;
   /** Any ClientMessage body, e.g. {removeAgents: {ids: [1]}}; resolves with the Ack's ids. */
   request(body: object): Promise<unknown>;
   pause(): void;

@@ -2,7 +2,8 @@
  * state and measurements, and the run as a whole. The modules: options
  * (flags), setup (agents from a *_setup.csv, split into compact tiles), conn
  * (one crowd.v1 TCP connection and what it measures), report (progress line,
- * final table, JSON), main (the loop, ramp-up, duration, thresholds). */
+ * final table, JSON), main (the loop, ramp-up, duration, thresholds), worlds
+ * (--worlds: which world each connection loads, and what ListWorlds said). */
 #ifndef CROWD_LOAD_H
 #define CROWD_LOAD_H
 
@@ -17,7 +18,7 @@
 #include "hist.h"
 #include "load_ws.h"
 
-#define LOAD_ERROR_CODES 24 /* crowd_v1_ErrorCode values 0..22, and one for "other" */
+#define LOAD_ERROR_CODES 36 /* crowd_v1_ErrorCode values 0..34, and one for "other" */
 
 typedef enum load_area_kind {
 	LOAD_AREA_WORLD = 0, /* subscribe to the whole world */
@@ -50,7 +51,9 @@ typedef struct load_options {
 	char ws_path[256];
 	bool keep_agents;
 	bool quiet;
-	double max_p99_ms;    /* <0: no threshold */
+	uint32_t worlds;       /* --worlds N: spread connections over N worlds it creates; 0: the default world */
+	char world_prefix[24]; /* their names: PREFIX0 .. PREFIX(N-1) */
+	double max_p99_ms;     /* <0: no threshold */
 	long long max_errors; /* <0: no threshold */
 	uint64_t seed;
 } load_options;
@@ -184,7 +187,16 @@ typedef struct load_conn {
 	uint64_t next_retarget_ns, next_ping_ns;
 
 	load_stats stats;
+	bool in_world; /* --worlds: a leader has created and joined its world */
 } load_conn;
+
+/* One world as ListWorlds reported it at the end of the measured time. */
+typedef struct load_world_info {
+	char name[33];
+	uint32_t agents, clients, tick_rate;
+	float lateness_p99_ms;
+	uint64_t tick;
+} load_world_info;
 
 typedef struct load_run {
 	uv_loop_t *loop;
@@ -205,6 +217,11 @@ typedef struct load_run {
 	char failure[320];      /* the first reason a connection did not get to run, e.g. "connect
 	                           127.0.0.1:7999: connection refused"; empty: none */
 	uint32_t failed;        /* connections that never got to run */
+	/* --worlds */
+	uint32_t worlds_ready, worlds_failed; /* leaders that joined their world, or gave up */
+	bool world_list_asked;
+	load_world_info *world_infos;
+	uint32_t world_info_count, max_worlds;
 } load_run;
 
 /** Count a connection that did not get to run, and keep the first reason
@@ -218,6 +235,26 @@ void load_conn_open(load_conn *c);
 /** Close politely (idempotent); frees when libuv is done with the handles. */
 void load_conn_close(load_conn *c);
 void load_conn_free(load_conn *c);
+/** Send ListWorlds (its WorldList goes to load_worlds_record_list). False if it could not be sent. */
+bool load_conn_list_worlds(load_conn *c);
+
+/* ------------------------------------------------------------------ worlds (--worlds) */
+
+bool load_worlds_enabled(const load_run *run);
+/** The world connection `conn` loads, and whether it creates it (the first of each world). */
+uint32_t load_world_of(const load_run *run, uint32_t conn);
+bool load_world_leader(const load_run *run, uint32_t conn);
+void load_world_name(const load_run *run, uint32_t world, char *out, size_t cap);
+/** Connections that create a world: min(--worlds, --connections). */
+uint32_t load_worlds_leaders(const load_run *run);
+/** A connection naming its world at Hello waits until every world is created. */
+bool load_worlds_may_open(const load_run *run, uint32_t conn);
+/** At the end of the measured time: one running connection asks ListWorlds. */
+void load_worlds_ask_list(load_run *run);
+void load_worlds_record_list(load_run *run, const crowd_v1_WorldList *list);
+/** The worlds' lines of the final table, and the "worlds" member of the JSON. */
+void load_worlds_report(const load_run *run, FILE *out);
+void load_worlds_report_json(const load_run *run, FILE *f);
 
 /* ------------------------------------------------------------------ report */
 

@@ -260,7 +260,33 @@ static void send_hello(load_conn *c) {
 	memcpy(m.msg.hello.token, c->run->opt.token, sizeof m.msg.hello.token);
 	snprintf(m.msg.hello.client_name, sizeof m.msg.hello.client_name, "%.20s-%u", c->run->opt.name, c->index);
 	m.msg.hello.keep_agents_on_disconnect = c->run->opt.keep_agents;
+	char world[48];
+	if (load_worlds_enabled(c->run) && !load_world_leader(c->run, c->index)) {
+		load_world_name(c->run, load_world_of(c->run, c->index), world, sizeof world);
+		m.msg.hello.world = world;
+	}
 	send_message(c, &m);
+}
+
+/* --worlds, a world's first connection: CreateWorld, then JoinWorld (world_step). */
+static void send_world_request(load_conn *c, pb_size_t tag) {
+	char name[48];
+	load_world_name(c->run, load_world_of(c->run, c->index), name, sizeof name);
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = tag;
+	if (tag == crowd_v1_ClientMessage_create_world_tag) {
+		m.msg.create_world.name = name;
+		m.msg.create_world.has_settings = true; /* all 0: the server's own settings */
+	} else {
+		m.msg.join_world.name = name;
+	}
+	if (!send_message(c, &m)) load_conn_close(c);
+}
+
+bool load_conn_list_worlds(load_conn *c) {
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_list_worlds_tag;
+	return send_message(c, &m) != 0;
 }
 
 /* The agents this connection spawns: from the plan's file, or random in its region. */
@@ -569,6 +595,40 @@ static void count_error(load_conn *c, uint32_t code) {
 	c->stats.error_total++;
 }
 
+/* In its world: subscribe and spawn. */
+static void begin_work(load_conn *c) {
+	send_subscribe(c);
+	send_spawns(c);
+	if (c->spawn_pending)
+		c->state = LOAD_CONN_SPAWNING;
+	else
+		start_running(c);
+}
+
+/* --worlds: the answer to a leader's CreateWorld (a world already open will do) or JoinWorld. */
+static void world_step(load_conn *c, uint8_t kind, uint32_t error_code) {
+	load_run *run = c->run;
+	if (kind == crowd_v1_ClientMessage_create_world_tag &&
+	    (!error_code || error_code == crowd_v1_ErrorCode_ERROR_WORLD_EXISTS)) {
+		send_world_request(c, crowd_v1_ClientMessage_join_world_tag);
+		return;
+	}
+	if (!error_code) {
+		c->in_world = true;
+		run->worlds_ready++;
+		begin_work(c);
+		return;
+	}
+	char name[48], why[160];
+	load_world_name(run, load_world_of(run, c->index), name, sizeof name);
+	snprintf(why, sizeof why, "%s %s refused: %s",
+	         kind == crowd_v1_ClientMessage_create_world_tag ? "CreateWorld" : "JoinWorld", name,
+	         load_error_name(error_code));
+	setup_failed(c, why);
+	run->worlds_failed++;
+	load_conn_close(c);
+}
+
 static void on_welcome(load_conn *c, const crowd_v1_Welcome *w) {
 	uint64_t sent;
 	if (take_request(c, 0, crowd_v1_ClientMessage_hello_tag, &sent)) record_ack(c, sent);
@@ -601,12 +661,12 @@ static void on_welcome(load_conn *c, const crowd_v1_Welcome *w) {
 		c->region[2] = c->region[0] + w0;
 		c->region[3] = c->region[1] + h0;
 	}
-	send_subscribe(c);
-	send_spawns(c);
-	if (c->spawn_pending)
-		c->state = LOAD_CONN_SPAWNING;
-	else
-		start_running(c);
+	if (load_world_leader(c->run, c->index) && !c->in_world) {
+		c->state = LOAD_CONN_SPAWNING; /* past Hello: an Error now answers a world request */
+		send_world_request(c, crowd_v1_ClientMessage_create_world_tag);
+		return;
+	}
+	begin_work(c);
 }
 
 static bool grow_own(load_conn *c, uint32_t extra) {
@@ -654,11 +714,17 @@ static void after_set_targets(load_conn *c, uint32_t request_id, uint64_t sent_n
 }
 
 static void on_answer(load_conn *c, uint32_t request_id, const crowd_v1_Ack *ack, uint32_t error_code) {
-	uint64_t sent;
+	uint64_t sent = 0;
 	uint8_t kind = request_id ? take_request(c, request_id, 0, &sent) : 0;
-	if (error_code) count_error(c, error_code);
+	bool world_exists = kind == crowd_v1_ClientMessage_create_world_tag &&
+	                    error_code == crowd_v1_ErrorCode_ERROR_WORLD_EXISTS; /* expected: another run made it */
+	if (error_code && !world_exists) count_error(c, error_code);
 	if (!kind) return; /* unasked (request_id 0) or unknown */
 	record_ack(c, sent);
+	if (kind == crowd_v1_ClientMessage_create_world_tag || kind == crowd_v1_ClientMessage_join_world_tag) {
+		world_step(c, kind, error_code);
+		return;
+	}
 	if (kind == crowd_v1_ClientMessage_spawn_agents_tag) {
 		if (ack && ack->ids_count && grow_own(c, ack->ids_count)) {
 			memcpy(c->own_ids + c->own_count, ack->ids, ack->ids_count * sizeof *ack->ids);
@@ -762,6 +828,12 @@ static void handle_frame(load_conn *c, const uint8_t *frame, size_t len) {
 	case crowd_v1_ServerMessage_agent_events_tag:
 		on_agent_events(c, &msg.msg.agent_events);
 		break;
+	case crowd_v1_ServerMessage_world_list_tag: {
+		uint64_t sent;
+		if (take_request(c, msg.msg.world_list.request_id, 0, &sent)) record_ack(c, sent);
+		load_worlds_record_list(c->run, &msg.msg.world_list);
+		break;
+	}
 	case crowd_v1_ServerMessage_pong_tag: {
 		uint64_t sent;
 		c->stats.pongs++;

@@ -33,6 +33,7 @@ static void begin_drain(void) {
 	run.measure_end_ns = uv_hrtime();
 	if (!run.measuring) run.measure_start_ns = run.measure_end_ns;
 	drain_deadline_ns = run.measure_end_ns + (uint64_t)(DRAIN_S * 1e9);
+	load_worlds_ask_list(&run); /* answered within the drain */
 }
 
 static bool all_answered(void) {
@@ -105,7 +106,8 @@ static void on_ramp(uv_timer_t *t) {
 	uint32_t n = run.opt.connections;
 	uint32_t due = run.opt.ramp_up_s > 0 ? (uint32_t)((elapsed / run.opt.ramp_up_s) * n) + 1 : n;
 	if (due > n) due = n;
-	while (next_to_open < due) load_conn_open(&run.conns[next_to_open++]);
+	while (next_to_open < due && load_worlds_may_open(&run, next_to_open))
+		load_conn_open(&run.conns[next_to_open++]);
 	if (next_to_open >= n) uv_timer_stop(&ramp_timer);
 }
 
@@ -241,6 +243,7 @@ int main(int argc, char **argv) {
 	load_stats_free(&run.total);
 	load_stats_free(&run.interval);
 	load_plan_free(&run.plan);
+	free(run.world_infos);
 	uv_loop_close(run.loop);
 	if (!ran) {
 		fprintf(stderr, "crowd-load: nothing was measured\n");

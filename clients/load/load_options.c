@@ -37,6 +37,9 @@ static void usage(FILE *out, const char *prog) {
 	    "  --token TOKEN            Hello token\n"
 	    "  --name NAME              client name prefix (default crowd-load)\n"
 	    "  --keep-agents            agents stay in the world after disconnect\n"
+	    "  --worlds N               spread the connections (and their agents) over N worlds, created\n"
+	    "                           by the run (needs a token that may create worlds: admin)\n"
+	    "  --world-prefix PREFIX    the worlds' names: PREFIX0 .. PREFIX(N-1) (default load-)\n"
 	    "  --seed N                 random seed (default 1)\n"
 	    "\n"
 	    "Output and gates:\n"
@@ -143,6 +146,7 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	o->visible_timeout_s = 5;
 	strcpy(o->name, "crowd-load");
 	strcpy(o->ws_path, "/ws");
+	strcpy(o->world_prefix, "load-");
 	o->max_p99_ms = -1;
 	o->max_errors = -1;
 	o->seed = 1;
@@ -173,7 +177,9 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 		O_MAX_P99,
 		O_MAX_ERRORS,
 		O_WS,
-		O_WS_PATH
+		O_WS_PATH,
+		O_WORLDS,
+		O_WORLD_PREFIX
 	};
 	static const struct option longopts[] = {
 	    {"server", required_argument, 0, O_SERVER},
@@ -201,6 +207,8 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	    {"max-errors", required_argument, 0, O_MAX_ERRORS},
 	    {"ws", no_argument, 0, O_WS},
 	    {"ws-path", required_argument, 0, O_WS_PATH},
+	    {"worlds", required_argument, 0, O_WORLDS},
+	    {"world-prefix", required_argument, 0, O_WORLD_PREFIX},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -293,6 +301,12 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 				rc = -1;
 			}
 			break;
+		case O_WORLDS:
+			rc = parse_u32("worlds", optarg, 0, 100000, &o->worlds);
+			break;
+		case O_WORLD_PREFIX:
+			rc = copy_text("world-prefix", optarg, o->world_prefix, sizeof o->world_prefix);
+			break;
 		case 'h':
 			usage(stdout, argv[0]);
 			return 1;
@@ -313,5 +327,16 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 		return -1;
 	}
 	if (o->setup_path[0] && !agents_given) o->agents_per_conn = UINT32_MAX; /* the whole file */
+	if (o->worlds) {
+		char last[48];
+		snprintf(last, sizeof last, "%s%u", o->world_prefix, o->worlds - 1);
+		if (!crowd_world_name_valid(last)) {
+			fprintf(
+			    stderr,
+			    "crowd-load: --world-prefix: '%s' is no world name (1 to %u bytes of A-Z a-z 0-9 _ . -)\n",
+			    last, CROWD_WORLD_NAME_MAX);
+			return -1;
+		}
+	}
 	return 0;
 }

@@ -202,6 +202,7 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 	fprintf(out, "; decode failures %llu, disconnects %llu, failed connects %llu\n",
 	        (unsigned long long)t->decode_failures, (unsigned long long)t->disconnects,
 	        (unsigned long long)t->connect_failures);
+	load_worlds_report(run, out);
 	fprintf(out,
 	        "per connection min/median/max: snapshots %.2f/%.2f/%.2f Hz, ack p99 %.2f/%.2f/%.2f ms, "
 	        "visible p99 %.2f/%.2f/%.2f ms, in %.0f/%.0f/%.0f B/s\n",
@@ -285,6 +286,7 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 			        "%llu,\n",
 			        (unsigned long long)t->decode_failures, (unsigned long long)t->disconnects,
 			        (unsigned long long)t->connect_failures);
+			load_worlds_report_json(run, f);
 			fprintf(f, "  \"per_connection\": [\n");
 			for (uint32_t i = 0; i < n; i++) {
 				const load_stats *s = &run->conns[i].stats;

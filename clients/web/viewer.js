@@ -3,7 +3,9 @@
  * wire), draws agents and obstacles on a canvas at 60 fps (interpolated by the
  * client's World), keeps the subscription's area on the view, sends spawn /
  * target / obstacle commands the token's role allows, and for selected agents
- * draws their paths (GetPaths) and marks unreachable targets (AgentEvents). */
+ * draws their paths (GetPaths) and marks unreachable targets (AgentEvents).
+ * A world picker lists the server's worlds (ListWorlds) and moves the view to
+ * the one picked (JoinWorld; ?world=NAME picks one at start). */
 import { CrowdClient } from './crowd/index.js';
 
 var BACKOFF_MIN_MS = 500, BACKOFF_MAX_MS = 10000;
@@ -13,6 +15,7 @@ var PATHS_MAX = 64;            // selected agents whose paths are asked for
 var SUBSCRIBE_MARGIN = 0.25;   // area of interest = view + this share on each side
 var SPAWN_MAX = 400;           // agents in one dragged group
 var ROLE_NAMES = ['none', 'viewer', 'player', 'admin'];
+var WORLDS_EVERY_MS = 3000;    // the world picker's list, refreshed this often
 
 var canvas = document.getElementById('world');
 var ctx = canvas.getContext('2d');
@@ -47,6 +50,9 @@ var state = {
   lastAck: null,
   acks: 0,
   errors: 0,
+  world: '',             // the world watched (Welcome / JoinWorld)
+  worlds: [],            // [{name, agents, clients, tickRate, latenessP99Ms, …}] from ListWorlds
+  worldSwitches: 0,      // JoinWorld (or a reconnect into another world) done from the picker
 };
 
 var emptyWorld = null;
@@ -72,10 +78,10 @@ function token() {
   return el('token').value.trim();
 }
 
-function connect() {
+function connect(worldName) {
   var url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws';
   var c = new CrowdClient(url, { token: token(), clientName: 'web viewer', reconnectMinMs: BACKOFF_MIN_MS,
-                                 reconnectMaxMs: BACKOFF_MAX_MS });
+                                 reconnectMaxMs: BACKOFF_MAX_MS, world: worldName || '' });
   client = c;
   bytesSeen = 0;
   c.on('state', function (s, info) {
@@ -97,7 +103,11 @@ function connect() {
       state.closeInfo = err && err.codeName === 'BAD_TOKEN'
         ? 'The server does not know this token: enter another and press connect.'
         : err && err.codeName === 'UNSUPPORTED_VERSION' ? 'The server speaks another protocol version.'
-          : 'Disconnected (' + (info.reason || 'closed') + '): press connect.';
+          : err && (err.codeName === 'NO_SUCH_WORLD' || err.codeName === 'WORLD_FORBIDDEN' ||
+                    err.codeName === 'BAD_WORLD_NAME')
+            ? 'The world \'' + (c.options.world || 'default') + '\' cannot be watched (' + err.codeName +
+              '): press connect for the default world.'
+            : 'Disconnected (' + (info.reason || 'closed') + '): press connect.';
     }
   });
   c.on('welcome', function (w) { if (client === c) onWelcome(w); });
@@ -108,14 +118,82 @@ function connect() {
   c.connect().catch(noteError);
 }
 
-function reconnectNow() {
+function reconnectNow(worldName) {
   if (client) {
     var old = client;
     client = null;
     old.close();
   }
   state.attempts = 0;
-  connect();
+  connect(worldName);
+}
+
+// ------------------------------------------------------------------ worlds
+
+function refreshWorlds() {
+  if (state.status !== 'connected' || !client) return Promise.resolve();
+  var c = client;
+  return c.listWorlds().then(function (list) {
+    if (client !== c) return;
+    state.worlds = list.worlds;
+    fillWorldSelect();
+  }, function () { /* an older server (minor < 2) has no worlds: the picker keeps the one it knows */ });
+}
+
+function fillWorldSelect() {
+  var select = el('world-select');
+  var names = state.worlds.map(function (w) { return w.name; });
+  if (state.world && names.indexOf(state.world) < 0) names.unshift(state.world);
+  var want = names.join('\n');
+  if (select.dataset.names !== want) {
+    select.textContent = '';
+    names.forEach(function (name) {
+      var o = document.createElement('option');
+      o.value = name;
+      select.appendChild(o);
+    });
+    select.dataset.names = want;
+  }
+  Array.prototype.forEach.call(select.options, function (o) {
+    var w = state.worlds.find(function (x) { return x.name === o.value; });
+    o.textContent = w ? w.name + ' (' + w.agents + ' agents)' : o.value;
+  });
+  if (document.activeElement !== select) select.value = state.world;
+}
+
+// The picker: JoinWorld keeps this connection; while it owns agents the server
+// refuses (INVALID_ARGUMENT), and the viewer reconnects into that world instead
+// (agents of a connection go when it closes, as when the page is left).
+function switchWorld(name) {
+  if (!client || name === state.world) return;
+  var c = client;
+  state.worldSwitches++;
+  c.joinWorld(name).then(function () {
+    if (client === c) enteredWorld(name);
+  }, function (err) {
+    if (client !== c) return;
+    if (err && err.codeName === 'INVALID_ARGUMENT') reconnectNow(name);
+    else { noteError(err); fillWorldSelect(); }
+  });
+}
+
+function enteredWorld(name) {
+  state.world = name;
+  state.selected.clear();
+  state.paths.clear();
+  state.unreachable.clear();
+  state.worldAgents = 0;
+  camera.fitted = false;
+  lastSubscribed = null;
+  if (history.replaceState) {
+    var q = new URLSearchParams(location.search);
+    if (name === 'default') q.delete('world'); else q.set('world', name);
+    var s = q.toString();
+    history.replaceState(null, '', location.pathname + (s ? '?' + s : ''));
+  }
+  if (client && !client.subscription) client.subscribe().catch(noteError);
+  fillWorldSelect();
+  refreshWorlds();
 }
 
 function noteError(err) {
@@ -141,12 +219,8 @@ function onWelcome(w) {
   state.role = w.role;
   state.worldBounds = w.worldBounds;
   state.tick = w.tick;
-  state.selected.clear();
-  state.paths.clear();
-  state.unreachable.clear();
   // Whole world first; the first snapshot fits the camera, then the area follows the view.
-  lastSubscribed = null;
-  if (!client.subscription) client.subscribe().catch(noteError);
+  enteredWorld(w.world || 'default');
   updateTools();
 }
 
@@ -461,6 +535,7 @@ function updateHud(now) {
   el('hud-rate').textContent = snapshotTimes.length;
   el('hud-bytes').textContent = fmtRate(bytes);
   el('hud-rtt').textContent = state.rtt === null ? '–' : state.rtt.toFixed(1) + ' ms';
+  el('hud-world-name').textContent = state.world || '–';
   el('hud-role').textContent = state.status === 'connected'
     ? ROLE_NAMES[state.role] + ' #' + state.clientId : '–';
   el('hud-selected').textContent = state.selected.size;
@@ -631,8 +706,11 @@ document.querySelectorAll('#tools [data-tool]').forEach(function (b) {
 el('token-form').addEventListener('submit', function (ev) {
   ev.preventDefault();
   try { localStorage.setItem('crowd.token', token()); } catch (e) { /* private mode */ }
-  reconnectNow();
+  // A world that refused this page is left for the default one; otherwise stay where we are.
+  reconnectNow(state.status === 'refused' ? '' : state.world);
 });
+el('world-select').addEventListener('change', function (ev) { switchWorld(ev.target.value); });
+setInterval(refreshWorlds, WORLDS_EVERY_MS);
 
 setInterval(function () {
   if (state.status !== 'connected') return;
@@ -661,8 +739,10 @@ window.crowdViewer = {
   },
   setTool: setTool,
   reconnect: reconnectNow,
+  switchWorld: switchWorld,
+  refreshWorlds: refreshWorlds,
 };
 
 updateTools();
-connect();
+connect(params.get('world') || '');
 requestAnimationFrame(frame);

@@ -1,15 +1,25 @@
 /* agones.c — the Agones SDK REST client on the server's libuv loop: one short-lived
  * HTTP/1.1 connection per call (the sidecar is on localhost), a timeout on every
- * request, back-off while the sidecar is not up yet, counters for every failure. */
+ * request, back-off while the sidecar is not up yet, counters for every failure.
+ *
+ * Paths and bodies are the sidecar's grpc-gateway mapping of the SDK protos
+ * (googleforgames/agones proto/sdk/sdk.proto and proto/sdk/beta/beta.proto; the REST
+ * guide site/content/en/docs/Guides/Client SDKs/rest.md): POST /ready, /health and
+ * /shutdown with "{}", GET /gameserver, and for Counters and Lists (beta)
+ * PATCH /v1beta1/counters/{name} with {"count":"N","capacity":"C"} (UpdateCounter;
+ * int64 as JSON strings) and PATCH /v1beta1/lists/{name} with
+ * {"capacity":"C","values":[..]} (UpdateList; the gateway derives the update mask
+ * from the body's fields, so both are set and the values are replaced whole). */
 #include "agones.h"
 
 #include <http_parser.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REQUEST_HEAD_MAX 512
+#define REQUEST_HEAD_MAX 512 /* the request line and headers, without the body */
 #define RESPONSE_BODY_MAX (64 * 1024)
 #define READ_CHUNK 4096
 
@@ -42,6 +52,12 @@ struct crowd_agones {
 	void *shutdown_arg;
 	void (*closed)(void *arg);
 	void *closed_arg;
+
+	/* Counter and List: the body the sidecar should hold next (owned), its generation,
+	 * and the generation it accepted last. Only the latest state is ever sent. */
+	char *sync_body[CROWD_AGONES_CALL_COUNT];
+	uint64_t sync_gen[CROWD_AGONES_CALL_COUNT];
+	uint64_t synced_gen[CROWD_AGONES_CALL_COUNT];
 };
 
 struct agones_request {
@@ -52,8 +68,9 @@ struct agones_request {
 	uv_connect_t connect;
 	uv_write_t write;
 	http_parser parser;
-	char head[REQUEST_HEAD_MAX];
+	char *head; /* request line, headers and body */
 	size_t head_len;
+	uint64_t gen; /* the sync generation this request carries (Counter, List) */
 	char read_buf[READ_CHUNK];
 	char *body;
 	size_t body_len;
@@ -63,7 +80,22 @@ struct agones_request {
 	int open_handles;
 };
 
-static const char *const call_names[CROWD_AGONES_CALL_COUNT] = {"gameserver", "ready", "health", "shutdown"};
+static const char *const call_names[CROWD_AGONES_CALL_COUNT] = {"gameserver", "ready",   "health",
+                                                                "shutdown",   "counter", "list"};
+
+/* Method and path of each call, and its body unless it is a synced state. */
+static const struct {
+	const char *method;
+	const char *path;
+	const char *body;
+} call_requests[CROWD_AGONES_CALL_COUNT] = {
+    [CROWD_AGONES_GAMESERVER] = {"GET", "/gameserver", ""},
+    [CROWD_AGONES_READY] = {"POST", "/ready", "{}"},
+    [CROWD_AGONES_HEALTH] = {"POST", "/health", "{}"},
+    [CROWD_AGONES_SHUTDOWN] = {"POST", "/shutdown", "{}"},
+    [CROWD_AGONES_COUNTER] = {"PATCH", "/v1beta1/counters/" CROWD_AGONES_COUNTER_ROOMS, NULL},
+    [CROWD_AGONES_LIST] = {"PATCH", "/v1beta1/lists/" CROWD_AGONES_LIST_WORLDS, NULL},
+};
 
 const char *crowd_agones_call_name(crowd_agones_call call) {
 	return (unsigned)call < CROWD_AGONES_CALL_COUNT ? call_names[call] : "unknown";
@@ -111,6 +143,7 @@ static void maybe_free_client(crowd_agones *a) {
 	if (!a->closing || a->open_handles > 0) return;
 	void (*closed)(void *) = a->closed;
 	void *arg = a->closed_arg;
+	for (int call = 0; call < CROWD_AGONES_CALL_COUNT; call++) free(a->sync_body[call]);
 	free(a);
 	if (closed != NULL) closed(arg);
 }
@@ -125,6 +158,7 @@ static void on_request_handle_closed(uv_handle_t *h) {
 	agones_request *r = h->data;
 	if (--r->open_handles > 0) return;
 	crowd_agones *a = r->owner;
+	free(r->head);
 	free(r->body);
 	free(r);
 	a->open_handles--;
@@ -178,7 +212,7 @@ static void finish_request(agones_request *r, const char *reason, bool timed_out
 		if (!a->failing[call]) {
 			agones_log(a, CROWD_AGONES_LOG_WARN, "%s via %s:%u failed: %s%s", call_names[call], a->cfg.host,
 			           (unsigned)a->cfg.port, reason,
-			           call == CROWD_AGONES_GAMESERVER || call == CROWD_AGONES_READY
+			           call != CROWD_AGONES_HEALTH && call != CROWD_AGONES_SHUTDOWN
 			               ? " (retrying with back-off, logged once)"
 			               : "");
 			a->failing[call] = true;
@@ -224,6 +258,12 @@ static void finish_request(agones_request *r, const char *reason, bool timed_out
 	case CROWD_AGONES_SHUTDOWN:
 		agones_log(a, CROWD_AGONES_LOG_INFO, "shutdown: the sidecar accepted /shutdown");
 		finish_shutdown(a, true);
+		break;
+	case CROWD_AGONES_COUNTER:
+	case CROWD_AGONES_LIST:
+		if (r->gen > a->synced_gen[call]) a->synced_gen[call] = r->gen;
+		if (a->sync_gen[call] > a->synced_gen[call] && !a->draining)
+			start_call(a, call); /* changed meanwhile */
 		break;
 	default:
 		break;
@@ -335,8 +375,14 @@ static void on_request_timeout(uv_timer_t *t) {
 
 static void start_call(crowd_agones *a, crowd_agones_call call) {
 	if (a->closing || a->in_flight[call] != NULL) return;
+	const char *body = call_requests[call].body;
+	if (body == NULL) body = a->sync_body[call];
+	if (body == NULL) return; /* nothing to sync yet */
+	size_t body_len = strlen(body);
 	agones_request *r = calloc(1, sizeof *r);
-	if (r == NULL) {
+	char *head = r != NULL ? malloc(REQUEST_HEAD_MAX + body_len) : NULL;
+	if (head == NULL) {
+		free(r);
 		a->counters->failed[call]++;
 		if (call != CROWD_AGONES_HEALTH && call != CROWD_AGONES_SHUTDOWN) schedule_retry(a, call);
 		if (call == CROWD_AGONES_SHUTDOWN) finish_shutdown(a, false);
@@ -344,6 +390,8 @@ static void start_call(crowd_agones *a, crowd_agones_call call) {
 	}
 	r->owner = a;
 	r->call = call;
+	r->head = head;
+	r->gen = a->sync_gen[call];
 	r->tcp.data = r;
 	r->timeout.data = r;
 	r->connect.data = r;
@@ -351,14 +399,14 @@ static void start_call(crowd_agones *a, crowd_agones_call call) {
 	r->parser.data = r;
 	http_parser_init(&r->parser, HTTP_RESPONSE);
 	r->parser.data = r;
-	const char *method = call == CROWD_AGONES_GAMESERVER ? "GET" : "POST";
-	const char *body = call == CROWD_AGONES_GAMESERVER ? "" : "{}";
-	int n = snprintf(r->head, sizeof r->head,
-	                 "%s /%s HTTP/1.1\r\nHost: %s:%u\r\nUser-Agent: crowd-server\r\n"
+	int n = snprintf(r->head, REQUEST_HEAD_MAX,
+	                 "%s %s HTTP/1.1\r\nHost: %s:%u\r\nUser-Agent: crowd-server\r\n"
 	                 "Accept: application/json\r\nContent-Type: application/json\r\n"
-	                 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-	                 method, call_names[call], a->cfg.host, (unsigned)a->cfg.port, strlen(body), body);
-	r->head_len = (size_t)n;
+	                 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	                 call_requests[call].method, call_requests[call].path, a->cfg.host, (unsigned)a->cfg.port,
+	                 body_len);
+	memcpy(r->head + n, body, body_len);
+	r->head_len = (size_t)n + body_len;
 
 	uv_tcp_init(a->loop, &r->tcp);
 	uv_timer_init(a->loop, &r->timeout);
@@ -555,4 +603,51 @@ size_t crowd_agones_healthz_json(const crowd_agones *a, char *buf, size_t cap) {
 	}
 	len += json_raw(buf, cap, len, "}");
 	return len;
+}
+
+/* Replaces the synced body of a call and sends it unless a request of that call is in
+ * flight (its completion sends the newer one) or waiting out a back-off. */
+static void sync_replace(crowd_agones *a, crowd_agones_call call, char *body) {
+	free(a->sync_body[call]);
+	a->sync_body[call] = body;
+	a->sync_gen[call]++;
+	if (a->closing || a->draining || a->in_flight[call] != NULL) return;
+	if (uv_is_active((uv_handle_t *)&a->retry_timer[call])) return;
+	start_call(a, call);
+}
+
+int crowd_agones_set_rooms(crowd_agones *a, uint32_t capacity, const char *const *names, uint32_t count) {
+	if (a == NULL) return 0;
+	if (capacity < count) capacity = count; /* the sidecar refuses a count above capacity */
+	uint32_t list_capacity = capacity < CROWD_AGONES_LIST_MAX ? capacity : CROWD_AGONES_LIST_MAX;
+	uint32_t listed = count < list_capacity ? count : list_capacity;
+	char counter[96];
+	snprintf(counter, sizeof counter, "{\"count\":\"%" PRIu32 "\",\"capacity\":\"%" PRIu32 "\"}", count, capacity);
+	char head[64];
+	snprintf(head, sizeof head, "{\"capacity\":\"%" PRIu32 "\",\"values\":[", list_capacity);
+	size_t need = strlen(head) + 3; /* "]}" and the NUL */
+	for (uint32_t i = 0; i < listed; i++) need += json_quote(NULL, 0, 0, names[i]) + 1;
+	char *list = malloc(need);
+	size_t counter_len = strlen(counter) + 1;
+	char *counter_body = malloc(counter_len);
+	if (list == NULL || counter_body == NULL) {
+		free(list);
+		free(counter_body);
+		return UV_ENOMEM;
+	}
+	memcpy(counter_body, counter, counter_len);
+	size_t len = json_raw(list, need, 0, head);
+	for (uint32_t i = 0; i < listed; i++) {
+		if (i > 0) len += json_raw(list, need, len, ",");
+		len += json_quote(list, need, len, names[i]);
+	}
+	json_raw(list, need, len, "]}");
+	sync_replace(a, CROWD_AGONES_COUNTER, counter_body);
+	sync_replace(a, CROWD_AGONES_LIST, list);
+	return 0;
+}
+
+bool crowd_agones_rooms_synced(const crowd_agones *a) {
+	return a != NULL && a->synced_gen[CROWD_AGONES_COUNTER] == a->sync_gen[CROWD_AGONES_COUNTER] &&
+	       a->synced_gen[CROWD_AGONES_LIST] == a->sync_gen[CROWD_AGONES_LIST];
 }

@@ -1,6 +1,7 @@
-/* agones.h — the Agones SDK sidecar client: Ready, Health, Shutdown and GameServer
- * over the sidecar's REST gateway on localhost, all asynchronous on the server's
- * libuv loop, so a missing, failing or hanging sidecar never delays a tick. */
+/* agones.h — the Agones SDK sidecar client: Ready, Health, Shutdown, GameServer and
+ * the rooms Counter and worlds List over the sidecar's REST gateway on localhost, all
+ * asynchronous on the server's libuv loop, so a missing, failing or hanging sidecar
+ * never delays a tick. */
 #ifndef CROWD_AGONES_H
 #define CROWD_AGONES_H
 
@@ -15,6 +16,9 @@
 #define CROWD_AGONES_NAME_MAX 254 /* Kubernetes object names are at most 253 bytes */
 #define CROWD_AGONES_KEY_MAX 320  /* label keys: optional 253-byte prefix + '/' + 63 */
 #define CROWD_AGONES_VALUE_MAX 64 /* label values are at most 63 bytes */
+#define CROWD_AGONES_LIST_MAX 1000 /* Agones caps a List's capacity at 1000 values */
+#define CROWD_AGONES_COUNTER_ROOMS "rooms"
+#define CROWD_AGONES_LIST_WORLDS "worlds"
 
 /* The SDK calls this client makes; indexes the counters below. */
 typedef enum crowd_agones_call {
@@ -22,6 +26,8 @@ typedef enum crowd_agones_call {
 	CROWD_AGONES_READY,
 	CROWD_AGONES_HEALTH,
 	CROWD_AGONES_SHUTDOWN,
+	CROWD_AGONES_COUNTER, /* PATCH /v1beta1/counters/rooms (Counters and Lists, beta) */
+	CROWD_AGONES_LIST,    /* PATCH /v1beta1/lists/worlds */
 	CROWD_AGONES_CALL_COUNT
 } crowd_agones_call;
 
@@ -102,6 +108,17 @@ void crowd_agones_shutdown(crowd_agones *agones, void (*done)(void *arg, bool ok
  * (at most request_timeout_ms) so the sidecar hears it; anything else is aborted. */
 void crowd_agones_close(crowd_agones *agones, void (*closed)(void *arg), void *arg);
 
+/* The worlds this server holds, for the GameServer's Counter "rooms" (count = worlds
+ * open, capacity = the most it may hold) and List "worlds" (their names; capacity
+ * min(capacity, CROWD_AGONES_LIST_MAX), names past it are left out). Each call replaces
+ * what the sidecar should hold: the latest state is sent once nothing of the same kind
+ * is in flight, retried with back-off until the sidecar accepts it. Names are copied.
+ * Returns 0, or UV_ENOMEM (the previous state stays queued). */
+int crowd_agones_set_rooms(crowd_agones *agones, uint32_t capacity, const char *const *names, uint32_t count);
+
+/* True once the sidecar accepted the latest state given to crowd_agones_set_rooms. */
+bool crowd_agones_rooms_synced(const crowd_agones *agones);
+
 /* NULL until GET /gameserver has answered. */
 const crowd_agones_gameserver *crowd_agones_gameserver_info(const crowd_agones *agones);
 
@@ -112,7 +129,8 @@ bool crowd_agones_is_ready(const crowd_agones *agones);
  * "labels" only once known). Returns the length it needed (snprintf-style, without NUL). */
 size_t crowd_agones_healthz_json(const crowd_agones *agones, char *buf, size_t cap);
 
-/* Name of a call for logs and metric labels: "gameserver", "ready", "health", "shutdown". */
+/* Name of a call for logs and metric labels: "gameserver", "ready", "health", "shutdown",
+ * "counter", "list". */
 const char *crowd_agones_call_name(crowd_agones_call call);
 
 /* Parses a GET /gameserver JSON body (grpc-gateway: object_meta or objectMeta). Returns 0,

@@ -186,7 +186,9 @@ static const config_option option_table[] = {
 
     /* ---- access */
     {"token", "access", "TOKEN=ROLE", NULL,
-     "grant ROLE to clients saying TOKEN; repeatable; INI: [tokens] TOKEN = ROLE", set_token, NOOFF, 0, 0,
+     "grant ROLE to clients saying TOKEN; ROLE@WORLD limits it to that world; repeatable; INI: [tokens] TOKEN = "
+     "ROLE",
+     set_token, NOOFF, 0, 0,
      &config_role_enum},
     {"open-role", "access", "ROLE", "admin", "role of every client while no token is configured (open server)",
      config_set_enum, OFF(open_role), 0, 0, &config_role_enum},
@@ -244,6 +246,13 @@ static const config_option option_table[] = {
      OFF(flush_timeout_s), 0, 600, NULL},
     {"shutdown-timeout", "limits", "S", "5", "seconds to flush clients on SIGINT/SIGTERM before exiting",
      config_set_double, OFF(shutdown_timeout_s), 0, 600, NULL},
+
+    /* ---- worlds (one server holds many; protocol minor 2) */
+    {"max-worlds", "worlds", "N", "64", "worlds open at once, the default world included (LIMIT_WORLDS)",
+     config_set_u32, OFF(max_worlds), 1, 100000, NULL},
+    {"world-idle-seconds", "worlds", "S", "300",
+     "a world with no clients and no agents this long closes (its data stays; the default world never closes)",
+     config_set_double, OFF(world_idle_seconds), 0.001, 1e9, NULL},
 
     /* ---- persistence (server/storage) */
     {"data-dir", "persistence", "DIR", NULL,
@@ -477,6 +486,22 @@ int config_set_enum(server_config *cfg, const config_option *opt, const char *va
 static int add_token(server_config *cfg, const char *what, const char *token, const char *role_name, char *err,
                      size_t errlen)
 {
+	/* ROLE@WORLD: a token limited to one world */
+	char role_only[64];
+	const char *at = strchr(role_name, '@');
+	const char *world = at ? at + 1 : "";
+	if (at) {
+		size_t n = (size_t)(at - role_name);
+		if (n >= sizeof role_only) n = sizeof role_only - 1;
+		memcpy(role_only, role_name, n);
+		role_only[n] = '\0';
+		role_name = role_only;
+		if (!crowd_world_name_valid(world)) {
+			snprintf(err, errlen, "%s: world '%s' is not 1 to %u characters of A-Z a-z 0-9 _ . -", what, world,
+			         CROWD_WORLD_NAME_MAX);
+			return -1;
+		}
+	}
 	int role = config_role_parse(role_name);
 	size_t len = strlen(token);
 	if (role < 0) {
@@ -492,6 +517,7 @@ static int add_token(server_config *cfg, const char *what, const char *token, co
 	for (size_t i = 0; i < cfg->token_count; i++) {
 		if (strcmp(cfg->tokens[i].token, token) == 0) { /* a later definition wins */
 			cfg->tokens[i].role = (crowd_v1_Role)role;
+			snprintf(cfg->tokens[i].world, sizeof cfg->tokens[i].world, "%s", world);
 			return 0;
 		}
 	}
@@ -503,6 +529,7 @@ static int add_token(server_config *cfg, const char *what, const char *token, co
 	cfg->tokens = grown;
 	memcpy(grown[cfg->token_count].token, token, len + 1);
 	grown[cfg->token_count].role = (crowd_v1_Role)role;
+	snprintf(grown[cfg->token_count].world, sizeof grown[cfg->token_count].world, "%s", world);
 	cfg->token_count++;
 	return 0;
 }
@@ -837,6 +864,17 @@ crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token)
 		if (strlen(cfg->tokens[i].token) == len && memcmp(cfg->tokens[i].token, token, len) == 0)
 			return cfg->tokens[i].role;
 	return crowd_v1_Role_ROLE_UNSPECIFIED;
+}
+
+void config_token_world(const server_config *cfg, const char *token, char *out, size_t outlen)
+{
+	if (outlen) out[0] = '\0';
+	size_t len = strlen(token);
+	for (size_t i = 0; i < cfg->token_count; i++)
+		if (strlen(cfg->tokens[i].token) == len && memcmp(cfg->tokens[i].token, token, len) == 0) {
+			snprintf(out, outlen, "%s", cfg->tokens[i].world);
+			return;
+		}
 }
 
 void config_print_version(FILE *out)

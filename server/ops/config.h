@@ -43,6 +43,7 @@ typedef struct config_hostport {
 typedef struct config_token {
 	char token[65];
 	crowd_v1_Role role;
+	char world[33]; /* TOKEN=ROLE@WORLD: the one world it may use; empty: every world */
 } config_token;
 
 /** --fsync: when the journal reaches the disk (Redis's appendfsync). */
@@ -117,6 +118,10 @@ typedef struct server_config {
 	uint32_t demo_agents;
 	uint64_t headless_ticks;
 	char tick_trace_path[1024]; /* empty: no trace */
+
+	/* worlds (server/room.c): one server holds many */
+	uint32_t max_worlds;        /* open at once, the default world included */
+	double world_idle_seconds;  /* a world with no clients and no agents this long closes */
 
 	/* persistence (server/storage): journal, checkpoints, recovery */
 	char data_dir[1024];         /* empty: nothing is persisted */
@@ -228,6 +233,8 @@ int config_validate(const server_config *cfg, char *err, size_t errlen);
 /** Role for a Hello token: the mapped role, open_role when no tokens are
  * configured, or ROLE_UNSPECIFIED when the token is unknown. */
 crowd_v1_Role config_role_for_token(const server_config *cfg, const char *token);
+/** The one world a Hello token may use (TOKEN=ROLE@WORLD) into out, or "" for every world. */
+void config_token_world(const server_config *cfg, const char *token, char *out, size_t outlen);
 
 void config_print_help(FILE *out, const char *prog);
 /** The whole option table as Markdown: docs/configuration.md is this output. */

@@ -345,6 +345,27 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 		session_close(s, DISCONNECT_BAD_TOKEN, true);
 		return;
 	}
+	/* worlds (minor 2): the world named, or the default; a token may be limited to one */
+	const char *world = hello->world && hello->world[0] ? hello->world : CROWD_DEFAULT_WORLD;
+	crowd_v1_ErrorCode world_code = crowd_v1_ErrorCode_ERROR_NONE;
+	char text[128];
+	config_token_world(cfg, hello->token, s->token_world, sizeof s->token_world);
+	if (!crowd_world_name_valid(world)) {
+		world_code = crowd_v1_ErrorCode_ERROR_BAD_WORLD_NAME;
+		snprintf(text, sizeof text, "a world name is 1 to %u bytes of A-Z a-z 0-9 _ . -", CROWD_WORLD_NAME_MAX);
+	} else if (s->token_world[0] && strcmp(s->token_world, world) != 0) {
+		world_code = crowd_v1_ErrorCode_ERROR_WORLD_FORBIDDEN;
+		snprintf(text, sizeof text, "this token may not use the world '%s'", world);
+	} else if ((world_code = host->ops->enter_world(host->user, s, world)) != crowd_v1_ErrorCode_ERROR_NONE) {
+		snprintf(text, sizeof text, "no open world '%s'", world);
+	}
+	if (world_code != crowd_v1_ErrorCode_ERROR_NONE) {
+		log_info("client %u (%s) from %s: %s", s->client_id, s->name, s->peer, text);
+		session_send_error(s, request_id, world_code, 0, text);
+		session_close(s, DISCONNECT_BAD_TOKEN, true);
+		return;
+	}
+	const server_config *wcfg = host->ops->world_config(host->user, s);
 	s->hello_done = true;
 	s->keep_agents = hello->keep_agents_on_disconnect;
 	/* navigation: a minor-1 client hears about its own agents without asking */
@@ -373,14 +394,15 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	snprintf(w->server_version, sizeof w->server_version, "%s", CROWD_VERSION);
 	w->client_id = s->client_id;
 	w->role = role;
-	w->tick_rate_hz = cfg->tick_rate_hz;
+	w->tick_rate_hz = wcfg->tick_rate_hz;
 	w->snapshot_divisor = cfg->snapshot_divisor;
 	w->precision = cfg->precision;
 	w->has_world_bounds = true;
-	w->world_bounds.min_x = (float)cfg->world_min_x;
-	w->world_bounds.min_y = (float)cfg->world_min_y;
-	w->world_bounds.max_x = (float)cfg->world_max_x;
-	w->world_bounds.max_y = (float)cfg->world_max_y;
+	w->world_bounds.min_x = (float)wcfg->world_min_x;
+	w->world_bounds.min_y = (float)wcfg->world_min_y;
+	w->world_bounds.max_x = (float)wcfg->world_max_x;
+	w->world_bounds.max_y = (float)wcfg->world_max_y;
+	snprintf(w->world, sizeof w->world, "%s", s->world_name);
 	w->tick = host->ops->tick(host->user, s);
 	if (host->identities) { /* persistence: the key to present after a reconnect or a restart */
 		if (resumed)
@@ -389,8 +411,8 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 			w->resume_key[0] = '\0';
 		w->resumed = resumed;
 	}
-	log_info("client %u hello: name '%s', role %s, protocol %u.%u, %s agents on disconnect", s->client_id, s->name,
-	         config_role_name(role), hello->protocol_major, hello->protocol_minor,
+	log_info("client %u hello: name '%s', world %s, role %s, protocol %u.%u, %s agents on disconnect", s->client_id,
+	         s->name, s->world_name, config_role_name(role), hello->protocol_major, hello->protocol_minor,
 	         s->keep_agents ? "keeps" : "removes");
 	session_send(s, &msg);
 }
@@ -423,6 +445,36 @@ static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Sub
 		s->need_keyframe = true;
 		s->obstacles_sent = false;
 	}
+	session_send_ack(s, request_id, NULL, 0);
+}
+
+/* worlds (minor 2): move to another world once nothing of this client is in
+ * the old one (agents stay with their world; simplest rule: refuse) */
+static void handle_join_world(session *s, uint32_t request_id, const char *name) {
+	session_host *host = s->host;
+	char text[128];
+	if (s->token_world[0] && strcmp(s->token_world, name) != 0) {
+		snprintf(text, sizeof text, "this token may not use the world '%s'", name);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_WORLD_FORBIDDEN, 0, text);
+		return;
+	}
+	if (s->agents_owned || s->owned_unknown || s->agents_queued || s->queued_bytes) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
+		                   "this client owns agents or has requests waiting in its world: remove them first");
+		return;
+	}
+	if (host->ops->enter_world(host->user, s, name) != crowd_v1_ErrorCode_ERROR_NONE) {
+		snprintf(text, sizeof text, "no open world '%s'", name);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD, 0, text);
+		return;
+	}
+	/* a new world: nothing of the old one's snapshots or events carries over */
+	s->subscribed = false;
+	crowd_view_clear(&s->baseline);
+	s->baseline_is_table = false;
+	s->obstacles_sent = false;
+	s->events = s->protocol_minor >= 1 ? SESSION_EVENTS_OWN : SESSION_EVENTS_NONE;
+	log_info("client %u (%s) joined the world %s", s->client_id, s->name, s->world_name);
 	session_send_ack(s, request_id, NULL, 0);
 }
 
@@ -581,6 +633,28 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 		case crowd_v1_ClientMessage_subscribe_events_tag:
 			handle_subscribe_events(s, rid, &msg->msg.subscribe_events);
 			break;
+		case crowd_v1_ClientMessage_join_world_tag:
+			handle_join_world(s, rid, msg->msg.join_world.name);
+			break;
+		case crowd_v1_ClientMessage_create_world_tag:
+			if (s->token_world[0]) { /* a token limited to one world makes no others */
+				session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_WORLD_FORBIDDEN, 0,
+				                   "this token is limited to one world");
+				break;
+			}
+			host->ops->create_world(host->user, s, rid, &msg->msg.create_world);
+			break;
+		case crowd_v1_ClientMessage_close_world_tag:
+			if (s->token_world[0] && strcmp(s->token_world, msg->msg.close_world.name) != 0) {
+				session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_WORLD_FORBIDDEN, 0,
+				                   "this token may not use that world");
+				break;
+			}
+			host->ops->close_world(host->user, s, rid, &msg->msg.close_world);
+			break;
+		case crowd_v1_ClientMessage_list_worlds_tag:
+			host->ops->list_worlds(host->user, s, rid);
+			break;
 		default:
 			session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "no session handler");
 			break;
@@ -684,6 +758,7 @@ void session_on_closed(session *s, disconnect_reason reason) {
 			host->ops->enqueue(host->user, s, c);
 		}
 	}
+	host->ops->leave_world(host->user, s);
 	crowd_view_free(&s->baseline);
 	free(s);
 }

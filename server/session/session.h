@@ -51,6 +51,19 @@ typedef struct session_host_ops {
 	bool (*find_identity)(void *user, const session *s, const char *key, uint32_t *client_id, uint32_t *role);
 	/** persistence (only when host->identities): a fresh resume key for s, journaled; false when none was made. */
 	bool (*new_identity)(void *user, const session *s, uint32_t role, char key_out[33]);
+	/* worlds (protocol minor 2): the server holds them, the session only routes */
+	/** Put s in the open world `name` (at Hello, and JoinWorld once s owns no
+	 * agents and has nothing queued): s->world is set. ERROR_NONE, or
+	 * ERROR_NO_SUCH_WORLD with nothing changed. */
+	crowd_v1_ErrorCode (*enter_world)(void *user, session *s, const char *name);
+	/** s is gone (closed): it leaves its world. */
+	void (*leave_world)(void *user, session *s);
+	/** The settings s's world runs by (Welcome: tick rate, bounds). */
+	const server_config *(*world_config)(void *user, const session *s);
+	/** CreateWorld, CloseWorld, ListWorlds (fields checked already): answer s. */
+	void (*create_world)(void *user, session *s, uint32_t request_id, const crowd_v1_CreateWorld *m);
+	void (*close_world)(void *user, session *s, uint32_t request_id, const crowd_v1_CloseWorld *m);
+	void (*list_worlds)(void *user, session *s, uint32_t request_id);
 } session_host_ops;
 
 /** The server as its sessions and transports see it. */
@@ -84,6 +97,9 @@ struct session {
 
 	bool hello_done;
 	uint32_t protocol_minor; /* from Hello: minor >= 1 may receive minor-1 messages */
+	void *world;             /* the server's world this session is in (NULL before Hello); ops->enter_world sets it */
+	char world_name[CROWD_WORLD_NAME_MAX + 1];
+	char token_world[CROWD_WORLD_NAME_MAX + 1]; /* the one world its token may use; empty: any */
 	session_events events;   /* which AgentEvents it receives (navigation.c sends them) */
 	bool closing; /* close requested: ignore input, send nothing more */
 	bool keep_agents;

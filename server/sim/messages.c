@@ -28,6 +28,14 @@ static const message_kind table[] = {
     {crowd_v1_ClientMessage_subscribe_events_tag, "SubscribeEvents", V, NULL, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
     /* answered at the tick from navigation's paths, while the world is idle */
     {crowd_v1_ClientMessage_get_paths_tag, "GetPaths", P, validate_get_paths, NULL, MESSAGE_AT_TICK, false, NULL, NULL},
+    /* worlds (minor 2): the server's, not a sim's; the session hands them to its host */
+    {crowd_v1_ClientMessage_create_world_tag, "CreateWorld", A, validate_create_world, NULL, MESSAGE_AT_ONCE, false,
+     NULL, NULL},
+    {crowd_v1_ClientMessage_close_world_tag, "CloseWorld", A, validate_close_world, NULL, MESSAGE_AT_ONCE, false, NULL,
+     NULL},
+    {crowd_v1_ClientMessage_list_worlds_tag, "ListWorlds", V, NULL, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
+    {crowd_v1_ClientMessage_join_world_tag, "JoinWorld", V, validate_join_world, NULL, MESSAGE_AT_ONCE, false, NULL,
+     NULL},
 };
 
 #undef V

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <crowd/wire.h>
 #include <orca/orca.h>
 
 bool request_fail(request_error *err, crowd_v1_ErrorCode code, uint32_t index, const char *fmt, ...) {
@@ -189,4 +190,49 @@ bool validate_get_paths(const server_config *cfg, const crowd_v1_ClientMessage *
 		return request_fail(err, crowd_v1_ErrorCode_ERROR_LIMIT_BATCH, 0, "%u ids, the limit is %u",
 		                    (unsigned)msg->msg.get_paths.ids_count, cfg->nav_max_path_ids);
 	return true;
+}
+
+/* A world name becomes a directory name in the data dir: checked by the one
+ * rule every C peer shares (crowd_world_name_valid). */
+static bool world_name_ok(const char *name, request_error *err) {
+	if (crowd_world_name_valid(name)) return true;
+	return request_fail(err, crowd_v1_ErrorCode_ERROR_BAD_WORLD_NAME, 0,
+	                    "a world name is 1 to %u bytes of A-Z a-z 0-9 _ . - (not \".\" or \"..\")",
+	                    CROWD_WORLD_NAME_MAX);
+}
+
+bool validate_world_settings(const server_config *cfg, const crowd_v1_WorldSettings *w, request_error *err) {
+	const crowd_v1_ErrorCode bad = crowd_v1_ErrorCode_ERROR_BAD_WORLD_SETTINGS;
+	if (w->tick_rate > cfg->tick_rate_hz)
+		return request_fail(err, bad, 0, "tick_rate %u: at most the server's %u", (unsigned)w->tick_rate,
+		                    (unsigned)cfg->tick_rate_hz);
+	const float b[4] = {w->bounds_min_x, w->bounds_min_y, w->bounds_max_x, w->bounds_max_y};
+	const bool given = b[0] != 0.0f || b[1] != 0.0f || b[2] != 0.0f || b[3] != 0.0f;
+	for (int k = 0; given && k < 4; k++)
+		if (!isfinite(b[k]) || fabsf(b[k]) > 1e6f)
+			return request_fail(err, bad, 0, "bounds must be finite, within [-1e6, 1e6]");
+	if (given && !(b[0] < b[2] && b[1] < b[3])) return request_fail(err, bad, 0, "bounds need min < max");
+	if (w->avoidance != crowd_v1_Avoidance_AVOIDANCE_DEFAULT && w->avoidance != crowd_v1_Avoidance_AVOIDANCE_QUALITY &&
+	    w->avoidance != crowd_v1_Avoidance_AVOIDANCE_REFERENCE)
+		return request_fail(err, bad, 0, "unknown avoidance %d", (int)w->avoidance);
+	if (w->max_agents > cfg->max_agents)
+		return request_fail(err, bad, 0, "max_agents %u: at most the server's %u", (unsigned)w->max_agents,
+		                    (unsigned)cfg->max_agents);
+	return true;
+}
+
+bool validate_create_world(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	const crowd_v1_CreateWorld *m = &msg->msg.create_world;
+	if (!world_name_ok(m->name, err)) return false;
+	return !m->has_settings || validate_world_settings(cfg, &m->settings, err);
+}
+
+bool validate_close_world(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	(void)cfg;
+	return world_name_ok(msg->msg.close_world.name, err);
+}
+
+bool validate_join_world(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err) {
+	(void)cfg;
+	return world_name_ok(msg->msg.join_world.name, err);
 }

@@ -33,6 +33,12 @@ bool validate_remove_agents(const server_config *cfg, const crowd_v1_ClientMessa
 bool validate_add_obstacle(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
 bool validate_subscribe(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
 bool validate_get_paths(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_create_world(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_close_world(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+bool validate_join_world(const server_config *cfg, const crowd_v1_ClientMessage *msg, request_error *err);
+
+/** A new world's settings within the server's limits (ERROR_BAD_WORLD_SETTINGS). */
+bool validate_world_settings(const server_config *cfg, const crowd_v1_WorldSettings *w, request_error *err);
 
 /** Is a subscription area valid (finite, min <= max)? */
 bool validate_rect(const crowd_v1_Rect *r);

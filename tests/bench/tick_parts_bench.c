@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
 		def.target = (orca_vec2){uniform(-half, half), uniform(-half, half)};
 		def.user_data = 1 + i % (uint32_t)clients;
 		orca_agent_id id;
-		if (orca_agent_add(srv.sim->world, &def, &id) != ORCA_OK) return 1;
+		if (orca_agent_add(srv.world->sim->world, &def, &id) != ORCA_OK) return 1;
 	}
 	sink_conn *conns = calloc((size_t)clients, sizeof *conns);
 	const float window = sqrtf(1000.0f * 16.0f);
@@ -124,15 +124,15 @@ int main(int argc, char **argv) {
 	double *table_ms = calloc((size_t)ticks, sizeof *table_ms), *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
 	uint64_t hashes = 14695981039346656037ull;
 	for (int t = 0; t < ticks; t++) {
-		if (orca_world_step(srv.sim->world, 0.05f) != ORCA_OK) return 1;
-		srv.status.tick = orca_world_step_count(srv.sim->world) + (uint64_t)clients;
-		srv.status.agents = orca_world_agent_count(srv.sim->world);
+		if (orca_world_step(srv.world->sim->world, 0.05f) != ORCA_OK) return 1;
+		srv.status.tick = orca_world_step_count(srv.world->sim->world) + (uint64_t)clients;
+		srv.status.agents = orca_world_agent_count(srv.world->sim->world);
 		uint64_t t0 = uv_hrtime(), hash = 0;
-		if (!snapshots_build_table(&srv, &hash)) return 1;
+		if (!snapshots_build_table(srv.world, &hash)) return 1;
 		uint64_t t1 = uv_hrtime();
 		srv.status.state_hash = hash;
 		hashes = (hashes ^ hash) * 1099511628211ull;
-		snapshots_send(&srv);
+		snapshots_send(srv.world);
 		uint64_t t2 = uv_hrtime();
 		table_ms[t] = (double)(t1 - t0) * 1e-6;
 		snap_ms[t] = (double)(t2 - t1) * 1e-6;

@@ -1,7 +1,8 @@
 """The Agones integration against a fake SDK sidecar on loopback: /ready only once the
 listeners accept connections, /health at the configured period, retries while the
-sidecar starts late, /shutdown on SIGTERM, and a sidecar answering 500 or hanging
-does not slow the tick. Runs against crowd-server (--server) or the stand-in
+sidecar starts late, /shutdown on SIGTERM, a sidecar answering 500 or hanging
+does not slow the tick, and the Counter "rooms" and List "worlds" follow the worlds
+the server holds. Runs against crowd-server (--server) or the stand-in
 agones_harness (--harness). Counts periods; never asserts on the server's speed,
 and never waits a fixed time: each wait is for an event (a sidecar call, a
 counter, a line on stdout), with a guard that only stops a hung test."""
@@ -10,6 +11,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -19,7 +21,9 @@ import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from fake_sidecar import FakeSidecar, free_port  # noqa: E402
+from crowd_wire import generated_messages, take_delimited, varint  # noqa: E402
 
 HEALTH_MS = 200  # short, so a test sees many periods in a few seconds
 TIMEOUT_MS = 150  # below the period: a hanging sidecar never stacks health pings
@@ -72,11 +76,12 @@ class Server:
     """crowd-server --agones on loopback ports it picks itself (port 0); the ports
     come from its "listening" lines. Counters from /healthz and /metrics."""
 
-    def __init__(self, exe, sidecar_port):
+    def __init__(self, exe, sidecar_port, extra=()):
         env = dict(os.environ, AGONES_SDK_HTTP_PORT=str(sidecar_port))
         self.proc = subprocess.Popen(
             [exe, "--agones", "--agones-health-ms", str(HEALTH_MS), "--agones-timeout-ms", str(TIMEOUT_MS),
-             "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--tick-rate", "30", "--log-level", "info"],
+             "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--tick-rate", "30", "--log-level", "info",
+             *extra],
             env=env, stdout=subprocess.PIPE, stderr=LOG, text=True)
         self.game_port = self.http_port = None
         while self.game_port is None or self.http_port is None:
@@ -127,6 +132,129 @@ def stop_target(target, timeout=25.0):
     finally:
         if target.proc.stdout:
             target.proc.stdout.close()
+
+
+class Conn:
+    """crowd.v1 over TCP with the protoc-generated classes (tests/pylib)."""
+
+    def __init__(self, port, pb):
+        self.pb = pb
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.buf = b""
+
+    def send(self, msg):
+        body = msg.SerializeToString()
+        self.sock.sendall(varint(len(body)) + body)
+
+    def answer(self, request_id):
+        """The Welcome, Ack or Error answering request_id (snapshots skipped); None once closed."""
+        while True:
+            frame = take_delimited(self.buf)
+            if frame is None:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    return None
+                self.buf += chunk
+                continue
+            body, self.buf = frame
+            m = self.pb.ServerMessage()
+            m.ParseFromString(body)
+            which = m.WhichOneof("msg")
+            if which == "welcome" or (which in ("ack", "error") and getattr(m, which).request_id == request_id):
+                return m
+
+    def close(self):
+        self.sock.close()
+
+
+class RoomsTest(unittest.TestCase):
+    """The GameServer's Counter "rooms" (count = worlds open, capacity = --max-worlds)
+    and List "worlds" (their names), kept by crowd-server through the sidecar."""
+
+    def setUp(self):
+        if not ARGS.server:
+            self.skipTest("only crowd-server holds worlds")
+
+    def start(self, sidecar_port):
+        self.max_worlds = 4
+        return Server(ARGS.server, sidecar_port, ("--max-worlds", str(self.max_worlds)))
+
+    def test_counter_and_list_at_start(self):
+        sidecar = FakeSidecar(0, "ok").start()
+        target = self.start(sidecar.port)
+        try:
+            want = lambda c, l: (c == {"count": 1, "capacity": self.max_worlds}  # noqa: E731
+                                 and l["values"] == ["default"] and l["capacity"] == self.max_worlds)
+            self.assertTrue(sidecar.wait_state(want), "rooms 1/%d and worlds [default]; the sidecar holds %r"
+                            % (self.max_worlds, sidecar.state()))
+            path, body = sidecar.bodies[0]
+            self.assertIn(path, ("/v1beta1/counters/rooms", "/v1beta1/lists/worlds"))
+            # int64 fields travel as JSON strings, as the gateway's proto3 JSON mapping has them.
+            counter = next(b for p, b in sidecar.bodies if p == "/v1beta1/counters/rooms")
+            self.assertEqual(counter, {"count": "1", "capacity": str(self.max_worlds)})
+            self.assertEqual(stop_target(target), 0)
+        finally:
+            stop_target(target)
+            sidecar.stop()
+
+    def test_late_sidecar_gets_the_counter(self):
+        """The sidecar may start after the server: the counter and list are retried."""
+        sidecar_port = free_port()
+        target = self.start(sidecar_port)
+        sidecar = None
+        try:
+            wait_until(lambda: target.proc.poll() is not None or int(re.search(
+                r'crowd_agones_requests_total\{call="counter",result="error"\} (\d+)',
+                target.get("/metrics")).group(1)) >= 1, what="a failed counter update")
+            sidecar = FakeSidecar(sidecar_port, "ok").start()
+            self.assertTrue(sidecar.wait_state(lambda c, l: c["count"] == 1 and l["values"] == ["default"]),
+                            "the counter and list arrive once the sidecar is up: %r" % (sidecar.state(),))
+            self.assertEqual(stop_target(target), 0)
+        finally:
+            stop_target(target)
+            if sidecar:
+                sidecar.stop()
+
+    def test_worlds_opened_and_closed_move_the_counter(self):
+        pb = generated_messages(ARGS.proto) if ARGS.proto else None
+        if pb is None:
+            self.skipTest("python3-protobuf missing")
+        if "create_world" not in pb.ClientMessage.DESCRIPTOR.fields_by_name:
+            self.skipTest("crowd.proto has no CreateWorld: the server holds one world")
+        sidecar = FakeSidecar(0, "ok").start()
+        target = self.start(sidecar.port)
+        conn = None
+        try:
+            self.assertTrue(sidecar.wait_state(lambda c, l: c["count"] == 1))
+            conn = Conn(target.game_port, pb)
+            hello = pb.ClientMessage(request_id=1)
+            hello.hello.protocol_major = 1
+            hello.hello.protocol_minor = 2
+            hello.hello.client_name = "agones-test"
+            conn.send(hello)
+            self.assertEqual(conn.answer(1).WhichOneof("msg"), "welcome")
+            create = pb.ClientMessage(request_id=2)
+            create.create_world.name = "match-1"
+            conn.send(create)
+            m = conn.answer(2)
+            if m.WhichOneof("msg") == "error" and m.error.code == pb.ERROR_LIMIT_WORLDS:
+                self.skipTest("CreateWorld answers LIMIT_WORLDS: the server holds one world")
+            self.assertEqual(m.WhichOneof("msg"), "ack", "CreateWorld: %s" % m)
+            self.assertTrue(sidecar.wait_state(lambda c, l: c["count"] == 2 and sorted(l["values"])
+                                               == ["default", "match-1"]),
+                            "a world opened: rooms 2, worlds [default, match-1]; sidecar %r" % (sidecar.state(),))
+            close = pb.ClientMessage(request_id=3)
+            close.close_world.name = "match-1"
+            conn.send(close)
+            self.assertEqual(conn.answer(3).WhichOneof("msg"), "ack")
+            self.assertTrue(sidecar.wait_state(lambda c, l: c["count"] == 1 and l["values"] == ["default"]),
+                            "a world closed: rooms 1, worlds [default]; sidecar %r" % (sidecar.state(),))
+            self.assertEqual(stop_target(target), 0)
+        finally:
+            if conn:
+                conn.close()
+            stop_target(target)
+            sidecar.stop()
 
 
 class AgonesTest(unittest.TestCase):
@@ -239,6 +367,7 @@ def main():
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--server")
     group.add_argument("--harness")
+    parser.add_argument("--proto", help="proto/crowd.proto, for the test that opens worlds")
     ARGS, rest = parser.parse_known_args()
     result = unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, exit=False).result
     LOG.seek(0)

@@ -24,6 +24,8 @@ typedef struct fake_sidecar {
 	const char *post_reply;       /* for /ready, /health, /shutdown; NULL: hang */
 	int requests[CROWD_AGONES_CALL_COUNT];
 	int open_conns;
+	char last_body[CROWD_AGONES_CALL_COUNT][512]; /* of the last PATCH of each call */
+	int patch_failures;                           /* PATCHes answered 500 before the first 200 */
 } fake_sidecar;
 
 typedef struct fake_conn {
@@ -63,17 +65,32 @@ static void on_fake_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 	}
 	c->len += (size_t)n;
 	c->head[c->len] = '\0';
-	if (c->answered || strstr(c->head, "\r\n\r\n") == NULL) return;
+	const char *end = strstr(c->head, "\r\n\r\n");
+	if (c->answered || end == NULL) return;
+	const char *length = strstr(c->head, "Content-Length: ");
+	size_t body_len = length != NULL && length < end ? strtoul(length + 16, NULL, 10) : 0;
+	if (c->len < (size_t)(end + 4 - c->head) + body_len) return; /* the body is still on its way */
 	c->answered = true;
-	static const char *const paths[CROWD_AGONES_CALL_COUNT] = {"GET /gameserver ", "POST /ready ", "POST /health ",
-	                                                           "POST /shutdown "};
+	static const char *const paths[CROWD_AGONES_CALL_COUNT] = {"GET /gameserver ",
+	                                                           "POST /ready ",
+	                                                           "POST /health ",
+	                                                           "POST /shutdown ",
+	                                                           "PATCH /v1beta1/counters/rooms ",
+	                                                           "PATCH /v1beta1/lists/worlds "};
 	int call = -1;
 	for (int i = 0; i < CROWD_AGONES_CALL_COUNT; i++)
 		if (strncmp(c->head, paths[i], strlen(paths[i])) == 0) call = i;
 	assert_true(call >= 0);
 	assert_non_null(strstr(c->head, "Host: 127.0.0.1:"));
 	c->sidecar->requests[call]++;
+	if (call == CROWD_AGONES_COUNTER || call == CROWD_AGONES_LIST)
+		snprintf(c->sidecar->last_body[call], sizeof c->sidecar->last_body[call], "%.*s", (int)body_len,
+		         end + 4);
 	const char *reply = call == CROWD_AGONES_GAMESERVER ? c->sidecar->gameserver_reply : c->sidecar->post_reply;
+	if ((call == CROWD_AGONES_COUNTER || call == CROWD_AGONES_LIST) && c->sidecar->patch_failures > 0) {
+		c->sidecar->patch_failures--;
+		reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
+	}
 	if (reply == NULL) return; /* hang: keep the connection open, never answer */
 	uv_buf_t out = uv_buf_init((char *)reply, (unsigned)strlen(reply));
 	c->write.data = c;
@@ -301,6 +318,113 @@ static void test_absent_sidecar(void **state) {
 	assert_false(r.shutdown_ok);
 }
 
+/* ---- Counter "rooms" and List "worlds": the latest state reaches the sidecar ---- */
+
+typedef struct rooms_ctx {
+	crowd_agones *client;
+	fake_sidecar *sidecar;
+	uv_timer_t check;
+	int checks;
+	bool synced;
+	bool closed;
+} rooms_ctx;
+
+static void on_rooms_closed(void *arg) {
+	rooms_ctx *ctx = arg;
+	ctx->closed = true;
+	uv_walk(ctx->check.loop, close_any, &ctx->sidecar->listener);
+}
+
+/* Waits for the event (the client says the sidecar took the latest state); the check
+ * count only ends a hung run. */
+static void on_rooms_check(uv_timer_t *t) {
+	rooms_ctx *ctx = t->data;
+	ctx->synced = crowd_agones_rooms_synced(ctx->client);
+	if (!ctx->synced && ++ctx->checks < 2000) return;
+	uv_close((uv_handle_t *)t, NULL);
+	crowd_agones_close(ctx->client, on_rooms_closed, ctx);
+}
+
+/* Runs the client, hands it each state of `states` back to back (without running the
+ * loop between them) and waits until the sidecar took the last one. */
+static void run_rooms(int patch_failures, uint32_t capacity, const char *const *names, const uint32_t *counts,
+                      int states, fake_sidecar *sidecar, crowd_agones_counters *counters) {
+	uv_loop_t loop;
+	uv_loop_init(&loop);
+	memset(sidecar, 0, sizeof *sidecar);
+	sidecar->gameserver_reply = ok_gameserver;
+	sidecar->post_reply = ok_post;
+	sidecar->patch_failures = patch_failures;
+	fake_start(sidecar, &loop);
+	crowd_agones_config cfg;
+	crowd_agones_default_config(&cfg);
+	cfg.port = (uint16_t)sidecar->port;
+	cfg.health_period_ms = 1000;
+	cfg.request_timeout_ms = 250;
+	cfg.retry_min_ms = 10;
+	cfg.retry_max_ms = 40;
+	rooms_ctx ctx = {.sidecar = sidecar};
+	memset(counters, 0, sizeof *counters);
+	assert_int_equal(crowd_agones_start(&ctx.client, &loop, &cfg, counters), 0);
+	for (int i = 0; i < states; i++)
+		assert_int_equal(crowd_agones_set_rooms(ctx.client, capacity, names, counts[i]), 0);
+	uv_timer_init(&loop, &ctx.check);
+	ctx.check.data = &ctx;
+	uv_timer_start(&ctx.check, on_rooms_check, 5, 5);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_true(ctx.synced);
+	assert_true(ctx.closed);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+static void test_rooms_latest_state_wins(void **state) {
+	(void)state;
+	static const char *const names[] = {"default", "match-1", "match-2"};
+	static const uint32_t counts[] = {1, 2, 3, 2};
+	fake_sidecar sidecar;
+	crowd_agones_counters counters;
+	run_rooms(0, 64, names, counts, 4, &sidecar, &counters);
+	assert_string_equal(sidecar.last_body[CROWD_AGONES_COUNTER], "{\"count\":\"2\",\"capacity\":\"64\"}");
+	assert_string_equal(sidecar.last_body[CROWD_AGONES_LIST],
+	                    "{\"capacity\":\"64\",\"values\":[\"default\",\"match-1\"]}");
+	/* The first state went out at once; the three after it, given while it was in
+	 * flight, are one request: the newest. */
+	assert_int_equal(sidecar.requests[CROWD_AGONES_COUNTER], 2);
+	assert_int_equal(sidecar.requests[CROWD_AGONES_LIST], 2);
+	assert_int_equal(counters.ok[CROWD_AGONES_COUNTER], 2);
+	assert_int_equal(counters.failed[CROWD_AGONES_LIST], 0);
+}
+
+static void test_rooms_bounds_and_quoting(void **state) {
+	(void)state;
+	/* More worlds than the capacity says (the sidecar refuses count > capacity), a
+	 * capacity past Agones' 1000-value List cap, and a name that needs quoting. */
+	static const char *const names[] = {"a\"b", "c\\d"};
+	static const uint32_t counts[] = {2};
+	fake_sidecar sidecar;
+	crowd_agones_counters counters;
+	run_rooms(0, 1, names, counts, 1, &sidecar, &counters);
+	assert_string_equal(sidecar.last_body[CROWD_AGONES_COUNTER], "{\"count\":\"2\",\"capacity\":\"2\"}");
+	assert_string_equal(sidecar.last_body[CROWD_AGONES_LIST],
+	                    "{\"capacity\":\"2\",\"values\":[\"a\\\"b\",\"c\\\\d\"]}");
+	run_rooms(0, 5000, names, counts, 1, &sidecar, &counters);
+	assert_string_equal(sidecar.last_body[CROWD_AGONES_COUNTER], "{\"count\":\"2\",\"capacity\":\"5000\"}");
+	assert_non_null(strstr(sidecar.last_body[CROWD_AGONES_LIST], "{\"capacity\":\"1000\","));
+}
+
+static void test_rooms_retried_after_errors(void **state) {
+	(void)state;
+	/* A sidecar refusing the first PATCHes: each is counted and retried with back-off. */
+	static const char *const names[] = {"default"};
+	static const uint32_t counts[] = {1};
+	fake_sidecar sidecar;
+	crowd_agones_counters counters;
+	run_rooms(3, 8, names, counts, 1, &sidecar, &counters);
+	assert_true(counters.failed[CROWD_AGONES_COUNTER] >= 1);
+	assert_true(counters.ok[CROWD_AGONES_COUNTER] >= 1);
+	assert_string_equal(sidecar.last_body[CROWD_AGONES_LIST], "{\"capacity\":\"8\",\"values\":[\"default\"]}");
+}
+
 static void test_config_checked(void **state) {
 	(void)state;
 	uv_loop_t loop;
@@ -327,6 +451,9 @@ int main(void) {
 	    cmocka_unit_test(test_hanging_sidecar_times_out_and_close_completes),
 	    cmocka_unit_test(test_absent_sidecar),
 	    cmocka_unit_test(test_config_checked),
+	    cmocka_unit_test(test_rooms_latest_state_wins),
+	    cmocka_unit_test(test_rooms_bounds_and_quoting),
+	    cmocka_unit_test(test_rooms_retried_after_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

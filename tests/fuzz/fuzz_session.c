@@ -95,17 +95,17 @@ static void empty_world(void)
 	static orca_agent_id agents[4096];
 	static orca_obstacle_id obstacles[4096];
 	uint32_t n;
-	while ((n = orca_world_agent_ids(srv.sim->world, agents, 4096)) > 0)
+	while ((n = orca_world_agent_ids(srv.world->sim->world, agents, 4096)) > 0)
 		for (uint32_t i = 0; i < n && i < 4096; ++i)
-			orca_agent_remove(srv.sim->world, agents[i]);
-	while ((n = orca_world_obstacle_ids(srv.sim->world, obstacles, 4096)) > 0)
+			orca_agent_remove(srv.world->sim->world, agents[i]);
+	while ((n = orca_world_obstacle_ids(srv.world->sim->world, obstacles, 4096)) > 0)
 		for (uint32_t i = 0; i < n && i < 4096; ++i)
-			orca_obstacle_remove(srv.sim->world, obstacles[i]);
+			orca_obstacle_remove(srv.world->sim->world, obstacles[i]);
 	/* navigation forgets removed agents and applies obstacle changes at a
 	 * tick, which nothing else here runs (recreating it builds every tile:
 	 * seconds under ASan) */
-	if (srv.sim->nav)
-		navigation_before_step(srv.sim->nav, 1.0f / 30.0f);
+	if (srv.world->sim->nav)
+		navigation_before_step(srv.world->sim->nav, 1.0f / 30.0f);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

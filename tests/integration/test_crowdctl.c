@@ -119,7 +119,7 @@ static void test_crowdctl_json_session(void **state) {
 	char *out = crowdctl(&code, (const char *[]){"ping", "--count", "3", NULL});
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(out, "\"ok\":true"));
-	assert_non_null(strstr(out, "\"protocol\":\"1.1\""));
+	assert_non_null(strstr(out, "\"protocol\":\"1.2\""));
 	assert_non_null(strstr(out, "\"pings\":3"));
 	free(out);
 
@@ -250,7 +250,18 @@ static void test_crowdctl_usage_errors_before_connecting(void **state) {
 	    {{"ping", "--timeout", "0"}, "crowdctl: --timeout: must be a whole number 1..3600000, got '0'\n"},
 	    {{"frobnicate"},
 	     "crowdctl: unknown command 'frobnicate' (commands: ping, spawn, target, velocity, remove, "
-	     "obstacle, paths, watch; see crowdctl --help)\n"},
+	     "obstacle, paths, watch, world; see crowdctl --help)\n"},
+	    {{"world", "create", "a/b"},
+	     "crowdctl: world create: 'a/b' is not a world name (1 to 32 of A-Z a-z 0-9 _ . -)\n"},
+	    {{"world", "create", "arena", "--tick-rate", "0"},
+	     "crowdctl: world create --tick-rate: must be a whole number 1..1000, got '0'\n"},
+	    {{"world", "create", "arena", "--avoidance", "polite"},
+	     "crowdctl: world create --avoidance: wants quality or reference, got 'polite'\n"},
+	    {{"world", "close"},
+	     "crowdctl: world close: wants a world NAME (usage: world create NAME [--tick-rate HZ] [--bounds "
+	     "X0,Y0,X1,Y1] [--avoidance quality|reference] [--navigation] [--max-agents N] | world list | world close "
+	     "NAME [--delete-data])\n"},
+	    {{"--world", "..", "ping"}, "crowdctl: --world: '..' is not a world name (1 to 32 of A-Z a-z 0-9 _ . -)\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		int code;

@@ -62,7 +62,8 @@ function serverMessage(obj) {
 test('AgentEvents and Paths from hand-built frames reach their events and promises', async () => {
   const fake = await fakeServer(async (conn) => {
     const hello = await conn.next();
-    assert.equal(hello.hello.protocolMinor, 1, 'the client speaks minor 1');
+    assert.equal(hello.hello.protocolMinor, 2, 'the client speaks minor 2');
+    assert.equal(hello.hello.world, '', 'no world named: the default world');
     conn.send(welcome());
     const getPaths = await conn.next();
     assert.deepEqual(getPaths.getPaths.ids, [4, 5]);

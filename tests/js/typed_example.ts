@@ -3,6 +3,7 @@
 import {
   CrowdClient, CrowdError, RequestTimeoutError, ConnectError, ErrorCode, SteerMode, Role, AgentEventKind,
   type AgentEvent, type AgentPath, type Welcome, type World, type ConnectionState, type ConnectFailureKind,
+  type WorldSettings, type WorldList, type WorldInfo,
 } from '@crowd-sim/client';
 
 // The enums are types too: a steer mode is one of SteerMode's values, not any number.
@@ -59,6 +60,18 @@ async function main(): Promise<number> {
     if (e instanceof CrowdError && e.code === ErrorCode.ERROR_UNKNOWN_ID) return 3;
     throw e;
   }
+  // Worlds (minor 2): the one this connection is in, the list, create / join / close.
+  const here: string = client.worldName;
+  const settings: WorldSettings = { tickRate: 20, bounds: { minX: 0, minY: 0, maxX: 50, maxY: 50 }, avoidance: 'quality' };
+  await client.createWorld('match-1', settings);
+  const list: WorldList = await client.listWorlds();
+  const info: WorldInfo | undefined = list.worlds.find((w) => w.name === 'match-1');
+  if (info && info.latenessP99Ms > 10) console.log(here, info.tickRate, list.maxWorlds);
+  client.on('world', (name: string) => console.log('now in', name));
+  await client.joinWorld('match-1');
+  await client.closeWorld('match-1', { deleteData: true });
+  const arena = new CrowdClient('tcp://127.0.0.1:7777', { world: 'arena' });
+  arena.close();
   const { rttMs } = await client.ping();
   client.close();
   return rttMs > 0 ? 0 : 4;

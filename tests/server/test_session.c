@@ -188,10 +188,10 @@ static void test_hello_and_roles(void **state) {
 	sp.request_id = 3;
 	sp.which_msg = crowd_v1_ClientMessage_spawn_agents_tag;
 	sp.msg.spawn_agents = (crowd_v1_SpawnAgents){1, &spec};
-	size_t queued = srv.queue.count;
+	size_t queued = srv.world->queue.count;
 	deliver(c, &sp);
 	expect_error(c, 3, crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED);
-	assert_int_equal(srv.queue.count, queued); /* nothing queued */
+	assert_int_equal(srv.world->queue.count, queued); /* nothing queued */
 	session_on_closed(c->s, DISCONNECT_PEER_CLOSED);
 	free_conn(c);
 }
@@ -225,8 +225,8 @@ static void test_garbage(void **state) {
 	/* an empty message decodes, but has no oneof case */
 	session_on_message(c->s, garbage, 0);
 	expect_error(c, 0, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
-	/* unknown field number 15 (a newer client's message) is also unknown here */
-	const uint8_t unknown[] = {0x08, 0x05, 0x7a, 0x00};
+	/* unknown field number 20 (a newer client's message) is also unknown here */
+	const uint8_t unknown[] = {0x08, 0x05, 0xa2, 0x01, 0x00};
 	session_on_message(c->s, unknown, sizeof unknown);
 	expect_error(c, 5, crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
 	assert_false(c->closed);
@@ -296,7 +296,7 @@ static void test_commands_answered_at_tick(void **state) {
 	int before = p1->count;
 	deliver(p1, &sp);
 	assert_int_equal(p1->count, before); /* queued, not answered yet */
-	assert_int_equal(srv.queue.count, 1);
+	assert_int_equal(srv.world->queue.count, 1);
 	server_apply_commands(&srv);
 	const crowd_v1_ServerMessage *ack = last(p1);
 	assert_int_equal(ack->which_msg, crowd_v1_ServerMessage_ack_tag);
@@ -317,10 +317,10 @@ static void test_commands_answered_at_tick(void **state) {
 	expect_error(p2, 43, crowd_v1_ErrorCode_ERROR_NOT_OWNER);
 
 	/* p1 leaves without keeping its agents: they go at the next tick */
-	assert_int_equal(orca_world_agent_count(srv.sim->world), 2);
+	assert_int_equal(orca_world_agent_count(srv.world->sim->world), 2);
 	session_on_closed(p1->s, DISCONNECT_PEER_CLOSED);
 	server_apply_commands(&srv);
-	assert_int_equal(orca_world_agent_count(srv.sim->world), 0);
+	assert_int_equal(orca_world_agent_count(srv.world->sim->world), 0);
 	session_on_closed(p2->s, DISCONNECT_PEER_CLOSED);
 	free_conn(p1);
 	free_conn(p2);
@@ -352,8 +352,8 @@ static void test_subscribe_and_skip(void **state) {
 	slow->pending = cfg.output_soft_limit + 1;
 	for (int tick = 1; tick <= 3; tick++) {
 		srv.status.tick = (uint64_t)tick;
-		assert_true(world_table_build(&srv.table, srv.sim->world, (float)cfg.precision));
-		snapshots_send(&srv);
+		assert_true(world_table_build(&srv.world->table, srv.world->sim->world, (float)cfg.precision));
+		snapshots_send(srv.world);
 	}
 	assert_int_equal(c->snapshots, 3);
 	assert_int_equal(c->view.count, 1);
@@ -362,7 +362,7 @@ static void test_subscribe_and_skip(void **state) {
 	/* drained: the next one is a keyframe */
 	slow->pending = 0;
 	srv.status.tick = 4;
-	snapshots_send(&srv);
+	snapshots_send(srv.world);
 	assert_int_equal(slow->snapshots, 1);
 	assert_true(last(slow)->msg.snapshot.keyframe);
 	assert_int_equal(slow->view.count, 1);
@@ -370,7 +370,7 @@ static void test_subscribe_and_skip(void **state) {
 	/* area subscription: nothing in view */
 	deliver(c, &sub);
 	srv.status.tick = 5;
-	snapshots_send(&srv);
+	snapshots_send(srv.world);
 	assert_int_equal(c->view.count, 0);
 	assert_int_equal(last(c)->msg.snapshot.world_agent_count, srv.status.agents);
 
@@ -426,7 +426,7 @@ static void test_queue_bound(void **state) {
 	server_apply_commands(&srv);
 	assert_int_equal(c->s->queued_bytes, 0);
 	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_ack_tag);
-	assert_int_equal(orca_world_agent_count(srv.sim->world), 20 * (sent - 1));
+	assert_int_equal(orca_world_agent_count(srv.world->sim->world), 20 * (sent - 1));
 	sp.request_id = 99;
 	deliver(c, &sp);
 	server_apply_commands(&srv);
@@ -465,23 +465,23 @@ static void test_shared_encoding(void **state) {
 	sub.msg.subscribe.area = (crowd_v1_Rect){-100, -100, 12, 100};
 	deliver(c[2], &sub);
 	for (int tick = 1; tick <= 40; tick++) {
-		assert_int_equal(orca_world_step(srv.sim->world, 1.0f / 30.0f), ORCA_OK);
-		srv.status.tick = orca_world_step_count(srv.sim->world);
-		srv.status.state_hash = orca_world_state_hash(srv.sim->world);
-		assert_true(world_table_build(&srv.table, srv.sim->world, (float)cfg.precision));
-		snapshots_send(&srv);
+		assert_int_equal(orca_world_step(srv.world->sim->world, 1.0f / 30.0f), ORCA_OK);
+		srv.status.tick = orca_world_step_count(srv.world->sim->world);
+		srv.status.state_hash = orca_world_state_hash(srv.world->sim->world);
+		assert_true(world_table_build(&srv.world->table, srv.world->sim->world, (float)cfg.precision));
+		snapshots_send(srv.world);
 		/* every whole-world client holds exactly the world */
 		for (int i = 0; i < 2; i++) {
-			assert_int_equal(c[i]->view.count, srv.table.count);
-			assert_memory_equal(c[i]->view.agents, srv.table.agents,
-			                    srv.table.count * sizeof *srv.table.agents);
-			assert_memory_equal(c[i]->s->baseline.agents, srv.table.agents,
-			                    srv.table.count * sizeof *srv.table.agents);
+			assert_int_equal(c[i]->view.count, srv.world->table.count);
+			assert_memory_equal(c[i]->view.agents, srv.world->table.agents,
+			                    srv.world->table.count * sizeof *srv.world->table.agents);
+			assert_memory_equal(c[i]->s->baseline.agents, srv.world->table.agents,
+			                    srv.world->table.count * sizeof *srv.world->table.agents);
 		}
 		/* the area client holds exactly the agents whose centre is in its area */
 		uint32_t in_area = 0;
-		for (uint32_t k = 0; k < srv.table.count; k++)
-			if (srv.table.agents[k].x <= 12 * (int32_t)cfg.precision) in_area++;
+		for (uint32_t k = 0; k < srv.world->table.count; k++)
+			if (srv.world->table.agents[k].x <= 12 * (int32_t)cfg.precision) in_area++;
 		assert_int_equal(c[2]->view.count, in_area);
 	}
 	assert_int_equal(c[0]->snapshots, 40);
@@ -704,18 +704,18 @@ static void test_polygons_checked(void **state) {
 	const float sx[] = {0, 10, 10, 0}, sy[] = {0, 0, 0.001f, 0.001f};
 	add_obstacle(c, 6, sx, sy, 4);
 	expect_error(c, 6, crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
-	assert_int_equal(srv.queue.count, 0);
+	assert_int_equal(srv.world->queue.count, 0);
 	/* clockwise: accepted, and stored counter-clockwise */
 	const float cx[] = {0, 0, 10, 10}, cy[] = {0, 10, 10, 0};
 	add_obstacle(c, 7, cx, cy, 4);
-	assert_int_equal(srv.queue.count, 1);
+	assert_int_equal(srv.world->queue.count, 1);
 	server_apply_commands(&srv);
 	assert_int_equal(last(c)->which_msg, crowd_v1_ServerMessage_ack_tag);
 	orca_obstacle_id ids[1];
-	assert_int_equal(orca_world_obstacle_ids(srv.sim->world, ids, 1), 1);
+	assert_int_equal(orca_world_obstacle_ids(srv.world->sim->world, ids, 1), 1);
 	orca_vec2 v[4];
 	uint32_t got = 0;
-	assert_int_equal(orca_obstacle_get(srv.sim->world, ids[0], v, 4, &got), ORCA_OK);
+	assert_int_equal(orca_obstacle_get(srv.world->sim->world, ids[0], v, 4, &got), ORCA_OK);
 	assert_int_equal(got, 4);
 	double area2 = 0;
 	for (int i = 0; i < 4; i++) area2 += (double)v[i].x * v[(i + 1) % 4].y - (double)v[(i + 1) % 4].x * v[i].y;
@@ -792,7 +792,7 @@ static void test_neighbor_budget(void **state) {
 	spawn_n(c, 2, 4000, 64); /* 256,000 */
 	expect_error(c, 2, crowd_v1_ErrorCode_ERROR_LIMIT_COST);
 	spawn_n(c, 3, 3000, 64); /* 192,000: fits */
-	assert_int_equal(srv.queue.count, 1);
+	assert_int_equal(srv.world->queue.count, 1);
 	spawn_n(c, 4, 200, 0); /* counted at 64 neighbours too, with the 3,000 still queued */
 	expect_error(c, 4, crowd_v1_ErrorCode_ERROR_LIMIT_COST);
 	server_apply_commands(&srv);

@@ -83,7 +83,7 @@ static void run(uint32_t workers, recording_conn *conns) {
 		def.position = (orca_vec2){uniform(-150, 150), uniform(-150, 150)};
 		def.target = (orca_vec2){uniform(-150, 150), uniform(-150, 150)};
 		def.user_data = (uint32_t)i % 5;
-		assert_int_equal(orca_agent_add(srv.sim->world, &def, &ids[i]), ORCA_OK);
+		assert_int_equal(orca_agent_add(srv.world->sim->world, &def, &ids[i]), ORCA_OK);
 	}
 	for (int i = 0; i < CLIENTS; i++) {
 		recording_conn *c = &conns[i];
@@ -113,28 +113,28 @@ static void run(uint32_t workers, recording_conn *conns) {
 		/* some leave, some arrive (reusing slots: ids stop ascending with slots) */
 		for (int k = 0; k < 20; k++) {
 			int i = (tick * 37 + k * 101) % AGENTS;
-			assert_int_equal(orca_agent_remove(srv.sim->world, ids[i]), ORCA_OK);
+			assert_int_equal(orca_agent_remove(srv.world->sim->world, ids[i]), ORCA_OK);
 			def.position = (orca_vec2){uniform(-150, 150), uniform(-150, 150)};
-			assert_int_equal(orca_agent_add(srv.sim->world, &def, &ids[i]), ORCA_OK);
+			assert_int_equal(orca_agent_add(srv.world->sim->world, &def, &ids[i]), ORCA_OK);
 		}
-		assert_int_equal(orca_world_step(srv.sim->world, 0.25f), ORCA_OK);
+		assert_int_equal(orca_world_step(srv.world->sim->world, 0.25f), ORCA_OK);
 		srv.status.tick = (uint64_t)tick;
-		srv.status.agents = orca_world_agent_count(srv.sim->world);
+		srv.status.agents = orca_world_agent_count(srv.world->sim->world);
 		uint64_t hash = 0;
-		assert_true(snapshots_build_table(&srv, &hash));
-		assert_true(hash == orca_world_state_hash(srv.sim->world));
+		assert_true(snapshots_build_table(srv.world, &hash));
+		assert_true(hash == orca_world_state_hash(srv.world->sim->world));
 		srv.status.state_hash = hash;
-		snapshots_send(&srv);
+		snapshots_send(srv.world);
 		/* every due client now sees exactly the table's agents in its area */
 		for (int i = 0; i < CLIENTS; i++) {
 			recording_conn *c = &conns[i];
 			if ((uint64_t)tick % c->s->divisor != 0) continue;
 			uint32_t n = 0;
-			for (uint32_t a = 0; a < srv.table.count; a++) {
-				float x = srv.table.x[a], y = srv.table.y[a];
+			for (uint32_t a = 0; a < srv.world->table.count; a++) {
+				float x = srv.world->table.x[a], y = srv.world->table.y[a];
 				if (!(x >= c->area[0] && x <= c->area[2] && y >= c->area[1] && y <= c->area[3])) continue;
 				assert_true(n < c->view.count);
-				assert_memory_equal(&c->view.agents[n], &srv.table.agents[a], sizeof(crowd_agent_q));
+				assert_memory_equal(&c->view.agents[n], &srv.world->table.agents[a], sizeof(crowd_agent_q));
 				n++;
 			}
 			assert_int_equal(n, c->view.count);

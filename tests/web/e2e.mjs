@@ -282,3 +282,69 @@ test('the example page draws the crowd with the crowd-client package', async () 
   assert.equal(n, (await healthz()).agents, 'every agent of the world in its view');
   await shot('11-example-page.png');
 });
+
+test('the world picker lists the server\'s worlds; an unknown ?world= is refused on screen', async () => {
+  await page.goto(`http://127.0.0.1:${httpPort}/`);
+  await waitFor('connected in the default world', () =>
+    viewer(() => crowdViewer.state.status === 'connected' && crowdViewer.state.world === 'default'));
+  await waitFor('the picker filled by ListWorlds', async () =>
+    (await page.$$eval('#world-select option', (os) => os.map((o) => o.value))).includes('default'));
+  assert.equal(await page.inputValue('#world-select'), 'default');
+  assert.equal(await page.textContent('#hud-world-name'), 'default');
+  // The list's count is the world's, as its snapshots say (the list is refreshed every few seconds).
+  await waitFor('the listed agent count = the snapshots\' world count', () => viewer(async () => {
+    await crowdViewer.refreshWorlds();
+    const w = crowdViewer.state.worlds.find((x) => x.name === 'default');
+    return w && w.agents === crowdViewer.state.worldAgents;
+  }));
+
+  await page.goto(`http://127.0.0.1:${httpPort}/?world=nowhere`);
+  await waitFor('refused', () => viewer(() => crowdViewer.state.status === 'refused'));
+  assert.match(await page.textContent('#banner'), /'nowhere' cannot be watched \(NO_SUCH_WORLD\)/);
+  await shot('12-no-such-world.png');
+  await page.click('#token-form button');
+  await waitFor('back in the default world', () =>
+    viewer(() => crowdViewer.state.status === 'connected' && crowdViewer.state.world === 'default'));
+});
+
+test('picking a world moves the view there (JoinWorld), and back (a reconnect while the page owns agents)', async (t) => {
+  const admin = new CrowdClient(`tcp://127.0.0.1:${tcpPort}`, { clientName: 'e2e admin', reconnect: false });
+  await admin.connect();
+  try {
+    try {
+      await admin.createWorld('plaza', { tickRate: 20 });
+    } catch (e) {
+      if (e.codeName === 'LIMIT_WORLDS') return t.skip('CreateWorld answers LIMIT_WORLDS: this server holds one world');
+      throw e;
+    }
+    const player = new CrowdClient(`tcp://127.0.0.1:${tcpPort}`, { clientName: 'e2e plaza', world: 'plaza', reconnect: false });
+    await player.connect();
+    await player.spawnAgents([{ position: { x: 0, y: 0 } }, { position: { x: 4, y: 0 } }, { position: { x: 8, y: 0 } }]);
+    await page.goto(`http://127.0.0.1:${httpPort}/`);
+    await waitFor('connected', () => viewer(() => crowdViewer.state.status === 'connected'));
+    await viewer(() => crowdViewer.refreshWorlds());
+    await waitFor('plaza in the picker', async () =>
+      (await page.$$eval('#world-select option', (os) => os.map((o) => o.value))).includes('plaza'));
+    await page.selectOption('#world-select', 'plaza');
+    await waitFor('the view shows plaza\'s three agents', () =>
+      viewer(() => crowdViewer.state.world === 'plaza' && crowdViewer.state.view.size === 3 &&
+                   crowdViewer.state.worldAgents === 3));
+    assert.equal(await page.textContent('#hud-world-name'), 'plaza');
+    assert.match(page.url(), /\?world=plaza$/);
+    await shot('13-world-plaza.png');
+
+    // The page spawns in plaza, so JoinWorld is refused: it reconnects into the default world instead.
+    await viewer(() => crowdViewer.client.spawnAgents([{ position: { x: 20, y: 20 } }]));
+    await page.selectOption('#world-select', 'default');
+    await waitFor('back in the default world with its crowd', async () =>
+      viewer((n) => crowdViewer.state.status === 'connected' && crowdViewer.state.world === 'default' &&
+                    crowdViewer.state.worldAgents === n,
+             (await admin.listWorlds()).worlds.find((w) => w.name === 'default').agents));
+    assert.equal((await admin.listWorlds()).worlds.find((w) => w.name === 'plaza').agents, 3,
+                 'the page\'s plaza agent went with its connection');
+    player.close();
+    await admin.closeWorld('plaza', { deleteData: true });
+  } finally {
+    admin.close();
+  }
+});

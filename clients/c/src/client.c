@@ -118,6 +118,7 @@ int crowd_client_connect(const char *host, uint16_t port, const crowd_client_opt
 	if (o.max_frame == 0) o.max_frame = d.max_frame;
 	if (o.max_output == 0) o.max_output = d.max_output;
 	if (o.max_read_per_poll == 0) o.max_read_per_poll = d.max_read_per_poll;
+	if (o.world && o.world[0] && !crowd_world_name_valid(o.world)) return CROWD_CLIENT_ERR_ARGUMENT;
 
 	char port_str[8];
 	snprintf(port_str, sizeof port_str, "%u", (unsigned)port);
@@ -148,6 +149,8 @@ int crowd_client_connect(const char *host, uint16_t port, const crowd_client_opt
 	}
 	c->fd = fd;
 	c->options = o;
+	if (o.world) snprintf(c->world, sizeof c->world, "%s", o.world);
+	c->options.world = NULL; /* the caller's string need not outlive the call */
 	c->next_request_id = 1;
 	c->precision = 1.0f;
 	crowd_buf_init(&c->out);
@@ -342,6 +345,9 @@ static int dispatch_frame(crowd_client *c, const uint8_t *frame, size_t len) {
 		break;
 	case crowd_v1_ServerMessage_paths_tag:
 		if (cb->on_paths) cb->on_paths(user, &msg.msg.paths);
+		break;
+	case crowd_v1_ServerMessage_world_list_tag:
+		if (cb->on_world_list) cb->on_world_list(user, &msg.msg.world_list);
 		break;
 	default:
 		/* A message from a newer minor version: ignore it, as protobuf would. */

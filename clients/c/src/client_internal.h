@@ -15,6 +15,7 @@ struct crowd_client {
 	bool closed_reported;
 	uint32_t next_request_id;
 	crowd_client_options options;
+	char world[CROWD_WORLD_NAME_MAX + 1]; /* options.world, copied: Hello's world */
 
 	crowd_buf out; /* encoded, not yet written */
 	crowd_frame_splitter in;

@@ -37,6 +37,7 @@ int64_t crowd_client_hello(crowd_client *c, const char *token, const char *clien
 	h->protocol_major = CROWD_PROTOCOL_MAJOR;
 	h->protocol_minor = CROWD_PROTOCOL_MINOR;
 	h->keep_agents_on_disconnect = keep_agents_on_disconnect;
+	h->world = c->world[0] ? c->world : NULL;
 	if (!copy_string(h->token, sizeof h->token, token) ||
 	    !copy_string(h->client_name, sizeof h->client_name, client_name))
 		return CROWD_CLIENT_ERR_ARGUMENT;
@@ -50,10 +51,42 @@ int64_t crowd_client_hello_resume(crowd_client *c, const char *token, const char
 	h->protocol_major = CROWD_PROTOCOL_MAJOR;
 	h->protocol_minor = CROWD_PROTOCOL_MINOR;
 	h->keep_agents_on_disconnect = keep_agents_on_disconnect;
+	h->world = c->world[0] ? c->world : NULL;
 	if (!copy_string(h->token, sizeof h->token, token) ||
 	    !copy_string(h->client_name, sizeof h->client_name, client_name) ||
 	    !copy_string(h->resume_key, sizeof h->resume_key, resume_key))
 		return CROWD_CLIENT_ERR_ARGUMENT;
+	return crowd_client_enqueue(c, &m);
+}
+
+int64_t crowd_client_create_world(crowd_client *c, const char *name, const crowd_v1_WorldSettings *settings) {
+	if (!crowd_world_name_valid(name)) return CROWD_CLIENT_ERR_ARGUMENT;
+	crowd_v1_ClientMessage m = empty_message(crowd_v1_ClientMessage_create_world_tag);
+	m.msg.create_world.name = (char *)name;
+	if (settings) {
+		m.msg.create_world.has_settings = true;
+		m.msg.create_world.settings = *settings;
+	}
+	return crowd_client_enqueue(c, &m);
+}
+
+int64_t crowd_client_close_world(crowd_client *c, const char *name, bool delete_data) {
+	if (!crowd_world_name_valid(name)) return CROWD_CLIENT_ERR_ARGUMENT;
+	crowd_v1_ClientMessage m = empty_message(crowd_v1_ClientMessage_close_world_tag);
+	m.msg.close_world.name = (char *)name;
+	m.msg.close_world.delete_data = delete_data;
+	return crowd_client_enqueue(c, &m);
+}
+
+int64_t crowd_client_list_worlds(crowd_client *c) {
+	crowd_v1_ClientMessage m = empty_message(crowd_v1_ClientMessage_list_worlds_tag);
+	return crowd_client_enqueue(c, &m);
+}
+
+int64_t crowd_client_join_world(crowd_client *c, const char *name) {
+	if (!crowd_world_name_valid(name)) return CROWD_CLIENT_ERR_ARGUMENT;
+	crowd_v1_ClientMessage m = empty_message(crowd_v1_ClientMessage_join_world_tag);
+	m.msg.join_world.name = (char *)name;
 	return crowd_client_enqueue(c, &m);
 }
 

@@ -5,19 +5,51 @@
 // for consumers that fall behind (the server then skips to a keyframe).
 // connect() rejects on its first failure with a ConnectError saying what it met
 // (refused, HTTP, TLS, not crowd.v1…) unless asked to keep trying ({retry: true}).
+// Worlds (minor 2): `world` in the options picks one at Hello (and again after a
+// reconnect); createWorld/closeWorld/listWorlds/joinWorld manage and switch them.
 import { Emitter } from './emitter.js';
 import { World } from './world.js';
 import { SnapshotError, num } from './snapshot.js';
 import { CrowdError, RequestTimeoutError, ConnectionClosedError, ConnectError, errorCodeName } from './errors.js';
 import {
-  PROTOCOL_MAJOR, PROTOCOL_MINOR, ErrorCode, AgentEventKind, encodeClientMessage, decodeServerMessage,
+  PROTOCOL_MAJOR, PROTOCOL_MINOR, ErrorCode, AgentEventKind, Avoidance, encodeClientMessage, decodeServerMessage,
 } from './codec.js';
 import { WebSocketTransport } from './transport/websocket.js';
 
 const eventKindNames = Object.fromEntries(Object.entries(AgentEventKind).map(([k, v]) => [v, k.replace(/^AGENT_EVENT_/, '')]));
 
 // Refusals that another try cannot cure: the client stops instead of reconnecting.
-const FINAL_HELLO_ERRORS = new Set([ErrorCode.ERROR_BAD_TOKEN, ErrorCode.ERROR_UNSUPPORTED_VERSION]);
+const FINAL_HELLO_ERRORS = new Set([
+  ErrorCode.ERROR_BAD_TOKEN, ErrorCode.ERROR_UNSUPPORTED_VERSION,
+  ErrorCode.ERROR_NO_SUCH_WORLD, ErrorCode.ERROR_WORLD_FORBIDDEN, ErrorCode.ERROR_BAD_WORLD_NAME,
+]);
+
+const AVOIDANCE_NAMES = { default: Avoidance.AVOIDANCE_DEFAULT, quality: Avoidance.AVOIDANCE_QUALITY,
+                          reference: Avoidance.AVOIDANCE_REFERENCE };
+
+/** WorldSettings from {tickRate, bounds: {minX, minY, maxX, maxY}, avoidance, navigation, maxAgents}. */
+function worldSettings(s = {}) {
+  const out = {};
+  if (s.tickRate) out.tickRate = s.tickRate;
+  if (s.bounds) {
+    out.boundsMinX = s.bounds.minX; out.boundsMinY = s.bounds.minY;
+    out.boundsMaxX = s.bounds.maxX; out.boundsMaxY = s.bounds.maxY;
+  }
+  if (s.avoidance !== undefined) {
+    const v = typeof s.avoidance === 'string' ? AVOIDANCE_NAMES[s.avoidance] : s.avoidance;
+    if (v === undefined) throw new TypeError(`crowd-client: avoidance '${s.avoidance}' is not default, quality or reference`);
+    out.avoidance = v;
+  }
+  if (s.navigation) out.navigation = true;
+  if (s.maxAgents) out.maxAgents = s.maxAgents;
+  return out;
+}
+
+/** Converts a decoded WorldInfo to {name, agents, clients, tickRate, latenessP99Ms, tick, persisted}. */
+function worldInfoFrom(w) {
+  return { name: w.name || '', agents: w.agents || 0, clients: w.clients || 0, tickRate: w.tickRate || 0,
+           latenessP99Ms: w.latenessP99Ms || 0, tick: num(w.tick || 0), persisted: !!w.persisted };
+}
 
 const DEFAULTS = {
   token: '',
@@ -31,6 +63,7 @@ const DEFAULTS = {
   reconnectMaxMs: 10000,
   maxFrameBytes: 16 << 20,
   resumeKey: '',
+  world: '',
   WebSocket: undefined,
 };
 
@@ -231,6 +264,7 @@ export class CrowdClient extends Emitter {
       clientName: this.options.clientName, keepAgentsOnDisconnect: this.options.keepAgentsOnDisconnect,
     };
     if (this.resumeKey) hello.resumeKey = this.resumeKey;
+    if (this.options.world) hello.world = this.options.world;
     this.#send({ hello }, 'welcome').then((w) => this.#onWelcome(w), () => { /* #onClose or a refusal handles it */ });
   }
 
@@ -250,6 +284,7 @@ export class CrowdClient extends Emitter {
       worldBounds: w.worldBounds ? { minX: w.worldBounds.minX || 0, minY: w.worldBounds.minY || 0,
                                      maxX: w.worldBounds.maxX || 0, maxY: w.worldBounds.maxY || 0 } : null,
       tick: num(w.tick || 0), resumeKey: w.resumeKey || '', resumed: !!w.resumed,
+      world: w.world || 'default',
     };
     if (this.welcome.resumeKey) this.resumeKey = this.welcome.resumeKey;
     this.world.reset();
@@ -332,6 +367,7 @@ export class CrowdClient extends Emitter {
       case 'welcome': this.#answer(0, 'welcome', msg.welcome); break;
       case 'ack': this.#answer(msg.ack.requestId, 'ack', msg.ack); break;
       case 'paths': this.#answer(msg.paths.requestId, 'paths', msg.paths); break;
+      case 'worldList': this.#answer(msg.worldList.requestId, 'worldList', msg.worldList); break;
       case 'error': this.#onError(msg.error); break;
       case 'snapshot': this.#onSnapshot(msg.snapshot, now); break;
       case 'pong': this.#onPong(msg.pong, now); break;
@@ -358,7 +394,9 @@ export class CrowdClient extends Emitter {
     }
     this.pending.delete(rid);
     clearTimeout(p.timer);
-    if (kind === 'paths' || p.expect === 'paths') p.resolve((body.paths || []).map(agentPathFrom));
+    if (kind === 'worldList')
+      p.resolve({ worlds: (body.worlds || []).map(worldInfoFrom), maxWorlds: body.maxWorlds || 0 });
+    else if (kind === 'paths' || p.expect === 'paths') p.resolve((body.paths || []).map(agentPathFrom));
     else if (kind === 'ack') p.resolve([...(body.ids || [])]);
     else p.resolve(body);
   }
@@ -460,7 +498,7 @@ export class CrowdClient extends Emitter {
   }
 
   /** Sends any ClientMessage body ({spawnAgents: {...}}); resolves with the Ack's ids. */
-  request(body) { return this.#send(body, body.getPaths ? 'paths' : 'ack'); }
+  request(body) { return this.#send(body, body.getPaths ? 'paths' : body.listWorlds ? 'worldList' : 'ack'); }
 
   /** Spawns agents (AgentSpec objects: {position: {x, y}, target, radius, maxSpeed, steer, …}); resolves with their ids. */
   spawnAgents(agents) { return this.#send({ spawnAgents: { agents } }); }
@@ -558,6 +596,44 @@ export class CrowdClient extends Emitter {
     } else if (this.needKeyframe && this.world.snapshots > 0) {
       this.#askKeyframe();
     }
+  }
+
+  /** The world this connection is in (the Welcome's, or the last joinWorld's); '' before a Welcome. */
+  get worldName() { return this.welcome ? this.welcome.world : ''; }
+
+  /**
+   * Opens a world (admin). settings: {tickRate, bounds: {minX, minY, maxX, maxY},
+   * avoidance: 'default'|'quality'|'reference', navigation, maxAgents}; a field left
+   * out takes the server's own. Rejects with WORLD_EXISTS, BAD_WORLD_NAME,
+   * BAD_WORLD_SETTINGS, LIMIT_WORLDS or WORLD_FORBIDDEN.
+   */
+  async createWorld(name, settings = {}) {
+    await this.#send({ createWorld: { name, settings: worldSettings(settings) } });
+  }
+
+  /** Closes a world (admin): its clients get WORLD_CLOSED; its data stays on disk unless deleteData. */
+  async closeWorld(name, { deleteData = false } = {}) {
+    await this.#send({ closeWorld: { name, deleteData } });
+  }
+
+  /** The open worlds: {worlds: [{name, agents, clients, tickRate, latenessP99Ms, tick, persisted}], maxWorlds}. */
+  listWorlds() { return this.#send({ listWorlds: {} }, 'worldList'); }
+
+  /**
+   * Moves this connection to another world. The server resets its subscription and
+   * events there, and so does the client (subscribe again); refused (INVALID_ARGUMENT)
+   * while this client owns agents. A reconnect comes back to this world.
+   */
+  async joinWorld(name) {
+    await this.#send({ joinWorld: { name } });
+    this.options.world = name;
+    if (this.welcome) this.welcome.world = name;
+    this.subscription = null;
+    this.eventsSubscription = null;
+    this.resubscribing = false;
+    this.world.reset();
+    this.needKeyframe = true;
+    this.emit('world', name);
   }
 
   /** The name of an ErrorCode ("BAD_TOKEN"). */

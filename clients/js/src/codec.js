@@ -5,7 +5,7 @@ import protobuf from 'protobufjs';
 import protoText from './crowd_proto.gen.js';
 
 export const PROTOCOL_MAJOR = 1;
-export const PROTOCOL_MINOR = 1;
+export const PROTOCOL_MINOR = 2;
 
 const root = protobuf.parse(protoText, { keepCase: false }).root;
 export const ClientMessage = root.lookupType('crowd.v1.ClientMessage');
@@ -17,6 +17,7 @@ export const ErrorCode = enumValues('ErrorCode');
 export const Role = enumValues('Role');
 export const SteerMode = enumValues('SteerMode');
 export const AgentEventKind = enumValues('AgentEventKind');
+export const Avoidance = enumValues('Avoidance');
 
 /** Encodes a ClientMessage given as a plain object ({requestId, hello: {...}}). */
 export function encodeClientMessage(body) {

@@ -241,3 +241,16 @@ bool crowd_decode_client_message_checked(const uint8_t *data, size_t len, crowd_
 	free(copy);
 	return ok;
 }
+
+bool crowd_world_name_valid(const char *name) {
+	if (!name) return false;
+	size_t len = 0;
+	for (; name[len]; len++) {
+		const char ch = name[len];
+		if (len >= CROWD_WORLD_NAME_MAX) return false;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+		      ch == '.' || ch == '-'))
+			return false;
+	}
+	return len > 0 && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}

@@ -11,6 +11,7 @@
 //   server-minor1 <crowd-server> the minor-1 side against a real server, each part when the server shows it
 //   readme <snippet.dll> <crowd-server>  run the package README's ten lines against a real server
 //   readme-async <snippet.dll> <crowd-server>  run the package README's await example (over WebSocket)
+//   worlds <crowd-server>       worlds (minor 2): Hello.world, ListWorlds, the refusals, create/join/close
 //   websocket <crowd-server>    over WebSocket (thread and WebGL's polled path), the Task methods, ConnectAsync's failures
 // Exit code 0 only when every check passed; the last line is "N passed, N failed"
 // (77, ctest's skip, when a scenario found nothing to test and failed nothing).
@@ -74,6 +75,7 @@ namespace Crowd.Harness
                     case "ws-client": WebSocketFakeServerScenario.Run(); break;
                     case "minor1": MinorOneScenario.Run(); break;
                     case "server-minor1": ServerMinorOneScenario.Run(args[1]); break;
+                    case "worlds": WorldsScenario.Run(args[1]); break;
                     case "samples": SamplesScenario.Run(args[1]); break;
                     case "cdecode": CDecodeCheck.Run(args[1]); break;
                     case "layout": LayoutCheck.Run(args[1], args.Length > 2 ? args[2] : null); break;

@@ -55,8 +55,8 @@ namespace Crowd.Harness
                 using (var p = new FakeServerScenario.Peer(listener.AcceptSocket()))
                 {
                     var hello = p.Read();
-                    Check.That(hello != null && hello.Hello != null && hello.Hello.ProtocolMinor == 1 && hello.Hello.ResumeKey == "saved-by-the-game",
-                               "the first Hello says minor 1 and presents options.ResumeKey");
+                    Check.That(hello != null && hello.Hello != null && hello.Hello.ProtocolMinor == Protocol.Minor && hello.Hello.ResumeKey == "saved-by-the-game",
+                               "the first Hello says its minor and presents options.ResumeKey");
                     var se = p.Read();
                     Check.That(se != null && se.SubscribeEvents != null && se.SubscribeEvents.AllAgents, "then the remembered SubscribeEvents (all agents)");
                     p.Send(new ServerMessage { Welcome = new Welcome { ProtocolMajor = 1, ProtocolMinor = 1, ClientId = 7, Precision = 1000, ResumeKey = "k1", Resumed = true } });

@@ -70,6 +70,8 @@ typedef struct crowd_client_callbacks {
 	void (*on_agent_events)(void *user, const crowd_v1_AgentEvents *events);
 	/** Minor 1: the answer to crowd_client_get_paths (Paths.request_id). */
 	void (*on_paths)(void *user, const crowd_v1_Paths *paths);
+	/** Minor 2: the answer to crowd_client_list_worlds (WorldList.request_id). */
+	void (*on_world_list)(void *user, const crowd_v1_WorldList *list);
 } crowd_client_callbacks;
 
 typedef struct crowd_client_options {
@@ -78,6 +80,8 @@ typedef struct crowd_client_options {
 	size_t max_output;        /* unsent bytes buffered before sends fail; default 16 MiB */
 	size_t max_read_per_poll; /* bytes read per crowd_client_poll call; default 4 MiB */
 	int recv_buffer_bytes;    /* SO_RCVBUF if > 0 (tests use a tiny one); default 0 */
+	/* minor 2: the world crowd_client_hello joins (copied at connect); NULL or "": the default world */
+	const char *world;
 	crowd_client_callbacks callbacks;
 	void *user;
 } crowd_client_options;
@@ -153,6 +157,17 @@ int64_t crowd_client_hello(crowd_client *client, const char *token, const char *
  * never removes them). */
 int64_t crowd_client_hello_resume(crowd_client *client, const char *token, const char *client_name,
                                   bool keep_agents_on_disconnect, const char *resume_key);
+/* Worlds (minor 2). A name is 1 to 32 bytes of A-Z a-z 0-9 _ . - (not "." or
+ * ".."): anything else is CROWD_CLIENT_ERR_ARGUMENT, unsent. */
+
+/** Admin: open a world; settings NULL (or zero fields): the server's own. Ack, or an Error. */
+int64_t crowd_client_create_world(crowd_client *client, const char *name, const crowd_v1_WorldSettings *settings);
+/** Admin: close a world; its clients are closed; delete_data also removes what the server persisted of it. */
+int64_t crowd_client_close_world(crowd_client *client, const char *name, bool delete_data);
+/** Every open world: answered by on_world_list. */
+int64_t crowd_client_list_worlds(crowd_client *client);
+/** Move this connection to another world (refused while it owns agents). Ack, or an Error. */
+int64_t crowd_client_join_world(crowd_client *client, const char *name);
 /** Spawn `count` agents (the Ack lists their ids in order). Start each spec
  * from crowd_v1_AgentSpec_init_zero and set has_* for what you give. */
 int64_t crowd_client_spawn(crowd_client *client, const crowd_v1_AgentSpec *agents, size_t count);

@@ -49,6 +49,9 @@ namespace Crowd.Client
         /// <summary>After a reconnect, present the last Welcome's resume key (CrowdClient.ResumeKey);
         /// false: every reconnect is a new client (options.ResumeKey still goes in the first Hello).</summary>
         public bool Resume = true;
+        /// <summary>Minor 2: the world to join at Hello ("" = the server's "default"); after a JoinWorld the
+        /// client comes back to that one when it reconnects.</summary>
+        public string World = "";
         /// <summary>Which wire: Auto follows the address (ws:// and wss:// are WebSocket, HOST:PORT is TCP
         /// except in WebGL builds); WebSocket turns HOST:PORT into ws://HOST:PORT/ws.</summary>
         public CrowdTransport Transport = CrowdTransport.Auto;
@@ -104,6 +107,7 @@ namespace Crowd.Client
             public int Generation;
             public Action<Ack> OnAck;
             public Action<Paths> OnPaths;
+            public Action<WorldList> OnWorldList;
             public Action<Error> OnError;
         }
 
@@ -292,15 +296,17 @@ namespace Crowd.Client
             return SendRequest(msg, onAck, null, onError);
         }
 
-        uint SendRequest(ClientMessage msg, Action<Ack> onAck, Action<Paths> onPaths, Action<Error> onError)
+        uint SendRequest(ClientMessage msg, Action<Ack> onAck, Action<Paths> onPaths, Action<Error> onError,
+                         Action<WorldList> onWorldList = null)
         {
             uint id = NextRequestId();
             msg.RequestId = id;
             int gen;
             if (TrySend(msg, out gen))
             {
-                if (onAck != null || onPaths != null || onError != null)
-                    pending[id] = new PendingRequest { Generation = gen, OnAck = onAck, OnPaths = onPaths, OnError = onError };
+                if (onAck != null || onPaths != null || onError != null || onWorldList != null)
+                    pending[id] = new PendingRequest { Generation = gen, OnAck = onAck, OnPaths = onPaths, OnError = onError,
+                                                       OnWorldList = onWorldList };
                 return id;
             }
             var err = new Error { RequestId = id, Code = ErrorCode.None, Message = "not connected" };
@@ -707,6 +713,7 @@ namespace Crowd.Client
                     ClientName = options.ClientName ?? "",
                     KeepAgentsOnDisconnect = options.KeepAgentsOnDisconnect,
                     ResumeKey = presentedKey,
+                    World = HelloWorld,
                 },
             };
             lock (sendLock)
@@ -959,6 +966,7 @@ namespace Crowd.Client
                     // the key may be why, so the next attempt starts a fresh identity rather than
                     // being refused forever.
                     bool refusedHello = err.RequestId == helloRequestId;
+                    if (refusedHello && FinalWorldRefusal(err.Code)) fatal = true;
                     if (refusedHello) refusedHere = true;
                     if (refusedHello && presentedKey.Length > 0 && resumeKey == presentedKey && !Passing(err.Code)) resumeKey = "";
                     Enqueue(() =>
@@ -994,6 +1002,12 @@ namespace Crowd.Client
                 {
                     var paths = m.Paths;
                     Enqueue(() => DispatchPaths(paths), false);
+                    return null;
+                }
+                case ServerMessage.MsgOneofCase.WorldList:
+                {
+                    var list = m.WorldList;
+                    Enqueue(() => DispatchWorldList(list), false);
                     return null;
                 }
                 default:

@@ -16,8 +16,8 @@ namespace Crowd.V1
     public static class Protocol
     {
         public const uint Major = 1;
-        /// <summary>Minor 1: SteerMode, agent events, paths and resume keys.</summary>
-        public const uint Minor = 1;
+        /// <summary>Minor 1: SteerMode, agent events, paths and resume keys. Minor 2: worlds.</summary>
+        public const uint Minor = 2;
     }
 
     /// <summary>Encode/decode helpers shared by every message.</summary>

@@ -73,8 +73,25 @@ namespace Crowd.V1
         Internal = 22,
         /// <summary>the journal cannot be written: world changes are refused until it can</summary>
         StorageUnavailable = 23,
-        /// <summary>the connection's agents x max_neighbors would pass its budget (the step's cost)</summary>
+        /// <summary>
+        /// the connection's agents x max_neighbors would pass its budget (the step's cost)
+        /// Minor 2: worlds.
+        /// </summary>
         LimitCost = 27,
+        /// <summary>CreateWorld: a world of that name is open</summary>
+        WorldExists = 28,
+        /// <summary>not 1-32 bytes of [A-Za-z0-9_.-], or "." / ".."</summary>
+        BadWorldName = 29,
+        /// <summary>CreateWorld: a setting outside the server's limits; the message says which</summary>
+        BadWorldSettings = 30,
+        /// <summary>CreateWorld: --max-worlds worlds are open</summary>
+        LimitWorlds = 31,
+        /// <summary>the token may not use this world (at Hello: then close)</summary>
+        WorldForbidden = 32,
+        /// <summary>no open world of that name (at Hello: then close)</summary>
+        NoSuchWorld = 33,
+        /// <summary>the client's world was closed (request_id 0, then close)</summary>
+        WorldClosed = 34,
     }
 
     /// <summary>How an agent with a target chooses its way (minor 1).</summary>
@@ -86,6 +103,22 @@ namespace Crowd.V1
         Navigate = 1,
         /// <summary>a straight line to the target; ORCA avoids only what is near (minor 0's behaviour)</summary>
         Direct = 2,
+    }
+
+    /// <summary>
+    /// Minor 2. How a new world runs. A field left 0 (or false, or
+    /// AVOIDANCE_DEFAULT) takes the server's own setting. Outside the server's
+    /// limits: ERROR_BAD_WORLD_SETTINGS. tick_rate: at most the server's
+    /// --tick-rate; bounds (all four 0: the server's --world-bounds): finite,
+    /// min &lt; max, every coordinate within [-1e6, 1e6]; max_agents: at most the
+    /// server's --max-agents.
+    /// </summary>
+    public enum Avoidance
+    {
+        /// <summary>the server's --avoidance</summary>
+        Default = 0,
+        Quality = 1,
+        Reference = 2,
     }
 
     public enum AgentEventKind
@@ -171,6 +204,7 @@ namespace Crowd.V1
         public const int ClientNameFieldNumber = 4;
         public const int KeepAgentsOnDisconnectFieldNumber = 5;
         public const int ResumeKeyFieldNumber = 6;
+        public const int WorldFieldNumber = 7;
         /// <summary>must be PROTOCOL_MAJOR (1)</summary>
         public uint ProtocolMajor;
         public uint ProtocolMinor;
@@ -198,6 +232,13 @@ namespace Crowd.V1
         /// otherwise ERROR_BAD_TOKEN and the connection closes.
         /// </summary>
         public string ResumeKey = "";
+        /// <summary>
+        /// Minor 2: the world to join; empty = "default". Unknown: ERROR_NO_SUCH_WORLD,
+        /// not allowed for the token: ERROR_WORLD_FORBIDDEN, a bad name:
+        /// ERROR_BAD_WORLD_NAME; each closes the connection. A resume_key is looked up
+        /// in this world.
+        /// </summary>
+        public string World = "";
 
         public void WriteTo(ProtoWriter w)
         {
@@ -207,6 +248,7 @@ namespace Crowd.V1
             if (ClientName != null && ClientName.Length != 0) w.WriteString(ClientNameFieldNumber, ClientName);
             if (KeepAgentsOnDisconnect) { w.WriteTag(KeepAgentsOnDisconnectFieldNumber, WireType.Varint); w.WriteVarint(KeepAgentsOnDisconnect ? 1UL : 0UL); }
             if (ResumeKey != null && ResumeKey.Length != 0) w.WriteString(ResumeKeyFieldNumber, ResumeKey);
+            if (World != null && World.Length != 0) w.WriteString(WorldFieldNumber, World);
         }
 
         public void MergeFrom(ProtoReader r)
@@ -222,6 +264,7 @@ namespace Crowd.V1
                     case ClientNameFieldNumber: ClientName = r.ReadString(); break;
                     case KeepAgentsOnDisconnectFieldNumber: r.Expect(WireType.Varint); KeepAgentsOnDisconnect = r.ReadVarint() != 0; break;
                     case ResumeKeyFieldNumber: ResumeKey = r.ReadString(); break;
+                    case WorldFieldNumber: World = r.ReadString(); break;
                     default: r.SkipUnknown(); break;
                 }
             }
@@ -634,6 +677,179 @@ namespace Crowd.V1
         }
     }
 
+    public sealed partial class WorldSettings : IProtoMessage
+    {
+        public const int TickRateFieldNumber = 1;
+        public const int BoundsMinXFieldNumber = 2;
+        public const int BoundsMinYFieldNumber = 3;
+        public const int BoundsMaxXFieldNumber = 4;
+        public const int BoundsMaxYFieldNumber = 5;
+        public const int AvoidanceFieldNumber = 6;
+        public const int NavigationFieldNumber = 7;
+        public const int MaxAgentsFieldNumber = 8;
+        public uint TickRate;
+        public float BoundsMinX;
+        public float BoundsMinY;
+        public float BoundsMaxX;
+        public float BoundsMaxY;
+        public Avoidance Avoidance;
+        /// <summary>true: navigation on; false: the server's setting</summary>
+        public bool Navigation;
+        public uint MaxAgents;
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (TickRate != 0) { w.WriteTag(TickRateFieldNumber, WireType.Varint); w.WriteVarint(TickRate); }
+            if (ProtoWriter.FloatToBits(BoundsMinX) != 0) { w.WriteTag(BoundsMinXFieldNumber, WireType.Fixed32); w.WriteFixed32(ProtoWriter.FloatToBits(BoundsMinX)); }
+            if (ProtoWriter.FloatToBits(BoundsMinY) != 0) { w.WriteTag(BoundsMinYFieldNumber, WireType.Fixed32); w.WriteFixed32(ProtoWriter.FloatToBits(BoundsMinY)); }
+            if (ProtoWriter.FloatToBits(BoundsMaxX) != 0) { w.WriteTag(BoundsMaxXFieldNumber, WireType.Fixed32); w.WriteFixed32(ProtoWriter.FloatToBits(BoundsMaxX)); }
+            if (ProtoWriter.FloatToBits(BoundsMaxY) != 0) { w.WriteTag(BoundsMaxYFieldNumber, WireType.Fixed32); w.WriteFixed32(ProtoWriter.FloatToBits(BoundsMaxY)); }
+            if ((int)Avoidance != 0) { w.WriteTag(AvoidanceFieldNumber, WireType.Varint); w.WriteVarint((ulong)(long)(int)Avoidance); }
+            if (Navigation) { w.WriteTag(NavigationFieldNumber, WireType.Varint); w.WriteVarint(Navigation ? 1UL : 0UL); }
+            if (MaxAgents != 0) { w.WriteTag(MaxAgentsFieldNumber, WireType.Varint); w.WriteVarint(MaxAgents); }
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case TickRateFieldNumber: r.Expect(WireType.Varint); TickRate = ProtoReader.CheckUInt32(r.ReadVarint()); break;
+                    case BoundsMinXFieldNumber: r.Expect(WireType.Fixed32); BoundsMinX = ProtoReader.BitsToFloat(r.ReadFixed32()); break;
+                    case BoundsMinYFieldNumber: r.Expect(WireType.Fixed32); BoundsMinY = ProtoReader.BitsToFloat(r.ReadFixed32()); break;
+                    case BoundsMaxXFieldNumber: r.Expect(WireType.Fixed32); BoundsMaxX = ProtoReader.BitsToFloat(r.ReadFixed32()); break;
+                    case BoundsMaxYFieldNumber: r.Expect(WireType.Fixed32); BoundsMaxY = ProtoReader.BitsToFloat(r.ReadFixed32()); break;
+                    case AvoidanceFieldNumber: r.Expect(WireType.Varint); Avoidance = (Avoidance)ProtoReader.CheckInt32(r.ReadVarint()); break;
+                    case NavigationFieldNumber: r.Expect(WireType.Varint); Navigation = r.ReadVarint() != 0; break;
+                    case MaxAgentsFieldNumber: r.Expect(WireType.Varint); MaxAgents = ProtoReader.CheckUInt32(r.ReadVarint()); break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Minor 2, admin. Opens a world; answered by Ack. Errors: ERROR_BAD_WORLD_NAME,
+    /// ERROR_WORLD_EXISTS, ERROR_BAD_WORLD_SETTINGS, ERROR_LIMIT_WORLDS,
+    /// ERROR_WORLD_FORBIDDEN (a token limited to another world). With --data-dir the
+    /// world is persisted under DIR/worlds/NAME/ and re-opens on restart.
+    /// </summary>
+    public sealed partial class CreateWorld : IProtoMessage
+    {
+        public const int NameFieldNumber = 1;
+        public const int SettingsFieldNumber = 2;
+        public string Name = "";
+        public WorldSettings Settings;
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (Name != null && Name.Length != 0) w.WriteString(NameFieldNumber, Name);
+            w.WriteMessage(SettingsFieldNumber, Settings);
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case NameFieldNumber: Name = r.ReadString(); break;
+                    case SettingsFieldNumber: Settings = r.MergeMessage(Settings); break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Minor 2, admin. Closes a world; answered by Ack. Its clients get
+    /// Error{ERROR_WORLD_CLOSED} and are closed. Its data stays on disk (and
+    /// re-opens on restart) unless delete_data. The world "default" cannot be
+    /// closed (ERROR_WORLD_FORBIDDEN).
+    /// </summary>
+    public sealed partial class CloseWorld : IProtoMessage
+    {
+        public const int NameFieldNumber = 1;
+        public const int DeleteDataFieldNumber = 2;
+        public string Name = "";
+        public bool DeleteData;
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (Name != null && Name.Length != 0) w.WriteString(NameFieldNumber, Name);
+            if (DeleteData) { w.WriteTag(DeleteDataFieldNumber, WireType.Varint); w.WriteVarint(DeleteData ? 1UL : 0UL); }
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case NameFieldNumber: Name = r.ReadString(); break;
+                    case DeleteDataFieldNumber: r.Expect(WireType.Varint); DeleteData = r.ReadVarint() != 0; break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>Minor 2, any role. Answered by WorldList.</summary>
+    public sealed partial class ListWorlds : IProtoMessage
+    {
+
+        public void WriteTo(ProtoWriter w)
+        {
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Minor 2, any role. Moves this connection to another world: its subscription
+    /// and events reset to the defaults; answered by Ack. Refused with
+    /// ERROR_INVALID_ARGUMENT while the client owns agents (or has requests
+    /// waiting for the tick): remove them first. ERROR_NO_SUCH_WORLD,
+    /// ERROR_WORLD_FORBIDDEN, ERROR_BAD_WORLD_NAME as for Hello, without closing.
+    /// </summary>
+    public sealed partial class JoinWorld : IProtoMessage
+    {
+        public const int NameFieldNumber = 1;
+        public string Name = "";
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (Name != null && Name.Length != 0) w.WriteString(NameFieldNumber, Name);
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case NameFieldNumber: Name = r.ReadString(); break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
     public sealed partial class ClientMessage : IProtoMessage
     {
         public const int RequestIdFieldNumber = 1;
@@ -648,6 +864,10 @@ namespace Crowd.V1
         public const int PingFieldNumber = 10;
         public const int SubscribeEventsFieldNumber = 11;
         public const int GetPathsFieldNumber = 12;
+        public const int CreateWorldFieldNumber = 13;
+        public const int CloseWorldFieldNumber = 14;
+        public const int ListWorldsFieldNumber = 15;
+        public const int JoinWorldFieldNumber = 16;
         public uint RequestId;
 
         /// <summary>Which member of the `msg` oneof is set (its value is the field number).</summary>
@@ -665,6 +885,10 @@ namespace Crowd.V1
             Ping = PingFieldNumber,
             SubscribeEvents = SubscribeEventsFieldNumber,
             GetPaths = GetPathsFieldNumber,
+            CreateWorld = CreateWorldFieldNumber,
+            CloseWorld = CloseWorldFieldNumber,
+            ListWorlds = ListWorldsFieldNumber,
+            JoinWorld = JoinWorldFieldNumber,
         }
 
         IProtoMessage msg_;
@@ -742,6 +966,34 @@ namespace Crowd.V1
             set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.GetPaths; }
         }
 
+        /// <summary>minor 2</summary>
+        public CreateWorld CreateWorld
+        {
+            get { return msgCase_ == MsgOneofCase.CreateWorld ? (CreateWorld)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.CreateWorld; }
+        }
+
+        /// <summary>minor 2</summary>
+        public CloseWorld CloseWorld
+        {
+            get { return msgCase_ == MsgOneofCase.CloseWorld ? (CloseWorld)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.CloseWorld; }
+        }
+
+        /// <summary>minor 2</summary>
+        public ListWorlds ListWorlds
+        {
+            get { return msgCase_ == MsgOneofCase.ListWorlds ? (ListWorlds)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.ListWorlds; }
+        }
+
+        /// <summary>minor 2</summary>
+        public JoinWorld JoinWorld
+        {
+            get { return msgCase_ == MsgOneofCase.JoinWorld ? (JoinWorld)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.JoinWorld; }
+        }
+
         public void WriteTo(ProtoWriter w)
         {
             if (RequestId != 0) { w.WriteTag(RequestIdFieldNumber, WireType.Varint); w.WriteVarint(RequestId); }
@@ -756,6 +1008,10 @@ namespace Crowd.V1
             if (msgCase_ == MsgOneofCase.Ping) w.WriteMessage(PingFieldNumber, msg_);
             if (msgCase_ == MsgOneofCase.SubscribeEvents) w.WriteMessage(SubscribeEventsFieldNumber, msg_);
             if (msgCase_ == MsgOneofCase.GetPaths) w.WriteMessage(GetPathsFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.CreateWorld) w.WriteMessage(CreateWorldFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.CloseWorld) w.WriteMessage(CloseWorldFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.ListWorlds) w.WriteMessage(ListWorldsFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.JoinWorld) w.WriteMessage(JoinWorldFieldNumber, msg_);
         }
 
         public void MergeFrom(ProtoReader r)
@@ -777,6 +1033,10 @@ namespace Crowd.V1
                     case PingFieldNumber: Ping = r.MergeMessage(Ping); break;
                     case SubscribeEventsFieldNumber: SubscribeEvents = r.MergeMessage(SubscribeEvents); break;
                     case GetPathsFieldNumber: GetPaths = r.MergeMessage(GetPaths); break;
+                    case CreateWorldFieldNumber: CreateWorld = r.MergeMessage(CreateWorld); break;
+                    case CloseWorldFieldNumber: CloseWorld = r.MergeMessage(CloseWorld); break;
+                    case ListWorldsFieldNumber: ListWorlds = r.MergeMessage(ListWorlds); break;
+                    case JoinWorldFieldNumber: JoinWorld = r.MergeMessage(JoinWorld); break;
                     default: r.SkipUnknown(); break;
                 }
             }
@@ -797,6 +1057,7 @@ namespace Crowd.V1
         public const int TickFieldNumber = 10;
         public const int ResumeKeyFieldNumber = 11;
         public const int ResumedFieldNumber = 12;
+        public const int WorldFieldNumber = 13;
         public uint ProtocolMajor;
         public uint ProtocolMinor;
         public string ServerVersion = "";
@@ -814,6 +1075,8 @@ namespace Crowd.V1
         public string ResumeKey = "";
         /// <summary>minor 1: the Hello's resume_key was honoured</summary>
         public bool Resumed;
+        /// <summary>minor 2: the world joined ("default" when Hello named none)</summary>
+        public string World = "";
 
         public void WriteTo(ProtoWriter w)
         {
@@ -829,6 +1092,7 @@ namespace Crowd.V1
             if (Tick != 0) { w.WriteTag(TickFieldNumber, WireType.Varint); w.WriteVarint(Tick); }
             if (ResumeKey != null && ResumeKey.Length != 0) w.WriteString(ResumeKeyFieldNumber, ResumeKey);
             if (Resumed) { w.WriteTag(ResumedFieldNumber, WireType.Varint); w.WriteVarint(Resumed ? 1UL : 0UL); }
+            if (World != null && World.Length != 0) w.WriteString(WorldFieldNumber, World);
         }
 
         public void MergeFrom(ProtoReader r)
@@ -850,6 +1114,7 @@ namespace Crowd.V1
                     case TickFieldNumber: r.Expect(WireType.Varint); Tick = r.ReadVarint(); break;
                     case ResumeKeyFieldNumber: ResumeKey = r.ReadString(); break;
                     case ResumedFieldNumber: r.Expect(WireType.Varint); Resumed = r.ReadVarint() != 0; break;
+                    case WorldFieldNumber: World = r.ReadString(); break;
                     default: r.SkipUnknown(); break;
                 }
             }
@@ -1258,6 +1523,91 @@ namespace Crowd.V1
         }
     }
 
+    /// <summary>Minor 2: one open world as ListWorlds sees it.</summary>
+    public sealed partial class WorldInfo : IProtoMessage
+    {
+        public const int NameFieldNumber = 1;
+        public const int AgentsFieldNumber = 2;
+        public const int ClientsFieldNumber = 3;
+        public const int TickRateFieldNumber = 4;
+        public const int LatenessP99MsFieldNumber = 5;
+        public const int TickFieldNumber = 6;
+        public const int PersistedFieldNumber = 7;
+        public string Name = "";
+        public uint Agents;
+        public uint Clients;
+        public uint TickRate;
+        /// <summary>how late its ticks started, 99th percentile over the recent ticks</summary>
+        public float LatenessP99Ms;
+        public ulong Tick;
+        /// <summary>kept in the data dir: re-opens on restart</summary>
+        public bool Persisted;
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (Name != null && Name.Length != 0) w.WriteString(NameFieldNumber, Name);
+            if (Agents != 0) { w.WriteTag(AgentsFieldNumber, WireType.Varint); w.WriteVarint(Agents); }
+            if (Clients != 0) { w.WriteTag(ClientsFieldNumber, WireType.Varint); w.WriteVarint(Clients); }
+            if (TickRate != 0) { w.WriteTag(TickRateFieldNumber, WireType.Varint); w.WriteVarint(TickRate); }
+            if (ProtoWriter.FloatToBits(LatenessP99Ms) != 0) { w.WriteTag(LatenessP99MsFieldNumber, WireType.Fixed32); w.WriteFixed32(ProtoWriter.FloatToBits(LatenessP99Ms)); }
+            if (Tick != 0) { w.WriteTag(TickFieldNumber, WireType.Varint); w.WriteVarint(Tick); }
+            if (Persisted) { w.WriteTag(PersistedFieldNumber, WireType.Varint); w.WriteVarint(Persisted ? 1UL : 0UL); }
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case NameFieldNumber: Name = r.ReadString(); break;
+                    case AgentsFieldNumber: r.Expect(WireType.Varint); Agents = ProtoReader.CheckUInt32(r.ReadVarint()); break;
+                    case ClientsFieldNumber: r.Expect(WireType.Varint); Clients = ProtoReader.CheckUInt32(r.ReadVarint()); break;
+                    case TickRateFieldNumber: r.Expect(WireType.Varint); TickRate = ProtoReader.CheckUInt32(r.ReadVarint()); break;
+                    case LatenessP99MsFieldNumber: r.Expect(WireType.Fixed32); LatenessP99Ms = ProtoReader.BitsToFloat(r.ReadFixed32()); break;
+                    case TickFieldNumber: r.Expect(WireType.Varint); Tick = r.ReadVarint(); break;
+                    case PersistedFieldNumber: r.Expect(WireType.Varint); Persisted = r.ReadVarint() != 0; break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>Minor 2: the answer to ListWorlds, ascending name.</summary>
+    public sealed partial class WorldList : IProtoMessage
+    {
+        public const int RequestIdFieldNumber = 1;
+        public const int WorldsFieldNumber = 2;
+        public const int MaxWorldsFieldNumber = 3;
+        public uint RequestId;
+        public List<WorldInfo> Worlds = new List<WorldInfo>();
+        /// <summary>the server's --max-worlds (the default world counts)</summary>
+        public uint MaxWorlds;
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (RequestId != 0) { w.WriteTag(RequestIdFieldNumber, WireType.Varint); w.WriteVarint(RequestId); }
+            foreach (var e in Worlds) w.WriteMessage(WorldsFieldNumber, e ?? new WorldInfo());
+            if (MaxWorlds != 0) { w.WriteTag(MaxWorldsFieldNumber, WireType.Varint); w.WriteVarint(MaxWorlds); }
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case RequestIdFieldNumber: r.Expect(WireType.Varint); RequestId = ProtoReader.CheckUInt32(r.ReadVarint()); break;
+                    case WorldsFieldNumber: Worlds.Add(r.ReadMessage<WorldInfo>()); break;
+                    case MaxWorldsFieldNumber: r.Expect(WireType.Varint); MaxWorlds = ProtoReader.CheckUInt32(r.ReadVarint()); break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
     public sealed partial class ServerMessage : IProtoMessage
     {
         public const int WelcomeFieldNumber = 1;
@@ -1267,6 +1617,7 @@ namespace Crowd.V1
         public const int PongFieldNumber = 5;
         public const int AgentEventsFieldNumber = 6;
         public const int PathsFieldNumber = 7;
+        public const int WorldListFieldNumber = 8;
 
         /// <summary>Which member of the `msg` oneof is set (its value is the field number).</summary>
         public enum MsgOneofCase
@@ -1279,6 +1630,7 @@ namespace Crowd.V1
             Pong = PongFieldNumber,
             AgentEvents = AgentEventsFieldNumber,
             Paths = PathsFieldNumber,
+            WorldList = WorldListFieldNumber,
         }
 
         IProtoMessage msg_;
@@ -1332,6 +1684,13 @@ namespace Crowd.V1
             set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.Paths; }
         }
 
+        /// <summary>minor 2</summary>
+        public WorldList WorldList
+        {
+            get { return msgCase_ == MsgOneofCase.WorldList ? (WorldList)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.WorldList; }
+        }
+
         public void WriteTo(ProtoWriter w)
         {
             if (msgCase_ == MsgOneofCase.Welcome) w.WriteMessage(WelcomeFieldNumber, msg_);
@@ -1341,6 +1700,7 @@ namespace Crowd.V1
             if (msgCase_ == MsgOneofCase.Pong) w.WriteMessage(PongFieldNumber, msg_);
             if (msgCase_ == MsgOneofCase.AgentEvents) w.WriteMessage(AgentEventsFieldNumber, msg_);
             if (msgCase_ == MsgOneofCase.Paths) w.WriteMessage(PathsFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.WorldList) w.WriteMessage(WorldListFieldNumber, msg_);
         }
 
         public void MergeFrom(ProtoReader r)
@@ -1357,6 +1717,7 @@ namespace Crowd.V1
                     case PongFieldNumber: Pong = r.MergeMessage(Pong); break;
                     case AgentEventsFieldNumber: AgentEvents = r.MergeMessage(AgentEvents); break;
                     case PathsFieldNumber: Paths = r.MergeMessage(Paths); break;
+                    case WorldListFieldNumber: WorldList = r.MergeMessage(WorldList); break;
                     default: r.SkipUnknown(); break;
                 }
             }

@@ -109,8 +109,8 @@ namespace Crowd.Tests
             // request_id: 2 set_targets { ids: 1 x: 3 y: 4 steer: STEER_DIRECT }
             AssertSameBytes(Bytes(0x08, 0x02, 0x22, 0x11, 0x0a, 0x01, 0x01, 0x12, 0x04, 0x00, 0x00, 0x40, 0x40, 0x1a, 0x04, 0x00, 0x00, 0x80, 0x40, 0x20, 0x02),
                             new ClientMessage { RequestId = 2, SetTargets = t });
-            // request_id: 3 hello { protocol_major: 1 protocol_minor: 1 resume_key: "rk-1" }
-            AssertSameBytes(Bytes(0x08, 0x03, 0x12, 0x0a, 0x08, 0x01, 0x10, 0x01, 0x32, 0x04, 0x72, 0x6b, 0x2d, 0x31),
+            // request_id: 3 hello { protocol_major: 1 protocol_minor: 2 resume_key: "rk-1" }
+            AssertSameBytes(Bytes(0x08, 0x03, 0x12, 0x0a, 0x08, 0x01, 0x10, 0x02, 0x32, 0x04, 0x72, 0x6b, 0x2d, 0x31),
                             new ClientMessage { RequestId = 3, Hello = new Hello { ResumeKey = "rk-1" } });
             // request_id: 4 spawn_agents { agents { steer: STEER_NAVIGATE } }
             var spawn = new SpawnAgents();
@@ -125,14 +125,34 @@ namespace Crowd.Tests
         }
 
         [Test]
-        public void HelloSaysMinorOneAndAnEmptyResumeKeyIsAbsent()
+        public void HelloSaysItsMinorAndAnEmptyResumeKeyIsAbsent()
         {
             var h = new Hello();
-            Assert.AreEqual(1u, h.ProtocolMinor);
+            Assert.AreEqual(Protocol.Minor, h.ProtocolMinor);
             Assert.AreEqual("", h.ResumeKey);
             var back = ProtoMessage.Parse<Hello>(ProtoMessage.ToByteArray(h));
             Assert.AreEqual("", back.ResumeKey);
             Assert.AreEqual(4, ProtoMessage.ToByteArray(h).Length, "major and minor only");
+        }
+
+        [Test]
+        public void WorldMessagesEncodeAndDecodeAsProtocDoes()
+        {
+            // request_id: 4 hello { protocol_major: 1 protocol_minor: 2 world: "arena" }
+            AssertSameBytes(Bytes(0x08, 0x04, 0x12, 0x0b, 0x08, 0x01, 0x10, 0x02, 0x3a, 0x05, 0x61, 0x72, 0x65, 0x6e, 0x61),
+                            new ClientMessage { RequestId = 4, Hello = new Hello { World = "arena" } });
+            // request_id: 5 join_world { name: "arena" }
+            AssertSameBytes(Bytes(0x08, 0x05, 0x82, 0x01, 0x07, 0x0a, 0x05, 0x61, 0x72, 0x65, 0x6e, 0x61),
+                            new ClientMessage { RequestId = 5, JoinWorld = new JoinWorld { Name = "arena" } });
+            // world_list { request_id: 6 worlds { name: "a" agents: 3 lateness_p99_ms: 1.5 } max_worlds: 4 }
+            var m = ProtoMessage.Parse<ServerMessage>(Bytes(0x42, 0x10, 0x08, 0x06, 0x12, 0x0a, 0x0a, 0x01, 0x61, 0x10, 0x03,
+                                                            0x2d, 0x00, 0x00, 0xc0, 0x3f, 0x18, 0x04));
+            Assert.AreEqual(ServerMessage.MsgOneofCase.WorldList, m.MsgCase);
+            Assert.AreEqual(6u, m.WorldList.RequestId);
+            Assert.AreEqual(4u, m.WorldList.MaxWorlds);
+            Assert.AreEqual("a", m.WorldList.Worlds[0].Name);
+            Assert.AreEqual(3u, m.WorldList.Worlds[0].Agents);
+            Assert.AreEqual(1.5f, m.WorldList.Worlds[0].LatenessP99Ms);
         }
 
         [Test]

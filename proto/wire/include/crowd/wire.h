@@ -17,12 +17,22 @@ extern "C" {
 #endif
 
 #define CROWD_PROTOCOL_MAJOR 1u
-#define CROWD_PROTOCOL_MINOR 1u
+#define CROWD_PROTOCOL_MINOR 2u
 #define CROWD_VARINT_MAX 10u
 
 /** The wire name of an ErrorCode without its "ERROR_" prefix ("MALFORMED",
  * "NOT_OWNER", ...), generated from crowd.proto; "UNKNOWN" for other values. */
 const char *crowd_error_code_name(uint32_t code);
+
+/** The longest world name, in bytes (protocol minor 2). */
+#define CROWD_WORLD_NAME_MAX 32u
+/** The world a client that names none is in. */
+#define CROWD_DEFAULT_WORLD "default"
+
+/** Is `name` a valid world name: 1 to CROWD_WORLD_NAME_MAX bytes of
+ * [A-Za-z0-9_.-], and not "." or ".." (a world's name is the name of its
+ * directory in the server's data dir)? NULL is not. */
+bool crowd_world_name_valid(const char *name);
 
 /* ------------------------------------------------------------------ buffers */
 

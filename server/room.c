@@ -1,0 +1,629 @@
+/* room.c — one world the server holds: its settings, its tick (deadlines from
+ * uv_hrtime; the step on the shared thread pool while the loop keeps
+ * reading), command application, snapshots and events to its sessions, its
+ * storage. See room.h. */
+#include "room.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pb_decode.h>
+#include <pb_encode.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "messages.h"
+#include "navigation.h"
+#include "server.h"
+#include "storage.h"
+
+/* ------------------------------------------------------------------ settings */
+
+#define ROOM_SETTINGS_FILE "world.settings"
+
+int room_settings_save(const char *dir, const crowd_v1_WorldSettings *s) {
+	uint8_t buf[crowd_v1_WorldSettings_size];
+	pb_ostream_t os = pb_ostream_from_buffer(buf, sizeof buf);
+	if (!pb_encode(&os, crowd_v1_WorldSettings_fields, s)) return -1;
+	char path[1200], tmp[1210];
+	snprintf(path, sizeof path, "%s/%s", dir, ROOM_SETTINGS_FILE);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0) return -1;
+	/* written whole, synced, then renamed: a crash leaves the old file or the new one */
+	bool ok = write(fd, buf, os.bytes_written) == (ssize_t)os.bytes_written && fsync(fd) == 0;
+	close(fd);
+	if (!ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int room_settings_load(const char *dir, crowd_v1_WorldSettings *s) {
+	char path[1200];
+	snprintf(path, sizeof path, "%s/%s", dir, ROOM_SETTINGS_FILE);
+	uint8_t buf[crowd_v1_WorldSettings_size + 1];
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) return -1;
+	ssize_t n = read(fd, buf, sizeof buf);
+	close(fd);
+	if (n < 0 || (size_t)n > crowd_v1_WorldSettings_size) return -1;
+	*s = (crowd_v1_WorldSettings)crowd_v1_WorldSettings_init_zero;
+	pb_istream_t is = pb_istream_from_buffer(buf, (size_t)n);
+	return pb_decode(&is, crowd_v1_WorldSettings_fields, s) ? 0 : -1;
+}
+
+/* The server's settings with the world's own. Only the default world runs
+ * the demo crowd, the tick trace and --start-at-tick, and steps its engine
+ * with --workers threads; the others with one (the shared pool runs them). */
+static void room_config(room *r, const server_config *base, const crowd_v1_WorldSettings *s) {
+	r->cfg = *base;
+	if (r->is_default) return;
+	r->cfg.workers = 1;
+	r->cfg.demo = false;
+	r->cfg.tick_trace_path[0] = '\0';
+	r->cfg.start_at_tick = -1;
+	if (s->tick_rate) r->cfg.tick_rate_hz = s->tick_rate;
+	if (s->bounds_min_x != 0.0f || s->bounds_min_y != 0.0f || s->bounds_max_x != 0.0f || s->bounds_max_y != 0.0f) {
+		r->cfg.world_min_x = s->bounds_min_x;
+		r->cfg.world_min_y = s->bounds_min_y;
+		r->cfg.world_max_x = s->bounds_max_x;
+		r->cfg.world_max_y = s->bounds_max_y;
+	}
+	if (s->avoidance == crowd_v1_Avoidance_AVOIDANCE_QUALITY) r->cfg.avoidance = ORCA_AVOIDANCE_QUALITY;
+	if (s->avoidance == crowd_v1_Avoidance_AVOIDANCE_REFERENCE) r->cfg.avoidance = ORCA_AVOIDANCE_REFERENCE;
+	if (s->navigation) r->cfg.nav_enabled = true;
+	if (s->max_agents) r->cfg.max_agents = s->max_agents;
+	if (base->data_dir[0] &&
+	    snprintf(r->cfg.data_dir, sizeof r->cfg.data_dir, "%s/worlds/%s", base->data_dir, r->name) >=
+	        (int)sizeof r->cfg.data_dir)
+		r->cfg.data_dir[0] = '\0'; /* too long a path: room_create refuses it */
+}
+
+/* ------------------------------------------------------------------ storage hooks */
+
+static void storage_reply_to_client(void *user, const storage_reply *rp) {
+	room *r = user;
+	session *s = session_find(&r->srv->host, rp->client_id);
+	if (!s || s->closing || s->world != r) return;
+	if (rp->ok)
+		session_send_ack(s, rp->request_id, rp->ids, rp->id_count);
+	else
+		session_send_error(s, rp->request_id, (crowd_v1_ErrorCode)rp->code, rp->index, rp->message);
+}
+
+static void step_finish(room *r);
+
+static void storage_resume_tick(void *user) {
+	step_finish(user);
+}
+
+/* ------------------------------------------------------------------ create / close */
+
+int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *settings, room **out, char *err,
+                size_t errlen) {
+	*out = NULL;
+	room *r = calloc(1, sizeof *r);
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r->srv = srv;
+	snprintf(r->name, sizeof r->name, "%s", name);
+	r->is_default = strcmp(name, CROWD_DEFAULT_WORLD) == 0;
+	if (settings) r->settings = *settings;
+	room_config(r, srv->cfg, &r->settings);
+	if (srv->cfg->data_dir[0] && !r->cfg.data_dir[0]) {
+		snprintf(err, errlen, "the data dir's path is too long for a world's");
+		room_destroy(r);
+		return -1;
+	}
+	r->metrics = r->is_default ? &srv->metrics : &r->own_metrics;
+	r->status = r->is_default ? &srv->status : &r->own_status;
+	crowd_buf_init(&r->snapshot_buf);
+	crowd_obstacle_set_init(&r->obstacle_set);
+	if (sim_create(&r->cfg, &r->sim) != 0) {
+		snprintf(err, errlen, "the world could not be made (out of memory?)");
+		room_destroy(r);
+		return -1;
+	}
+	r->status->agents = orca_world_agent_count(r->sim->world);
+	r->status->obstacles = orca_world_obstacle_count(r->sim->world);
+	r->status->state_hash = orca_world_state_hash(r->sim->world);
+	if (r->cfg.data_dir[0]) { /* persistence: its own journal and checkpoints; recovery hands back a new sim */
+		if (!r->is_default) {
+			char worlds[1100];
+			snprintf(worlds, sizeof worlds, "%s/worlds", srv->cfg->data_dir);
+			if ((mkdir(worlds, 0700) != 0 && errno != EEXIST) ||
+			    (mkdir(r->cfg.data_dir, 0700) != 0 && errno != EEXIST) ||
+			    room_settings_save(r->cfg.data_dir, &r->settings) != 0) {
+				snprintf(err, errlen, "cannot write %s: %s", r->cfg.data_dir, strerror(errno));
+				room_destroy(r);
+				return -1;
+			}
+		}
+		storage_recovery rec;
+		const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r};
+		int rc = storage_open(&r->cfg, srv->loop, r->sim, &hooks, &r->storage, &rec);
+		if (rec.sim) {
+			sim_destroy(r->sim);
+			r->sim = rec.sim;
+			r->status->tick = orca_world_step_count(r->sim->world);
+			r->status->state_hash = rec.state_hash;
+			r->status->agents = orca_world_agent_count(r->sim->world);
+			r->status->obstacles = orca_world_obstacle_count(r->sim->world);
+		}
+		if (rc != 0) {
+			snprintf(err, errlen, "its data dir %s did not open (see the log)", r->cfg.data_dir);
+			room_destroy(r);
+			return -1;
+		}
+		r->persisted = true;
+	}
+	if (r->cfg.tick_trace_path[0]) {
+		r->tick_trace = fopen(r->cfg.tick_trace_path, "w");
+		if (!r->tick_trace) {
+			snprintf(err, errlen, "--tick-trace %s: cannot open it", r->cfg.tick_trace_path);
+			room_destroy(r);
+			return -1;
+		}
+		fputs("tick total_us apply_us wait_us navigation_us step_us table_us handoff_us snapshots_us events_us "
+		      "commands snapshots snapshot_bytes paths_planned replans\n",
+		      r->tick_trace);
+	}
+	*out = r;
+	return 0;
+}
+
+int room_start_navigation(room *r) {
+	/* the mesh over the world as it is now (demo obstacles included); a
+	 * recovered sim has it already, with its recorded state */
+	return sim_start_navigation(r->sim);
+}
+
+static void remove_tree(const char *path) {
+	DIR *d = opendir(path);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+			char sub[1400];
+			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+			struct stat st;
+			if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+				remove_tree(sub);
+			else
+				unlink(sub);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+void room_destroy(room *r) {
+	if (!r) return;
+	if (r->tick_trace) fclose(r->tick_trace);
+	if (r->storage) storage_close(r->storage);
+	command_queue_clear(&r->queue);
+	sim_destroy(r->sim);
+	world_table_free(&r->table);
+	snapshots_free(r);
+	crowd_obstacle_set_free(&r->obstacle_set);
+	free(r->events_scratch);
+	crowd_buf_free(&r->snapshot_buf);
+	free(r);
+}
+
+/* Closed, its timer closed and no step running: write its journal's last
+ * records, free it, and remove its data if asked. */
+static void room_finish_close(room *r) {
+	if (r->timer_open || r->step_running) return;
+	char dir[sizeof r->cfg.data_dir];
+	snprintf(dir, sizeof dir, "%s", r->cfg.data_dir);
+	const bool remove = r->delete_data && dir[0] && !r->is_default;
+	if (r->storage) storage_commit(r->storage);
+	log_info("world %s closed%s", r->name, remove ? ", its data removed" : "");
+	room_destroy(r);
+	if (remove) remove_tree(dir);
+}
+
+static void on_timer_closed(uv_handle_t *h) {
+	room *r = h->data;
+	r->timer_open = false;
+	room_finish_close(r);
+}
+
+void room_close(room *r, bool delete_data) {
+	if (r->closing) { /* closed before: what it waited for may be done now */
+		room_finish_close(r);
+		return;
+	}
+	r->closing = true;
+	r->delete_data = delete_data;
+	if (r->timer_open) {
+		uv_timer_stop(&r->tick_timer);
+		uv_close((uv_handle_t *)&r->tick_timer, on_timer_closed);
+		return;
+	}
+	room_finish_close(r);
+}
+
+/* ------------------------------------------------------------------ commands */
+
+static session *room_session(room *r, uint32_t client_id) {
+	session *s = session_find(&r->srv->host, client_id);
+	return s && s->world == r ? s : NULL;
+}
+
+static uint32_t owners_owned(void *user, uint32_t client_id) {
+	room *r = user;
+	session *s = room_session(r, client_id);
+	if (s && s->owned_unknown) { /* resumed: its agents are in the world already (the world is idle here) */
+		orca_world *world = r->sim->world;
+		uint32_t n = orca_world_agent_count(world), owned = 0;
+		orca_agent_id *ids = malloc(sizeof *ids * (n ? n : 1));
+		if (ids) {
+			n = orca_world_agent_ids(world, ids, n);
+			for (uint32_t i = 0; i < n; i++) {
+				orca_agent_state st;
+				if (orca_agent_get(world, ids[i], &st) == ORCA_OK && st.user_data == client_id) owned++;
+			}
+			free(ids);
+			s->agents_owned = owned;
+			s->owned_unknown = false;
+		}
+	}
+	return s ? s->agents_owned : 0;
+}
+
+static void owners_changed(void *user, uint32_t client_id, int64_t delta) {
+	session *s = room_session(user, client_id);
+	if (!s || s->owned_unknown) return; /* unknown: counted from the world, which has the change */
+	int64_t n = (int64_t)s->agents_owned + delta;
+	s->agents_owned = n < 0 ? 0 : (uint32_t)n;
+}
+
+/* navigation: GetPaths answered from the paths navigation builds */
+static void answer_paths(room *r, session *s, const command *c) {
+	navigation_paths_reply reply;
+	request_error err;
+	if (!navigation_paths(r->sim->nav, r->sim->world, c, &reply, &err)) {
+		session_send_error(s, c->msg.request_id, err.code, err.index, err.message);
+		return;
+	}
+	if (!session_send(s, &reply.msg))
+		session_send_error(s, c->msg.request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "the paths did not encode");
+	navigation_paths_free(&reply);
+}
+
+#define EVENTS_PER_MESSAGE 4096u /* a message's repeated count is 16-bit in nanopb */
+
+static void send_events(session *s, uint64_t tick, crowd_v1_AgentEvent *events, uint32_t count) {
+	for (uint32_t at = 0; at < count; at += EVENTS_PER_MESSAGE) {
+		crowd_v1_ServerMessage msg = crowd_v1_ServerMessage_init_zero;
+		msg.which_msg = crowd_v1_ServerMessage_agent_events_tag;
+		msg.msg.agent_events.tick = tick;
+		msg.msg.agent_events.events = events + at;
+		msg.msg.agent_events.events_count =
+		    (pb_size_t)(count - at < EVENTS_PER_MESSAGE ? count - at : EVENTS_PER_MESSAGE);
+		session_send(s, &msg);
+	}
+}
+
+/* navigation: after the tick's snapshots, AgentEvents to the room's owners
+ * (protocol minor >= 1) and to its admins who asked for every agent's */
+static void send_agent_events(room *r) {
+	uint32_t count;
+	const crowd_v1_AgentEvent *events = navigation_events(r->sim->nav, &count);
+	if (count == 0) return;
+	if (r->events_scratch_cap < count) {
+		crowd_v1_AgentEvent *p = realloc(r->events_scratch, sizeof *p * count);
+		if (!p) return;
+		r->events_scratch = p;
+		r->events_scratch_cap = count;
+	}
+	const session_list *list = &r->srv->host.sessions;
+	for (uint32_t i = 0; i < list->count; i++) {
+		session *s = list->items[i];
+		/* a minor-0 client never gets a message case it does not know */
+		if (s->world != r || !s->hello_done || s->closing || s->protocol_minor < 1 ||
+		    s->events == SESSION_EVENTS_NONE)
+			continue;
+		if (s->events == SESSION_EVENTS_ALL) {
+			send_events(s, r->status->tick, (crowd_v1_AgentEvent *)events, count);
+			continue;
+		}
+		uint32_t own = 0;
+		for (uint32_t k = 0; k < count; k++)
+			if (events[k].owner == s->client_id) r->events_scratch[own++] = events[k];
+		if (own) send_events(s, r->status->tick, r->events_scratch, own);
+	}
+}
+
+void room_apply_commands(room *r) {
+	command_owners owners = {owners_owned, owners_changed, r};
+	command *c = command_queue_take(&r->queue);
+	while (c) {
+		command *next = c->next;
+		if (c->kind == COMMAND_DROP_OWNER) {
+			/* Clients that left one after another: drop all their agents in one pass. */
+			uint32_t ids[256];
+			uint32_t n = 0;
+			while (c && c->kind == COMMAND_DROP_OWNER && n < 256) {
+				next = c->next;
+				ids[n++] = c->client_id;
+				command_free(c);
+				c = next;
+			}
+			sim_drop_owners(r->sim, ids, n, &owners);
+			if (r->storage) storage_journal_drop_owners(r->storage, ids, n); /* persistence hook */
+			r->metrics->commands_applied += n;
+			continue;
+		}
+		command_result res;
+		/* a request that does not change the world (GetPaths) is answered from the sim, not applied */
+		const message_kind *kind = c->kind == COMMAND_CLIENT ? message_kind_of(c->msg.which_msg) : NULL;
+		const bool get_paths = kind && !kind->changes_world;
+		memset(&res, 0, sizeof res);
+		/* persistence hook: while the journal cannot be written, world changes are refused */
+		if (r->storage && c->kind == COMMAND_CLIENT && !get_paths && !storage_available(r->storage)) {
+			request_fail(&res.error, crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE, 0,
+			             "the journal cannot be written; try again later");
+			storage_count_refused(r->storage);
+		} else if (!get_paths) {
+			sim_apply(r->sim, c, &owners, &res);
+			r->metrics->commands_applied++;
+			if (r->storage && res.error.code == crowd_v1_ErrorCode_ERROR_NONE)
+				storage_journal_command(r->storage, c); /* persistence hook */
+		}
+		if (c->kind == COMMAND_CLIENT) {
+			session *s = session_find(&r->srv->host, c->client_id);
+			if (s) session_command_done(s, c);
+			if (s && s->world != r) s = NULL; /* answered in its world only */
+			if (get_paths) {
+				if (s && !s->closing) answer_paths(r, s, c);
+			} else if (r->storage && storage_defers_replies(r->storage) &&
+			           res.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
+				/* persistence hook (--fsync always): answered once this tick's records are durable */
+				if (res.error.code == crowd_v1_ErrorCode_ERROR_NONE)
+					storage_defer_ack(r->storage, c->client_id, c->msg.request_id, res.ids, res.id_count);
+				else
+					storage_defer_error(r->storage, c->client_id, c->msg.request_id, res.error.code,
+					                    res.error.index, res.error.message);
+			} else if (s && !s->closing) {
+				if (res.error.code == crowd_v1_ErrorCode_ERROR_NONE)
+					session_send_ack(s, c->msg.request_id, res.ids, res.id_count);
+				else
+					session_send_error(s, c->msg.request_id, res.error.code, res.error.index,
+					                   res.error.message);
+			}
+		}
+		command_free(c);
+		c = next;
+	}
+}
+
+/* ------------------------------------------------------------------ tick */
+
+static void schedule_next_tick(room *r);
+
+/* Every 10 s, at debug level: where the default world's tick time went. */
+static void log_tick_profile(room *r) {
+	static server_metrics last;
+	static uint64_t last_ns;
+	uint64_t now = uv_hrtime();
+	if (!r->is_default || log_get_level() > LOG_DEBUG || now - last_ns < 10000000000ull) return;
+	last_ns = now;
+	const server_metrics *m = r->metrics;
+	double n = (double)(m->ticks - last.ticks);
+	if (n <= 0) return;
+	double total = m->tick_duration_sum_seconds - last.tick_duration_sum_seconds;
+	log_debug("tick profile: %.2f ms per tick (step %.2f, table %.2f, snapshots %.2f), %u agents, %u clients, "
+	          "%" PRIu64 " snapshots sent, %" PRIu64 " skipped, %" PRIu64 " overruns",
+	          total / n * 1e3, (m->step_seconds_sum - last.step_seconds_sum) / n * 1e3,
+	          (m->table_seconds_sum - last.table_seconds_sum) / n * 1e3,
+	          (m->snapshot_seconds_sum - last.snapshot_seconds_sum) / n * 1e3, r->status->agents, r->clients,
+	          m->snapshots_sent - last.snapshots_sent, m->snapshots_skipped - last.snapshots_skipped,
+	          m->ticks_overrun - last.ticks_overrun);
+	last = *m;
+}
+
+/* --tick-trace: this tick's wall time and parts (microseconds), and what it
+ * did (commands applied, snapshots sent and their bytes, paths planned,
+ * replans), so a slow tick can be told from a busy one. stdio's buffer: one
+ * write() every few dozen ticks. */
+static void write_tick_trace(room *r, uint64_t tick_ns) {
+	const server_metrics *m = r->metrics;
+	uint64_t replans = 0;
+	for (size_t k = 0; k < sizeof m->navigation.replans / sizeof m->navigation.replans[0]; k++)
+		replans += m->navigation.replans[k];
+	const uint64_t now[5] = {m->commands_applied, m->snapshots_sent, m->snapshot_bytes, m->navigation.paths_planned,
+	                         replans};
+	fprintf(r->tick_trace, "%" PRIu64 " %.0f", r->status->tick, (double)tick_ns * 1e-3);
+	for (int k = 0; k < TICK_PARTS; k++) fprintf(r->tick_trace, " %.0f", r->tick_part[k] * 1e6);
+	for (int k = 0; k < 5; k++) fprintf(r->tick_trace, " %" PRIu64, now[k] - r->tick_trace_last[k]);
+	fputc('\n', r->tick_trace);
+	memcpy(r->tick_trace_last, now, sizeof now);
+}
+
+static void step_work(uv_work_t *req) {
+	room *r = req->data;
+	sim_step_times t;
+	r->step_status = sim_step(r->sim, &t); /* demo, navigation, the step */
+	const uint64_t t0 = t.start_ns, t_nav = t.before_step_ns, t1 = t.end_ns;
+	r->step_seconds = (double)(t1 - t0) * 1e-9;
+	r->table_ok = false;
+	if (r->build_table)
+		r->table_ok = snapshots_build_table(r, &r->step_hash); /* table_seconds: with the hash */
+	else
+		r->step_hash = orca_world_state_hash(r->sim->world);
+	r->tick_worked_ns = uv_hrtime();
+	r->table_seconds = (double)(r->tick_worked_ns - t1) * 1e-9;
+	r->tick_part[TICK_WAIT] = (double)(t0 - r->tick_queued_ns) * 1e-9;
+	r->tick_part[TICK_NAVIGATION] = (double)(t_nav - t0) * 1e-9;
+	r->tick_part[TICK_STEP] = (double)(t1 - t_nav) * 1e-9;
+	r->tick_part[TICK_TABLE] = r->table_seconds;
+}
+
+static bool server_stopping(const room *r) {
+	return r->srv->stopping || r->closing;
+}
+
+static void step_done(uv_work_t *req, int status) {
+	room *r = req->data;
+	r->step_running = false;
+	if (status != 0 || r->step_status != ORCA_OK)
+		log_error("world %s tick %" PRIu64 ": step failed: %s", r->name, r->status->tick,
+		          status != 0 ? uv_strerror(status) : orca_strerror(r->step_status));
+	server_status *st = r->status;
+	server_metrics *m = r->metrics;
+	st->tick = orca_world_step_count(r->sim->world);
+	st->state_hash = r->step_hash;
+	st->agents = orca_world_agent_count(r->sim->world);
+	st->obstacles = orca_world_obstacle_count(r->sim->world);
+	m->ticks++;
+	m->step_seconds_sum += r->step_seconds;
+	m->agents = st->agents;
+	m->obstacles = st->obstacles;
+	if (r->sim->nav) { /* navigation's counters, read while no step runs */
+		navigation_counters nc;
+		navigation_get_counters(r->sim->nav, &nc);
+		metrics_navigation *mn = &m->navigation;
+		mn->enabled = 1;
+		mn->agents = nc.agents;
+		mn->polygons = nc.polygons;
+		mn->paths_pending = nc.paths_pending;
+		mn->tiles_pending = nc.tiles_pending;
+		mn->paths_planned = nc.paths_planned;
+		mn->tiles_built = nc.tiles_built;
+		memcpy(mn->replans, nc.replans, sizeof mn->replans);
+		memcpy(mn->events, nc.events, sizeof mn->events);
+	}
+	m->table_seconds_sum += r->table_seconds;
+	if (r->closing) {
+		room_finish_close(r);
+		return;
+	}
+	if (r->storage) { /* persistence hook: journal the hash; snapshots wait until the tick is durable */
+		storage_tick_end(r->storage, r->sim, st->tick, st->state_hash, st->agents);
+		if (!server_stopping(r) && storage_hold_tick(r->storage)) return;
+	}
+	step_finish(r);
+}
+
+/* The rest of a tick: snapshots out, the next tick scheduled. */
+static void step_finish(room *r) {
+	uint64_t t0 = uv_hrtime();
+	r->tick_part[TICK_HANDOFF] = (double)(t0 - r->tick_worked_ns) * 1e-9; /* with the journal's durable wait */
+	if (r->table_ok && !server_stopping(r)) snapshots_send(r);
+	uint64_t t_snap = uv_hrtime();
+	if (!server_stopping(r)) send_agent_events(r); /* navigation: after the tick's snapshots */
+	uint64_t t1 = uv_hrtime();
+	r->metrics->snapshot_seconds_sum += (double)(t1 - t0) * 1e-9;
+	r->tick_part[TICK_SNAPSHOTS] = (double)(t_snap - t0) * 1e-9;
+	r->tick_part[TICK_EVENTS] = (double)(t1 - t_snap) * 1e-9;
+	for (int k = 0; k < TICK_PARTS; k++) r->metrics->tick_part_seconds_sum[k] += r->tick_part[k];
+	metrics_observe_tick(r->metrics, (double)(t1 - r->tick_started_ns) * 1e-9);
+	if (r->tick_trace) write_tick_trace(r, t1 - r->tick_started_ns);
+	log_tick_profile(r);
+	if (!server_stopping(r)) schedule_next_tick(r);
+}
+
+/* A world other than the default with no clients and no agents for
+ * --world-idle-seconds closes (its data stays on disk). */
+static bool idle_too_long(room *r, uint64_t now) {
+	if (r->is_default || r->clients || r->status->agents || orca_world_agent_count(r->sim->world)) {
+		r->idle_since_ns = 0;
+		return false;
+	}
+	if (r->idle_since_ns == 0) r->idle_since_ns = now;
+	return (double)(now - r->idle_since_ns) * 1e-9 >= r->cfg.world_idle_seconds;
+}
+
+static void on_tick(uv_timer_t *timer) {
+	room *r = timer->data;
+	if (r->step_running || server_stopping(r)) return;
+	uint64_t now = uv_hrtime();
+	r->tick_started_ns = now;
+	const float late_ms = now > r->next_deadline_ns ? (float)((double)(now - r->next_deadline_ns) * 1e-6) : 0.0f;
+	r->lateness_ms[r->lateness_at] = late_ms;
+	r->lateness_at = (r->lateness_at + 1) % ROOM_LATENESS_SAMPLES;
+	if (r->lateness_count < ROOM_LATENESS_SAMPLES) r->lateness_count++;
+	if (idle_too_long(r, now)) {
+		log_info("world %s: no clients and no agents for %g s: closing", r->name, r->cfg.world_idle_seconds);
+		server_close_world(r->srv, r, false);
+		return;
+	}
+	/* Backwards: a check may close a session (it is freed later, in a close
+	 * callback). Sessions not past Hello belong to no world: the default's tick checks them. */
+	const session_list *list = &r->srv->host.sessions;
+	for (uint32_t i = list->count; i-- > 0;) {
+		session *s = list->items[i];
+		if (s->world == r || (!s->world && r->is_default)) session_check_timers(s, now);
+	}
+	if (!(r->storage && storage_quiet_tick(r->storage))) room_apply_commands(r); /* persistence hook */
+	if (r->storage) storage_commit(r->storage); /* persistence hook: group commit while the step runs */
+	r->build_table = false;
+	for (uint32_t i = 0; i < list->count; i++)
+		if (list->items[i]->world == r && list->items[i]->subscribed) {
+			r->build_table = true;
+			break;
+		}
+	r->step_running = true;
+	r->step_work.data = r;
+	r->tick_queued_ns = uv_hrtime();
+	r->tick_part[TICK_APPLY] = (double)(r->tick_queued_ns - now) * 1e-9;
+	int rc = uv_queue_work(r->srv->loop, &r->step_work, step_work, step_done);
+	if (rc != 0) {
+		/* Should not happen; step on the loop thread rather than stop the world. */
+		log_error("uv_queue_work: %s; stepping on the loop thread", uv_strerror(rc));
+		step_work(&r->step_work);
+		step_done(&r->step_work, 0);
+	}
+}
+
+static void schedule_next_tick(room *r) {
+	r->next_deadline_ns += r->period_ns;
+	uint64_t now = uv_hrtime();
+	if (now > r->next_deadline_ns) {
+		/* Late: count it and skip to the next period still ahead, never catch up in a burst. */
+		uint64_t missed = (now - r->next_deadline_ns) / r->period_ns + 1;
+		r->metrics->ticks_overrun++;
+		r->metrics->tick_periods_skipped += missed - 1;
+		r->next_deadline_ns += missed * r->period_ns;
+		if (r->metrics->ticks_overrun == 1 || r->metrics->ticks_overrun % 100 == 0)
+			log_warn("world %s tick %" PRIu64 " overran its period (%" PRIu64 " overruns so far)", r->name,
+			         r->status->tick, r->metrics->ticks_overrun);
+	}
+	uint64_t wait_ns = r->next_deadline_ns - now;
+	uv_update_time(r->srv->loop);
+	uv_timer_start(&r->tick_timer, on_tick, (wait_ns + 999999) / 1000000, 0);
+}
+
+void room_start(room *r) {
+	uv_timer_init(r->srv->loop, &r->tick_timer);
+	r->tick_timer.data = r;
+	r->timer_open = true;
+	r->period_ns = 1000000000ull / r->cfg.tick_rate_hz;
+	r->next_deadline_ns = uv_hrtime();
+	schedule_next_tick(r);
+}
+
+static int compare_float(const void *a, const void *b) {
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+float room_lateness_p99_ms(const room *r) {
+	if (r->lateness_count == 0) return 0.0f;
+	float v[ROOM_LATENESS_SAMPLES];
+	memcpy(v, r->lateness_ms, sizeof v[0] * r->lateness_count);
+	qsort(v, r->lateness_count, sizeof v[0], compare_float);
+	uint32_t k = (uint32_t)((double)r->lateness_count * 0.99);
+	return v[k < r->lateness_count ? k : r->lateness_count - 1];
+}

@@ -1,0 +1,136 @@
+/* room.h — one world the server holds: its sim (world, navigation, demo),
+ * the settings it runs by, its command queue, its fixed-rate tick, its
+ * snapshot state, its journal and checkpoints, its status and metrics. The
+ * server holds many, by name (server.c); the world "default" is created at
+ * start and never closes. Nothing crosses rooms: a session is in one room
+ * (session->world), its commands go to that room's queue, and the room's
+ * snapshots and events go to its sessions only.
+ *
+ * Scheduling: every room has its own tick timer and deadline. Its step runs
+ * as one job on libuv's thread pool, shared by all rooms (a room other than
+ * the default steps its engine with one worker, so many rooms do not make many
+ * engine pools). A step that overruns delays only its own room's next tick:
+ * the other rooms' timers fire on the loop, which the step never blocks, and
+ * their steps take the pool's other threads.
+ *
+ * Threading: the loop thread, except step_work on a pool thread (then the
+ * room's sim is the step's until step_done). */
+#ifndef CROWD_SERVER_ROOM_H
+#define CROWD_SERVER_ROOM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <uv.h>
+
+#include <crowd/wire.h>
+
+#include "commands.h"
+#include "config.h"
+#include "metrics.h"
+#include "sim.h"
+#include "snapshots.h"
+
+typedef struct server server;
+
+/* Tick lateness (how late a tick started after its deadline) is kept for
+ * this many recent ticks: ListWorlds and /metrics give their 99th percentile. */
+#define ROOM_LATENESS_SAMPLES 1024u
+
+typedef struct room {
+	server *srv;
+	char name[CROWD_WORLD_NAME_MAX + 1];
+	bool is_default;
+	/* the server's settings with this world's own: tick rate, bounds,
+	 * avoidance, navigation, agent limit, engine workers, data dir */
+	server_config cfg;
+	crowd_v1_WorldSettings settings; /* as asked at CreateWorld (kept beside its data) */
+	bool persisted;                  /* its data dir holds it: re-opens on restart */
+
+	sim *sim;
+	server_metrics *metrics; /* the default world's are the server's; the others' are own_metrics */
+	server_metrics own_metrics;
+	server_status *status; /* likewise */
+	server_status own_status;
+	uint32_t clients;       /* sessions in it */
+	uint64_t idle_since_ns; /* no clients and no agents since (0: in use) */
+
+	command_queue queue;
+
+	/* tick */
+	uv_timer_t tick_timer;
+	bool timer_open;
+	uv_work_t step_work;
+	bool step_running;
+	int step_status;
+	uint64_t period_ns;
+	uint64_t next_deadline_ns;
+	uint64_t tick_started_ns;
+	double step_seconds;
+	double table_seconds;
+	uint64_t tick_queued_ns;
+	uint64_t tick_worked_ns;
+	double tick_part[TICK_PARTS];
+	FILE *tick_trace;
+	uint64_t tick_trace_last[5];
+	uint64_t step_hash;
+	bool table_ok;
+	bool build_table;
+	float lateness_ms[ROOM_LATENESS_SAMPLES]; /* a ring of the recent ticks' lateness */
+	uint32_t lateness_count, lateness_at;
+
+	/* snapshots */
+	world_table table;
+	struct snapshot_workers *snapshot_workers;
+	crowd_obstacle_set obstacle_set;
+	uint32_t obstacle_set_version;
+	bool obstacle_set_valid;
+	crowd_v1_AgentEvent *events_scratch;
+	uint32_t events_scratch_cap;
+	crowd_buf snapshot_buf;
+
+	struct storage *storage; /* --data-dir: its journal and checkpoints; NULL without */
+
+	bool opening;             /* CreateWorld: its mesh is being built on the pool (step_running meanwhile) */
+	int open_status;          /* what that build returned */
+	uint32_t creator_id;      /* who asked, answered when it is open */
+	uint32_t creator_request;
+	bool closing;     /* closed: freed once its step and timer are done */
+	bool delete_data; /* and its data dir removed */
+} room;
+
+/** A room named `name` run by the server's settings and `settings` (0 / unset
+ * fields: the server's), recovered from its data dir when the server has one
+ * (the default world: DIR itself; another: DIR/worlds/NAME, its settings
+ * written there). Not ticking yet (room_start). 0, or -1 with err. */
+int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *settings, room **out, char *err,
+                size_t errlen);
+
+/** Build its navigation mesh (when navigation is on): seconds for a large
+ * world, so a world opened while the server runs builds it on the pool
+ * (the room `opening` meanwhile). 0, or -1 (logged). */
+int room_start_navigation(room *r);
+
+/** Start its tick (its first deadline now). */
+void room_start(room *r);
+
+/** Close it: stop its tick, and free it once no step runs (its storage
+ * written and closed; delete_data: its data dir removed). Sessions must have
+ * left already. */
+void room_close(room *r, bool delete_data);
+
+/** Free at once (after uv_run returned, or when room_start never ran). */
+void room_destroy(room *r);
+
+/** Apply every queued command and answer each (the tick does this first; tests call it). */
+void room_apply_commands(room *r);
+
+/** The 99th percentile of its recent ticks' lateness, in milliseconds. */
+float room_lateness_p99_ms(const room *r);
+
+/** The world's settings as a data dir keeps them (DIR/worlds/NAME/world.settings). */
+int room_settings_save(const char *dir, const crowd_v1_WorldSettings *s);
+int room_settings_load(const char *dir, crowd_v1_WorldSettings *s);
+
+#endif
