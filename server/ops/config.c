@@ -44,6 +44,14 @@ static const config_enum_value fsync_values[] = {
 };
 const config_enum config_fsync_enum = ENUM(fsync_values);
 
+static const config_enum_value map_values[] = {
+    {"auto", CONFIG_MAP_AUTO, "rooms with --demo, else empty"},
+    {"empty", CONFIG_MAP_EMPTY, "no walls"},
+    {"rooms", CONFIG_MAP_ROOMS, "rooms joined by doors and corridors, at most 35 --demo-agents a room"},
+    {"city", CONFIG_MAP_CITY, "square blocks and streets over --world-bounds"},
+};
+const config_enum config_map_enum = ENUM(map_values);
+
 static const config_enum_value log_level_values[] = {
     {"debug", LOG_DEBUG, "also detail: refused requests, tick profiles, checkpoint timings"},
     {"info", LOG_INFO, "start, stop, connections and what each part of the server set up"},
@@ -120,6 +128,12 @@ static const config_option option_table[] = {
      config_set_bool, OFF(demo), 0, 0, NULL},
     {"demo-agents", "general", "N", "300", "agents in the demo crowd", config_set_u32, OFF(demo_agents), 0,
      100000, NULL},
+    {"map", "general", "MAP", "auto", "walls added to the world at start (the demo crowd walks between its places)",
+     config_set_enum, OFF(map), 0, 0, &config_map_enum},
+    {"city-block", "general", "S", "40", "--map city: side of a square block", config_set_double, OFF(city_block), 1,
+     10000, NULL},
+    {"city-street", "general", "W", "12", "--map city: width of the streets between blocks", config_set_double,
+     OFF(city_street), 1, 10000, NULL},
     {"headless-ticks", "general", "N", "0",
      "no network: run N ticks as fast as possible, print the state hash, exit (0 = serve)", config_set_u64,
      OFF(headless_ticks), 0, 1e12, NULL},

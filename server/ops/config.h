@@ -53,6 +53,14 @@ typedef enum config_fsync_mode {
 	CONFIG_FSYNC_NO = 2,       /* the kernel decides */
 } config_fsync_mode;
 
+/** --map: the walls added to the world at start (server/sim/map.h). */
+typedef enum config_map {
+	CONFIG_MAP_AUTO = 0,  /* rooms with --demo, else empty */
+	CONFIG_MAP_EMPTY = 1, /* no walls */
+	CONFIG_MAP_ROOMS = 2, /* rooms joined by doors and corridors */
+	CONFIG_MAP_CITY = 3,  /* square blocks and streets over --world-bounds */
+} config_map;
+
 typedef struct server_config {
 	/* network */
 	config_hostport listen;
@@ -116,6 +124,9 @@ typedef struct server_config {
 	int log_level;
 	bool demo;
 	uint32_t demo_agents;
+	int map;            /* config_map */
+	double city_block;  /* --map city: side of a block */
+	double city_street; /* --map city: width of a street */
 	uint64_t headless_ticks;
 	char tick_trace_path[1024]; /* empty: no trace */
 
@@ -173,6 +184,7 @@ const char *config_enum_name(const config_enum *e, int value);
 
 /* The enums of the table: --avoidance, --fsync, --log-level, roles (--open-role, --token). */
 extern const config_enum config_avoidance_enum, config_fsync_enum, config_log_level_enum, config_role_enum;
+extern const config_enum config_map_enum;
 
 struct config_option;
 /** Parse `value` into the field at cfg + opt->offset. Returns 0, or -1 with err filled. */

@@ -62,6 +62,18 @@ static void navigate(server_navigation *n, uint32_t id, float x, float y) {
 		log_warn("navigation: agent %u: %s; it walks straight", id, orca_strerror(rc));
 }
 
+void navigation_set_target(server_navigation *n, uint32_t id, orca_vec2 target) { navigate(n, id, target.x, target.y); }
+
+navigation_phase navigation_agent_phase(server_navigation *n, uint32_t id) {
+	orca_nav_path p;
+	if (orca_nav_get_path(n->nav, id, &p, NULL, 0) != ORCA_OK) return NAVIGATION_NONE;
+	return (navigation_phase)p.phase;
+}
+
+_Static_assert(NAVIGATION_WAITING == (int)ORCA_NAV_WAITING && NAVIGATION_MOVING == (int)ORCA_NAV_MOVING &&
+                   NAVIGATION_DONE == (int)ORCA_NAV_DONE,
+               "navigation_phase has orca_nav_agent_phase's numbers");
+
 /* The message table's navigation hooks (messages.h calls them after a successful apply). */
 
 void navigation_after_spawn(server_navigation *n, const command *cmd, const command_result *r) {

@@ -30,6 +30,20 @@ void navigation_after_spawn(server_navigation *nav, const command *cmd, const co
 void navigation_after_set_targets(server_navigation *nav, const command *cmd, const command_result *r);
 void navigation_after_set_velocities(server_navigation *nav, const command *cmd, const command_result *r);
 
+/** The demo crowd's trips (on the step's thread, before the update): navigate
+ * agent id to target, as a SetTargets with STEER_NAVIGATE does. */
+void navigation_set_target(server_navigation *nav, uint32_t id, orca_vec2 target);
+
+/** Where an agent stands in navigation (orca_nav_agent_phase's numbers). */
+typedef enum navigation_phase {
+	NAVIGATION_NONE = 0,    /* not navigating (never was, or steered straight or by velocity since) */
+	NAVIGATION_WAITING = 1, /* its path query is queued */
+	NAVIGATION_MOVING = 2,  /* following its corridor */
+	NAVIGATION_DONE = 3,    /* arrived at its goal */
+} navigation_phase;
+
+navigation_phase navigation_agent_phase(server_navigation *nav, uint32_t id);
+
 /** On the step's thread, just before orca_world_step: obstacles, paths,
  * preferred directions; keeps the events for navigation_events. */
 void navigation_before_step(server_navigation *nav, float dt);

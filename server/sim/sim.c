@@ -10,6 +10,7 @@
 
 #include "demo.h"
 #include "log.h"
+#include "map.h"
 #include "messages.h"
 
 /* --world-alloc-fail-file (tests): the engine is out of memory while the file exists. */
@@ -65,7 +66,18 @@ int sim_create(const server_config *cfg, sim **out) {
 		sim_destroy(s);
 		return -1;
 	}
-	if (cfg->demo && !(s->demo = demo_create(s->world, cfg))) {
+	const map_def map = map_def_of(cfg);
+	const uint32_t walls = map_wall_count(&map);
+	if (walls > 0) {
+		rc = map_build(&map, s->world);
+		if (rc != ORCA_OK) {
+			log_error("cannot build the map (%u walls): %s", walls, orca_strerror(rc));
+			sim_destroy(s);
+			return -1;
+		}
+		log_info("map: %s, %u walls", map.kind == MAP_ROOMS ? "rooms" : "city", walls);
+	}
+	if (cfg->demo && !(s->demo = demo_create(s->world, cfg, &map))) {
 		sim_destroy(s);
 		return -1;
 	}
@@ -108,7 +120,7 @@ void sim_drop_owners(sim *s, uint32_t *client_ids, uint32_t count, const command
 int sim_step(sim *s, sim_step_times *times) {
 	const float dt = 1.0f / (float)s->cfg->tick_rate_hz;
 	uint64_t t0 = times ? uv_hrtime() : 0;
-	if (s->demo) demo_update(s->demo, s->world);
+	if (s->demo) demo_update(s->demo, s->world, s->nav);
 	if (s->nav) navigation_before_step(s->nav, dt);
 	uint64_t t1 = times ? uv_hrtime() : 0;
 	int rc = orca_world_step(s->world, dt);

@@ -38,8 +38,9 @@ typedef struct sim {
 /** A world as the settings define it (workers, agent limit, capacity, bounds). */
 int sim_world_create(const server_config *cfg, orca_world **out);
 
-/** A new sim at tick 0: the world of the settings and the demo crowd if
- * configured. Navigation comes with sim_start_navigation. 0, or -1 (logged). */
+/** A new sim at tick 0: the world of the settings, the walls of the map (--map) and
+ * the demo crowd if configured. Navigation comes with sim_start_navigation. 0,
+ * or -1 (logged). */
 int sim_create(const server_config *cfg, sim **out);
 void sim_destroy(sim *s);
 
@@ -49,7 +50,7 @@ void sim_destroy(sim *s);
 int sim_set_settings(sim *s, const server_config *cfg);
 
 /** With navigation configured and not built yet: the mesh over the world as
- * it is now (demo obstacles included). 0, or -1 (logged). */
+ * it is now (the map's walls included). 0, or -1 (logged). */
 int sim_start_navigation(sim *s);
 
 /** Apply one command (a client's request or a departed owner's agents) and
@@ -64,7 +65,7 @@ typedef struct sim_step_times {
 	uint64_t start_ns, before_step_ns, end_ns; /* before_step: demo and navigation done */
 } sim_step_times;
 
-/** One tick of the simulation: the demo picks waypoints, navigation plans and
+/** One tick of the simulation: the demo picks its next spots, navigation plans and
  * steers, the world steps by 1 / tick rate. The only caller of
  * orca_world_step in the server. times may be NULL. Returns an orca status. */
 int sim_step(sim *s, sim_step_times *times);

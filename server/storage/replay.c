@@ -68,6 +68,9 @@ static void apply_sim_config(server_config *cfg, const crowd_storage_v1_SimConfi
 	cfg->demo = s->demo;
 	cfg->demo_agents = s->demo_agents;
 	cfg->nav_enabled = s->navigation;
+	if (s->map <= CONFIG_MAP_CITY) cfg->map = (int)s->map;
+	if (s->city_block > 0) cfg->city_block = s->city_block;
+	if (s->city_street > 0) cfg->city_street = s->city_street;
 	if (s->navigation) {
 		cfg->nav_agent_radius = s->nav_agent_radius;
 		cfg->nav_cell_size = s->nav_cell_size;

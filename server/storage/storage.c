@@ -146,6 +146,9 @@ static void sim_config_of(const server_config *cfg, bool demo, crowd_storage_v1_
 	out->nav_path_budget = cfg->nav_path_budget;
 	out->nav_stuck_seconds = cfg->nav_stuck_seconds;
 	out->nav_arrival_distance = cfg->nav_arrival_distance;
+	out->map = (uint32_t)cfg->map;
+	out->city_block = cfg->city_block;
+	out->city_street = cfg->city_street;
 }
 
 typedef struct clients_arg {

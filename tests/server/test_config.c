@@ -421,13 +421,16 @@ static void test_enums(void **state) {
 			if (opt->choices->values[k].help) assert_non_null(strstr(err, opt->choices->values[k].name));
 		config_free(&cfg);
 	}
-	assert_int_equal(enums, 4); /* avoidance, fsync, log level, open role */
+	assert_int_equal(enums, 5); /* avoidance, fsync, log level, open role, map */
 	/* the fields hold what the server reads */
 	server_config cfg;
 	char err[256];
 	char *argv[] = {"crowd-server", "--avoidance", "reference",   "--fsync", "everysec",
-	                "--log-level",  "warning",     "--open-role", "viewer"};
-	assert_int_equal(parse(&cfg, err, sizeof err, 9, argv), 0);
+	                "--log-level",  "warning",     "--open-role", "viewer", "--map", "city", "--city-block", "30",
+	                "--city-street", "9"};
+	assert_int_equal(parse(&cfg, err, sizeof err, 15, argv), 0);
+	assert_int_equal(cfg.map, CONFIG_MAP_CITY);
+	assert_true(cfg.city_block == 30.0 && cfg.city_street == 9.0);
 	assert_int_equal(cfg.avoidance, ORCA_AVOIDANCE_REFERENCE);
 	assert_int_equal(cfg.fsync_mode, CONFIG_FSYNC_EVERYSEC);
 	assert_int_equal(cfg.log_level, LOG_WARN);
