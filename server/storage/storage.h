@@ -1,7 +1,8 @@
 /* storage.h — persistence (--data-dir): the journal of every world-changing
  * command in the order the tick applied it, the state hash after every tick,
- * checkpoints of the whole world every --checkpoint-every ticks, recovery at
- * start-up, and the identities clients may resume.
+ * checkpoints of the whole world every --checkpoint-seconds of running (or
+ * --checkpoint-every ticks), recovery at start-up, and the identities clients
+ * may resume.
  *
  * Threading: every function here is for the loop thread. Records are encoded
  * on the loop thread into a batch (small: commands and one TickEnd a tick);

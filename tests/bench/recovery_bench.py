@@ -142,7 +142,16 @@ def one(a, n, work, reference=False):
         args += ["--checkpoint-seconds", str(a.checkpoint_seconds)]
     srv = Server(server, args, os.path.join(work, "first-" + tag))
     srv.wait_listening(900)
-    if a.check:
+    if a.kill_fraction is not None:
+        # a bench of recovery time against the cadence: the kill falls a given part of a cadence
+        # after the K-th checkpoint (wall time, as the cadence is)
+        wait_checkpoints(srv, data, a.kill_after_checkpoints, 0, 900)
+        srv.proc.send_signal(signal.SIGCONT)
+        time.sleep(a.kill_fraction * a.checkpoint_seconds)
+        srv.proc.send_signal(signal.SIGSTOP)
+        shutil.copytree(data, killed)
+        killed_tick = None
+    elif a.check:
         # half a cadence after the checkpoint: recovery has ticks to replay
         wait_checkpoints(srv, data, a.kill_after_checkpoints, int(a.checkpoint_seconds * a.tick_rate) // 2, 900)
         shutil.copytree(data, killed)  # the server is stopped: this is what the kill leaves
@@ -251,6 +260,9 @@ def main():
     p.add_argument("--check", action="store_true",
                    help="test: kill after --kill-after-checkpoints checkpoints; exit 1 on any failed check")
     p.add_argument("--kill-after-checkpoints", type=int, default=2)
+    p.add_argument("--kill-fraction", type=float, default=None,
+                   help="bench: kill this part of --checkpoint-seconds after the --kill-after-checkpoints-th "
+                        "checkpoint (0.9: near the longest replay) instead of after --run-seconds")
     p.add_argument("--replay-workers", type=int, default=1)
     p.add_argument("--server-arg", action="append", default=[], help="one more crowd-server argument")
     p.add_argument("--reference-server", help="crowd-server before --checkpoint-seconds: run first at each size")
@@ -265,7 +277,9 @@ def main():
     print("recovery_bench: demo crowd at %d Hz, --checkpoint-seconds %g, --fsync %s, %s; %d cores, load average "
           "%.1f before" % (a.tick_rate, a.checkpoint_seconds, a.fsync,
                            "kill after %d checkpoints" % a.kill_after_checkpoints if a.check
-                           else "SIGKILL after %g s" % a.run_seconds, os.cpu_count(), os.getloadavg()[0]), flush=True)
+                           else "SIGKILL %g of a cadence after checkpoint %d" % (a.kill_fraction,
+                                                                                    a.kill_after_checkpoints)
+                           if a.kill_fraction is not None else "SIGKILL after %g s" % a.run_seconds, os.cpu_count(), os.getloadavg()[0]), flush=True)
     if a.tick_cost_pairs:
         return tick_cost(a, work)
     failures = []
