@@ -16,22 +16,22 @@
 #include "query_grid.h"
 
 #define QGRID_MAX_SIDE 2048u
-#define QGRID_MAX_PARTS 64u
-#define QGRID_MIN_PART 4096u   /* slots per part at least: fewer are not worth a pool job */
-#define QGRID_CELL_BLOCK 4096u /* cells per prefix-sum job item */
+#define QGRID_MAX_PARTS 8u   /* each part reads every part's counts (below) */
+#define QGRID_MIN_PART 4096u /* slots per part at least: fewer are not worth a pool job */
 
-/* A build in parts: part k holds the slots [k * slot_count / parts, (k + 1) *
- * slot_count / parts). Each part counts its slots per cell in a row of its
- * own, the rows' running sums (cell by cell, part by part within a cell) are
- * each part's cursors, and each part places its slots in ascending order: so
- * every cell holds its slots in ascending order, exactly as one counting
- * sort over all slots places them, for any number of parts. */
+/* A build in parts, three pool jobs (bounds, counts, placing): part k holds
+ * the slots [k * slot_count / parts, (k + 1) * slot_count / parts). Each part
+ * counts its slots per cell in a row of its own; then each part runs over
+ * every part's counts, cell by cell, to find its own cursors (a cell's
+ * entries: the parts before it first) and places its slots in ascending
+ * order; so every cell holds its slots in ascending order, exactly as one
+ * counting sort over all slots places them, for any number of parts. */
 typedef struct grid_job {
 	orca_query_grid *g;
 	const uint8_t *alive;
 	const float *px, *py;
-	uint32_t slot_count, parts, cells, blocks;
-	uint32_t *block_sum; /* per block of cells: its slots, then where its first one goes */
+	uint32_t slot_count, parts, cells;
+	uint32_t *cursors; /* parts * cells, after the counts */
 	float lo_x[QGRID_MAX_PARTS], lo_y[QGRID_MAX_PARTS], hi_x[QGRID_MAX_PARTS], hi_y[QGRID_MAX_PARTS];
 } grid_job;
 
@@ -83,52 +83,53 @@ static void count_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	}
 }
 
-static void block_sum_task(void *ctx, uint32_t begin, uint32_t end, int worker)
-{
-	(void)worker;
-	grid_job *j = ctx;
-	for (uint32_t b = begin; b < end; ++b) {
-		const uint32_t c1 = (b + 1u) * QGRID_CELL_BLOCK < j->cells ? (b + 1u) * QGRID_CELL_BLOCK : j->cells;
-		uint32_t sum = 0;
-		for (uint32_t k = 0; k < j->parts; ++k) {
-			const uint32_t *row = j->g->counts + (size_t)k * j->cells;
-			for (uint32_t c = b * QGRID_CELL_BLOCK; c < c1; ++c)
-				sum += row[c];
-		}
-		j->block_sum[b] = sum;
-	}
-}
-
-/* counts become each part's cursors; start each cell's first entry */
-static void cursor_task(void *ctx, uint32_t begin, uint32_t end, int worker)
-{
-	(void)worker;
-	grid_job *j = ctx;
-	for (uint32_t b = begin; b < end; ++b) {
-		const uint32_t c1 = (b + 1u) * QGRID_CELL_BLOCK < j->cells ? (b + 1u) * QGRID_CELL_BLOCK : j->cells;
-		uint32_t run = j->block_sum[b];
-		for (uint32_t c = b * QGRID_CELL_BLOCK; c < c1; ++c) {
-			j->g->start[c] = run;
-			for (uint32_t k = 0; k < j->parts; ++k) {
-				uint32_t *n = &j->g->counts[(size_t)k * j->cells + c];
-				const uint32_t here = *n;
-				*n = run;
-				run += here;
-			}
-		}
-	}
-}
-
 static void place_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 {
 	(void)worker;
 	grid_job *j = ctx;
+	const uint32_t *counts = j->g->counts;
 	for (uint32_t k = begin; k < end; ++k) {
-		uint32_t *cursor = j->g->counts + (size_t)k * j->cells;
+		uint32_t *cursor = j->cursors + (size_t)k * j->cells;
+		uint32_t run = 0;
+		for (uint32_t c = 0; c < j->cells; ++c) {
+			if (k == 0)
+				j->g->start[c] = run;
+			uint32_t before = 0, all = 0;
+			for (uint32_t q = 0; q < j->parts; ++q) {
+				const uint32_t n = counts[(size_t)q * j->cells + c];
+				before += q < k ? n : 0;
+				all += n;
+			}
+			cursor[c] = run + before;
+			run += all;
+		}
+		if (k == 0)
+			j->g->start[j->cells] = run;
 		for (uint32_t s = part_begin(j, k), e = part_begin(j, k + 1u); s < e; ++s)
 			if (j->alive[s])
 				j->g->slots[cursor[cell_of_slot(j->g, j->px, j->py, s)]++] = s;
 	}
+}
+
+/* One part: count, sum and place in one pass each (fewer passes than the
+ * parts' way, which needs a row per part and the sums in blocks). */
+static void build_whole(grid_job *j)
+{
+	orca_query_grid *g = j->g;
+	uint32_t *start = g->start;
+	memset(start, 0, ((size_t)j->cells + 1u) * sizeof(uint32_t));
+	for (uint32_t s = 0; s < j->slot_count; ++s)
+		if (j->alive[s])
+			start[cell_of_slot(g, j->px, j->py, s) + 1u]++;
+	for (uint32_t c = 0; c < j->cells; ++c)
+		start[c + 1u] += start[c];
+	/* place with start[c] as cell c's cursor; it ends at cell c + 1's start */
+	for (uint32_t s = 0; s < j->slot_count; ++s)
+		if (j->alive[s])
+			g->slots[start[cell_of_slot(g, j->px, j->py, s)]++] = s;
+	for (uint32_t c = j->cells; c > 0; --c)
+		start[c] = start[c - 1u];
+	start[0] = 0;
 }
 
 static void run(orca_pool *pool, uint32_t parts, orca_task_fn fn, grid_job *j, uint32_t count)
@@ -173,10 +174,10 @@ bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, orca_pool *pool,
 	uint32_t gh = (uint32_t)minf((max_y - min_y) * inv, (float)side) + 1u;
 	const uint32_t cells = gw * gh;
 	j.cells = cells;
-	j.blocks = (cells + QGRID_CELL_BLOCK - 1u) / QGRID_CELL_BLOCK;
 	if (!orca_heap_reserve(heap, (void **)&g->start, &g->start_cap, cells + 1u, sizeof(uint32_t)) ||
 	    !orca_heap_reserve(heap, (void **)&g->slots, &g->slots_cap, live_count + 1u, sizeof(uint32_t)) ||
-	    !orca_heap_reserve(heap, (void **)&g->counts, &g->counts_cap, parts * cells + j.blocks, sizeof(uint32_t)))
+	    (parts > 1u &&
+	     !orca_heap_reserve(heap, (void **)&g->counts, &g->counts_cap, 2u * parts * cells, sizeof(uint32_t))))
 		return false;
 	g->w = gw;
 	g->h = gh;
@@ -185,17 +186,13 @@ bool orca_query_grid_build(orca_query_grid *g, orca_heap *heap, orca_pool *pool,
 	g->inv = inv;
 	g->last_x = (float)(gw - 1u);
 	g->last_y = (float)(gh - 1u);
-	j.block_sum = g->counts + (size_t)parts * cells;
-	run(pool, parts, count_task, &j, parts);
-	run(pool, parts, block_sum_task, &j, j.blocks);
-	uint32_t total = 0;
-	for (uint32_t b = 0; b < j.blocks; ++b) {
-		const uint32_t here = j.block_sum[b];
-		j.block_sum[b] = total;
-		total += here;
+	if (parts == 1u) {
+		build_whole(&j);
+		g->valid = true;
+		return true;
 	}
-	run(pool, parts, cursor_task, &j, j.blocks);
-	g->start[cells] = total;
+	j.cursors = g->counts + (size_t)parts * cells;
+	run(pool, parts, count_task, &j, parts);
 	run(pool, parts, place_task, &j, parts);
 	g->valid = true;
 	return true;

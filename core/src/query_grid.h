@@ -21,7 +21,7 @@ typedef struct orca_query_grid {
 	uint32_t *slots;  /* live slots by cell, ascending within a cell */
 	uint32_t start_cap, slots_cap, w, h;
 	float ox, oy, inv, last_x, last_y;
-	uint32_t *counts; /* the parallel build's per part and cell cursors: parts * cells */
+	uint32_t *counts; /* the parallel build's per part and cell counts, then cursors: 2 * parts * cells */
 	uint32_t counts_cap;
 } orca_query_grid;
 

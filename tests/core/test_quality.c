@@ -655,7 +655,7 @@ static void test_queries_without_tree(void **state)
 /* The query grid built in parts on the pool (navigation's update builds it
  * every tick) is the grid built in one pass: the same cells, origin and
  * scale, every live slot once, in its own cell, ascending within a cell, for
- * any number of parts; with dead slots, signed zeros and stacked agents. */
+ * any number of parts (2 and 8); with dead slots, signed zeros and stacked agents. */
 static void test_query_grid_parts(void **state)
 {
 	(void)state;
@@ -696,7 +696,7 @@ static void test_query_grid_parts(void **state)
 			                     orca_cell_of(px[s], one.ox, one.inv, one.last_x),
 			                 c);
 		}
-	for (uint32_t parts = 2; parts <= 9; parts += 7) {
+	for (uint32_t parts = 2; parts <= 8; parts += 6) {
 		orca_query_grid g;
 		memset(&g, 0, sizeof g);
 		assert_true(orca_query_grid_build(&g, &heap, pool, parts, alive, px, py, SLOTS, live));

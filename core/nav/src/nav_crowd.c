@@ -663,16 +663,31 @@ int orca_nav_update(orca_nav *nav, float dt)
 	nav->visit_mesh_changed = mesh_changed;
 	orca_world_parallel_for(nav->world, visit_task, nav, nav->agent_count, 64);
 	/* The commit: each agent's own part in parallel, then what reaches
-	 * beyond it in agent order (few: events, path requests, make_way). */
-	orca_world_parallel_for(nav->world, commit_task, nav, nav->agent_count, 1024);
+	 * beyond it in agent order (few: events, path requests, make_way); on one
+	 * worker both in one pass, in agent order (the same result). */
 	uint32_t drops = 0;
-	for (uint32_t i = 0; i < nav->agent_count; ++i) {
-		if (nav->visited[i] != 2)
-			continue;
-		const nav_visit *v = &nav->visits[i];
-		drops += v->drop;
-		if (!v->drop)
-			commit_shared(nav, &nav->agents[i], v);
+	if (workers > 1) {
+		orca_world_parallel_for(nav->world, commit_task, nav, nav->agent_count, 1024);
+		for (uint32_t i = 0; i < nav->agent_count; ++i) {
+			if (nav->visited[i] != 2)
+				continue;
+			const nav_visit *v = &nav->visits[i];
+			drops += v->drop;
+			if (!v->drop)
+				commit_shared(nav, &nav->agents[i], v);
+		}
+	} else {
+		for (uint32_t i = 0; i < nav->agent_count; ++i) {
+			if (!nav->visited[i])
+				continue;
+			const nav_visit *v = &nav->visits[i];
+			if (!v->drop) {
+				commit_visit(nav, &nav->agents[i], v);
+				continue;
+			}
+			nav->visited[i] = 2; /* dropped below */
+			drops++;
+		}
 	}
 	/* from the last: a dropped entry's place is taken by the last one, kept */
 	for (uint32_t i = nav->agent_count; drops > 0 && i-- > 0;)
