@@ -66,11 +66,13 @@ static void street_length(const axis *a, float *lo, float *hi) {
 	*hi = a->origin + (float)a->blocks * a->pitch - a->margin;
 }
 
-/* The street this coordinate lies on, or -1. */
+/* The street whose free span (shrunk by the margin) holds this coordinate, or -1. */
 static int street_of(const axis *a, float v) {
 	const float k = floorf((v - a->origin + a->street) / a->pitch);
 	if (k < 0 || k > (float)a->blocks) return -1;
-	return v <= a->origin + k * a->pitch ? (int)k : -1;
+	float lo, hi;
+	street_span(a, (uint32_t)k, &lo, &hi);
+	return v >= lo && v <= hi ? (int)k : -1;
 }
 
 /* The street nearest to v. */
@@ -101,6 +103,9 @@ static float dist(float ax, float ay, float bx, float by) {
 	return sqrtf((ax - bx) * (ax - bx) + (ay - by) * (ay - by));
 }
 
+static float trip_from(const axis *across, const axis *along, uint64_t *rng, float a0, float a1, float len_lo,
+                       float len_hi, float pu, float pv, float reach, float *qu, float *qv);
+
 /* A trip in "street space": u across the street p stands on (axis `across`),
  * v along it (axis `along`). Swapping the roles of x and y gives the other
  * direction. */
@@ -110,14 +115,27 @@ static float trip_on(const axis *across, const axis *along, uint64_t *rng, float
 	float a0, a1, len_lo, len_hi;
 	street_span(across, (uint32_t)k, &a0, &a1);
 	street_length(along, &len_lo, &len_hi);
+	/* a start off the street's free span (an agent that stopped near its
+	 * edge) counts from the nearest point of it */
+	const float off = fabsf(pu - clampf(pu, a0, a1));
+	pu = clampf(pu, a0, a1);
+	return off + trip_from(across, along, rng, a0, a1, len_lo, len_hi, pu, pv, reach, qu, qv);
+}
+
+/* From (pu, pv) inside street [a0, a1] (whose length is [len_lo, len_hi]). */
+static float trip_from(const axis *across, const axis *along, uint64_t *rng, float a0, float a1, float len_lo,
+                       float len_hi, float pu, float pv, float reach, float *qu, float *qv) {
 	if (next(rng) % 3 == 0) { /* along the same street */
 		*qu = range(rng, a0, a1);
 		*qv = range(rng, fmaxf(len_lo, pv - reach), fminf(len_hi, pv + reach));
 		return dist(pu, pv, *qu, *qv);
 	}
 	/* onto a crossing street within reach */
-	const uint32_t j0 = nearest_street(along, pv - reach), j1 = nearest_street(along, pv + reach);
-	const uint32_t j = j0 + (uint32_t)(next(rng) % (j1 - j0 + 1));
+	uint32_t j = nearest_street(along, pv);
+	const float first = ceilf((pv - reach - along->origin + 0.5f * along->street) / along->pitch);
+	const float last = floorf((pv + reach - along->origin + 0.5f * along->street) / along->pitch);
+	const float j0 = fmaxf(first, 0.0f), j1 = fminf(last, (float)along->blocks);
+	if (j0 <= j1) j = (uint32_t)j0 + (uint32_t)(next(rng) % ((uint32_t)(j1 - j0) + 1)); /* centres within reach */
 	float b0, b1, cross_lo, cross_hi;
 	street_span(along, j, &b0, &b1);
 	street_length(across, &cross_lo, &cross_hi);
