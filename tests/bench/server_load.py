@@ -62,7 +62,7 @@ def rss_kb(pid):
 class Server:
     """A crowd-server process on free loopback ports; knows its TCP and HTTP ports."""
 
-    def __init__(self, binary, args, log_path, tick_trace=None):
+    def __init__(self, binary, args, log_path, tick_trace=None, start_timeout=20):
         help_text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
         self.has_http = "--http" in help_text
         # --tick-trace (a newer server): one line per tick with its parts; older ones go without
@@ -77,7 +77,7 @@ class Server:
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         self.port = self.http_port = None
-        deadline = time.time() + 20
+        deadline = time.time() + start_timeout
         while time.time() < deadline and (self.port is None or (self.has_http and self.http_port is None)):
             if self.proc.poll() is not None:
                 raise RuntimeError("crowd-server exited: " + open(log_path).read()[-2000:])
@@ -474,7 +474,7 @@ def scenario_city(a, work):
                                "--tick-rate", str(a.tick_rate), "--workers", str(a.workers),
                                "--max-agents", str(agents + 1000), "--max-connections", str(clients + 100),
                                "--max-batch", str(max(per_conn, 1000)), "--log-level", "info"] + bounds + a.server_arg,
-                    os.path.join(work, "city-server.log"))
+                    os.path.join(work, "city-server.log"), start_timeout=300)  # the mesh of a big city takes a while
     try:
         samples = []
         r, table = run_load(a.load, server, [
