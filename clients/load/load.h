@@ -16,6 +16,7 @@
 
 #include "crowd/wire.h"
 #include "hist.h"
+#include "load_trips.h"
 #include "load_ws.h"
 
 #define LOAD_ERROR_CODES 36 /* crowd_v1_ErrorCode values 0..34, and one for "other" */
@@ -56,6 +57,11 @@ typedef struct load_options {
 	double max_p99_ms;     /* <0: no threshold */
 	long long max_errors; /* <0: no threshold */
 	uint64_t seed;
+	/* --trips: random trips through the server's --map city */
+	bool trips;
+	double city_block, city_street;
+	double trip_reach; /* a trip ends at most this far away along each axis */
+	double trip_speed; /* the agents' cruising speed: free-walk time = length / speed */
 } load_options;
 
 /** Parse argv into opt. Returns 0 to run, 1 when --help was printed, -1 on error (message printed). */
@@ -110,6 +116,14 @@ typedef struct load_stats {
 	uint64_t arrivals;          /* ARRIVED after a retarget, in time */
 	uint64_t superseded;        /* retargeted again before arriving */
 	uint64_t unreachable, stuck;
+	/* --trips: trips that ended with ARRIVED in the measured time (simulated time, from the events' ticks) */
+	load_hist trip_us;               /* a trip's duration, simulated µs */
+	uint64_t trips, trips_within_2x; /* finished; of those, within twice their free-walk time */
+	uint64_t trips_late_60;          /* finished more than 60 s after their free-walk time */
+	uint64_t trips_open,
+	    trips_open_late_60;    /* at the end: still walking; of those, 60 s past their free-walk time */
+	uint64_t trips_unmeasured; /* ended after an UNREACHABLE, or started before the first event */
+	double trip_free_s_sum;
 } load_stats;
 
 bool load_stats_init(load_stats *s, uint32_t sub_bits);
@@ -171,6 +185,12 @@ typedef struct load_conn {
 	uint32_t *own_ids;
 	uint32_t *own_pending; /* per own agent: its slot in `visible`, or UINT32_MAX */
 	uint64_t *own_target_ns; /* per own agent: when its last SetTargets was sent (0: none awaiting ARRIVED) */
+	/* --trips, per own agent: the tick its trip started (0: unknown), its free-walk time, UNREACHABLE seen */
+	uint64_t *trip_start_tick;
+	float *trip_free_s;
+	uint8_t *trip_unreachable;
+	uint64_t event_tick; /* the last AgentEvents' tick */
+	load_city city;
 	uint32_t own_count, own_cap, spawn_pending;
 	uint32_t retarget_cursor;
 
@@ -255,6 +275,8 @@ void load_worlds_record_list(load_run *run, const crowd_v1_WorldList *list);
 /** The worlds' lines of the final table, and the "worlds" member of the JSON. */
 void load_worlds_report(const load_run *run, FILE *out);
 void load_worlds_report_json(const load_run *run, FILE *f);
+/** --trips, at the end: count the trips still walking, and those 60 s past their free-walk time. */
+void load_conn_trips_open(load_conn *c);
 
 /* ------------------------------------------------------------------ report */
 

@@ -17,6 +17,7 @@
 #define MAX_FRAME (64u << 20)
 #define MAX_PENDING_REQUESTS 4096u
 #define NO_SLOT UINT32_MAX
+#define TRIP_MARGIN 2.0f     /* trip ends keep an agent's radius (1.5) and a little off the blocks */
 #define PROBE_MIN_SPEED 0.3f /* units/s: an agent this fast is "moving" and makes a good latency probe */
 
 /* ------------------------------------------------------------------ stats */
@@ -26,7 +27,8 @@ bool load_stats_init(load_stats *s, uint32_t sub_bits) {
 	/* microseconds up to 2^36 (19 h): any latency a run can see */
 	return load_hist_init(&s->ack_us, sub_bits, 36) && load_hist_init(&s->visible_us, sub_bits, 36) &&
 	       load_hist_init(&s->applied_us, sub_bits, 36) && load_hist_init(&s->interval_us, sub_bits, 36) &&
-	       load_hist_init(&s->jitter_us, sub_bits, 36) && load_hist_init(&s->arrival_us, sub_bits, 36);
+	       load_hist_init(&s->jitter_us, sub_bits, 36) && load_hist_init(&s->arrival_us, sub_bits, 36) &&
+	       load_hist_init(&s->trip_us, sub_bits, 36);
 }
 
 void load_stats_free(load_stats *s) {
@@ -36,6 +38,7 @@ void load_stats_free(load_stats *s) {
 	load_hist_free(&s->interval_us);
 	load_hist_free(&s->jitter_us);
 	load_hist_free(&s->arrival_us);
+	load_hist_free(&s->trip_us);
 }
 
 void load_stats_reset(load_stats *s) {
@@ -47,6 +50,10 @@ void load_stats_reset(load_stats *s) {
 	load_hist_reset(&s->interval_us);
 	load_hist_reset(&s->jitter_us);
 	load_hist_reset(&s->arrival_us);
+	load_hist_reset(&s->trip_us);
+	s->trips = s->trips_within_2x = s->trips_late_60 = s->trips_open = s->trips_open_late_60 = 0;
+	s->trips_unmeasured = 0;
+	s->trip_free_s_sum = 0;
 	s->arrivals = s->superseded = s->unreachable = s->stuck = 0;
 	s->bytes_in = s->bytes_out = 0;
 	s->snapshots = s->keyframes = s->snapshot_bytes = s->snapshot_agents = 0;
@@ -82,6 +89,13 @@ void load_stats_add_counters(load_stats *dst, const load_stats *src) {
 	dst->superseded += src->superseded;
 	dst->unreachable += src->unreachable;
 	dst->stuck += src->stuck;
+	dst->trips += src->trips;
+	dst->trips_within_2x += src->trips_within_2x;
+	dst->trips_late_60 += src->trips_late_60;
+	dst->trips_open += src->trips_open;
+	dst->trips_open_late_60 += src->trips_open_late_60;
+	dst->trips_unmeasured += src->trips_unmeasured;
+	dst->trip_free_s_sum += src->trip_free_s_sum;
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -314,6 +328,11 @@ static void send_spawns(load_conn *c) {
 				s->position.y = a->y;
 				s->target.x = a->goal_x;
 				s->target.y = a->goal_y;
+			} else if (o->trips) {
+				load_city_random_point(&c->city, &c->rng, &s->position.x, &s->position.y);
+				load_city_trip(&c->city, &c->rng, s->position.x, s->position.y, (float)o->trip_reach,
+				               &s->target.x, &s->target.y);
+				continue;
 			} else {
 				s->position.x = rng_range(&c->rng, c->region[0], c->region[2]);
 				s->position.y = rng_range(&c->rng, c->region[1], c->region[3]);
@@ -661,6 +680,7 @@ static void on_welcome(load_conn *c, const crowd_v1_Welcome *w) {
 		c->region[2] = c->region[0] + w0;
 		c->region[3] = c->region[1] + h0;
 	}
+	if (o->trips) load_city_init(&c->city, c->world, (float)o->city_block, (float)o->city_street, TRIP_MARGIN);
 	if (load_world_leader(c->run, c->index) && !c->in_world) {
 		c->state = LOAD_CONN_SPAWNING; /* past Hello: an Error now answers a world request */
 		send_world_request(c, crowd_v1_ClientMessage_create_world_tag);
@@ -684,6 +704,17 @@ static bool grow_own(load_conn *c, uint32_t extra) {
 	if (!pend) return false;
 	c->own_pending = pend;
 	for (uint32_t i = c->own_cap; i < cap; i++) c->own_pending[i] = NO_SLOT;
+	uint64_t *start = realloc(c->trip_start_tick, cap * sizeof *start);
+	if (!start) return false;
+	c->trip_start_tick = start;
+	float *free_s = realloc(c->trip_free_s, cap * sizeof *free_s);
+	if (!free_s) return false;
+	c->trip_free_s = free_s;
+	uint8_t *unreachable = realloc(c->trip_unreachable, cap);
+	if (!unreachable) return false;
+	c->trip_unreachable = unreachable;
+	for (uint32_t i = c->own_cap; i < cap; i++)
+		c->trip_start_tick[i] = 0, c->trip_free_s[i] = 0, c->trip_unreachable[i] = 0;
 	c->own_cap = cap;
 	return true;
 }
@@ -769,8 +800,94 @@ static void on_snapshot(load_conn *c, const crowd_v1_Snapshot *s, size_t frame_l
 	if (c->visible_count) check_visible(c, now);
 }
 
+static uint32_t own_index(const load_conn *c, uint32_t agent_id) {
+	for (uint32_t i = 0; i < c->own_count; i++)
+		if (c->own_ids[i] == agent_id) return i;
+	return UINT32_MAX;
+}
+
+/* --trips: an agent arrived (or its goal was unreachable). A finished trip is
+ * timed in simulated time: from the tick after the event that ended the one
+ * before (its new target is applied then: the answer goes out at once) to the
+ * tick of its ARRIVED. Every ARRIVED starts the next trip; the new targets of
+ * one AgentEvents go out in one SetTargets. */
+static void on_trip_events(load_conn *c, const crowd_v1_AgentEvents *ev) {
+	const load_options *o = &c->run->opt;
+	const double rate = c->tick_rate_hz ? (double)c->tick_rate_hz : 30.0;
+	const bool counting = c->run->measuring && !c->run->draining;
+	if (ev->tick > c->event_tick) c->event_tick = ev->tick;
+	uint32_t n = 0;
+	uint32_t *ids = malloc(ev->events_count * sizeof *ids);
+	float *xs = malloc(ev->events_count * sizeof *xs), *ys = malloc(ev->events_count * sizeof *ys);
+	if (!ids || !xs || !ys) goto out;
+	for (pb_size_t k = 0; k < ev->events_count; k++) {
+		const crowd_v1_AgentEvent *e = &ev->events[k];
+		if (e->kind == crowd_v1_AgentEventKind_AGENT_EVENT_STUCK) c->stats.stuck++;
+		if (e->kind != crowd_v1_AgentEventKind_AGENT_EVENT_ARRIVED &&
+		    e->kind != crowd_v1_AgentEventKind_AGENT_EVENT_UNREACHABLE)
+			continue;
+		const uint32_t i = own_index(c, e->agent_id);
+		if (i == UINT32_MAX) continue;
+		if (e->kind == crowd_v1_AgentEventKind_AGENT_EVENT_UNREACHABLE) {
+			c->stats.unreachable++;
+			c->trip_unreachable[i] = 1; /* it walks to the nearest point: that trip is not timed */
+			continue;
+		}
+		if (counting) {
+			if (c->trip_start_tick[i] == 0 || c->trip_unreachable[i] || ev->tick < c->trip_start_tick[i]) {
+				c->stats.trips_unmeasured++;
+			} else {
+				const double took = (double)(ev->tick - c->trip_start_tick[i]) / rate,
+				             free_s = c->trip_free_s[i];
+				c->stats.trips++;
+				c->stats.trip_free_s_sum += free_s;
+				if (took <= 2.0 * free_s) c->stats.trips_within_2x++;
+				if (took > free_s + 60.0) c->stats.trips_late_60++;
+				record_hist(c, offsetof(load_stats, trip_us), (uint64_t)(took * 1e6));
+			}
+		}
+		const float px = e->has_point ? e->point.x : e->target.x, py = e->has_point ? e->point.y : e->target.y;
+		const float len = load_city_trip(&c->city, &c->rng, px, py, (float)o->trip_reach, &xs[n], &ys[n]);
+		ids[n++] = e->agent_id;
+		c->trip_start_tick[i] = ev->tick + 1;
+		c->trip_free_s[i] = len / (float)o->trip_speed;
+		c->trip_unreachable[i] = 0;
+	}
+	if (n > 0 && !c->run->stopping) {
+		crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+		m.which_msg = crowd_v1_ClientMessage_set_targets_tag;
+		m.msg.set_targets.ids_count = m.msg.set_targets.x_count = m.msg.set_targets.y_count = (pb_size_t)n;
+		m.msg.set_targets.ids = ids;
+		m.msg.set_targets.x = xs;
+		m.msg.set_targets.y = ys;
+		if (send_message(c, &m)) {
+			c->stats.retargets++;
+			c->stats.retarget_agents += n;
+		}
+	}
+out:
+	free(ids);
+	free(xs);
+	free(ys);
+}
+
+void load_conn_trips_open(load_conn *c) {
+	const double rate = c->tick_rate_hz ? (double)c->tick_rate_hz : 30.0;
+	for (uint32_t i = 0; i < c->own_count; i++) {
+		if (c->trip_start_tick[i] == 0 || c->trip_unreachable[i] || c->event_tick < c->trip_start_tick[i])
+			continue;
+		c->stats.trips_open++;
+		if ((double)(c->event_tick - c->trip_start_tick[i]) / rate > c->trip_free_s[i] + 60.0)
+			c->stats.trips_open_late_60++;
+	}
+}
+
 /* Navigation events for this connection's agents (minor 1: sent without asking). */
 static void on_agent_events(load_conn *c, const crowd_v1_AgentEvents *ev) {
+	if (c->run->opt.trips) {
+		on_trip_events(c, ev);
+		return;
+	}
 	const uint64_t now = uv_hrtime();
 	for (pb_size_t k = 0; k < ev->events_count; k++) {
 		const crowd_v1_AgentEvent *e = &ev->events[k];
@@ -1059,5 +1176,8 @@ void load_conn_free(load_conn *c) {
 	free(c->own_ids);
 	free(c->own_pending);
 	free(c->own_target_ns);
+	free(c->trip_start_tick);
+	free(c->trip_free_s);
+	free(c->trip_unreachable);
 	load_stats_free(&c->stats);
 }

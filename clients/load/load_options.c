@@ -41,6 +41,12 @@ static void usage(FILE *out, const char *prog) {
 	    "                           by the run (needs a token that may create worlds: admin)\n"
 	    "  --world-prefix PREFIX    the worlds' names: PREFIX0 .. PREFIX(N-1) (default load-)\n"
 	    "  --seed N                 random seed (default 1)\n"
+	    "  --trips BLOCK,STREET     random trips through the server's --map city (same --city-block,\n"
+	    "                           --city-street): agents spawn on streets; each ARRIVED starts a new trip\n"
+	    "                           along its street or onto a crossing one; reports trips within 2x their\n"
+	    "                           free-walk time, trip time p50/p99 and trips 60 s late (simulated time)\n"
+	    "  --trip-reach D           a trip ends at most D away along each axis (default 50)\n"
+	    "  --trip-speed V           the agents' cruising speed, for free-walk times (default 1.5)\n"
 	    "\n"
 	    "Output and gates:\n"
 	    "  --json FILE              write every figure as JSON\n"
@@ -150,6 +156,8 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	o->max_p99_ms = -1;
 	o->max_errors = -1;
 	o->seed = 1;
+	o->trip_reach = 50;
+	o->trip_speed = 1.5;
 	bool agents_given = false;
 
 	enum {
@@ -179,7 +187,10 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 		O_WS,
 		O_WS_PATH,
 		O_WORLDS,
-		O_WORLD_PREFIX
+		O_WORLD_PREFIX,
+		O_TRIPS,
+		O_TRIP_REACH,
+		O_TRIP_SPEED
 	};
 	static const struct option longopts[] = {
 	    {"server", required_argument, 0, O_SERVER},
@@ -204,6 +215,9 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	    {"json", required_argument, 0, O_JSON},
 	    {"quiet", no_argument, 0, O_QUIET},
 	    {"max-p99-ms", required_argument, 0, O_MAX_P99},
+	    {"trips", required_argument, 0, O_TRIPS},
+	    {"trip-reach", required_argument, 0, O_TRIP_REACH},
+	    {"trip-speed", required_argument, 0, O_TRIP_SPEED},
 	    {"max-errors", required_argument, 0, O_MAX_ERRORS},
 	    {"ws", no_argument, 0, O_WS},
 	    {"ws-path", required_argument, 0, O_WS_PATH},
@@ -280,6 +294,25 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 			break;
 		case O_JSON:
 			rc = copy_text("json", optarg, o->json_path, sizeof o->json_path);
+			break;
+		case O_TRIPS: {
+			char *end;
+			o->city_block = strtod(optarg, &end);
+			o->city_street = *end == ',' ? strtod(end + 1, &end) : -1;
+			if (*end || !(o->city_block >= 1 && o->city_block <= 10000) ||
+			    !(o->city_street >= 1 && o->city_street <= 10000)) {
+				fprintf(stderr, "crowd-load: --trips: expected BLOCK,STREET (e.g. 40,12), got '%s'\n",
+				        optarg);
+				rc = -1;
+			}
+			o->trips = true;
+			break;
+		}
+		case O_TRIP_REACH:
+			rc = parse_double("trip-reach", optarg, 1, 1e6, &o->trip_reach);
+			break;
+		case O_TRIP_SPEED:
+			rc = parse_double("trip-speed", optarg, 0.01, 1e6, &o->trip_speed);
 			break;
 		case O_QUIET:
 			o->quiet = true;

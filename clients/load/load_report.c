@@ -52,6 +52,8 @@ void load_report_progress(load_run *run, double elapsed_s, double since_s) {
 }
 
 void load_report_sum(load_run *run, load_stats *total) {
+	if (run->opt.trips)
+		for (uint32_t i = 0; i < run->opt.connections; i++) load_conn_trips_open(&run->conns[i]);
 	load_stats counters;
 	sum_counters(run, &counters);
 	load_stats_add_counters(total, &counters);
@@ -196,6 +198,24 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 	        t->retarget_agents ? 100.0 * (double)t->arrivals / (double)t->retarget_agents : 0.0,
 	        per_s(t->arrivals, measured_s), (unsigned long long)t->superseded, (unsigned long long)t->unreachable,
 	        (unsigned long long)t->stuck);
+	if (o->trips) {
+		const double done = (double)t->trips;
+		fprintf(out,
+		        "trips          %llu finished (%.1f/s), %.1f%% within 2x their free-walk time (mean %.1f s); "
+		        "took p50 %.1f s, p99 %.1f s (simulated)\n",
+		        (unsigned long long)t->trips, per_s(t->trips, measured_s),
+		        done > 0 ? 100.0 * (double)t->trips_within_2x / done : 0.0,
+		        done > 0 ? t->trip_free_s_sum / done : 0.0, ms(load_hist_percentile(&t->trip_us, 50)) / 1000.0,
+		        ms(load_hist_percentile(&t->trip_us, 99)) / 1000.0);
+		const double all = done + (double)t->trips_open;
+		fprintf(out,
+		        "trips late     over 60 s past free-walk: %llu finished + %llu still walking = %.2f%% of %llu; "
+		        "unmeasured %llu, unreachable %llu, stuck events %llu\n",
+		        (unsigned long long)t->trips_late_60, (unsigned long long)t->trips_open_late_60,
+		        all > 0 ? 100.0 * (double)(t->trips_late_60 + t->trips_open_late_60) / all : 0.0,
+		        (unsigned long long)(t->trips + t->trips_open), (unsigned long long)t->trips_unmeasured,
+		        (unsigned long long)t->unreachable, (unsigned long long)t->stuck);
+	}
 	fprintf(out, "errors         %llu", (unsigned long long)t->error_total);
 	for (uint32_t c = 1; c < LOAD_ERROR_CODES; c++)
 		if (t->errors[c]) fprintf(out, " %s=%llu", load_error_name(c), (unsigned long long)t->errors[c]);
@@ -272,6 +292,20 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 			        t->retarget_agents ? (double)t->arrivals / (double)t->retarget_agents : 0.0,
 			        (unsigned long long)t->superseded, (unsigned long long)t->unreachable,
 			        (unsigned long long)t->stuck);
+			if (o->trips)
+				fprintf(
+				    f,
+				    "  \"trips\": {\"finished\": %llu, \"within_2x\": %llu, \"late_60s\": %llu, "
+				    "\"open\": %llu, "
+				    "\"open_late_60s\": %llu, \"unmeasured\": %llu, \"free_walk_mean_s\": %.3f, "
+				    "\"p50_s\": %.3f, "
+				    "\"p99_s\": %.3f, \"reach\": %g, \"speed\": %g},\n",
+				    (unsigned long long)t->trips, (unsigned long long)t->trips_within_2x,
+				    (unsigned long long)t->trips_late_60, (unsigned long long)t->trips_open,
+				    (unsigned long long)t->trips_open_late_60, (unsigned long long)t->trips_unmeasured,
+				    t->trips ? t->trip_free_s_sum / (double)t->trips : 0.0,
+				    (double)load_hist_percentile(&t->trip_us, 50) / 1e6,
+				    (double)load_hist_percentile(&t->trip_us, 99) / 1e6, o->trip_reach, o->trip_speed);
 			fprintf(f, "  \"errors\": {\"total\": %llu, \"by_code\": {",
 			        (unsigned long long)t->error_total);
 			bool first = true;

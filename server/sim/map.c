@@ -43,7 +43,14 @@ map_def map_def_of(const server_config *cfg) {
 	}
 	uint32_t side = 2;
 	while (side * side * AGENTS_PER_ROOM < cfg->demo_agents) side++;
-	d.rooms_x = d.rooms_y = side;
+	/* the grid is centred on the origin and stays inside --world-bounds (its
+	 * rooms then hold more agents each) */
+	const float span_x = 2.0f * fminf(-(float)cfg->world_min_x, (float)cfg->world_max_x);
+	const float span_y = 2.0f * fminf(-(float)cfg->world_min_y, (float)cfg->world_max_y);
+	const float fit_x = floorf((span_x + d.corridor) / (d.room_size + 2.0f * d.wall + d.corridor));
+	const float fit_y = floorf(span_y / (d.room_size + 2.0f * d.wall));
+	d.rooms_x = fit_x < (float)side ? (fit_x >= 1 ? (uint32_t)fit_x : 1) : side;
+	d.rooms_y = fit_y < (float)side ? (fit_y >= 1 ? (uint32_t)fit_y : 1) : side;
 	if (d.kind == MAP_EMPTY) d.room_size = 40.0f + 4.0f * sqrtf((float)cfg->demo_agents);
 	d.min = (orca_vec2){(float)cfg->world_min_x, (float)cfg->world_min_y};
 	d.max = (orca_vec2){(float)cfg->world_max_x, (float)cfg->world_max_y};

@@ -38,7 +38,8 @@ typedef struct map_def {
 map_def map_default_def(void);
 
 /** The map the settings ask for: --map (auto: rooms with --demo, else empty);
- * rooms enough for --demo-agents (at most 35 a room); the city over --world-bounds
+ * rooms enough for --demo-agents (at most 35 a room, unless more do not fit
+ * inside --world-bounds); the city over --world-bounds
  * with --city-block and --city-street. */
 map_def map_def_of(const server_config *cfg);
 

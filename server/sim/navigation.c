@@ -62,7 +62,9 @@ static void navigate(server_navigation *n, uint32_t id, float x, float y) {
 		log_warn("navigation: agent %u: %s; it walks straight", id, orca_strerror(rc));
 }
 
-void navigation_set_target(server_navigation *n, uint32_t id, orca_vec2 target) { navigate(n, id, target.x, target.y); }
+void navigation_set_target(server_navigation *n, uint32_t id, orca_vec2 target) {
+	navigate(n, id, target.x, target.y);
+}
 
 navigation_phase navigation_agent_phase(server_navigation *n, uint32_t id) {
 	orca_nav_path p;

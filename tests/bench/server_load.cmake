@@ -8,4 +8,10 @@ if(TARGET crowd-server AND TARGET crowd-load)
                    --server $<TARGET_FILE:crowd-server> --load $<TARGET_FILE:crowd-load>
                    --work ${CMAKE_CURRENT_BINARY_DIR}/server_load_small)
   set_tests_properties(bench_server_load PROPERTIES LABELS "bench" TIMEOUT 180)
+  # the city scenario, tiny (300 agents on trips for 20 s): fails unless trips finish
+  add_test(NAME bench_server_load_city
+           COMMAND ${CROWD_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/server_load.py --small --scenarios city
+                   --server $<TARGET_FILE:crowd-server> --load $<TARGET_FILE:crowd-load>
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/server_load_city_small)
+  set_tests_properties(bench_server_load_city PROPERTIES LABELS "bench" TIMEOUT 180)
 endif()

@@ -11,7 +11,13 @@ not run at all. Scenarios (--scenarios, comma separated):
            about 1,000 agents, retargeting some agents every second;
   idle     many connections that only ping now and then (server memory);
   compact  the demo crowd at 30 Hz, one whole-world subscriber: bytes per agent
-           per snapshot with delta coding vs every snapshot a keyframe.
+           per snapshot with delta coding vs every snapshot a keyframe;
+  city     N agents on random trips through the server's --map city with
+           navigation on (crowd-load --trips): each ARRIVED starts a new trip
+           along the agent's street or onto a crossing one; trips finished
+           within twice their free-walk time, trip time p50/p99 and trips more
+           than 60 s late, all in simulated time (not in the defaults: run it
+           with --scenarios city).
 Default sizes are the issue's targets (50,000 agents, 200 clients, 20 Hz,
 1,000 idle connections); --small runs a tiny version (ctest label `bench`).
 """
@@ -56,7 +62,7 @@ def rss_kb(pid):
 class Server:
     """A crowd-server process on free loopback ports; knows its TCP and HTTP ports."""
 
-    def __init__(self, binary, args, log_path, tick_trace=None):
+    def __init__(self, binary, args, log_path, tick_trace=None, start_timeout=20):
         help_text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
         self.has_http = "--http" in help_text
         # --tick-trace (a newer server): one line per tick with its parts; older ones go without
@@ -71,7 +77,7 @@ class Server:
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         self.port = self.http_port = None
-        deadline = time.time() + 20
+        deadline = time.time() + start_timeout
         while time.time() < deadline and (self.port is None or (self.has_http and self.http_port is None)):
             if self.proc.poll() is not None:
                 raise RuntimeError("crowd-server exited: " + open(log_path).read()[-2000:])
@@ -450,6 +456,56 @@ def scenario_compact(a, work):
             "snap_hz": out["delta"]["hz_per_connection"], "raw_bytes_per_agent": 20.0}
 
 
+def city_bounds(agents):
+    """A square city with about 80 m^2 of ground (streets and blocks) per agent:
+    the default 2,000 m world for 50,000 agents; never under 300 m."""
+    half = max(150.0, math.ceil(math.sqrt(agents * 80.0) / 2.0))
+    return ["--world-bounds", "%g,%g,%g,%g" % (-half, -half, half, half)], half
+
+
+def scenario_city(a, work):
+    agents, clients, duration, reach = a.agents, a.clients, a.duration, a.trip_reach
+    if a.small:  # long enough for a first trip, then timed ones, to finish
+        agents, clients, duration, reach = 300, 4, 20, 25
+    per_conn = math.ceil(agents / clients)
+    bounds, half = city_bounds(agents)
+    load_start = os.getloadavg()[0]
+    server = Server(a.server, ["--map", "city", "--city-block", str(a.city_block), "--city-street", str(a.city_street),
+                               "--tick-rate", str(a.tick_rate), "--workers", str(a.workers),
+                               "--max-agents", str(agents + 1000), "--max-connections", str(clients + 100),
+                               "--max-batch", str(max(per_conn, 1000)), "--log-level", "info"] + bounds + a.server_arg,
+                    os.path.join(work, "city-server.log"), start_timeout=300)  # the mesh of a big city takes a while
+    try:
+        samples = []
+        r, table = run_load(a.load, server, [
+            "--connections", str(clients), "--agents", str(per_conn), "--trips", "%g,%g" % (a.city_block, a.city_street),
+            "--trip-reach", str(reach), "--area", "none", "--retarget", "0",
+            "--spawn-batch", str(min(per_conn, 5000)), "--duration", str(duration), "--ramp-up", str(a.ramp_up)],
+            os.path.join(work, "city.json"), samples)
+    finally:
+        server.stop()
+    m0 = samples[0][1] if samples else None
+    m1 = samples[-1][1] if samples else None
+    ticks = metric_delta(m0, m1, "crowd_ticks_total")
+    span = samples[-1][0] - samples[0][0] if len(samples) > 1 else None
+    p50, p99 = tick_quantiles(m0, m1, [0.5, 0.99])
+    t = r.get("trips", {})
+    finished, opened = t.get("finished", 0), t.get("open", 0)
+    late = t.get("late_60s", 0) + t.get("open_late_60s", 0)
+    return {
+        "scenario": "city", "agents": r["agents_spawned"], "clients": clients, "tick_hz_set": a.tick_rate,
+        "tick_hz": ticks / span if ticks is not None and span else None, "tick_p50_ms": p50, "tick_p99_ms": p99,
+        "world_m": 2 * half, "block": a.city_block, "street": a.city_street, "reach": reach,
+        "workers": a.workers, "load_avg": (load_start, os.getloadavg()[0]), "measured_s": r["measured_s"],
+        "sim_s": ticks / a.tick_rate if ticks is not None else None,
+        "trips": finished, "within_2x": t.get("within_2x", 0) / finished if finished else None,
+        "trip_p50_s": t.get("p50_s"), "trip_p99_s": t.get("p99_s"), "free_mean_s": t.get("free_walk_mean_s"),
+        "late": late, "late_share": late / (finished + opened) if finished + opened else None, "open": opened,
+        "unreachable": r["navigation"]["unreachable"], "stuck_events": r["navigation"]["stuck"],
+        "errors": r["errors"]["total"] + r["disconnects"], "table": table,
+    }
+
+
 def trace_row(r, key):
     t = r.get("tick_trace")
     if not t:
@@ -482,6 +538,9 @@ def main():
     p.add_argument("--duration", type=float, default=30)
     p.add_argument("--ramp-up", type=float, default=10)
     p.add_argument("--compact-duration", type=float, default=10)
+    p.add_argument("--city-block", type=float, default=40, help="city: side of a block (m)")
+    p.add_argument("--city-street", type=float, default=12, help="city: width of a street (m)")
+    p.add_argument("--trip-reach", type=float, default=50, help="city: a trip ends at most this far away along each axis")
     p.add_argument("--perf", type=float, default=0, help="profile the server with perf for this many seconds")
     p.add_argument("--server-arg", action="append", default=[], help="extra crowd-server flag (repeatable)")
     a = p.parse_args()
@@ -505,7 +564,7 @@ def main():
                                   file=sys.stderr, flush=True)
                             results.append(scenario_crowd(a, a.work, srv, wk, nice))
             continue
-        fn = {"idle": scenario_idle, "compact": scenario_compact}[name]
+        fn = {"idle": scenario_idle, "compact": scenario_compact, "city": scenario_city}[name]
         print("== %s" % name, file=sys.stderr, flush=True)
         results.append(fn(a, a.work))
 
@@ -542,6 +601,23 @@ def main():
                     ("CPU cores busy: crowd-server / crowd-load", "%s / %s" % (fmt(r["server_cpu"], 2), fmt(r["load_cpu"], 2))),
                     ("server CPU time per tick (ms, all threads)", fmt(r["cpu_ms_per_tick"])),
                     ("server RSS (MB) / per agent (bytes)", "%s / %s" % (fmt(r["rss_mb"]), fmt(r["rss_per_agent_b"], 0)))]
+        elif r["scenario"] == "city":
+            print("\ncity: %d agents on trips through a %g m city (blocks %g m, streets %g m, trips within %g m), "
+                  "%d clients, tick %d Hz set / %s Hz run, %d worker(s)" % (
+                      r["agents"], r["world_m"], r["block"], r["street"], r["reach"], r["clients"], r["tick_hz_set"],
+                      fmt(r["tick_hz"]), r["workers"]))
+            print("  load average %.1f at the start, %.1f at the end" % r["load_avg"])
+            rows = [("tick duration p50 / p99 (ms)", "%s / %s" % (fmt(r["tick_p50_ms"]), fmt(r["tick_p99_ms"]))),
+                    ("measured: wall s / simulated s", "%s / %s" % (fmt(r["measured_s"]), fmt(r["sim_s"]))),
+                    ("trips finished (timed)", fmt(r["trips"], 0)),
+                    ("... within 2x free-walk time", "%s%%" % fmt(100.0 * r["within_2x"], 1) if r["within_2x"] is not None else "-"),
+                    ("trip time p50 / p99 (s, simulated)", "%s / %s" % (fmt(r["trip_p50_s"]), fmt(r["trip_p99_s"]))),
+                    ("free-walk time mean (s)", fmt(r["free_mean_s"])),
+                    ("trips > 60 s late (finished + open)", "%d = %s%% of %d" % (
+                        r["late"], fmt(100.0 * r["late_share"], 2) if r["late_share"] is not None else "-",
+                        r["trips"] + r["open"])),
+                    ("unreachable / STUCK events", "%d / %d" % (r["unreachable"], r["stuck_events"])),
+                    ("errors + disconnects", fmt(r["errors"], 0))]
         elif r["scenario"] == "idle":
             print("\nidle: %d connections (ping every 5 s), tick %d Hz" % (r["clients"], r["tick_hz_set"]))
             rows = [("server RSS (MB)", fmt(r["rss_mb"])),
@@ -565,6 +641,10 @@ def main():
                 print("    " + ln.strip())
     with open(os.path.join(a.work, "server_load.json"), "w") as f:
         json.dump([{k: v for k, v in r.items() if k not in ("table", "profile")} for r in results], f, indent=1)
+    for r in results:  # the city's trips must finish: a city where none does is not running
+        if r["scenario"] == "city" and (not r["trips"] or r["errors"]):
+            print("server_load: city: %d trips finished, %d errors" % (r["trips"], r["errors"]), file=sys.stderr)
+            return 1
     return 0
 
 

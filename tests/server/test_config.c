@@ -425,9 +425,9 @@ static void test_enums(void **state) {
 	/* the fields hold what the server reads */
 	server_config cfg;
 	char err[256];
-	char *argv[] = {"crowd-server", "--avoidance", "reference",   "--fsync", "everysec",
-	                "--log-level",  "warning",     "--open-role", "viewer", "--map", "city", "--city-block", "30",
-	                "--city-street", "9"};
+	char *argv[] = {"crowd-server", "--avoidance",  "reference",   "--fsync",       "everysec",
+	                "--log-level",  "warning",      "--open-role", "viewer",        "--map",
+	                "city",         "--city-block", "30",          "--city-street", "9"};
 	assert_int_equal(parse(&cfg, err, sizeof err, 15, argv), 0);
 	assert_int_equal(cfg.map, CONFIG_MAP_CITY);
 	assert_true(cfg.city_block == 30.0 && cfg.city_street == 9.0);
