@@ -133,6 +133,7 @@ void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
 	size_t bytes = sizeof *nav + navmesh_memory(nav->mesh);
 	bytes += (size_t)nav->agent_cap * sizeof *nav->agents + (size_t)nav->slot_cap * sizeof *nav->index_of_slot;
 	bytes += (size_t)nav->due_cap * sizeof *nav->due + 2u * (size_t)nav->hint_cap;
+	bytes += (size_t)nav->crowd_cap * sizeof *nav->crowd_poly;
 	bytes += (size_t)nav->queue_cap * sizeof *nav->queue;
 	for (uint32_t i = 0; i < nav->agent_count; ++i)
 		bytes += navmesh_corridor_memory(nav->agents[i].corridor);
@@ -207,6 +208,7 @@ void orca_nav_destroy(orca_nav *nav)
 	nav_free_obstacles(nav, nav->obstacles, nav->obstacle_count, nav->obstacle_cap);
 	nav_free(nav, nav->agents, (size_t)nav->agent_cap * sizeof *nav->agents);
 	nav_free(nav, nav->due, (size_t)nav->due_cap * sizeof *nav->due);
+	nav_free(nav, nav->crowd_poly, (size_t)nav->crowd_cap * sizeof *nav->crowd_poly);
 	nav_free(nav, nav->index_of_slot, (size_t)nav->slot_cap * sizeof *nav->index_of_slot);
 	nav_free(nav, nav->done_hint, nav->hint_cap);
 	nav_free(nav, nav->phase_hint, nav->hint_cap);

@@ -19,6 +19,9 @@ static void drop_agent(orca_nav *nav, uint32_t index)
 	if (index != last) {
 		nav->agents[index] = nav->agents[last];
 		nav->due[index] = nav->due[last];
+		if (index < nav->crowd_cap)
+			nav->crowd_poly[index] =
+			    last < nav->crowd_cap ? nav->crowd_poly[last] : nav_crowd_poly(nav, &nav->agents[index]);
 		if (nav->index_of_slot[slot_of(nav->agents[index].id)] == last)
 			nav->index_of_slot[slot_of(nav->agents[index].id)] = index;
 	}
@@ -293,7 +296,9 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 	orca_vec2 goal = a->target;
 	navmesh_plan_result r;
 	const nav_found *f = nav->found_next < nav->found_count ? &nav->found[nav->found_next] : NULL;
-	if (f && f->id == a->id && same_bits(f->position, st.position) && same_bits(f->target, a->target)) {
+	const bool crowded = nav_avoids_crowds(nav, a);
+	if (f && f->id == a->id && same_bits(f->position, st.position) && same_bits(f->target, a->target) &&
+	    f->crowded == crowded) {
 		nav->found_next++;
 		navmesh_plan_apply(a->corridor, &f->answer);
 		r = f->answer.result;
@@ -301,7 +306,7 @@ static void plan(orca_nav *nav, nav_agent *a, float dt)
 			goal = f->answer.goal;
 	} else {
 		nav->found_count = nav->found_next = 0; /* not the batch's order (never so far): a new batch next */
-		r = navmesh_plan(nav->mesh, a->corridor, st.position, a->target, &goal);
+		r = navmesh_plan(nav->mesh, a->corridor, st.position, a->target, crowded, &goal);
 	}
 	nav->paths_planned++;
 	a->far = r == NAVMESH_PLAN_FAR;
@@ -537,8 +542,8 @@ static void find_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	orca_nav *nav = ctx;
 	for (uint32_t i = begin; i < end; ++i) {
 		nav_found *f = &nav->found[i];
-		navmesh_plan_find(nav->mesh, worker, f->position, f->target, nav->found_paths + (size_t)i * nav->def.max_path,
-		                  (int)nav->def.max_path, &f->answer);
+		navmesh_plan_find(nav->mesh, worker, f->position, f->target, f->crowded,
+		                  nav->found_paths + (size_t)i * nav->def.max_path, (int)nav->def.max_path, &f->answer);
 	}
 }
 
@@ -587,6 +592,7 @@ static void find_paths(orca_nav *nav, const nav_agent *first, uint32_t left)
 		f->id = a->id;
 		f->position = st.position;
 		f->target = a->target;
+		f->crowded = nav_avoids_crowds(nav, a);
 	}
 	if (nav->found_count > 1)
 		orca_world_parallel_for(nav->world, find_task, nav, nav->found_count, 1);
@@ -695,7 +701,9 @@ int orca_nav_update(orca_nav *nav, float dt)
 			drop_agent(nav, i);
 			--drops;
 		}
+	nav_crowd_mark(nav);
 	answer_paths(nav, dt);
+	nav_crowd_clear(nav);
 	nav->updates++;
 	return rc;
 }

@@ -383,3 +383,80 @@ bool nav_goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent_st
 	}
 	return false;
 }
+
+/* Held up: still walking, and no progress for a quarter of stuck_time
+ * (in a jam, or waiting its turn in a queue). */
+static bool held_up(const orca_nav *nav, const nav_agent *a)
+{
+	return a->phase == ORCA_NAV_MOVING && nav->def.stuck_time > 0.0f &&
+	       a->stall_time >= 0.25f * nav->def.stuck_time;
+}
+
+/* Quality avoidance only: in reference avoidance the walkers rerouted past
+ * a jam pressed deeper into others (steerbench: bottleneck-evacuation's
+ * deep overlaps 54 -> 96 in reference mode). */
+static bool crowd_costs_on(const orca_nav *nav)
+{
+	return nav->def.stuck_time > 0.0f && orca_world_avoidance(nav->world) == ORCA_AVOIDANCE_QUALITY;
+}
+
+/* A held-up agent's path query weighs crowding: each held-up agent marks
+ * the polygon it stands in, and a path through a polygon marked twice costs
+ * twice its length, more for more (navmesh_crowd_mark). Re-planned when held
+ * up (or pushed off its corridor), it takes another street where that is not
+ * much longer instead of waiting in the jam (flow_run's city: trips through
+ * its middle streets locked them solid). Other queries (new targets) are
+ * plain shortest paths and cost no more. */
+bool nav_avoids_crowds(const orca_nav *nav, const nav_agent *a)
+{
+	return crowd_costs_on(nav) && held_up(nav, a);
+}
+
+/* The polygon a held-up agent marks (0: none): where its corridor starts. */
+uint32_t nav_crowd_poly(const orca_nav *nav, const nav_agent *a)
+{
+	return held_up(nav, a) ? navmesh_corridor_first(a->corridor) : 0u;
+}
+
+/* The marks for this update's path queries, made before them if one of
+ * the agents the queries will serve avoids crowds (those at the queue's
+ * head, path_budget of them: a few more are served when some ahead were
+ * dropped, and one of those avoiding crowds then finds no marks, the plain
+ * shortest path), and cleared after them (nav_crowd_clear): nothing of it is
+ * kept between updates. Made from the agents as they stand before any query
+ * (whatever the worker count: the same marks), read from crowd_poly (kept by
+ * sync_due; agents beyond it get room here and their entry from their
+ * state: the same). */
+void nav_crowd_mark(orca_nav *nav)
+{
+	if (!crowd_costs_on(nav))
+		return;
+	const uint32_t head = nav->def.path_budget && nav->def.path_budget < nav->queue_len ? nav->def.path_budget
+	                                                                                    : nav->queue_len;
+	bool wanted = false;
+	for (uint32_t k = 0; k < head && !wanted; ++k) {
+		const nav_agent *a = find_agent(nav, nav->queue[(nav->queue_head + k) % nav->queue_cap]);
+		wanted = a && a->queued && held_up(nav, a);
+	}
+	if (!wanted)
+		return;
+	nav->crowd_marked = true;
+	if (nav->crowd_cap < nav->agent_count) {
+		const uint32_t old = nav->crowd_cap;
+		if (nav_grow(nav, (void **)&nav->crowd_poly, &nav->crowd_cap, nav->agent_count, sizeof *nav->crowd_poly))
+			for (uint32_t i = old; i < nav->crowd_cap && i < nav->agent_count; ++i)
+				nav->crowd_poly[i] = nav_crowd_poly(nav, &nav->agents[i]);
+	}
+	for (uint32_t i = 0; i < nav->agent_count; ++i) {
+		const uint32_t ref = i < nav->crowd_cap ? nav->crowd_poly[i] : nav_crowd_poly(nav, &nav->agents[i]);
+		if (ref)
+			navmesh_crowd_mark(nav->mesh, ref);
+	}
+}
+
+void nav_crowd_clear(orca_nav *nav)
+{
+	if (nav->crowd_marked)
+		navmesh_crowd_clear(nav->mesh);
+	nav->crowd_marked = false;
+}

@@ -107,6 +107,7 @@ typedef struct nav_obstacle {
 typedef struct nav_found {
 	orca_agent_id id;
 	orca_vec2 position, target;
+	bool crowded; /* weighs crowding (nav_avoids_crowds) */
 	navmesh_plan_answer answer;
 } nav_found;
 
@@ -124,6 +125,12 @@ struct orca_nav {
 	 * reads this, 8 bytes each, not a nav_agent's cache line each. */
 	uint64_t *due;
 	uint32_t due_cap;
+	/* per agent, in agents' order, for the first crowd_cap agents: the
+	 * polygon it marks crowded (nav_crowd_poly; 0: none), kept by sync_due,
+	 * so that an update's marks read 4 bytes an agent (nav_crowd_mark) */
+	uint32_t *crowd_poly;
+	uint32_t crowd_cap;
+	bool crowd_marked;          /* the mesh holds this update's crowding marks */
 	uint32_t *index_of_slot;    /* agent slot -> index in agents */
 	uint32_t slot_cap;
 	/* agent slot -> 1 if an entry of that slot was done (arrived) at its last
@@ -226,10 +233,16 @@ static inline void note_phase(orca_nav *nav, const nav_agent *a)
 }
 
 
-/* After a's phase or next_visit changed (due is what an update's scan reads). */
+uint32_t nav_crowd_poly(const orca_nav *nav, const nav_agent *a);
+
+/* After a's phase, next_visit, stall or corridor changed (due and crowd_poly
+ * are what an update's scans read). */
 static inline void sync_due(orca_nav *nav, const nav_agent *a)
 {
-	nav->due[a - nav->agents] = a->phase == ORCA_NAV_WAITING ? UINT64_MAX : a->next_visit;
+	const uint32_t i = (uint32_t)(a - nav->agents);
+	nav->due[i] = a->phase == ORCA_NAV_WAITING ? UINT64_MAX : a->next_visit;
+	if (i < nav->crowd_cap)
+		nav->crowd_poly[i] = nav_crowd_poly(nav, a);
 }
 
 static inline nav_agent *find_agent(const orca_nav *nav, orca_agent_id id)
@@ -293,5 +306,8 @@ void nav_make_way(orca_nav *nav, const nav_agent *a, const orca_agent_state *st)
 void nav_find_way(orca_nav *nav, nav_visit *v, int worker, const nav_agent *a, const orca_agent_state *st);
 void nav_make_way_found(orca_nav *nav, const nav_agent *a, const orca_agent_state *st, const nav_way *way,
                         uint32_t count);
+bool nav_avoids_crowds(const orca_nav *nav, const nav_agent *a);
+void nav_crowd_mark(orca_nav *nav);  /* before an update's path queries */
+void nav_crowd_clear(orca_nav *nav); /* after them */
 
 #endif

@@ -25,6 +25,10 @@ namespace {
 
 const float kGroundHalfHeight = 1.0f; // the heightfield spans y in [-1, 1]; the ground is y = 0
 const unsigned short kWalkFlag = 1;
+// Areas kCrowdArea + 1 .. + kCrowdCounts: polygons marked crowded, by how
+// many times (Recast's walkable polygons are RC_WALKABLE_AREA, 63).
+const unsigned char kCrowdArea = 0;
+const int kCrowdCounts = 5;
 
 inline void to3(orca_vec2 p, float out[3])
 {
@@ -76,6 +80,7 @@ struct navmesh {
 	dtNavMesh *mesh = nullptr;
 	dtNavMeshQuery *query = nullptr;
 	dtQueryFilter filter;
+	dtQueryFilter crowd_filter; // filter, with crowded polygons' costs (navmesh_crowd_mark)
 	rcContext ctx{false};
 	// component label of each polygon, by Detour tile index then polygon index
 	std::vector<std::vector<uint32_t>> component;
@@ -111,6 +116,9 @@ struct navmesh {
 		std::vector<dtPolyRef> path;
 	};
 	std::vector<worker_query> workers;
+	// Polygons marked crowded (navmesh_crowd_mark) and their own area, to
+	// put back (navmesh_crowd_clear).
+	std::vector<std::pair<dtPolyRef, unsigned char>> crowded;
 };
 
 static dtNavMeshQuery *query_of(const navmesh *m, int worker)
@@ -186,6 +194,14 @@ extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 	}
 	m->filter.setIncludeFlags(kWalkFlag);
 	m->filter.setExcludeFlags(0);
+	// Crowded polygons cost more per metre (area kCrowdArea + the number of
+	// stalled agents in them): 1 agent 1, 2 agents 2, 3 or 4 agents 4, more
+	// 8. Powers of two: d * cost is exact, so a fused multiply-add in
+	// Detour's A* gives the same bits as separate ones (x86-64 and arm64).
+	m->crowd_filter = m->filter;
+	for (int count = 1; count <= kCrowdCounts; ++count)
+		m->crowd_filter.setAreaCost(kCrowdArea + count,
+		                            count <= 1 ? 1.0f : count == 2 ? 2.0f : count <= 4 ? 4.0f : 8.0f);
 	*out = m;
 	return ORCA_OK;
 }
@@ -719,8 +735,10 @@ extern "C" void navmesh_corridor_destroy(navmesh_corridor *c)
 // so the answer does not depend on which worker's query gives it, nor on
 // what that query answered before.
 extern "C" navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, orca_vec2 pos, orca_vec2 target,
-                                                 uint32_t *path_out, int max_path, navmesh_plan_answer *a)
+                                                 bool crowded, uint32_t *path_out, int max_path,
+                                                 navmesh_plan_answer *a)
 {
+	const dtQueryFilter *filter = crowded ? &m->crowd_filter : &m->filter;
 	static_assert(sizeof(dtPolyRef) == sizeof(uint32_t), "32-bit polygon refs");
 	dtNavMeshQuery *query = query_of(m, worker);
 	dtPolyRef *path = reinterpret_cast<dtPolyRef *>(path_out);
@@ -737,7 +755,7 @@ extern "C" navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, o
 	int n = 0;
 	// dtPathCorridor::setCorridor asserts npath < its capacity: one less
 	const int limit = max_path - 1;
-	const dtStatus st = query->findPath(start, end, spt, ept, &m->filter, path, &n, limit);
+	const dtStatus st = query->findPath(start, end, spt, ept, filter, path, &n, limit);
 	if (dtStatusFailed(st) || n == 0) {
 		a->goal = to2(spt);
 		return a->result = NAVMESH_PLAN_UNREACHABLE;
@@ -751,7 +769,7 @@ extern "C" navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, o
 		result = NAVMESH_PLAN_UNREACHABLE;
 		float npt[3];
 		const dtPolyRef near = nearest_poly(m, target, npt, component_of(m, start), worker);
-		if (near && dtStatusSucceed(query->findPath(start, near, spt, npt, &m->filter, path, &n, limit)) && n > 0 &&
+		if (near && dtStatusSucceed(query->findPath(start, near, spt, npt, filter, path, &n, limit)) && n > 0 &&
 		    path[(size_t)n - 1] == near) {
 			dtVcopy(gpt, npt);
 		} else {
@@ -782,12 +800,12 @@ extern "C" void navmesh_plan_apply(navmesh_corridor *c, const navmesh_plan_answe
 }
 
 extern "C" navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target,
-                                            orca_vec2 *goal)
+                                            bool crowded, orca_vec2 *goal)
 {
 	if (m->path.size() < (size_t)c->max_path)
 		m->path.resize((size_t)c->max_path);
 	navmesh_plan_answer a;
-	const navmesh_plan_result r = navmesh_plan_find(m, 0, pos, target, m->path.data(), c->max_path, &a);
+	const navmesh_plan_result r = navmesh_plan_find(m, 0, pos, target, crowded, m->path.data(), c->max_path, &a);
 	navmesh_plan_apply(c, &a);
 	if (r != NAVMESH_PLAN_FAILED)
 		*goal = a.goal;
@@ -1125,6 +1143,31 @@ extern "C" int navmesh_restore_tiles(navmesh *m, const navmesh_saved_tile *tiles
 	}
 	navmesh_update_components(m);
 	return rc;
+}
+
+extern "C" uint32_t navmesh_corridor_first(const navmesh_corridor *c)
+{
+	return c->corridor.getPathCount() > 0 ? c->corridor.getFirstPoly() : 0;
+}
+
+extern "C" void navmesh_crowd_mark(navmesh *m, uint32_t ref)
+{
+	unsigned char area = 0;
+	if (ref == 0 || dtStatusFailed(m->mesh->getPolyArea(ref, &area)))
+		return;
+	if (area > kCrowdArea + kCrowdCounts) {
+		m->crowded.emplace_back(ref, area);
+		m->mesh->setPolyArea(ref, kCrowdArea + 1);
+	} else if (area < kCrowdArea + kCrowdCounts) {
+		m->mesh->setPolyArea(ref, (unsigned char)(area + 1));
+	}
+}
+
+extern "C" void navmesh_crowd_clear(navmesh *m)
+{
+	for (const auto &c : m->crowded)
+		m->mesh->setPolyArea(c.first, c.second);
+	m->crowded.clear();
 }
 
 extern "C" int navmesh_corridor_state(const navmesh_corridor *c, float pos[3], float target[3], const uint32_t **path)

@@ -76,7 +76,8 @@ navmesh_corridor *navmesh_corridor_create(int max_path);
 void navmesh_corridor_destroy(navmesh_corridor *c);
 /* Plan from pos to target into c; *goal gets where the corridor ends (the
  * target itself, its nearest walkable point, or the nearest reachable point). */
-navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target, orca_vec2 *goal);
+navmesh_plan_result navmesh_plan(navmesh *m, navmesh_corridor *c, orca_vec2 pos, orca_vec2 target, bool crowded,
+                                 orca_vec2 *goal);
 /* navmesh_plan in two halves, so that many agents' queries can run on the
  * workers of a parallel update and be applied in agent order afterwards.
  * find: the queries on `worker`'s query, into path (max_path polygons) and
@@ -92,8 +93,8 @@ typedef struct navmesh_plan_answer {
 	int count;
 	orca_vec2 goal;       /* navmesh_plan's *goal (not for FAILED) */
 } navmesh_plan_answer;
-navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, orca_vec2 pos, orca_vec2 target, uint32_t *path,
-                                      int max_path, navmesh_plan_answer *a);
+navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, orca_vec2 pos, orca_vec2 target, bool crowded,
+                                      uint32_t *path, int max_path, navmesh_plan_answer *a);
 void navmesh_plan_apply(navmesh_corridor *c, const navmesh_plan_answer *a);
 /* Move the corridor's start to pos and string-pull up to max corners.
  * *off gets how far pos is from the corridor (0 when on it) and *on_mesh the
@@ -112,6 +113,15 @@ size_t navmesh_corridor_memory(const navmesh_corridor *c);
  * does not move (a query must not change what comes next). */
 int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor *c, orca_vec2 pos, orca_vec2 *corners, int max,
                                   bool *end_is_last, float *off, orca_vec2 *on_mesh);
+
+/* The polygon the corridor starts in (0: none). */
+uint32_t navmesh_corridor_first(const navmesh_corridor *c);
+/* One more crowded mark on a polygon: until navmesh_crowd_clear, path
+ * queries with `crowded` set cost its length times 1 (1 mark), 2 (2), 4 (3
+ * or 4) or 8 (more); others do not see marks.
+ * Marks change the mesh that queries read: made and cleared alone. */
+void navmesh_crowd_mark(navmesh *m, uint32_t ref);
+void navmesh_crowd_clear(navmesh *m);
 
 /* Save and restore (nav_io.c's orca_nav_save/orca_nav_load). */
 uint32_t navmesh_tile_count(const navmesh *m);
