@@ -1,8 +1,8 @@
 /* test_worlds.c — many worlds in one real server (protocol minor 2): create,
  * list, join, close; every refused request changes nothing (the list is the
  * same after it); worlds are isolated (another world's agents cannot be
- * reached by id, seen by area or heard of by events); a token limited to one
- * world; worlds and their agents survive a restart on the same data dir; an
+ * reached by id, seen by area or heard of by events); /metrics has a series
+ * per world; a token limited to one world; worlds and their agents survive a restart on the same data dir; an
  * idle world closes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -321,6 +321,18 @@ static void test_worlds_are_isolated(void **state) {
 	assert_true(tc_pump_until(agents_seen, &later, HARNESS_GUARD_MS));
 	assert_int_equal(crowd_client_get_counters(b->client).events_received, 0);
 	assert_int_equal(b->last_world_agent_count, 1);
+
+	/* /metrics: a series per world, labelled by name */
+	char *metrics = server_metrics(&server);
+	assert_non_null(metrics);
+	assert_true(metric_value(metrics, "crowd_world_agents{world=\"arena\"}") == 1.0);
+	assert_true(metric_value(metrics, "crowd_world_clients{world=\"arena\"}") == 1.0);
+	assert_true(metric_value(metrics, "crowd_world_ticks_total{world=\"arena\"}") > 0.0);
+	assert_true(metric_value(metrics, "crowd_world_tick_lateness_p99_seconds{world=\"default\"}") >= 0.0);
+	assert_true(metric_value(metrics, "crowd_world_tick_rate_hz{world=\"arena\"}") == 20.0);
+	assert_true(metric_value(metrics, "crowd_worlds") >= 2.0);
+	assert_true(metric_value(metrics, "crowd_worlds_max") == 4.0);
+	free(metrics);
 	tc_close(b);
 	tc_close(a);
 	tc_close(admin);
