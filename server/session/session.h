@@ -38,8 +38,8 @@ typedef struct session_list {
 } session_list;
 
 /** What a session asks of the server that holds it. Every call is on the loop
- * thread. Calls that name a session may answer for the world that session is
- * bound to (today the server has one). */
+ * thread. Calls that name a session answer for the world that session is in
+ * (session->world). */
 typedef struct session_host_ops {
 	/** A client id for a new connection (the owner number of its agents; never reused). */
 	uint32_t (*new_client_id)(void *user);
