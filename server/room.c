@@ -118,6 +118,9 @@ int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *set
 	r->is_default = strcmp(name, CROWD_DEFAULT_WORLD) == 0;
 	if (settings) r->settings = *settings;
 	room_config(r, srv->cfg, &r->settings);
+	/* a world closed with its data kept re-opens as it was recorded, settings included */
+	if (!r->is_default && r->cfg.data_dir[0] && room_settings_load(r->cfg.data_dir, &r->settings) == 0)
+		room_config(r, srv->cfg, &r->settings);
 	if (srv->cfg->data_dir[0] && !r->cfg.data_dir[0]) {
 		snprintf(err, errlen, "the data dir's path is too long for a world's");
 		room_destroy(r);

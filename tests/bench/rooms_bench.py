@@ -78,6 +78,8 @@ def server_args(a, worlds):
     return ["--tick-rate", str(a.tick_rate), "--world-bounds", a.bounds, "--max-worlds", str(worlds + 8),
             "--max-connections", str(a.connections + 100), "--max-pending-per-peer", str(a.connections + 100),
             "--max-agents", str(max(a.big_agents, 100000)), "--world-idle-seconds", "3600",
+            "--max-agents-per-connection", str(max(a.big_agents, a.memory_agents)),
+            "--neighbor-budget", str(64 * max(a.big_agents, a.memory_agents)),
             "--log-level", "warn"]
 
 
@@ -121,7 +123,7 @@ def run_rooms(a, work):
     try:
         prefix = "r-"
         load_json = os.path.join(work, "load.json")
-        duration = a.settle + a.measure + a.big_settle + a.measure + 10
+        duration = a.settle + a.measure + a.big_settle + a.measure + 120  # room for the big world's spawn
         load = subprocess.Popen(
             [a.load, "--server", "127.0.0.1:%d" % srv.port, "--worlds", str(a.worlds), "--world-prefix", prefix,
              "--connections", str(a.connections), "--agents", str(a.agents * a.worlds // a.connections),
@@ -164,7 +166,8 @@ def run_rooms(a, work):
                          "ticks": world_series(m3, "crowd_world_ticks_total").get("big", 0)
                          - world_series(m2, "crowd_world_ticks_total").get("big", 0),
                          "seconds": a.measure}
-        load.wait(timeout=duration + 120)
+        load.terminate()
+        load.wait(timeout=60)
         try:
             with open(load_json) as f:
                 lj = json.load(f)

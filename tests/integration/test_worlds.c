@@ -111,6 +111,17 @@ static void test_create_list_join_close(void **state) {
 	assert_int_equal(p->welcome.tick_rate_hz, 20);
 	assert_true(p->welcome.world_bounds.max_x == 50.0f);
 	assert_ack(tc_await(p, tc_spawn_grid(p, 3, 3, 0, 0, 3, 0)));
+	/* its bounds, not the server's, decide what is inside */
+	assert_error(tc_await(p, tc_spawn_grid(p, 1, 1, 80, 80, 1, 0)), crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	crowd_v1_WorldSettings wide = small_world();
+	wide.bounds_min_x = wide.bounds_min_y = -500;
+	wide.bounds_max_x = wide.bounds_max_y = 500;
+	assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "wide", &wide)));
+	tc *q = tc_connect_world(server.port, "pl", "wide", false);
+	assert_non_null(q);
+	assert_ack(tc_await(q, tc_spawn_grid(q, 1, 1, 300, 300, 1, 0)));
+	tc_close(q);
+	assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "wide", true)));
 	/* JoinWorld while owning agents: refused, nothing moves */
 	assert_error(tc_await(p, crowd_client_join_world(p->client, "default")),
 	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
@@ -389,6 +400,16 @@ static void test_worlds_survive_a_restart(void **state) {
 	assert_int_equal(w->agents, 6);
 	assert_int_equal(w->tick_rate, 20);
 	assert_true(w->persisted);
+	/* closed with its data kept, created again: it is back as recorded */
+	assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "kept", false)));
+	crowd_v1_WorldSettings other = small_world();
+	other.tick_rate = 10;
+	assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "kept", &other)));
+	assert_true(tc_list_worlds(admin));
+	w = tc_world(admin, "kept");
+	assert_non_null(w);
+	assert_int_equal(w->agents, 6);
+	assert_int_equal(w->tick_rate, 20);
 	/* closed with its data: gone after the next restart too */
 	assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "kept", true)));
 	tc_close(admin);
