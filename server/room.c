@@ -219,6 +219,7 @@ void room_destroy(room *r) {
 	crowd_obstacle_set_free(&r->obstacle_set);
 	free(r->events_scratch);
 	crowd_buf_free(&r->snapshot_buf);
+	free(r->members.items);
 	free(r);
 }
 
@@ -330,12 +331,10 @@ static void send_agent_events(room *r) {
 		r->events_scratch = p;
 		r->events_scratch_cap = count;
 	}
-	const session_list *list = &r->srv->host.sessions;
-	for (uint32_t i = 0; i < list->count; i++) {
-		session *s = list->items[i];
+	for (uint32_t i = 0; i < r->members.count; i++) {
+		session *s = r->members.items[i];
 		/* a minor-0 client never gets a message case it does not know */
-		if (s->world != r || !s->hello_done || s->closing || s->protocol_minor < 1 ||
-		    s->events == SESSION_EVENTS_NONE)
+		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE)
 			continue;
 		if (s->events == SESSION_EVENTS_ALL) {
 			send_events(s, r->status->tick, (crowd_v1_AgentEvent *)events, count);
@@ -564,16 +563,17 @@ static void on_tick(uv_timer_t *timer) {
 	}
 	/* Backwards: a check may close a session (it is freed later, in a close
 	 * callback). Sessions not past Hello belong to no world: the default's tick checks them. */
-	const session_list *list = &r->srv->host.sessions;
-	for (uint32_t i = list->count; i-- > 0;) {
-		session *s = list->items[i];
-		if (s->world == r || (!s->world && r->is_default)) session_check_timers(s, now);
+	for (uint32_t i = r->members.count; i-- > 0;) session_check_timers(r->members.items[i], now);
+	if (r->is_default) {
+		const session_list *all = &r->srv->host.sessions;
+		for (uint32_t i = all->count; i-- > 0;)
+			if (!all->items[i]->world) session_check_timers(all->items[i], now);
 	}
 	if (!(r->storage && storage_quiet_tick(r->storage))) room_apply_commands(r); /* persistence hook */
 	if (r->storage) storage_commit(r->storage); /* persistence hook: group commit while the step runs */
 	r->build_table = false;
-	for (uint32_t i = 0; i < list->count; i++)
-		if (list->items[i]->world == r && list->items[i]->subscribed) {
+	for (uint32_t i = 0; i < r->members.count; i++)
+		if (r->members.items[i]->subscribed) {
 			r->build_table = true;
 			break;
 		}
@@ -615,6 +615,28 @@ void room_start(room *r) {
 	r->period_ns = 1000000000ull / r->cfg.tick_rate_hz;
 	r->next_deadline_ns = uv_hrtime();
 	schedule_next_tick(r);
+}
+
+bool room_add_member(room *r, session *s) {
+	if (r->members.count == r->members.cap) {
+		uint32_t cap = r->members.cap ? r->members.cap * 2 : 16;
+		session **p = realloc(r->members.items, sizeof *p * cap);
+		if (!p) return false;
+		r->members.items = p;
+		r->members.cap = cap;
+	}
+	r->members.items[r->members.count++] = s;
+	r->clients = r->members.count;
+	return true;
+}
+
+void room_remove_member(room *r, session *s) {
+	for (uint32_t i = r->members.count; i-- > 0;)
+		if (r->members.items[i] == s) {
+			r->members.items[i] = r->members.items[--r->members.count];
+			break;
+		}
+	r->clients = r->members.count;
 }
 
 static int compare_float(const void *a, const void *b) {

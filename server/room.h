@@ -29,6 +29,7 @@
 #include "commands.h"
 #include "config.h"
 #include "metrics.h"
+#include "session.h"
 #include "sim.h"
 #include "snapshots.h"
 
@@ -53,7 +54,8 @@ typedef struct room {
 	server_metrics own_metrics;
 	server_status *status; /* likewise */
 	server_status own_status;
-	uint32_t clients;       /* sessions in it */
+	session_list members;   /* the sessions in it (any order): its snapshots, events and timers go to these */
+	uint32_t clients;       /* members.count */
 	uint64_t idle_since_ns; /* no clients and no agents since (0: in use) */
 
 	command_queue queue;
@@ -125,6 +127,10 @@ void room_destroy(room *r);
 
 /** Apply every queued command and answer each (the tick does this first; tests call it). */
 void room_apply_commands(room *r);
+
+/** A session enters or leaves it (session_host_ops.enter_world / leave_world). */
+bool room_add_member(room *r, session *s);
+void room_remove_member(room *r, session *s);
 
 /** The 99th percentile of its recent ticks' lateness, in milliseconds. */
 float room_lateness_p99_ms(const room *r);

@@ -133,9 +133,8 @@ void server_close_world(server *srv, room *r, bool delete_data) {
 	if (!found || r->is_default) return;
 	remove_world(srv, r);
 	/* its clients are told and closed; nothing of theirs reaches the room from here on */
-	for (uint32_t k = srv->host.sessions.count; k-- > 0;) {
-		session *s = srv->host.sessions.items[k];
-		if (s->world != r) continue;
+	for (uint32_t k = r->members.count; k-- > 0;) {
+		session *s = r->members.items[k];
 		s->world = NULL;
 		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_WORLD_CLOSED, 0, "this world was closed");
 		session_close(s, DISCONNECT_SHUTDOWN, true);
@@ -222,17 +221,17 @@ static bool host_new_identity(void *user, const session *s, uint32_t role, char 
 static void host_leave_world(void *user, session *s) {
 	(void)user;
 	room *r = s->world;
-	if (r && r->clients) r->clients--;
+	if (r) room_remove_member(r, s);
 }
 
 static crowd_v1_ErrorCode host_enter_world(void *user, session *s, const char *name) {
 	server *srv = user;
 	room *r = server_find_world(srv, name);
 	if (!r || r->opening) return crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD;
+	if (!room_add_member(r, s)) return crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD; /* out of memory */
 	host_leave_world(user, s);
 	s->world = r;
 	snprintf(s->world_name, sizeof s->world_name, "%s", r->name);
-	r->clients++;
 	/* its sim records owner ids past every client id it may see (checkpoints) */
 	if (r->sim->next_client_id < srv->next_client_id) r->sim->next_client_id = srv->next_client_id;
 	return crowd_v1_ErrorCode_ERROR_NONE;
