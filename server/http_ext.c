@@ -86,7 +86,8 @@ static char *hook_metrics(void *user, size_t *len) {
 		extra.world_count = srv->room_count;
 		extra.max_worlds = srv->cfg->max_worlds;
 	}
-	char *text = metrics_render_prometheus(&srv->metrics, x->http ? crowd_http_get_stats(x->http) : NULL, &extra, len);
+	char *text =
+	    metrics_render_prometheus(&srv->metrics, x->http ? crowd_http_get_stats(x->http) : NULL, &extra, len);
 	free(worlds);
 	return text;
 }

@@ -79,9 +79,8 @@ static void room_config(room *r, const server_config *base, const crowd_v1_World
 	if (s->avoidance == crowd_v1_Avoidance_AVOIDANCE_REFERENCE) r->cfg.avoidance = ORCA_AVOIDANCE_REFERENCE;
 	if (s->navigation) r->cfg.nav_enabled = true;
 	if (s->max_agents) r->cfg.max_agents = s->max_agents;
-	if (base->data_dir[0] &&
-	    snprintf(r->cfg.data_dir, sizeof r->cfg.data_dir, "%s/worlds/%s", base->data_dir, r->name) >=
-	        (int)sizeof r->cfg.data_dir)
+	if (base->data_dir[0] && snprintf(r->cfg.data_dir, sizeof r->cfg.data_dir, "%s/worlds/%s", base->data_dir,
+	                                  r->name) >= (int)sizeof r->cfg.data_dir)
 		r->cfg.data_dir[0] = '\0'; /* too long a path: room_create refuses it */
 }
 
@@ -301,7 +300,8 @@ static void answer_paths(room *r, session *s, const command *c) {
 		return;
 	}
 	if (!session_send(s, &reply.msg))
-		session_send_error(s, c->msg.request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "the paths did not encode");
+		session_send_error(s, c->msg.request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0,
+		                   "the paths did not encode");
 	navigation_paths_free(&reply);
 }
 
@@ -334,8 +334,7 @@ static void send_agent_events(room *r) {
 	for (uint32_t i = 0; i < r->members.count; i++) {
 		session *s = r->members.items[i];
 		/* a minor-0 client never gets a message case it does not know */
-		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE)
-			continue;
+		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE) continue;
 		if (s->events == SESSION_EVENTS_ALL) {
 			send_events(s, r->status->tick, (crowd_v1_AgentEvent *)events, count);
 			continue;
@@ -393,7 +392,8 @@ void room_apply_commands(room *r) {
 			           res.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
 				/* persistence hook (--fsync always): answered once this tick's records are durable */
 				if (res.error.code == crowd_v1_ErrorCode_ERROR_NONE)
-					storage_defer_ack(r->storage, c->client_id, c->msg.request_id, res.ids, res.id_count);
+					storage_defer_ack(r->storage, c->client_id, c->msg.request_id, res.ids,
+					                  res.id_count);
 				else
 					storage_defer_error(r->storage, c->client_id, c->msg.request_id, res.error.code,
 					                    res.error.index, res.error.message);

@@ -94,9 +94,9 @@ typedef struct room {
 
 	struct storage *storage; /* --data-dir: its journal and checkpoints; NULL without */
 
-	bool opening;             /* CreateWorld: its mesh is being built on the pool (step_running meanwhile) */
-	int open_status;          /* what that build returned */
-	uint32_t creator_id;      /* who asked, answered when it is open */
+	bool opening;        /* CreateWorld: its mesh is being built on the pool (step_running meanwhile) */
+	int open_status;     /* what that build returned */
+	uint32_t creator_id; /* who asked, answered when it is open */
 	uint32_t creator_request;
 	bool closing;     /* closed: freed once its step and timer are done */
 	bool delete_data; /* and its data dir removed */

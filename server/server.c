@@ -187,7 +187,8 @@ static uint32_t host_new_client_id(void *user) {
 	server *srv = user;
 	uint32_t id = srv->next_client_id++;
 	/* the default world's sim keeps the counter across restarts (its checkpoints) */
-	if (srv->world->sim->next_client_id < srv->next_client_id) srv->world->sim->next_client_id = srv->next_client_id;
+	if (srv->world->sim->next_client_id < srv->next_client_id)
+		srv->world->sim->next_client_id = srv->next_client_id;
 	return id;
 }
 
@@ -264,7 +265,8 @@ static void world_open_done(uv_work_t *req, int status) {
 		         srv->stopping ? "the server is stopping" : "navigation did not start");
 		if (s)
 			session_send_error(s, r->creator_request, crowd_v1_ErrorCode_ERROR_INTERNAL, 0,
-			                   srv->stopping ? "the server is stopping" : "the world's navigation did not start");
+			                   srv->stopping ? "the server is stopping"
+			                                 : "the world's navigation did not start");
 		remove_world(srv, r);
 		room_close(r, true); /* it never ran: nothing of it is kept */
 		return;
@@ -318,7 +320,8 @@ static void host_close_world(void *user, session *s, uint32_t request_id, const 
 		return;
 	}
 	if (!r) {
-		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD, 0, "no open world of that name");
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD, 0,
+		                   "no open world of that name");
 		return;
 	}
 	log_info("client %u closes the world %s%s", s->client_id, m->name, m->delete_data ? " and its data" : "");
@@ -383,7 +386,7 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 		log_error("the default world: %s", err);
 		return -1;
 	}
-	if (cfg->data_dir[0]) { /* persistence: the default world in DIR, the others in DIR/worlds/NAME */
+	if (cfg->data_dir[0]) {              /* persistence: the default world in DIR, the others in DIR/worlds/NAME */
 		srv->host.identities = true; /* resume keys */
 		const server_extension ext = {.name = "storage", .state = NULL, .stop = storage_ext_stop};
 		if (server_add_extension(srv, &ext) != 0 || open_persisted_worlds(srv) != 0) return -1;

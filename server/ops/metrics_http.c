@@ -127,7 +127,8 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		    {"crowd_world_tick", "gauge", "The world's current tick number."},
 		    {"crowd_world_tick_rate_hz", "gauge", "The world's ticks per second."},
 		    {"crowd_world_ticks_total", "counter", "The world's steps."},
-		    {"crowd_world_ticks_overrun_total", "counter", "The world's ticks that ended after its next was due."},
+		    {"crowd_world_ticks_overrun_total", "counter",
+		     "The world's ticks that ended after its next was due."},
 		    {"crowd_world_tick_periods_skipped_total", "counter", "Periods the world dropped after overruns."},
 		    {"crowd_world_tick_seconds_total", "counter", "Wall time of the world's ticks."},
 		    {"crowd_world_tick_lateness_p99_seconds", "gauge",
@@ -139,15 +140,33 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 				const metrics_world *w = &extra->worlds[i];
 				put(&t, "%s{world=\"%s\"} ", series[k].name, w->name);
 				switch (k) {
-				case 0: put(&t, "%u\n", w->agents); break;
-				case 1: put(&t, "%u\n", w->clients); break;
-				case 2: put(&t, "%llu\n", (unsigned long long)w->tick); break;
-				case 3: put(&t, "%u\n", w->tick_rate_hz); break;
-				case 4: put(&t, "%llu\n", (unsigned long long)w->ticks); break;
-				case 5: put(&t, "%llu\n", (unsigned long long)w->ticks_overrun); break;
-				case 6: put(&t, "%llu\n", (unsigned long long)w->tick_periods_skipped); break;
-				case 7: put(&t, "%.9g\n", w->tick_seconds_sum); break;
-				default: put(&t, "%.9g\n", w->lateness_p99_seconds); break;
+				case 0:
+					put(&t, "%u\n", w->agents);
+					break;
+				case 1:
+					put(&t, "%u\n", w->clients);
+					break;
+				case 2:
+					put(&t, "%llu\n", (unsigned long long)w->tick);
+					break;
+				case 3:
+					put(&t, "%u\n", w->tick_rate_hz);
+					break;
+				case 4:
+					put(&t, "%llu\n", (unsigned long long)w->ticks);
+					break;
+				case 5:
+					put(&t, "%llu\n", (unsigned long long)w->ticks_overrun);
+					break;
+				case 6:
+					put(&t, "%llu\n", (unsigned long long)w->tick_periods_skipped);
+					break;
+				case 7:
+					put(&t, "%.9g\n", w->tick_seconds_sum);
+					break;
+				default:
+					put(&t, "%.9g\n", w->lateness_p99_seconds);
+					break;
 				}
 			}
 		}

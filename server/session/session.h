@@ -97,7 +97,7 @@ struct session {
 
 	bool hello_done;
 	uint32_t protocol_minor; /* from Hello: minor >= 1 may receive minor-1 messages */
-	void *world;             /* the server's world this session is in (NULL before Hello); ops->enter_world sets it */
+	void *world; /* the server's world this session is in (NULL before Hello); ops->enter_world sets it */
 	char world_name[CROWD_WORLD_NAME_MAX + 1];
 	char token_world[CROWD_WORLD_NAME_MAX + 1]; /* the one world its token may use; empty: any */
 	session_events events;   /* which AgentEvents it receives (navigation.c sends them) */

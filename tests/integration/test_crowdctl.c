@@ -196,7 +196,7 @@ static void test_crowdctl_worlds(void **state) {
 	(void)state;
 	int code;
 	char *out = crowdctl(&code, (const char *[]){"world", "create", "ctl-arena", "--tick-rate", "15", "--bounds",
-	                                              "-40,-40,40,40", "--avoidance", "reference", NULL});
+	                                             "-40,-40,40,40", "--avoidance", "reference", NULL});
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(out, "\"ok\":true"));
 	free(out);

@@ -5,13 +5,13 @@
  * per world; a token limited to one world; worlds and their agents survive a restart on the same data dir; an
  * idle world closes. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,9 +24,9 @@ static server_proc server;
 
 static int start_server(void **state) {
 	(void)state;
-	const char *args[] = {"--token", "adm=admin",        "--token",      "pl=player",   "--token",
-	                      "pa=player@arena", "--token",  "view=viewer",  "--max-worlds", "4",
-	                      "--world-bounds",  "-100,-100,100,100", "--log-level", "warn", NULL};
+	const char *args[] = {"--token",         "adm=admin",         "--token",     "pl=player",    "--token",
+	                      "pa=player@arena", "--token",           "view=viewer", "--max-worlds", "4",
+	                      "--world-bounds",  "-100,-100,100,100", "--log-level", "warn",         NULL};
 	return server_start(&server, args) ? 0 : -1;
 }
 
@@ -147,8 +147,9 @@ static void test_refused_requests_change_nothing(void **state) {
 	assert_true(tc_list_worlds(admin));
 	const uint32_t count = admin->world_count;
 
-	const char *bad_names[] = {"", ".", "..", "a/b", "a b", "caf\xc3\xa9", "tab\there", "x\x01",
-	                           "123456789012345678901234567890123" /* 33 bytes */};
+	const char *bad_names[] = {"",          ".",     "..",
+	                           "a/b",       "a b",   "caf\xc3\xa9",
+	                           "tab\there", "x\x01", "123456789012345678901234567890123" /* 33 bytes */};
 	for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
 		assert_false(crowd_world_name_valid(bad_names[i]));
 		assert_error(tc_await(admin, create_raw(admin, bad_names[i], NULL)),
@@ -375,8 +376,8 @@ static void test_worlds_survive_a_restart(void **state) {
 	(void)state;
 	char dir[] = "/tmp/crowd-worlds-XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	const char *args[] = {"--data-dir", dir, "--world-bounds", "-100,-100,100,100", "--fsync", "always",
-	                      "--log-level", "warn", NULL};
+	const char *args[] = {
+	    "--data-dir", dir, "--world-bounds", "-100,-100,100,100", "--fsync", "always", "--log-level", "warn", NULL};
 	server_proc srv;
 	assert_true(server_start(&srv, args));
 	tc *admin = tc_connect(srv.port, NULL, true);
@@ -439,8 +440,8 @@ static bool world_gone(void *ctx) {
 
 static void test_idle_world_closes(void **state) {
 	(void)state;
-	const char *args[] = {"--world-idle-seconds", "0.3", "--world-bounds", "-100,-100,100,100", "--log-level",
-	                      "warn", NULL};
+	const char *args[] = {
+	    "--world-idle-seconds", "0.3", "--world-bounds", "-100,-100,100,100", "--log-level", "warn", NULL};
 	server_proc srv;
 	assert_true(server_start(&srv, args));
 	tc *admin = tc_connect(srv.port, NULL, false);
