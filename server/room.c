@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <pb_decode.h>
 #include <pb_encode.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -507,6 +508,16 @@ static void step_done(uv_work_t *req, int status) {
 		memcpy(mn->events, nc.events, sizeof mn->events);
 	}
 	m->table_seconds_sum += r->table_seconds;
+	/* a world whose step takes most of its period steps at low priority (room.h) */
+	const double used = r->step_seconds + r->table_seconds, period = (double)r->period_ns * 1e-9;
+	if (!r->is_default && !r->heavy && used > 0.5 * period) {
+		r->heavy = true;
+		log_info("world %s: a step takes %.1f ms of its %.1f ms period: it steps at low priority", r->name,
+		         used * 1e3, period * 1e3);
+	} else if (r->heavy && used < 0.25 * period) {
+		r->heavy = false;
+		log_info("world %s: its steps fit its period again: back on the shared pool", r->name);
+	}
 	if (r->closing) {
 		room_finish_close(r);
 		return;
@@ -534,6 +545,18 @@ static void step_finish(room *r) {
 	if (r->tick_trace) write_tick_trace(r, t1 - r->tick_started_ns);
 	log_tick_profile(r);
 	if (!server_stopping(r)) schedule_next_tick(r);
+}
+
+static room *room_of_lane_job(step_lane_job *job) {
+	return (room *)((char *)job - offsetof(room, lane_job));
+}
+
+static void lane_step_work(step_lane_job *job) {
+	step_work(&room_of_lane_job(job)->step_work);
+}
+
+static void lane_step_done(step_lane_job *job) {
+	step_done(&room_of_lane_job(job)->step_work, 0);
 }
 
 /* A world other than the default with no clients and no agents for
@@ -581,6 +604,12 @@ static void on_tick(uv_timer_t *timer) {
 	r->step_work.data = r;
 	r->tick_queued_ns = uv_hrtime();
 	r->tick_part[TICK_APPLY] = (double)(r->tick_queued_ns - now) * 1e-9;
+	if (r->heavy && r->srv->lane) {
+		r->lane_job.work = lane_step_work;
+		r->lane_job.done = lane_step_done;
+		step_lane_queue(r->srv->lane, &r->lane_job);
+		return;
+	}
 	int rc = uv_queue_work(r->srv->loop, &r->step_work, step_work, step_done);
 	if (rc != 0) {
 		/* Should not happen; step on the loop thread rather than stop the world. */

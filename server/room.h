@@ -11,7 +11,12 @@
  * the default steps its engine with one worker, so many rooms do not make many
  * engine pools). A step that overruns delays only its own room's next tick:
  * the other rooms' timers fire on the loop, which the step never blocks, and
- * their steps take the pool's other threads.
+ * their steps take the pool's other threads. A world (other than the
+ * default) whose step takes more than half its period steps on the server's
+ * step lane instead (step_lane.h): one thread at a lower CPU priority, so that
+ * when the cores are short the kernel serves the light worlds' steps first,
+ * and the heavy world slows itself; below a quarter of its period it returns
+ * to the pool.
  *
  * Threading: the loop thread, except step_work on a pool thread (then the
  * room's sim is the step's until step_done). */
@@ -32,6 +37,7 @@
 #include "session.h"
 #include "sim.h"
 #include "snapshots.h"
+#include "step_lane.h"
 
 typedef struct server server;
 
@@ -64,6 +70,8 @@ typedef struct room {
 	uv_timer_t tick_timer;
 	bool timer_open;
 	uv_work_t step_work;
+	step_lane_job lane_job; /* the step, when it runs on the server's low-priority lane */
+	bool heavy;             /* its steps take most of its period: they run on the lane */
 	bool step_running;
 	int step_status;
 	uint64_t period_ns;

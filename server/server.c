@@ -443,6 +443,8 @@ int server_start(server *srv) {
 	         cfg->tick_rate_hz, cfg->snapshot_divisor, cfg->workers, cfg->precision, srv->status.agents,
 	         srv->status.obstacles, srv->room_count, cfg->max_worlds);
 	srv->status.ready = true;
+	if (cfg->heavy_world_nice && step_lane_start(srv->loop, (int)cfg->heavy_world_nice, &srv->lane) != 0)
+		log_warn("no step lane: heavy worlds step on the shared pool at the same priority as the others");
 	for (uint32_t i = 0; i < srv->room_count; i++) room_start(srv->rooms[i]);
 	return 0;
 }
@@ -462,6 +464,7 @@ static void finish_shutdown(server *srv) {
 	uv_close((uv_handle_t *)&srv->shutdown_timer, NULL);
 	uv_close((uv_handle_t *)&srv->sigint, NULL);
 	uv_close((uv_handle_t *)&srv->sigterm, NULL);
+	step_lane_shutdown(srv->lane);
 	for (int i = 0; i < srv->extension_count; i++)
 		if (srv->extensions[i].stop) srv->extensions[i].stop(srv, srv->extensions[i].state);
 	log_info("stopped after %" PRIu64 " ticks of the default world", srv->status.tick);
@@ -499,6 +502,7 @@ void server_destroy(server *srv) {
 	session_host_free(&srv->host);
 	for (uint32_t i = 0; i < srv->room_count; i++) room_destroy(srv->rooms[i]);
 	free(srv->rooms);
+	step_lane_free(srv->lane);
 	memset(srv, 0, sizeof *srv);
 }
 

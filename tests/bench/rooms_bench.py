@@ -80,7 +80,7 @@ def server_args(a, worlds):
             "--max-agents", str(max(a.big_agents, 100000)), "--world-idle-seconds", "3600",
             "--max-agents-per-connection", str(max(a.big_agents, a.memory_agents)),
             "--neighbor-budget", str(64 * max(a.big_agents, a.memory_agents)),
-            "--log-level", "warn"]
+            "--log-level", "warn"] + (a.server_args.split() if a.server_args else [])
 
 
 def measure_memory(a, work):
@@ -203,6 +203,7 @@ def main():
     p.add_argument("--settle", type=float, default=52, help="seconds before measuring (1,024 ticks at 20 Hz)")
     p.add_argument("--big-settle", type=float, default=52)
     p.add_argument("--measure", type=float, default=20)
+    p.add_argument("--server-args", default="", help="more crowd-server arguments, e.g. '--heavy-world-nice 0'")
     p.add_argument("--json")
     a = p.parse_args()
     help_text = subprocess.run([a.load, "--help"], capture_output=True, text=True).stdout
