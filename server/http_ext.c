@@ -65,7 +65,31 @@ static char *hook_metrics(void *user, size_t *len) {
 		storage_get_stats(srv->world->storage, &storage);
 		extra.storage = &storage;
 	}
-	return metrics_render_prometheus(&srv->metrics, x->http ? crowd_http_get_stats(x->http) : NULL, &extra, len);
+	metrics_world *worlds = calloc(srv->room_count ? srv->room_count : 1, sizeof *worlds);
+	if (worlds) { /* one series per world (the default world's also fill the unlabelled tick series) */
+		for (uint32_t i = 0; i < srv->room_count; i++) {
+			const room *r = srv->rooms[i];
+			worlds[i] = (metrics_world){
+			    .name = r->name,
+			    .agents = r->status->agents,
+			    .clients = r->clients,
+			    .tick_rate_hz = r->cfg.tick_rate_hz,
+			    .tick = r->status->tick,
+			    .ticks = r->metrics->ticks,
+			    .ticks_overrun = r->metrics->ticks_overrun,
+			    .tick_periods_skipped = r->metrics->tick_periods_skipped,
+			    .tick_seconds_sum = r->metrics->tick_duration_sum_seconds,
+			    .lateness_p99_seconds = room_lateness_p99_ms(r) * 1e-3,
+			};
+		}
+		extra.worlds = worlds;
+		extra.world_count = srv->room_count;
+		extra.max_worlds = srv->cfg->max_worlds;
+	}
+	char *text =
+	    metrics_render_prometheus(&srv->metrics, x->http ? crowd_http_get_stats(x->http) : NULL, &extra, len);
+	free(worlds);
+	return text;
 }
 
 /* ------------------------------------------------------------------ extension */

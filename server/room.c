@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <pb_decode.h>
 #include <pb_encode.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,9 +80,8 @@ static void room_config(room *r, const server_config *base, const crowd_v1_World
 	if (s->avoidance == crowd_v1_Avoidance_AVOIDANCE_REFERENCE) r->cfg.avoidance = ORCA_AVOIDANCE_REFERENCE;
 	if (s->navigation) r->cfg.nav_enabled = true;
 	if (s->max_agents) r->cfg.max_agents = s->max_agents;
-	if (base->data_dir[0] &&
-	    snprintf(r->cfg.data_dir, sizeof r->cfg.data_dir, "%s/worlds/%s", base->data_dir, r->name) >=
-	        (int)sizeof r->cfg.data_dir)
+	if (base->data_dir[0] && snprintf(r->cfg.data_dir, sizeof r->cfg.data_dir, "%s/worlds/%s", base->data_dir,
+	                                  r->name) >= (int)sizeof r->cfg.data_dir)
 		r->cfg.data_dir[0] = '\0'; /* too long a path: room_create refuses it */
 }
 
@@ -118,6 +118,9 @@ int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *set
 	r->is_default = strcmp(name, CROWD_DEFAULT_WORLD) == 0;
 	if (settings) r->settings = *settings;
 	room_config(r, srv->cfg, &r->settings);
+	/* a world closed with its data kept re-opens as it was recorded, settings included */
+	if (!r->is_default && r->cfg.data_dir[0] && room_settings_load(r->cfg.data_dir, &r->settings) == 0)
+		room_config(r, srv->cfg, &r->settings);
 	if (srv->cfg->data_dir[0] && !r->cfg.data_dir[0]) {
 		snprintf(err, errlen, "the data dir's path is too long for a world's");
 		room_destroy(r);
@@ -216,6 +219,7 @@ void room_destroy(room *r) {
 	crowd_obstacle_set_free(&r->obstacle_set);
 	free(r->events_scratch);
 	crowd_buf_free(&r->snapshot_buf);
+	free(r->members.items);
 	free(r);
 }
 
@@ -297,7 +301,8 @@ static void answer_paths(room *r, session *s, const command *c) {
 		return;
 	}
 	if (!session_send(s, &reply.msg))
-		session_send_error(s, c->msg.request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "the paths did not encode");
+		session_send_error(s, c->msg.request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0,
+		                   "the paths did not encode");
 	navigation_paths_free(&reply);
 }
 
@@ -327,13 +332,10 @@ static void send_agent_events(room *r) {
 		r->events_scratch = p;
 		r->events_scratch_cap = count;
 	}
-	const session_list *list = &r->srv->host.sessions;
-	for (uint32_t i = 0; i < list->count; i++) {
-		session *s = list->items[i];
+	for (uint32_t i = 0; i < r->members.count; i++) {
+		session *s = r->members.items[i];
 		/* a minor-0 client never gets a message case it does not know */
-		if (s->world != r || !s->hello_done || s->closing || s->protocol_minor < 1 ||
-		    s->events == SESSION_EVENTS_NONE)
-			continue;
+		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE) continue;
 		if (s->events == SESSION_EVENTS_ALL) {
 			send_events(s, r->status->tick, (crowd_v1_AgentEvent *)events, count);
 			continue;
@@ -391,7 +393,8 @@ void room_apply_commands(room *r) {
 			           res.error.code != crowd_v1_ErrorCode_ERROR_STORAGE_UNAVAILABLE) {
 				/* persistence hook (--fsync always): answered once this tick's records are durable */
 				if (res.error.code == crowd_v1_ErrorCode_ERROR_NONE)
-					storage_defer_ack(r->storage, c->client_id, c->msg.request_id, res.ids, res.id_count);
+					storage_defer_ack(r->storage, c->client_id, c->msg.request_id, res.ids,
+					                  res.id_count);
 				else
 					storage_defer_error(r->storage, c->client_id, c->msg.request_id, res.error.code,
 					                    res.error.index, res.error.message);
@@ -505,6 +508,16 @@ static void step_done(uv_work_t *req, int status) {
 		memcpy(mn->events, nc.events, sizeof mn->events);
 	}
 	m->table_seconds_sum += r->table_seconds;
+	/* a world whose step takes most of its period steps at low priority (room.h) */
+	const double used = r->step_seconds + r->table_seconds, period = (double)r->period_ns * 1e-9;
+	if (!r->is_default && !r->heavy && used > 0.5 * period) {
+		r->heavy = true;
+		log_info("world %s: a step takes %.1f ms of its %.1f ms period: it steps at low priority", r->name,
+		         used * 1e3, period * 1e3);
+	} else if (r->heavy && used < 0.25 * period) {
+		r->heavy = false;
+		log_info("world %s: its steps fit its period again: back on the shared pool", r->name);
+	}
 	if (r->closing) {
 		room_finish_close(r);
 		return;
@@ -534,6 +547,18 @@ static void step_finish(room *r) {
 	if (!server_stopping(r)) schedule_next_tick(r);
 }
 
+static room *room_of_lane_job(step_lane_job *job) {
+	return (room *)((char *)job - offsetof(room, lane_job));
+}
+
+static void lane_step_work(step_lane_job *job) {
+	step_work(&room_of_lane_job(job)->step_work);
+}
+
+static void lane_step_done(step_lane_job *job) {
+	step_done(&room_of_lane_job(job)->step_work, 0);
+}
+
 /* A world other than the default with no clients and no agents for
  * --world-idle-seconds closes (its data stays on disk). */
 static bool idle_too_long(room *r, uint64_t now) {
@@ -561,16 +586,17 @@ static void on_tick(uv_timer_t *timer) {
 	}
 	/* Backwards: a check may close a session (it is freed later, in a close
 	 * callback). Sessions not past Hello belong to no world: the default's tick checks them. */
-	const session_list *list = &r->srv->host.sessions;
-	for (uint32_t i = list->count; i-- > 0;) {
-		session *s = list->items[i];
-		if (s->world == r || (!s->world && r->is_default)) session_check_timers(s, now);
+	for (uint32_t i = r->members.count; i-- > 0;) session_check_timers(r->members.items[i], now);
+	if (r->is_default) {
+		const session_list *all = &r->srv->host.sessions;
+		for (uint32_t i = all->count; i-- > 0;)
+			if (!all->items[i]->world) session_check_timers(all->items[i], now);
 	}
 	if (!(r->storage && storage_quiet_tick(r->storage))) room_apply_commands(r); /* persistence hook */
 	if (r->storage) storage_commit(r->storage); /* persistence hook: group commit while the step runs */
 	r->build_table = false;
-	for (uint32_t i = 0; i < list->count; i++)
-		if (list->items[i]->world == r && list->items[i]->subscribed) {
+	for (uint32_t i = 0; i < r->members.count; i++)
+		if (r->members.items[i]->subscribed) {
 			r->build_table = true;
 			break;
 		}
@@ -578,6 +604,12 @@ static void on_tick(uv_timer_t *timer) {
 	r->step_work.data = r;
 	r->tick_queued_ns = uv_hrtime();
 	r->tick_part[TICK_APPLY] = (double)(r->tick_queued_ns - now) * 1e-9;
+	if (r->heavy && r->srv->lane) {
+		r->lane_job.work = lane_step_work;
+		r->lane_job.done = lane_step_done;
+		step_lane_queue(r->srv->lane, &r->lane_job);
+		return;
+	}
 	int rc = uv_queue_work(r->srv->loop, &r->step_work, step_work, step_done);
 	if (rc != 0) {
 		/* Should not happen; step on the loop thread rather than stop the world. */
@@ -612,6 +644,28 @@ void room_start(room *r) {
 	r->period_ns = 1000000000ull / r->cfg.tick_rate_hz;
 	r->next_deadline_ns = uv_hrtime();
 	schedule_next_tick(r);
+}
+
+bool room_add_member(room *r, session *s) {
+	if (r->members.count == r->members.cap) {
+		uint32_t cap = r->members.cap ? r->members.cap * 2 : 16;
+		session **p = realloc(r->members.items, sizeof *p * cap);
+		if (!p) return false;
+		r->members.items = p;
+		r->members.cap = cap;
+	}
+	r->members.items[r->members.count++] = s;
+	r->clients = r->members.count;
+	return true;
+}
+
+void room_remove_member(room *r, session *s) {
+	for (uint32_t i = r->members.count; i-- > 0;)
+		if (r->members.items[i] == s) {
+			r->members.items[i] = r->members.items[--r->members.count];
+			break;
+		}
+	r->clients = r->members.count;
 }
 
 static int compare_float(const void *a, const void *b) {

@@ -11,7 +11,12 @@
  * the default steps its engine with one worker, so many rooms do not make many
  * engine pools). A step that overruns delays only its own room's next tick:
  * the other rooms' timers fire on the loop, which the step never blocks, and
- * their steps take the pool's other threads.
+ * their steps take the pool's other threads. A world (other than the
+ * default) whose step takes more than half its period steps on the server's
+ * step lane instead (step_lane.h): one thread at a lower CPU priority, so that
+ * when the cores are short the kernel serves the light worlds' steps first,
+ * and the heavy world slows itself; below a quarter of its period it returns
+ * to the pool.
  *
  * Threading: the loop thread, except step_work on a pool thread (then the
  * room's sim is the step's until step_done). */
@@ -29,8 +34,10 @@
 #include "commands.h"
 #include "config.h"
 #include "metrics.h"
+#include "session.h"
 #include "sim.h"
 #include "snapshots.h"
+#include "step_lane.h"
 
 typedef struct server server;
 
@@ -53,7 +60,8 @@ typedef struct room {
 	server_metrics own_metrics;
 	server_status *status; /* likewise */
 	server_status own_status;
-	uint32_t clients;       /* sessions in it */
+	session_list members;   /* the sessions in it (any order): its snapshots, events and timers go to these */
+	uint32_t clients;       /* members.count */
 	uint64_t idle_since_ns; /* no clients and no agents since (0: in use) */
 
 	command_queue queue;
@@ -62,6 +70,8 @@ typedef struct room {
 	uv_timer_t tick_timer;
 	bool timer_open;
 	uv_work_t step_work;
+	step_lane_job lane_job; /* the step, when it runs on the server's low-priority lane */
+	bool heavy;             /* its steps take most of its period: they run on the lane */
 	bool step_running;
 	int step_status;
 	uint64_t period_ns;
@@ -92,9 +102,9 @@ typedef struct room {
 
 	struct storage *storage; /* --data-dir: its journal and checkpoints; NULL without */
 
-	bool opening;             /* CreateWorld: its mesh is being built on the pool (step_running meanwhile) */
-	int open_status;          /* what that build returned */
-	uint32_t creator_id;      /* who asked, answered when it is open */
+	bool opening;        /* CreateWorld: its mesh is being built on the pool (step_running meanwhile) */
+	int open_status;     /* what that build returned */
+	uint32_t creator_id; /* who asked, answered when it is open */
 	uint32_t creator_request;
 	bool closing;     /* closed: freed once its step and timer are done */
 	bool delete_data; /* and its data dir removed */
@@ -125,6 +135,10 @@ void room_destroy(room *r);
 
 /** Apply every queued command and answer each (the tick does this first; tests call it). */
 void room_apply_commands(room *r);
+
+/** A session enters or leaves it (session_host_ops.enter_world / leave_world). */
+bool room_add_member(room *r, session *s);
+void room_remove_member(room *r, session *s);
 
 /** The 99th percentile of its recent ticks' lateness, in milliseconds. */
 float room_lateness_p99_ms(const room *r);

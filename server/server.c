@@ -133,9 +133,8 @@ void server_close_world(server *srv, room *r, bool delete_data) {
 	if (!found || r->is_default) return;
 	remove_world(srv, r);
 	/* its clients are told and closed; nothing of theirs reaches the room from here on */
-	for (uint32_t k = srv->host.sessions.count; k-- > 0;) {
-		session *s = srv->host.sessions.items[k];
-		if (s->world != r) continue;
+	for (uint32_t k = r->members.count; k-- > 0;) {
+		session *s = r->members.items[k];
 		s->world = NULL;
 		session_send_error(s, 0, crowd_v1_ErrorCode_ERROR_WORLD_CLOSED, 0, "this world was closed");
 		session_close(s, DISCONNECT_SHUTDOWN, true);
@@ -188,7 +187,8 @@ static uint32_t host_new_client_id(void *user) {
 	server *srv = user;
 	uint32_t id = srv->next_client_id++;
 	/* the default world's sim keeps the counter across restarts (its checkpoints) */
-	if (srv->world->sim->next_client_id < srv->next_client_id) srv->world->sim->next_client_id = srv->next_client_id;
+	if (srv->world->sim->next_client_id < srv->next_client_id)
+		srv->world->sim->next_client_id = srv->next_client_id;
 	return id;
 }
 
@@ -222,17 +222,17 @@ static bool host_new_identity(void *user, const session *s, uint32_t role, char 
 static void host_leave_world(void *user, session *s) {
 	(void)user;
 	room *r = s->world;
-	if (r && r->clients) r->clients--;
+	if (r) room_remove_member(r, s);
 }
 
 static crowd_v1_ErrorCode host_enter_world(void *user, session *s, const char *name) {
 	server *srv = user;
 	room *r = server_find_world(srv, name);
 	if (!r || r->opening) return crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD;
+	if (!room_add_member(r, s)) return crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD; /* out of memory */
 	host_leave_world(user, s);
 	s->world = r;
 	snprintf(s->world_name, sizeof s->world_name, "%s", r->name);
-	r->clients++;
 	/* its sim records owner ids past every client id it may see (checkpoints) */
 	if (r->sim->next_client_id < srv->next_client_id) r->sim->next_client_id = srv->next_client_id;
 	return crowd_v1_ErrorCode_ERROR_NONE;
@@ -265,7 +265,8 @@ static void world_open_done(uv_work_t *req, int status) {
 		         srv->stopping ? "the server is stopping" : "navigation did not start");
 		if (s)
 			session_send_error(s, r->creator_request, crowd_v1_ErrorCode_ERROR_INTERNAL, 0,
-			                   srv->stopping ? "the server is stopping" : "the world's navigation did not start");
+			                   srv->stopping ? "the server is stopping"
+			                                 : "the world's navigation did not start");
 		remove_world(srv, r);
 		room_close(r, true); /* it never ran: nothing of it is kept */
 		return;
@@ -319,7 +320,8 @@ static void host_close_world(void *user, session *s, uint32_t request_id, const 
 		return;
 	}
 	if (!r) {
-		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD, 0, "no open world of that name");
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD, 0,
+		                   "no open world of that name");
 		return;
 	}
 	log_info("client %u closes the world %s%s", s->client_id, m->name, m->delete_data ? " and its data" : "");
@@ -384,7 +386,7 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 		log_error("the default world: %s", err);
 		return -1;
 	}
-	if (cfg->data_dir[0]) { /* persistence: the default world in DIR, the others in DIR/worlds/NAME */
+	if (cfg->data_dir[0]) {              /* persistence: the default world in DIR, the others in DIR/worlds/NAME */
 		srv->host.identities = true; /* resume keys */
 		const server_extension ext = {.name = "storage", .state = NULL, .stop = storage_ext_stop};
 		if (server_add_extension(srv, &ext) != 0 || open_persisted_worlds(srv) != 0) return -1;
@@ -441,6 +443,8 @@ int server_start(server *srv) {
 	         cfg->tick_rate_hz, cfg->snapshot_divisor, cfg->workers, cfg->precision, srv->status.agents,
 	         srv->status.obstacles, srv->room_count, cfg->max_worlds);
 	srv->status.ready = true;
+	if (cfg->heavy_world_nice && step_lane_start(srv->loop, (int)cfg->heavy_world_nice, &srv->lane) != 0)
+		log_warn("no step lane: heavy worlds step on the shared pool at the same priority as the others");
 	for (uint32_t i = 0; i < srv->room_count; i++) room_start(srv->rooms[i]);
 	return 0;
 }
@@ -460,6 +464,7 @@ static void finish_shutdown(server *srv) {
 	uv_close((uv_handle_t *)&srv->shutdown_timer, NULL);
 	uv_close((uv_handle_t *)&srv->sigint, NULL);
 	uv_close((uv_handle_t *)&srv->sigterm, NULL);
+	step_lane_shutdown(srv->lane);
 	for (int i = 0; i < srv->extension_count; i++)
 		if (srv->extensions[i].stop) srv->extensions[i].stop(srv, srv->extensions[i].state);
 	log_info("stopped after %" PRIu64 " ticks of the default world", srv->status.tick);
@@ -497,6 +502,7 @@ void server_destroy(server *srv) {
 	session_host_free(&srv->host);
 	for (uint32_t i = 0; i < srv->room_count; i++) room_destroy(srv->rooms[i]);
 	free(srv->rooms);
+	step_lane_free(srv->lane);
 	memset(srv, 0, sizeof *srv);
 }
 

@@ -69,6 +69,7 @@ struct server {
 	uint32_t room_count, room_cap;
 	room *world;             /* the default world */
 	uint32_t next_client_id; /* client ids are the server's: never reused in any world */
+	struct step_lane *lane;  /* heavy worlds' steps, at low priority (step_lane.h); NULL: none */
 
 	/* start / stop */
 	struct tcp_listener *tcp;

@@ -567,9 +567,9 @@ void snapshots_send(room *rm) {
 	    .tick = tick, .state_hash = rm->status->state_hash, .world_agent_count = rm->status->agents};
 	uint32_t obstacle_version = orca_world_obstacle_version(rm->sim->world);
 	bool obstacles_needed = false;
-	for (uint32_t i = 0; i < rm->srv->host.sessions.count; i++) {
-		session *s = rm->srv->host.sessions.items[i];
-		if (s->world != rm || !s->subscribed || s->closing) continue; /* this world's subscribers only */
+	for (uint32_t i = 0; i < rm->members.count; i++) { /* this world's subscribers only */
+		session *s = rm->members.items[i];
+		if (!s->subscribed || s->closing) continue;
 		if ((tick - s->subscribed_tick) % s->divisor != 0) continue;
 		if (session_pending_output(s) > rm->cfg.output_soft_limit) {
 			/* The newest wins: drop this one, resend everything next time. */

@@ -189,8 +189,8 @@ static void on_paths(void *user, const crowd_v1_Paths *paths);
 /* The address was checked with the other arguments (main). */
 static void on_world_list(void *user, const crowd_v1_WorldList *l);
 
-static int open_session(ctl *c, const char *host, uint16_t port, const char *token, const char *name,
-                        bool keep_agents, const char *world) {
+static int open_session(ctl *c, const char *host, uint16_t port, const char *token, const char *name, bool keep_agents,
+                        const char *world) {
 	crowd_client_options o = crowd_client_default_options();
 	o.world = world;
 	o.callbacks.on_world_list = on_world_list;
@@ -849,12 +849,10 @@ static int parse_world(command *cmd, int argc, char **argv) {
 		return usage_error("world: '%s' is not create, list or close (usage: %s)", sub, usage);
 	const bool create = strcmp(sub, "create") == 0;
 	cmd->kind = create ? CMD_WORLD_CREATE : CMD_WORLD_CLOSE;
-	static const struct option create_opts[] = {{"tick-rate", required_argument, 0, 'r'},
-	                                            {"bounds", required_argument, 0, 'b'},
-	                                            {"avoidance", required_argument, 0, 'a'},
-	                                            {"navigation", no_argument, 0, 'n'},
-	                                            {"max-agents", required_argument, 0, 'm'},
-	                                            {0, 0, 0, 0}};
+	static const struct option create_opts[] = {
+	    {"tick-rate", required_argument, 0, 'r'},  {"bounds", required_argument, 0, 'b'},
+	    {"avoidance", required_argument, 0, 'a'},  {"navigation", no_argument, 0, 'n'},
+	    {"max-agents", required_argument, 0, 'm'}, {0, 0, 0, 0}};
 	static const struct option close_opts[] = {{"delete-data", no_argument, 0, 'd'}, {0, 0, 0, 0}};
 	/* options before or after NAME: from "create"/"close" on, in permuting mode (optind 0
 	 * makes glibc start afresh, with this optstring's ordering), so NAME ends up last */
@@ -871,7 +869,8 @@ static int parse_world(command *cmd, int argc, char **argv) {
 		case 'b':
 			if (!want_floats("world create --bounds", optarg, b, 4, "X0,Y0,X1,Y1")) return EXIT_USAGE;
 			if (!(b[0] < b[2] && b[1] < b[3]))
-				return usage_error("world create --bounds: wants X0 < X1 and Y0 < Y1, got '%s'", optarg);
+				return usage_error("world create --bounds: wants X0 < X1 and Y0 < Y1, got '%s'",
+				                   optarg);
 			cmd->settings.bounds_min_x = b[0];
 			cmd->settings.bounds_min_y = b[1];
 			cmd->settings.bounds_max_x = b[2];
@@ -883,7 +882,8 @@ static int parse_world(command *cmd, int argc, char **argv) {
 			else if (strcmp(optarg, "reference") == 0)
 				cmd->settings.avoidance = crowd_v1_Avoidance_AVOIDANCE_REFERENCE;
 			else
-				return usage_error("world create --avoidance: wants quality or reference, got '%s'", optarg);
+				return usage_error("world create --avoidance: wants quality or reference, got '%s'",
+				                   optarg);
 			break;
 		case 'n':
 			cmd->settings.navigation = true;
@@ -1120,12 +1120,15 @@ int main(int argc, char **argv) {
 	if (!c.server) c.server = DEFAULT_SERVER;
 	const char *token = getenv("CROWD_TOKEN"), *name = "crowdctl", *world = NULL;
 	bool keep = true;
-	static const struct option opts[] = {
-	    {"server", required_argument, 0, 's'}, {"token", required_argument, 0, 't'},
-	    {"name", required_argument, 0, 'N'},   {"timeout", required_argument, 0, 'T'},
-	    {"json", no_argument, 0, 'j'},         {"no-keep", no_argument, 0, 'k'},
-	    {"help", no_argument, 0, 'h'},         {"world", required_argument, 0, 'w'},
-	    {0, 0, 0, 0}};
+	static const struct option opts[] = {{"server", required_argument, 0, 's'},
+	                                     {"token", required_argument, 0, 't'},
+	                                     {"name", required_argument, 0, 'N'},
+	                                     {"timeout", required_argument, 0, 'T'},
+	                                     {"json", no_argument, 0, 'j'},
+	                                     {"no-keep", no_argument, 0, 'k'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {"world", required_argument, 0, 'w'},
+	                                     {0, 0, 0, 0}};
 	opterr = 0;
 	for (int o; (o = getopt_long(argc, argv, "+:s:t:N:T:jkhw:", opts, NULL)) != -1;) {
 		uint32_t ms;
@@ -1148,8 +1151,8 @@ int main(int argc, char **argv) {
 			break;
 		case 'w':
 			if (!crowd_world_name_valid(optarg))
-				return usage_error("--world: '%s' is not a world name (1 to %u of A-Z a-z 0-9 _ . -)", optarg,
-				                   CROWD_WORLD_NAME_MAX);
+				return usage_error("--world: '%s' is not a world name (1 to %u of A-Z a-z 0-9 _ . -)",
+				                   optarg, CROWD_WORLD_NAME_MAX);
 			world = optarg;
 			break;
 		case 'k':

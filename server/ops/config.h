@@ -133,6 +133,7 @@ typedef struct server_config {
 	/* worlds (server/room.c): one server holds many */
 	uint32_t max_worlds;        /* open at once, the default world included */
 	double world_idle_seconds;  /* a world with no clients and no agents this long closes */
+	uint32_t heavy_world_nice;  /* the nice of the thread stepping heavy worlds; 0: none, they stay on the pool */
 
 	/* persistence (server/storage): journal, checkpoints, recovery */
 	char data_dir[1024];         /* empty: nothing is persisted */

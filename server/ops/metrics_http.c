@@ -114,6 +114,64 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		         extra->uptime_seconds);
 	}
 
+	/* worlds: one series per world */
+	if (extra && extra->worlds) {
+		scalar_u(&t, "crowd_worlds", "gauge", "Worlds open (the default world counts).", extra->world_count);
+		scalar_u(&t, "crowd_worlds_max", "gauge", "The most worlds the server holds (--max-worlds).",
+		         extra->max_worlds);
+		static const struct {
+			const char *name, *type, *help;
+		} series[] = {
+		    {"crowd_world_agents", "gauge", "Agents in the world."},
+		    {"crowd_world_clients", "gauge", "Connections in the world."},
+		    {"crowd_world_tick", "gauge", "The world's current tick number."},
+		    {"crowd_world_tick_rate_hz", "gauge", "The world's ticks per second."},
+		    {"crowd_world_ticks_total", "counter", "The world's steps."},
+		    {"crowd_world_ticks_overrun_total", "counter",
+		     "The world's ticks that ended after its next was due."},
+		    {"crowd_world_tick_periods_skipped_total", "counter", "Periods the world dropped after overruns."},
+		    {"crowd_world_tick_seconds_total", "counter", "Wall time of the world's ticks."},
+		    {"crowd_world_tick_lateness_p99_seconds", "gauge",
+		     "99th percentile of how late the world's recent ticks started after their deadline."},
+		};
+		for (size_t k = 0; k < sizeof series / sizeof series[0]; k++) {
+			family(&t, series[k].name, series[k].type, series[k].help);
+			for (uint32_t i = 0; i < extra->world_count; i++) {
+				const metrics_world *w = &extra->worlds[i];
+				put(&t, "%s{world=\"%s\"} ", series[k].name, w->name);
+				switch (k) {
+				case 0:
+					put(&t, "%u\n", w->agents);
+					break;
+				case 1:
+					put(&t, "%u\n", w->clients);
+					break;
+				case 2:
+					put(&t, "%llu\n", (unsigned long long)w->tick);
+					break;
+				case 3:
+					put(&t, "%u\n", w->tick_rate_hz);
+					break;
+				case 4:
+					put(&t, "%llu\n", (unsigned long long)w->ticks);
+					break;
+				case 5:
+					put(&t, "%llu\n", (unsigned long long)w->ticks_overrun);
+					break;
+				case 6:
+					put(&t, "%llu\n", (unsigned long long)w->tick_periods_skipped);
+					break;
+				case 7:
+					put(&t, "%.9g\n", w->tick_seconds_sum);
+					break;
+				default:
+					put(&t, "%.9g\n", w->lateness_p99_seconds);
+					break;
+				}
+			}
+		}
+	}
+
 	/* persistence (--data-dir) */
 	if (extra && extra->storage) {
 		const storage_stats *st = extra->storage;

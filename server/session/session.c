@@ -610,7 +610,9 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 		handle_hello(s, rid, &msg->msg.hello, &info);
 		goto drop;
 	}
-	if (!validate_rights(s->role, msg->which_msg, &err) || !validate_message(cfg, msg, &err)) {
+	/* field checks against the settings of the client's world (its bounds, its limits) */
+	if (!validate_rights(s->role, msg->which_msg, &err) ||
+	    !validate_message(host->ops->world_config(host->user, s), msg, &err)) {
 		session_send_error(s, rid, err.code, err.index, err.message);
 		goto drop;
 	}

@@ -38,8 +38,8 @@ typedef struct session_list {
 } session_list;
 
 /** What a session asks of the server that holds it. Every call is on the loop
- * thread. Calls that name a session may answer for the world that session is
- * bound to (today the server has one). */
+ * thread. Calls that name a session answer for the world that session is in
+ * (session->world). */
 typedef struct session_host_ops {
 	/** A client id for a new connection (the owner number of its agents; never reused). */
 	uint32_t (*new_client_id)(void *user);
@@ -97,7 +97,7 @@ struct session {
 
 	bool hello_done;
 	uint32_t protocol_minor; /* from Hello: minor >= 1 may receive minor-1 messages */
-	void *world;             /* the server's world this session is in (NULL before Hello); ops->enter_world sets it */
+	void *world; /* the server's world this session is in (NULL before Hello); ops->enter_world sets it */
 	char world_name[CROWD_WORLD_NAME_MAX + 1];
 	char token_world[CROWD_WORLD_NAME_MAX + 1]; /* the one world its token may use; empty: any */
 	session_events events;   /* which AgentEvents it receives (navigation.c sends them) */

@@ -212,7 +212,8 @@ bool validate_world_settings(const server_config *cfg, const crowd_v1_WorldSetti
 		if (!isfinite(b[k]) || fabsf(b[k]) > 1e6f)
 			return request_fail(err, bad, 0, "bounds must be finite, within [-1e6, 1e6]");
 	if (given && !(b[0] < b[2] && b[1] < b[3])) return request_fail(err, bad, 0, "bounds need min < max");
-	if (w->avoidance != crowd_v1_Avoidance_AVOIDANCE_DEFAULT && w->avoidance != crowd_v1_Avoidance_AVOIDANCE_QUALITY &&
+	if (w->avoidance != crowd_v1_Avoidance_AVOIDANCE_DEFAULT &&
+	    w->avoidance != crowd_v1_Avoidance_AVOIDANCE_QUALITY &&
 	    w->avoidance != crowd_v1_Avoidance_AVOIDANCE_REFERENCE)
 		return request_fail(err, bad, 0, "unknown avoidance %d", (int)w->avoidance);
 	if (w->max_agents > cfg->max_agents)

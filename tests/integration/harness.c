@@ -309,6 +309,16 @@ static void on_snapshot(void *user, const crowd_client_snapshot *s) {
 	t->snapshots++;
 	t->last_tick = s->tick;
 	t->last_state_hash = s->state_hash;
+	t->last_world_agent_count = s->world_agent_count;
+}
+
+static void on_world_list(void *user, const crowd_v1_WorldList *l) {
+	tc *t = user;
+	t->world_list_request = l->request_id;
+	t->max_worlds = l->max_worlds;
+	t->world_count = 0;
+	for (pb_size_t i = 0; i < l->worlds_count && i < sizeof t->worlds / sizeof t->worlds[0]; i++)
+		t->worlds[t->world_count++] = l->worlds[i];
 }
 
 static void on_pong(void *user, uint64_t client_time_us, uint64_t server_tick) {
@@ -324,7 +334,7 @@ static void on_closed(void *user, int status) {
 	t->closed_status = status;
 }
 
-tc *tc_open(uint16_t port, int recv_buffer, bool pumped) {
+static tc *open_client(uint16_t port, int recv_buffer, bool pumped, const char *world) {
 	tc *t = calloc(1, sizeof *t);
 	if (!t) return NULL;
 	t->divisor = 1;
@@ -338,6 +348,8 @@ tc *tc_open(uint16_t port, int recv_buffer, bool pumped) {
 	o.callbacks.on_snapshot = on_snapshot;
 	o.callbacks.on_pong = on_pong;
 	o.callbacks.on_closed = on_closed;
+	o.callbacks.on_world_list = on_world_list;
+	o.world = world;
 	if (crowd_client_connect("127.0.0.1", port, &o, &t->client) != CROWD_CLIENT_OK) {
 		free(t);
 		return NULL;
@@ -351,6 +363,10 @@ tc *tc_open(uint16_t port, int recv_buffer, bool pumped) {
 	crowd_client_close(t->client, 0);
 	free(t);
 	return NULL;
+}
+
+tc *tc_open(uint16_t port, int recv_buffer, bool pumped) {
+	return open_client(port, recv_buffer, pumped, NULL);
 }
 
 static bool is_welcomed_or_closed(void *ctx) {
@@ -367,6 +383,40 @@ tc *tc_connect(uint16_t port, const char *token, bool keep_agents) {
 		return NULL;
 	}
 	return t;
+}
+
+tc *tc_connect_world(uint16_t port, const char *token, const char *world, bool keep_agents) {
+	tc *t = open_client(port, 0, true, world);
+	if (!t) return NULL;
+	if (crowd_client_hello(t->client, token, "itest", keep_agents) < 0 ||
+	    !tc_pump_until(is_welcomed_or_closed, t, HARNESS_GUARD_MS) || !t->welcomed) {
+		tc_close(t);
+		return NULL;
+	}
+	return t;
+}
+
+typedef struct list_wait {
+	tc *t;
+	uint32_t request_id;
+} list_wait;
+
+static bool list_arrived(void *ctx) {
+	const list_wait *w = ctx;
+	return w->t->world_list_request == w->request_id || w->t->closed;
+}
+
+bool tc_list_worlds(tc *t) {
+	int64_t id = crowd_client_list_worlds(t->client);
+	if (id < 0) return false;
+	list_wait w = {t, (uint32_t)id};
+	return tc_pump_until(list_arrived, &w, HARNESS_GUARD_MS) && t->world_list_request == (uint32_t)id;
+}
+
+const crowd_v1_WorldInfo *tc_world(const tc *t, const char *name) {
+	for (uint32_t i = 0; i < t->world_count; i++)
+		if (strcmp(t->worlds[i].name, name) == 0) return &t->worlds[i];
+	return NULL;
 }
 
 void tc_close(tc *t) {

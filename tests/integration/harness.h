@@ -85,6 +85,11 @@ typedef struct tc {
 	uint64_t missed_snapshots; /* ticks skipped beyond the divisor */
 	uint32_t divisor;          /* expected tick step between snapshots (1 = every tick) */
 	uint64_t last_state_hash;
+	uint32_t last_world_agent_count;
+	/* the last WorldList (minor 2) */
+	uint32_t world_list_request; /* its request_id (0: none yet) */
+	uint32_t world_count, max_worlds;
+	crowd_v1_WorldInfo worlds[16];
 } tc;
 
 /** Connect to 127.0.0.1:port (recv_buffer 0 = default), registered for
@@ -92,6 +97,13 @@ typedef struct tc {
 tc *tc_open(uint16_t port, int recv_buffer, bool pumped);
 /** tc_open + Hello(token) + wait for Welcome. NULL on failure. */
 tc *tc_connect(uint16_t port, const char *token, bool keep_agents);
+/** tc_connect in the world `world` (Hello.world; NULL: none named). NULL when
+ * no Welcome came (the client is closed then). */
+tc *tc_connect_world(uint16_t port, const char *token, const char *world, bool keep_agents);
+/** ListWorlds, and wait for its WorldList in t->worlds; false if none came. */
+bool tc_list_worlds(tc *t);
+/** The world `name` in t's last WorldList, or NULL. */
+const crowd_v1_WorldInfo *tc_world(const tc *t, const char *name);
 /** Close and unregister. */
 void tc_close(tc *t);
 

@@ -191,6 +191,47 @@ static void test_crowdctl_usage_and_unreachable_server(void **state) {
 	free(out);
 }
 
+/* world create, list, --world NAME with any command, world close, end to end */
+static void test_crowdctl_worlds(void **state) {
+	(void)state;
+	int code;
+	char *out = crowdctl(&code, (const char *[]){"world", "create", "ctl-arena", "--tick-rate", "15", "--bounds",
+	                                             "-40,-40,40,40", "--avoidance", "reference", NULL});
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(out, "\"ok\":true"));
+	free(out);
+	out = crowdctl(&code, (const char *[]){"world", "create", "ctl-arena", NULL});
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(out, "\"code\":\"ERROR_WORLD_EXISTS\""));
+	free(out);
+	out = crowdctl(&code, (const char *[]){"--world", "ctl-arena", "spawn", "--count", "7", "--at", "0,0", NULL});
+	assert_int_equal(code, 0);
+	uint32_t ids[8];
+	assert_int_equal(json_ids(out, "ids", ids, 8), 7);
+	free(out);
+	out = crowdctl(&code, (const char *[]){"--world", "ctl-arena", "watch", "--count", "1", NULL});
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(out, "\"world_agents\":7"));
+	free(out);
+	out = crowdctl(&code, (const char *[]){"world", "list", NULL});
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(out, "{\"name\":\"ctl-arena\",\"agents\":7,\"clients\":"));
+	assert_non_null(strstr(out, "\"tick_rate\":15"));
+	assert_non_null(strstr(out, "{\"name\":\"default\""));
+	free(out);
+	out = crowdctl(&code, (const char *[]){"--world", "ctl-nowhere", "ping", NULL});
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(out, "\"code\":\"ERROR_NO_SUCH_WORLD\""));
+	free(out);
+	out = crowdctl(&code, (const char *[]){"world", "close", "ctl-arena", "--delete-data", NULL});
+	assert_int_equal(code, 0);
+	free(out);
+	out = crowdctl(&code, (const char *[]){"world", "list", NULL});
+	assert_int_equal(code, 0);
+	assert_null(strstr(out, "ctl-arena"));
+	free(out);
+}
+
 /* A server with tokens refuses an unknown one with Error BAD_TOKEN before it
  * closes: crowdctl reports that Error (exit 1), not a lost connection (exit 3). */
 static void test_crowdctl_refused_token(void **state) {
@@ -303,6 +344,7 @@ int main(void) {
 	    cmocka_unit_test(test_crowdctl_json_session),
 	    cmocka_unit_test(test_crowdctl_usage_and_unreachable_server),
 	    cmocka_unit_test(test_crowdctl_refused_token),
+	    cmocka_unit_test(test_crowdctl_worlds),
 	    cmocka_unit_test(test_crowdctl_usage_errors_before_connecting),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);

@@ -78,6 +78,12 @@ static void test_flags(void **state) {
 	                "abc=viewer",
 	                "--token",
 	                "root=admin",
+	                "--token",
+	                "match7=player@arena-7",
+	                "--max-worlds",
+	                "9",
+	                "--world-idle-seconds",
+	                "2.5",
 	                "--world-bounds",
 	                "-10,-20,30,40",
 	                "--log-level",
@@ -90,7 +96,18 @@ static void test_flags(void **state) {
 	assert_int_equal(cfg.workers, 4);
 	assert_int_equal(cfg.max_frame_bytes, 64 * 1024);
 	assert_int_equal(cfg.output_hard_limit, 2 * 1024 * 1024);
-	assert_int_equal(cfg.token_count, 2);
+	assert_int_equal(cfg.token_count, 3);
+	assert_int_equal(cfg.max_worlds, 9);
+	assert_true(cfg.world_idle_seconds == 2.5);
+	/* TOKEN=ROLE@WORLD: limited to that world; TOKEN=ROLE: every world */
+	char world[40];
+	assert_int_equal(config_role_for_token(&cfg, "match7"), crowd_v1_Role_ROLE_PLAYER);
+	config_token_world(&cfg, "match7", world, sizeof world);
+	assert_string_equal(world, "arena-7");
+	config_token_world(&cfg, "root", world, sizeof world);
+	assert_string_equal(world, "");
+	config_token_world(&cfg, "nope", world, sizeof world);
+	assert_string_equal(world, "");
 	assert_int_equal(config_role_for_token(&cfg, "abc"), crowd_v1_Role_ROLE_VIEWER);
 	assert_int_equal(config_role_for_token(&cfg, "root"), crowd_v1_Role_ROLE_ADMIN);
 	assert_int_equal(config_role_for_token(&cfg, "nope"), crowd_v1_Role_ROLE_UNSPECIFIED);
@@ -137,6 +154,11 @@ static void test_flag_errors(void **state) {
 	expect_error("--listen", ":80");
 	expect_error("--token", "secret");
 	expect_error("--token", "secret=king");
+	expect_error("--token", "secret=player@");
+	expect_error("--token", "secret=player@../etc");
+	expect_error("--token", "secret=king@arena");
+	expect_error("--max-worlds", "0");
+	expect_error("--world-idle-seconds", "0");
 	expect_error("--world-bounds", "1,2,3");
 	expect_error("--world-bounds", "10,0,0,10");
 	expect_error("--max-frame", "12q");
