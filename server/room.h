@@ -11,12 +11,12 @@
  * the default steps its engine with one worker, so many rooms do not make many
  * engine pools). A step that overruns delays only its own room's next tick:
  * the other rooms' timers fire on the loop, which the step never blocks, and
- * their steps take the pool's other threads. A world (other than the
- * default) whose step takes more than half its period steps on the server's
- * step lane instead (step_lane.h): one thread at a lower CPU priority, so that
- * when the cores are short the kernel serves the light worlds' steps first,
- * and the heavy world slows itself; below a quarter of its period it returns
- * to the pool.
+ * their steps take the pool's other threads. With --heavy-world-nice, a
+ * world (other than the default) whose step takes more than half its period
+ * steps on the server's step lane instead (step_lane.h): one thread at a lower
+ * CPU priority, so that when the cores are short the kernel serves the light
+ * worlds' steps first, and the heavy world slows itself; below a quarter of
+ * its period it returns to the pool.
  *
  * Threading: the loop thread, except step_work on a pool thread (then the
  * room's sim is the step's until step_done). */
