@@ -111,8 +111,8 @@ static void place_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 	}
 }
 
-/* One part: count, sum and place in one pass each (fewer passes than the
- * parts' way, which needs a row per part and the sums in blocks). */
+/* One part: count, sum and place in one pass each, in start itself (the
+ * parts' way needs a row of counts and one of cursors per part). */
 static void build_whole(grid_job *j)
 {
 	orca_query_grid *g = j->g;
