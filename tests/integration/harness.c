@@ -8,7 +8,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #ifndef CROWD_SERVER_PATH
 #error "CROWD_SERVER_PATH must name the crowd-server binary"
@@ -556,4 +561,16 @@ int64_t tc_spawn_grid(tc *t, uint32_t n, uint32_t cols, float x0, float y0, floa
 	int64_t id = crowd_client_spawn(t->client, specs, n);
 	free(specs);
 	return id;
+}
+
+void tc_assert_ack(const tc_answer *a) {
+	assert_non_null(a);
+	if (!a->ok) fail_msg("expected an Ack, got %s (%s)", crowd_client_error_name(a->code), a->message);
+}
+
+void tc_assert_error(const tc_answer *a, int code) {
+	assert_non_null(a);
+	if (a->ok || a->code != code)
+		fail_msg("expected %s, got %s (%s)", crowd_client_error_name(code),
+		         a->ok ? "Ack" : crowd_client_error_name(a->code), a->message);
 }

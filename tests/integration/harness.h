@@ -115,6 +115,10 @@ bool tc_pump_until(bool (*done)(void *ctx), void *ctx, int guard_ms);
 /** The answer to request_id, pumping until it arrives, the client closes or
  * the guard passes; NULL if none came. Negative request_id (a send failure) gives NULL. */
 const tc_answer *tc_await(tc *t, int64_t request_id);
+/** cmocka checks of an answer: an Ack, or an Error with this code (failing
+ * with what came instead). */
+void tc_assert_ack(const tc_answer *a);
+void tc_assert_error(const tc_answer *a, int code);
 /** Pump until the client is closed (guarded); true if it closed. */
 bool tc_await_closed(tc *t);
 /** Pump until an unasked Error arrives or the client closes; returns its code or -1. */

@@ -68,13 +68,6 @@ static uint32_t world_agents(void) {
 	return crowd_client_latest_snapshot(watcher->client)->world_agent_count;
 }
 
-static void assert_error(const tc_answer *a, int code) {
-	assert_non_null(a);
-	if (a->ok || a->code != code)
-		fail_msg("expected %s, got %s (%s)", crowd_client_error_name(code),
-		         a->ok ? "Ack" : crowd_client_error_name(a->code), a->message);
-}
-
 static void assert_code(int got, int want) {
 	if (got != want)
 		fail_msg("expected %s, got %s", crowd_client_error_name(want),
@@ -197,7 +190,7 @@ static void test_non_finite_numbers(void **state) {
 		if (b == 1) specs[2].has_target = true, specs[2].target.x = bad[b];
 		if (b == 2) specs[2].has_radius = true, specs[2].radius = bad[b];
 		const tc_answer *a = tc_await(t, crowd_client_spawn(t->client, specs, 3));
-		assert_error(a, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+		tc_assert_error(a, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 		assert_int_equal(a->index, 2);
 	}
 	assert_int_equal(world_agents(), before); /* all or nothing */
@@ -206,24 +199,24 @@ static void test_non_finite_numbers(void **state) {
 	assert_true(a && a->ok && a->ids_count == 2);
 	uint32_t ids[2] = {a->ids[0], a->ids[1]};
 	float fine = 1.0f, nan = NAN, inf = INFINITY;
-	assert_error(tc_await(t, crowd_client_set_targets(t->client, ids, 1, &nan, &fine, 1)),
+	tc_assert_error(tc_await(t, crowd_client_set_targets(t->client, ids, 1, &nan, &fine, 1)),
 	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
-	assert_error(tc_await(t, crowd_client_set_targets(t->client, ids, 1, &fine, &inf, 1)),
+	tc_assert_error(tc_await(t, crowd_client_set_targets(t->client, ids, 1, &fine, &inf, 1)),
 	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
-	assert_error(tc_await(t, crowd_client_set_velocities(t->client, ids, 2, &inf, &fine, 1)),
+	tc_assert_error(tc_await(t, crowd_client_set_velocities(t->client, ids, 2, &inf, &fine, 1)),
 	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 	const float ox[] = {0.0f, 1.0f, NAN}, oy[] = {600.0f, 600.0f, 601.0f};
-	assert_error(tc_await(t, crowd_client_add_obstacle(t->client, ox, oy, 3)),
+	tc_assert_error(tc_await(t, crowd_client_add_obstacle(t->client, ox, oy, 3)),
 	             crowd_v1_ErrorCode_ERROR_BAD_POLYGON);
 	crowd_v1_Rect area = {0.0f, 0.0f, INFINITY, 10.0f};
 	area.max_y = NAN;
-	assert_error(tc_await(t, crowd_client_subscribe(t->client, &area, 1)),
+	tc_assert_error(tc_await(t, crowd_client_subscribe(t->client, &area, 1)),
 	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 	/* Finite but out of range. */
 	crowd_v1_AgentSpec negative = crowd_v1_AgentSpec_init_zero;
 	negative.has_radius = true;
 	negative.radius = -1.0f;
-	assert_error(tc_await(t, crowd_client_spawn(t->client, &negative, 1)),
+	tc_assert_error(tc_await(t, crowd_client_spawn(t->client, &negative, 1)),
 	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 	assert_false(t->closed);
 	tc_close(t);
@@ -268,14 +261,14 @@ static void test_million_agent_spawn(void **state) {
 	t = tc_connect(server.port, NULL, false);
 	assert_non_null(t);
 	send_huge_spawn(t, 78, MAX_BATCH + 1000);
-	assert_error(tc_await(t, 78), crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
+	tc_assert_error(tc_await(t, 78), crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
 	send_huge_spawn(t, 79, 400000);
-	assert_error(tc_await(t, 79), crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
+	tc_assert_error(tc_await(t, 79), crowd_v1_ErrorCode_ERROR_LIMIT_BATCH);
 	assert_int_equal(world_agents(), before);
 
 	/* Under the batch limit but over the world's agent limit. */
 	const tc_answer *a = tc_await(t, tc_spawn_grid(t, MAX_AGENTS + 1, 60, -900.0f, -900.0f, 4.0f, 0));
-	assert_error(a, crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_WORLD);
+	tc_assert_error(a, crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_WORLD);
 	assert_int_equal(world_agents(), before);
 	assert_false(t->closed);
 	tc_close(t);
@@ -288,23 +281,23 @@ static void test_unknown_and_stale_ids(void **state) {
 	assert_non_null(t);
 	uint32_t unknown = 0x000ffff0u;
 	float x = 0.0f, y = 0.0f;
-	assert_error(tc_await(t, crowd_client_set_targets(t->client, &unknown, 1, &x, &y, 1)),
+	tc_assert_error(tc_await(t, crowd_client_set_targets(t->client, &unknown, 1, &x, &y, 1)),
 	             crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
-	assert_error(tc_await(t, crowd_client_remove_agents(t->client, &unknown, 1)),
+	tc_assert_error(tc_await(t, crowd_client_remove_agents(t->client, &unknown, 1)),
 	             crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
-	assert_error(tc_await(t, crowd_client_remove_obstacle(t->client, 4242)), crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
+	tc_assert_error(tc_await(t, crowd_client_remove_obstacle(t->client, 4242)), crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
 
 	const tc_answer *a = tc_await(t, tc_spawn_grid(t, 1, 1, 700.0f, 700.0f, 1.0f, 0));
 	assert_true(a && a->ok && a->ids_count == 1);
 	uint32_t id = a->ids[0];
 	assert_true(tc_await(t, crowd_client_remove_agents(t->client, &id, 1))->ok);
-	assert_error(tc_await(t, crowd_client_set_targets(t->client, &id, 1, &x, &y, 1)),
+	tc_assert_error(tc_await(t, crowd_client_set_targets(t->client, &id, 1, &x, &y, 1)),
 	             crowd_v1_ErrorCode_ERROR_STALE_ID);
-	assert_error(tc_await(t, crowd_client_remove_agents(t->client, &id, 1)), crowd_v1_ErrorCode_ERROR_STALE_ID);
+	tc_assert_error(tc_await(t, crowd_client_remove_agents(t->client, &id, 1)), crowd_v1_ErrorCode_ERROR_STALE_ID);
 	/* Mismatched parallel arrays. */
 	uint32_t two[2] = {unknown, unknown};
 	float xs[2] = {0.0f, 1.0f};
-	assert_error(tc_await(t, crowd_client_set_targets(t->client, two, 1, xs, xs, 2)),
+	tc_assert_error(tc_await(t, crowd_client_set_targets(t->client, two, 1, xs, xs, 2)),
 	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 	assert_false(t->closed);
 	tc_close(t);
@@ -318,13 +311,13 @@ static void test_unknown_messages_and_versions(void **state) {
 	/* A ClientMessage with a request_id and no oneof case. */
 	const uint8_t empty[] = {0x08, 0x05};
 	send_frame(t, empty, sizeof empty);
-	assert_error(tc_await(t, 5), crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
+	tc_assert_error(tc_await(t, 5), crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
 	/* An oneof case from the future (field 30, varint). */
 	const uint8_t future[] = {0x08, 0x06, 0xf0, 0x01, 0x01};
 	send_frame(t, future, sizeof future);
-	assert_error(tc_await(t, 6), crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
+	tc_assert_error(tc_await(t, 6), crowd_v1_ErrorCode_ERROR_UNKNOWN_MESSAGE);
 	/* A second Hello. */
-	assert_error(tc_await(t, crowd_client_hello(t->client, NULL, "again", false)),
+	tc_assert_error(tc_await(t, crowd_client_hello(t->client, NULL, "again", false)),
 	             crowd_v1_ErrorCode_ERROR_ALREADY_HELLO);
 	assert_false(t->closed);
 	tc_close(t);
@@ -335,7 +328,7 @@ static void test_unknown_messages_and_versions(void **state) {
 	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
 	m.which_msg = crowd_v1_ClientMessage_hello_tag;
 	m.msg.hello.protocol_major = CROWD_PROTOCOL_MAJOR + 1;
-	assert_error(tc_await(t, crowd_client_send_message(t->client, &m)),
+	tc_assert_error(tc_await(t, crowd_client_send_message(t->client, &m)),
 	             crowd_v1_ErrorCode_ERROR_UNSUPPORTED_VERSION);
 	assert_true(tc_await_closed(t));
 	tc_close(t);

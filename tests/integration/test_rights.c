@@ -40,13 +40,6 @@ static int stop_server(void **state) {
 	return 0;
 }
 
-static void assert_error(const tc_answer *a, int code) {
-	assert_non_null(a);
-	if (a->ok || a->code != code)
-		fail_msg("expected %s, got %s (%s)", crowd_client_error_name(code),
-		         a->ok ? "Ack" : crowd_client_error_name(a->code), a->message);
-}
-
 static int find_index(const crowd_client_snapshot *s, uint32_t id) {
 	for (uint32_t i = 0; i < s->count; i++)
 		if (s->id[i] == id) return (int)i;
@@ -68,18 +61,18 @@ static void test_player_cannot_touch_another_players_agents(void **state) {
 	memcpy(ids, a->ids, sizeof ids);
 	float x = 50.0f, y = 50.0f, vx = 1.0f, vy = 0.0f;
 
-	assert_error(tc_await(p2, crowd_client_set_targets(p2->client, ids, 3, &x, &y, 1)),
+	tc_assert_error(tc_await(p2, crowd_client_set_targets(p2->client, ids, 3, &x, &y, 1)),
 	             crowd_v1_ErrorCode_ERROR_NOT_OWNER);
-	assert_error(tc_await(p2, crowd_client_set_velocities(p2->client, ids, 3, &vx, &vy, 1)),
+	tc_assert_error(tc_await(p2, crowd_client_set_velocities(p2->client, ids, 3, &vx, &vy, 1)),
 	             crowd_v1_ErrorCode_ERROR_NOT_OWNER);
-	assert_error(tc_await(p2, crowd_client_remove_agents(p2->client, &ids[1], 1)),
+	tc_assert_error(tc_await(p2, crowd_client_remove_agents(p2->client, &ids[1], 1)),
 	             crowd_v1_ErrorCode_ERROR_NOT_OWNER);
 	/* One foreign id in a batch of its own spoils the batch (all or nothing). */
 	a = tc_await(p2, tc_spawn_grid(p2, 1, 1, 0.0f, 20.0f, 1.0f, 0));
 	assert_true(a && a->ok && a->ids_count == 1);
 	uint32_t mixed[2] = {a->ids[0], ids[0]};
 	const tc_answer *e = tc_await(p2, crowd_client_remove_agents(p2->client, mixed, 2));
-	assert_error(e, crowd_v1_ErrorCode_ERROR_NOT_OWNER);
+	tc_assert_error(e, crowd_v1_ErrorCode_ERROR_NOT_OWNER);
 	assert_int_equal(e->index, 1);
 
 	/* Nothing moved or vanished: p2 sees p1's agents, still p1's, still still. */
@@ -113,13 +106,13 @@ static void test_viewer_cannot_spawn_or_command(void **state) {
 	tc *v = tc_connect(server.port, "view-secret", false);
 	assert_non_null(v);
 	assert_int_equal(v->welcome.role, crowd_v1_Role_ROLE_VIEWER);
-	assert_error(tc_await(v, tc_spawn_grid(v, 1, 1, 0.0f, 0.0f, 1.0f, 0)),
+	tc_assert_error(tc_await(v, tc_spawn_grid(v, 1, 1, 0.0f, 0.0f, 1.0f, 0)),
 	             crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED);
 	uint32_t id = 1;
 	float x = 0.0f, y = 0.0f;
-	assert_error(tc_await(v, crowd_client_set_targets(v->client, &id, 1, &x, &y, 1)),
+	tc_assert_error(tc_await(v, crowd_client_set_targets(v->client, &id, 1, &x, &y, 1)),
 	             crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED);
-	assert_error(tc_await(v, crowd_client_remove_agents(v->client, &id, 1)),
+	tc_assert_error(tc_await(v, crowd_client_remove_agents(v->client, &id, 1)),
 	             crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED);
 	/* What a viewer may do: subscribe and ping. */
 	assert_true(tc_await(v, crowd_client_subscribe(v->client, NULL, 1))->ok);
@@ -135,12 +128,12 @@ static void test_obstacles_are_admin_only(void **state) {
 	tc *adm = tc_connect(server.port, "adm-secret", false);
 	assert_non_null(p);
 	assert_non_null(adm);
-	assert_error(tc_await(p, crowd_client_add_obstacle(p->client, x, y, 4)),
+	tc_assert_error(tc_await(p, crowd_client_add_obstacle(p->client, x, y, 4)),
 	             crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED);
 	const tc_answer *a = tc_await(adm, crowd_client_add_obstacle(adm->client, x, y, 4));
 	assert_true(a && a->ok && a->ids_count == 1);
 	uint32_t obstacle = a->ids[0];
-	assert_error(tc_await(p, crowd_client_remove_obstacle(p->client, obstacle)),
+	tc_assert_error(tc_await(p, crowd_client_remove_obstacle(p->client, obstacle)),
 	             crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED);
 	assert_true(tc_await(adm, crowd_client_remove_obstacle(adm->client, obstacle))->ok);
 	tc_close(adm);
@@ -153,7 +146,7 @@ static void test_bad_token_is_refused_and_closed(void **state) {
 	assert_non_null(t);
 	assert_true(crowd_client_hello(t->client, "wrong", "itest", false) > 0);
 	const tc_answer *a = tc_await(t, 1);
-	assert_error(a, crowd_v1_ErrorCode_ERROR_BAD_TOKEN);
+	tc_assert_error(a, crowd_v1_ErrorCode_ERROR_BAD_TOKEN);
 	assert_true(tc_await_closed(t));
 	assert_false(t->welcomed);
 	tc_close(t);
@@ -164,7 +157,7 @@ static void test_commands_before_hello_are_refused(void **state) {
 	tc *t = tc_open(server.port, 0, true);
 	assert_non_null(t);
 	int64_t req = tc_spawn_grid(t, 1, 1, 0.0f, 0.0f, 1.0f, 0);
-	assert_error(tc_await(t, req), crowd_v1_ErrorCode_ERROR_HELLO_REQUIRED);
+	tc_assert_error(tc_await(t, req), crowd_v1_ErrorCode_ERROR_HELLO_REQUIRED);
 	assert_false(t->welcomed);
 	tc_close(t);
 }

@@ -36,18 +36,6 @@ static int stop_server(void **state) {
 	return 0;
 }
 
-static void assert_error(const tc_answer *a, int code) {
-	assert_non_null(a);
-	if (a->ok || a->code != code)
-		fail_msg("expected %s, got %s (%s)", crowd_client_error_name(code),
-		         a->ok ? "Ack" : crowd_client_error_name(a->code), a->message);
-}
-
-static void assert_ack(const tc_answer *a) {
-	assert_non_null(a);
-	if (!a->ok) fail_msg("expected an Ack, got %s (%s)", crowd_client_error_name(a->code), a->message);
-}
-
 static crowd_v1_WorldSettings small_world(void) {
 	crowd_v1_WorldSettings s = crowd_v1_WorldSettings_init_zero;
 	s.tick_rate = 20;
@@ -92,7 +80,7 @@ static void test_create_list_join_close(void **state) {
 	const uint32_t before = admin->world_count;
 
 	const crowd_v1_WorldSettings s = small_world();
-	assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "lobby-1", &s)));
+	tc_assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "lobby-1", &s)));
 	assert_true(tc_list_worlds(admin));
 	assert_int_equal(admin->world_count, before + 1);
 	const crowd_v1_WorldInfo *w = tc_world(admin, "lobby-1");
@@ -110,26 +98,26 @@ static void test_create_list_join_close(void **state) {
 	assert_string_equal(p->welcome.world, "lobby-1");
 	assert_int_equal(p->welcome.tick_rate_hz, 20);
 	assert_true(p->welcome.world_bounds.max_x == 50.0f);
-	assert_ack(tc_await(p, tc_spawn_grid(p, 3, 3, 0, 0, 3, 0)));
+	tc_assert_ack(tc_await(p, tc_spawn_grid(p, 3, 3, 0, 0, 3, 0)));
 	/* its bounds, not the server's, decide what is inside */
-	assert_error(tc_await(p, tc_spawn_grid(p, 1, 1, 80, 80, 1, 0)), crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	tc_assert_error(tc_await(p, tc_spawn_grid(p, 1, 1, 80, 80, 1, 0)), crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 	crowd_v1_WorldSettings wide = small_world();
 	wide.bounds_min_x = wide.bounds_min_y = -500;
 	wide.bounds_max_x = wide.bounds_max_y = 500;
-	assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "wide", &wide)));
+	tc_assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "wide", &wide)));
 	tc *q = tc_connect_world(server.port, "pl", "wide", false);
 	assert_non_null(q);
-	assert_ack(tc_await(q, tc_spawn_grid(q, 1, 1, 300, 300, 1, 0)));
+	tc_assert_ack(tc_await(q, tc_spawn_grid(q, 1, 1, 300, 300, 1, 0)));
 	tc_close(q);
-	assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "wide", true)));
+	tc_assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "wide", true)));
 	/* JoinWorld while owning agents: refused, nothing moves */
-	assert_error(tc_await(p, crowd_client_join_world(p->client, "default")),
+	tc_assert_error(tc_await(p, crowd_client_join_world(p->client, "default")),
 	             crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
 	assert_true(tc_list_worlds(admin));
 	assert_int_equal(tc_world(admin, "lobby-1")->clients, 1);
 
 	/* CloseWorld: its client is told and closed, the list no longer has it */
-	assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "lobby-1", false)));
+	tc_assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "lobby-1", false)));
 	assert_int_equal(tc_await_unasked_error(p), crowd_v1_ErrorCode_ERROR_WORLD_CLOSED);
 	assert_true(tc_await_closed(p));
 	assert_true(tc_list_worlds(admin));
@@ -152,7 +140,7 @@ static void test_refused_requests_change_nothing(void **state) {
 	                           "tab\there", "x\x01", "123456789012345678901234567890123" /* 33 bytes */};
 	for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
 		assert_false(crowd_world_name_valid(bad_names[i]));
-		assert_error(tc_await(admin, create_raw(admin, bad_names[i], NULL)),
+		tc_assert_error(tc_await(admin, create_raw(admin, bad_names[i], NULL)),
 		             crowd_v1_ErrorCode_ERROR_BAD_WORLD_NAME);
 	}
 	assert_true(crowd_world_name_valid("12345678901234567890123456789012")); /* 32 bytes */
@@ -162,31 +150,31 @@ static void test_refused_requests_change_nothing(void **state) {
 
 	crowd_v1_WorldSettings s = small_world();
 	s.tick_rate = 31; /* above the server's 30 */
-	assert_error(tc_await(admin, crowd_client_create_world(admin->client, "fast", &s)),
+	tc_assert_error(tc_await(admin, crowd_client_create_world(admin->client, "fast", &s)),
 	             crowd_v1_ErrorCode_ERROR_BAD_WORLD_SETTINGS);
 	s = small_world();
 	s.bounds_max_x = -60; /* min > max */
-	assert_error(tc_await(admin, crowd_client_create_world(admin->client, "inside-out", &s)),
+	tc_assert_error(tc_await(admin, crowd_client_create_world(admin->client, "inside-out", &s)),
 	             crowd_v1_ErrorCode_ERROR_BAD_WORLD_SETTINGS);
 	s = small_world();
 	s.bounds_max_y = 1e7f;
-	assert_error(tc_await(admin, crowd_client_create_world(admin->client, "huge", &s)),
+	tc_assert_error(tc_await(admin, crowd_client_create_world(admin->client, "huge", &s)),
 	             crowd_v1_ErrorCode_ERROR_BAD_WORLD_SETTINGS);
 	s = small_world();
 	s.max_agents = 100001; /* above --max-agents */
-	assert_error(tc_await(admin, crowd_client_create_world(admin->client, "crowded", &s)),
+	tc_assert_error(tc_await(admin, crowd_client_create_world(admin->client, "crowded", &s)),
 	             crowd_v1_ErrorCode_ERROR_BAD_WORLD_SETTINGS);
 	s = small_world();
 	s.avoidance = (crowd_v1_Avoidance)7;
-	assert_error(tc_await(admin, crowd_client_create_world(admin->client, "odd", &s)),
+	tc_assert_error(tc_await(admin, crowd_client_create_world(admin->client, "odd", &s)),
 	             crowd_v1_ErrorCode_ERROR_BAD_WORLD_SETTINGS);
-	assert_error(tc_await(admin, crowd_client_create_world(admin->client, "arena", NULL)),
+	tc_assert_error(tc_await(admin, crowd_client_create_world(admin->client, "arena", NULL)),
 	             crowd_v1_ErrorCode_ERROR_WORLD_EXISTS);
-	assert_error(tc_await(admin, crowd_client_close_world(admin->client, "default", true)),
+	tc_assert_error(tc_await(admin, crowd_client_close_world(admin->client, "default", true)),
 	             crowd_v1_ErrorCode_ERROR_WORLD_FORBIDDEN);
-	assert_error(tc_await(admin, crowd_client_close_world(admin->client, "nowhere", false)),
+	tc_assert_error(tc_await(admin, crowd_client_close_world(admin->client, "nowhere", false)),
 	             crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD);
-	assert_error(tc_await(admin, crowd_client_join_world(admin->client, "nowhere")),
+	tc_assert_error(tc_await(admin, crowd_client_join_world(admin->client, "nowhere")),
 	             crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD);
 	assert_same_list(admin, count);
 
@@ -195,9 +183,9 @@ static void test_refused_requests_change_nothing(void **state) {
 	tc *v = tc_connect(server.port, "view", false);
 	assert_non_null(p);
 	assert_non_null(v);
-	assert_error(tc_await(p, crowd_client_create_world(p->client, "mine", NULL)),
+	tc_assert_error(tc_await(p, crowd_client_create_world(p->client, "mine", NULL)),
 	             crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED);
-	assert_error(tc_await(v, crowd_client_close_world(v->client, "arena", false)),
+	tc_assert_error(tc_await(v, crowd_client_close_world(v->client, "arena", false)),
 	             crowd_v1_ErrorCode_ERROR_PERMISSION_DENIED);
 	/* but may list */
 	assert_true(tc_list_worlds(v));
@@ -209,9 +197,9 @@ static void test_refused_requests_change_nothing(void **state) {
 	uint32_t open = count;
 	for (int i = 0; open < 4; i++, open++) {
 		snprintf(name, sizeof name, "fill-%d", i);
-		assert_ack(tc_await(admin, crowd_client_create_world(admin->client, name, NULL)));
+		tc_assert_ack(tc_await(admin, crowd_client_create_world(admin->client, name, NULL)));
 	}
-	assert_error(tc_await(admin, crowd_client_create_world(admin->client, "one-more", NULL)),
+	tc_assert_error(tc_await(admin, crowd_client_create_world(admin->client, "one-more", NULL)),
 	             crowd_v1_ErrorCode_ERROR_LIMIT_WORLDS);
 	assert_same_list(admin, 4);
 	for (int i = 0; i < 4; i++) {
@@ -255,7 +243,7 @@ static void test_token_limited_to_one_world(void **state) {
 	tc_close(t);
 	tc *pa = tc_connect_world(server.port, "pa", "arena", false);
 	assert_non_null(pa);
-	assert_error(tc_await(pa, crowd_client_join_world(pa->client, "default")),
+	tc_assert_error(tc_await(pa, crowd_client_join_world(pa->client, "default")),
 	             crowd_v1_ErrorCode_ERROR_WORLD_FORBIDDEN);
 	assert_string_equal(pa->welcome.world, "arena");
 	tc_close(pa);
@@ -295,31 +283,31 @@ static void test_worlds_are_isolated(void **state) {
 	tc *a = tc_connect(server.port, "pl", false);
 	assert_non_null(a);
 	const tc_answer *spawned = tc_await(a, tc_spawn_grid(a, 4, 2, 10, 10, 3, 2));
-	assert_ack(spawned);
+	tc_assert_ack(spawned);
 	assert_int_equal(spawned->ids_count, 4);
 	uint32_t a_ids[4];
 	memcpy(a_ids, spawned->ids, sizeof a_ids);
 	/* world B (arena): an admin (who may command any agent of its own world) and one agent */
 	tc *b = tc_connect_world(server.port, "adm", "arena", false);
 	assert_non_null(b);
-	assert_ack(tc_await(b, tc_spawn_grid(b, 1, 1, 0, 0, 1, 0)));
-	assert_ack(tc_await(b, crowd_client_subscribe_events(b->client, true, false)));
+	tc_assert_ack(tc_await(b, tc_spawn_grid(b, 1, 1, 0, 0, 1, 0)));
+	tc_assert_ack(tc_await(b, crowd_client_subscribe_events(b->client, true, false)));
 
 	/* by id: A's ids beyond B's one agent are unknown in B */
 	const float tx = 12, ty = 12;
-	assert_error(tc_await(b, crowd_client_set_targets(b->client, &a_ids[3], 1, &tx, &ty, 1)),
+	tc_assert_error(tc_await(b, crowd_client_set_targets(b->client, &a_ids[3], 1, &tx, &ty, 1)),
 	             crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
-	assert_error(tc_await(b, crowd_client_remove_agents(b->client, &a_ids[2], 1)),
+	tc_assert_error(tc_await(b, crowd_client_remove_agents(b->client, &a_ids[2], 1)),
 	             crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
 	/* A's agents are all there, and A's own commands work on them */
-	assert_ack(tc_await(a, crowd_client_set_targets(a->client, a_ids, 4, &tx, &ty, 1)));
+	tc_assert_ack(tc_await(a, crowd_client_set_targets(a->client, a_ids, 4, &tx, &ty, 1)));
 
 	/* by area: B's whole-world subscription counts B's one agent only */
-	assert_ack(tc_await(b, crowd_client_subscribe(b->client, NULL, 1)));
+	tc_assert_ack(tc_await(b, crowd_client_subscribe(b->client, NULL, 1)));
 	agents_wait bw = {b, 1, 0};
 	assert_true(tc_pump_until(agents_seen, &bw, HARNESS_GUARD_MS));
 	assert_int_equal(b->last_world_agent_count, 1);
-	assert_ack(tc_await(a, crowd_client_subscribe(a->client, NULL, 1)));
+	tc_assert_ack(tc_await(a, crowd_client_subscribe(a->client, NULL, 1)));
 	agents_wait aw = {a, 4, 0};
 	assert_true(tc_pump_until(agents_seen, &aw, HARNESS_GUARD_MS));
 
@@ -357,9 +345,9 @@ static void test_join_world_moves_the_subscription(void **state) {
 	ensure_world(admin, "arena");
 	tc *v = tc_connect(server.port, "view", false);
 	assert_non_null(v);
-	assert_ack(tc_await(v, crowd_client_subscribe(v->client, NULL, 1)));
+	tc_assert_ack(tc_await(v, crowd_client_subscribe(v->client, NULL, 1)));
 	assert_true(tc_await_snapshots(v, 1));
-	assert_ack(tc_await(v, crowd_client_join_world(v->client, "arena")));
+	tc_assert_ack(tc_await(v, crowd_client_join_world(v->client, "arena")));
 	/* the subscription reset with the move: no snapshot of either world comes until it asks */
 	const uint64_t seen = v->snapshots;
 	assert_true(tc_list_worlds(v)); /* a round trip: snapshots due meanwhile would have come first */
@@ -383,10 +371,10 @@ static void test_worlds_survive_a_restart(void **state) {
 	tc *admin = tc_connect(srv.port, NULL, true);
 	assert_non_null(admin);
 	const crowd_v1_WorldSettings s = small_world();
-	assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "kept", &s)));
+	tc_assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "kept", &s)));
 	tc *p = tc_connect_world(srv.port, NULL, "kept", true);
 	assert_non_null(p);
-	assert_ack(tc_await(p, tc_spawn_grid(p, 6, 3, 0, 0, 3, 0)));
+	tc_assert_ack(tc_await(p, tc_spawn_grid(p, 6, 3, 0, 0, 3, 0)));
 	tc_close(p);
 	tc_close(admin);
 	assert_true(WIFEXITED(server_signal_and_wait(&srv, SIGTERM)));
@@ -402,17 +390,17 @@ static void test_worlds_survive_a_restart(void **state) {
 	assert_int_equal(w->tick_rate, 20);
 	assert_true(w->persisted);
 	/* closed with its data kept, created again: it is back as recorded */
-	assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "kept", false)));
+	tc_assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "kept", false)));
 	crowd_v1_WorldSettings other = small_world();
 	other.tick_rate = 10;
-	assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "kept", &other)));
+	tc_assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "kept", &other)));
 	assert_true(tc_list_worlds(admin));
 	w = tc_world(admin, "kept");
 	assert_non_null(w);
 	assert_int_equal(w->agents, 6);
 	assert_int_equal(w->tick_rate, 20);
 	/* closed with its data: gone after the next restart too */
-	assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "kept", true)));
+	tc_assert_ack(tc_await(admin, crowd_client_close_world(admin->client, "kept", true)));
 	tc_close(admin);
 	assert_true(WIFEXITED(server_signal_and_wait(&srv, SIGTERM)));
 	server_stop(&srv);
@@ -446,25 +434,25 @@ static void test_idle_world_closes(void **state) {
 	assert_true(server_start(&srv, args));
 	tc *admin = tc_connect(srv.port, NULL, false);
 	assert_non_null(admin);
-	assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "brief", NULL)));
+	tc_assert_ack(tc_await(admin, crowd_client_create_world(admin->client, "brief", NULL)));
 	/* a world with an agent in it stays open */
 	tc *p = tc_connect_world(srv.port, NULL, "brief", true);
 	assert_non_null(p);
-	assert_ack(tc_await(p, tc_spawn_grid(p, 1, 1, 0, 0, 1, 0)));
+	tc_assert_ack(tc_await(p, tc_spawn_grid(p, 1, 1, 0, 0, 1, 0)));
 	const uint64_t tick = p->welcome.tick;
 	tc_close(p);
 	tc *v = tc_connect_world(srv.port, NULL, "brief", false);
 	assert_non_null(v);
-	assert_ack(tc_await(v, crowd_client_subscribe(v->client, NULL, 1)));
+	tc_assert_ack(tc_await(v, crowd_client_subscribe(v->client, NULL, 1)));
 	/* 0.3 s at 30 Hz is 9 ticks: 20 ticks later it is still open, with its agent */
 	assert_true(tc_await_tick(v, tick + 30));
 	assert_true(tc_list_worlds(admin));
 	assert_non_null(tc_world(admin, "brief"));
 	/* the agent removed and the last client gone: it closes by itself */
-	assert_ack(tc_await(admin, crowd_client_join_world(admin->client, "brief")));
+	tc_assert_ack(tc_await(admin, crowd_client_join_world(admin->client, "brief")));
 	const uint32_t id = 1;
-	assert_ack(tc_await(admin, crowd_client_remove_agents(admin->client, &id, 1)));
-	assert_ack(tc_await(admin, crowd_client_join_world(admin->client, "default")));
+	tc_assert_ack(tc_await(admin, crowd_client_remove_agents(admin->client, &id, 1)));
+	tc_assert_ack(tc_await(admin, crowd_client_join_world(admin->client, "default")));
 	tc_close(v);
 	gone_wait g = {admin, "brief"};
 	assert_true(tc_pump_until(world_gone, &g, HARNESS_GUARD_MS));
