@@ -26,7 +26,7 @@ finish() {
 trap finish EXIT
 
 port=
-for _ in $(seq 100); do
+for _ in $(seq 600); do # poll for the log line; the guard is generous for a busy machine
 	port=$(sed -n 's/.*listening tcp 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$dir/server.log" | head -n1)
 	[ -n "$port" ] && break
 	kill -0 $server_pid 2>/dev/null || { cat "$dir/server.log"; echo "crowd-server died"; exit 1; }
