@@ -219,7 +219,7 @@ static const config_option option_table[] = {
      config_set_u32, OFF(max_agents_per_connection), 1, 1048574, NULL},
     {"max-batch", "limits", "N", "5000", "items in one request (LIMIT_BATCH)", config_set_u32, OFF(max_batch), 1,
      65535, NULL},
-    {"max-obstacles", "limits", "N", "1000", "obstacles in the world", config_set_u32, OFF(max_obstacles), 0,
+    {"max-obstacles", "limits", "N", "1000", "obstacles clients may add to a world (the walls of --map come on top)", config_set_u32, OFF(max_obstacles), 0,
      1048574, NULL},
     {"max-obstacle-vertices", "limits", "N", "256",
      "vertices in one obstacle (BAD_POLYGON); at most 1024, where the validity check stops being n log n",

@@ -6,6 +6,8 @@
 
 #include <crowd/wire.h>
 
+#include "map.h"
+
 void command_queue_push(command_queue *q, command *c) {
 	c->next = NULL;
 	if (q->tail)
@@ -196,10 +198,14 @@ void command_add_obstacle(orca_world *world, const server_config *cfg, const com
                           const command_owners *owners, uint32_t *ids, command_result *out) {
 	(void)owners;
 	const crowd_v1_AddObstacle *m = &cmd->msg.msg.add_obstacle;
-	if (orca_world_obstacle_count(world) >= cfg->max_obstacles) {
-		request_fail(&out->error, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
-		             "the world holds %u obstacles, its limit is %u", orca_world_obstacle_count(world),
-		             cfg->max_obstacles);
+	/* the map's walls (--map) are the server's own: --max-obstacles counts what clients add */
+	const map_def map = map_def_of(cfg);
+	const uint32_t walls = map_wall_count(&map);
+	if (orca_world_obstacle_count(world) >= cfg->max_obstacles + walls) {
+		request_fail(
+		    &out->error, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
+		    "the world holds %u obstacles (%u of them the map's walls), its limit is %u besides the walls",
+		    orca_world_obstacle_count(world), walls, cfg->max_obstacles);
 		return;
 	}
 	orca_vec2 *v = malloc(sizeof *v * m->x_count);

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "config.h"
+#include "map.h"
 
 #define CLIENTS 8
 static uint32_t owned_by[CLIENTS];
@@ -254,6 +255,26 @@ static void test_obstacles(void **state) {
 	assert_int_equal(run(&rm).error.code, crowd_v1_ErrorCode_ERROR_UNKNOWN_ID);
 }
 
+/* The walls of --map do not use up --max-obstacles: clients may still add theirs. */
+static void test_obstacle_limit_besides_map_walls(void **state) {
+	(void)state;
+	cfg.map = CONFIG_MAP_ROOMS;
+	const map_def map = map_def_of(&cfg);
+	assert_true(map_wall_count(&map) > cfg.max_obstacles);
+	assert_int_equal(map_build(&map, world), ORCA_OK);
+	float xs[4] = {0, 1, 1, 0}, ys[4] = {0, 0, 1, 1};
+	command c = {0};
+	c.kind = COMMAND_CLIENT;
+	c.role = crowd_v1_Role_ROLE_ADMIN;
+	c.msg.which_msg = crowd_v1_ClientMessage_add_obstacle_tag;
+	c.msg.msg.add_obstacle = (crowd_v1_AddObstacle){4, xs, 4, ys};
+	assert_int_equal(run(&c).error.code, crowd_v1_ErrorCode_ERROR_NONE);
+	assert_int_equal(run(&c).error.code, crowd_v1_ErrorCode_ERROR_NONE);
+	/* max-obstacles is 2 */
+	assert_int_equal(run(&c).error.code, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(orca_world_obstacle_count(world), map_wall_count(&map) + 2);
+}
+
 static void test_error_mapping(void **state) {
 	(void)state;
 	assert_int_equal(command_error_from_orca(ORCA_OK), crowd_v1_ErrorCode_ERROR_NONE);
@@ -298,6 +319,7 @@ int main(void) {
 	    cmocka_unit_test_setup_teardown(test_drop_owner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_drop_many_owners, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_obstacles, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_obstacle_limit_besides_map_walls, setup, teardown),
 	    cmocka_unit_test(test_error_mapping),
 	    cmocka_unit_test(test_queue_order),
 	};
