@@ -24,6 +24,9 @@ crowd_client_options crowd_client_default_options(void) {
 	o.max_frame = 64u << 20;
 	o.max_output = 16u << 20;
 	o.max_read_per_poll = 4u << 20;
+	o.reconnect.max_attempts = 20;
+	o.reconnect.min_delay_ms = 250;
+	o.reconnect.max_delay_ms = 5000;
 	return o;
 }
 
@@ -66,9 +69,11 @@ int crowd_client_parse_address(const char *address, char *host, size_t host_size
 	return CROWD_CLIENT_OK;
 }
 
-/* One non-blocking connect attempt bounded by the deadline; returns the fd or a
- * negative status (errno in *err). */
-static int connect_one(const struct addrinfo *ai, const crowd_client_options *o, uint64_t deadline_us, int *err) {
+int crowd_client_ms_until(uint64_t deadline_us) {
+	return remaining_ms(0, deadline_us);
+}
+
+int crowd_client_socket_start(const struct addrinfo *ai, const crowd_client_options *o, int *err) {
 	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
 	if (fd < 0) {
 		*err = errno;
@@ -78,12 +83,26 @@ static int connect_one(const struct addrinfo *ai, const crowd_client_options *o,
 		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &o->recv_buffer_bytes, sizeof o->recv_buffer_bytes);
 	int one = 1;
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) return fd;
-	if (errno != EINPROGRESS) {
-		*err = errno;
-		close(fd);
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) return fd;
+	*err = errno;
+	close(fd);
+	return CROWD_CLIENT_ERR_CONNECT;
+}
+
+int crowd_client_socket_finish(int fd, int *err) {
+	int so_error = 0;
+	socklen_t len = sizeof so_error;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) < 0 || so_error != 0) {
+		*err = so_error ? so_error : errno;
 		return CROWD_CLIENT_ERR_CONNECT;
 	}
+	return CROWD_CLIENT_OK;
+}
+
+/* One connect bounded by the deadline; returns the fd or a negative status (errno in *err). */
+static int connect_one(const struct addrinfo *ai, const crowd_client_options *o, uint64_t deadline_us, int *err) {
+	int fd = crowd_client_socket_start(ai, o, err);
+	if (fd < 0) return fd;
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
 		int r = poll(&p, 1, remaining_ms(o->connect_timeout_ms, deadline_us));
@@ -100,43 +119,55 @@ static int connect_one(const struct addrinfo *ai, const crowd_client_options *o,
 		}
 		break;
 	}
-	int so_error = 0;
-	socklen_t len = sizeof so_error;
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) < 0 || so_error != 0) {
-		*err = so_error ? so_error : errno;
+	int s = crowd_client_socket_finish(fd, err);
+	if (s < 0) {
 		close(fd);
-		return CROWD_CLIENT_ERR_CONNECT;
+		return s;
 	}
 	return fd;
 }
 
-int crowd_client_connect(const char *host, uint16_t port, const crowd_client_options *options, crowd_client **out) {
-	if (!host || !out || port == 0) return CROWD_CLIENT_ERR_ARGUMENT;
+/* A blocking connect to one address, each of its resolved addresses in turn. */
+static int connect_address(const client_address *a, const crowd_client_options *o, int *err) {
+	char port_str[8];
+	snprintf(port_str, sizeof port_str, "%u", (unsigned)a->port);
+	struct addrinfo hints;
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	struct addrinfo *list = NULL;
+	if (getaddrinfo(a->host, port_str, &hints, &list) != 0 || !list) return CROWD_CLIENT_ERR_RESOLVE;
+	uint64_t deadline =
+	    crowd_client_now_us() + (uint64_t)(o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 0) * 1000u;
+	int fd = CROWD_CLIENT_ERR_CONNECT;
+	for (const struct addrinfo *ai = list; ai; ai = ai->ai_next) {
+		fd = connect_one(ai, o, deadline, err);
+		if (fd >= 0 || fd == CROWD_CLIENT_ERR_TIMEOUT) break;
+	}
+	freeaddrinfo(list);
+	return fd;
+}
+
+/* Connect to the first address of the list that accepts, and make the client. */
+static int connect_addresses(const client_address *addresses, uint32_t count, const crowd_client_options *options,
+                             crowd_client **out) {
+	if (!out || count == 0) return CROWD_CLIENT_ERR_ARGUMENT;
 	*out = NULL;
 	crowd_client_options o = options ? *options : crowd_client_default_options();
 	crowd_client_options d = crowd_client_default_options();
 	if (o.max_frame == 0) o.max_frame = d.max_frame;
 	if (o.max_output == 0) o.max_output = d.max_output;
 	if (o.max_read_per_poll == 0) o.max_read_per_poll = d.max_read_per_poll;
+	if (o.reconnect.min_delay_ms <= 0) o.reconnect.min_delay_ms = d.reconnect.min_delay_ms;
+	if (o.reconnect.max_delay_ms < o.reconnect.min_delay_ms) o.reconnect.max_delay_ms = o.reconnect.min_delay_ms;
 	if (o.world && o.world[0] && !crowd_world_name_valid(o.world)) return CROWD_CLIENT_ERR_ARGUMENT;
 
-	char port_str[8];
-	snprintf(port_str, sizeof port_str, "%u", (unsigned)port);
-	struct addrinfo hints;
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	struct addrinfo *list = NULL;
-	if (getaddrinfo(host, port_str, &hints, &list) != 0 || !list) return CROWD_CLIENT_ERR_RESOLVE;
-
-	uint64_t deadline =
-	    crowd_client_now_us() + (uint64_t)(o.connect_timeout_ms > 0 ? o.connect_timeout_ms : 0) * 1000u;
 	int fd = CROWD_CLIENT_ERR_CONNECT, err = 0;
-	for (const struct addrinfo *ai = list; ai; ai = ai->ai_next) {
-		fd = connect_one(ai, &o, deadline, &err);
-		if (fd >= 0 || fd == CROWD_CLIENT_ERR_TIMEOUT) break;
+	uint32_t index = 0;
+	for (; index < count; index++) {
+		fd = connect_address(&addresses[index], &o, &err);
+		if (fd >= 0) break;
 	}
-	freeaddrinfo(list);
 	if (fd < 0) {
 		errno = err;
 		return fd;
@@ -151,6 +182,11 @@ int crowd_client_connect(const char *host, uint16_t port, const crowd_client_opt
 	c->options = o;
 	if (o.world) snprintf(c->world, sizeof c->world, "%s", o.world);
 	c->options.world = NULL; /* the caller's string need not outlive the call */
+	memcpy(c->addresses, addresses, count * sizeof *addresses);
+	c->address_count = count;
+	c->address_index = index;
+	c->link = LINK_OPEN;
+	c->jitter_state = crowd_client_now_us() ^ ((uint64_t)(uintptr_t)c << 16) ^ 0x9e3779b97f4a7c15u;
 	c->next_request_id = 1;
 	c->precision = 1.0f;
 	crowd_buf_init(&c->out);
@@ -159,6 +195,31 @@ int crowd_client_connect(const char *host, uint16_t port, const crowd_client_opt
 	crowd_obstacle_set_init(&c->obstacles);
 	*out = c;
 	return CROWD_CLIENT_OK;
+}
+
+int crowd_client_connect(const char *host, uint16_t port, const crowd_client_options *options, crowd_client **out) {
+	if (!host || !out || port == 0) return CROWD_CLIENT_ERR_ARGUMENT;
+	client_address a;
+	size_t n = strlen(host);
+	if (n >= sizeof a.host) return CROWD_CLIENT_ERR_ARGUMENT;
+	memcpy(a.host, host, n + 1);
+	a.port = port;
+	snprintf(a.text, sizeof a.text, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
+	return connect_addresses(&a, 1, options, out);
+}
+
+int crowd_client_connect_list(const char *addresses, const crowd_client_options *options, crowd_client **out) {
+	if (!addresses || !out) return CROWD_CLIENT_ERR_ARGUMENT;
+	*out = NULL;
+	client_address list[CROWD_CLIENT_MAX_ADDRESSES];
+	uint32_t count = 0;
+	int s = crowd_client_set_addresses(list, &count, addresses);
+	if (s < 0) return s;
+	return connect_addresses(list, count, options, out);
+}
+
+const char *crowd_client_address(const crowd_client *c) {
+	return c && c->address_count ? c->addresses[c->address_index].text : "";
 }
 
 static void free_arrays(crowd_client *c) {
@@ -174,8 +235,7 @@ static void free_arrays(crowd_client *c) {
 	c->arrays_cap = 0;
 }
 
-/* The connection is over: remember why, close the socket, tell the caller once. */
-static int fail(crowd_client *c, int status) {
+int crowd_client_end(crowd_client *c, int status) {
 	if (c->state == 0) c->state = status;
 	if (c->fd >= 0) {
 		close(c->fd);
@@ -186,6 +246,32 @@ static int fail(crowd_client *c, int status) {
 		if (c->options.callbacks.on_closed) c->options.callbacks.on_closed(c->options.user, c->state);
 	}
 	return c->state;
+}
+
+/* The connection is over: close the socket; reconnect if the policy says so,
+ * else remember why and tell the caller once. Returns the final status, or
+ * CROWD_CLIENT_ERR_DISCONNECTED while reconnecting. */
+static int fail(crowd_client *c, int status) {
+	if (c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	if (c->state == 0 && c->link == LINK_HELLO) return crowd_client_reconnect_failed(c, status);
+	if (c->state == 0 && c->link == LINK_OPEN && crowd_client_reconnect_begin(c, status))
+		return CROWD_CLIENT_ERR_DISCONNECTED;
+	return crowd_client_end(c, status);
+}
+
+void crowd_client_reset_link(crowd_client *c) {
+	c->out.len = 0;
+	c->write_closed = false;
+	crowd_frame_splitter_free(&c->in);
+	crowd_frame_splitter_init(&c->in, c->options.max_frame);
+	crowd_view_free(&c->view);
+	crowd_view_init(&c->view);
+	crowd_obstacle_set_free(&c->obstacles);
+	crowd_obstacle_set_init(&c->obstacles);
+	c->have_snapshot = false;
 }
 
 /* Write as much queued output as the socket takes now. When the server has
@@ -219,6 +305,12 @@ static int write_some(crowd_client *c) {
 int64_t crowd_client_enqueue(crowd_client *c, crowd_v1_ClientMessage *msg) {
 	if (!c || !msg) return CROWD_CLIENT_ERR_ARGUMENT;
 	if (c->state != 0) return c->state;
+	if (c->link != LINK_OPEN) return CROWD_CLIENT_ERR_DISCONNECTED;
+	return crowd_client_enqueue_own(c, msg);
+}
+
+int64_t crowd_client_enqueue_own(crowd_client *c, crowd_v1_ClientMessage *msg) {
+	if (c->state != 0) return c->state;
 	if (c->write_closed) return CROWD_CLIENT_ERR_CLOSED;
 	if (c->out.len > c->options.max_output) return CROWD_CLIENT_ERR_BUFFER_FULL;
 	uint32_t id = c->next_request_id++;
@@ -229,6 +321,7 @@ int64_t crowd_client_enqueue(crowd_client *c, crowd_v1_ClientMessage *msg) {
 		c->out.len = before;
 		return CROWD_CLIENT_ERR_ENCODE;
 	}
+	crowd_client_remember(c, msg, id);
 	int r = write_some(c);
 	return r < 0 ? r : (int64_t)id;
 }
@@ -236,6 +329,7 @@ int64_t crowd_client_enqueue(crowd_client *c, crowd_v1_ClientMessage *msg) {
 int crowd_client_send_raw(crowd_client *c, const void *data, size_t size) {
 	if (!c || (!data && size)) return CROWD_CLIENT_ERR_ARGUMENT;
 	if (c->state != 0) return c->state;
+	if (c->link != LINK_OPEN) return CROWD_CLIENT_ERR_DISCONNECTED;
 	if (c->write_closed) return CROWD_CLIENT_ERR_CLOSED;
 	if (c->out.len > c->options.max_output) return CROWD_CLIENT_ERR_BUFFER_FULL;
 	if (!crowd_buf_append(&c->out, data, size)) return CROWD_CLIENT_ERR_NO_MEMORY;
@@ -314,19 +408,32 @@ static int dispatch_frame(crowd_client *c, const uint8_t *frame, size_t len) {
 	uint8_t prefix[CROWD_VARINT_MAX];
 	switch (msg.which_msg) {
 	case crowd_v1_ServerMessage_welcome_tag:
+		if (c->link == LINK_HELLO) {
+			/* a reconnect's Welcome: counted only if it is one we take */
+			status = crowd_client_reconnect_accepts(c, &msg.msg.welcome);
+			if (status < 0) break;
+		}
 		c->welcome = msg.msg.welcome;
 		c->have_welcome = true;
+		c->welcomed_once = true;
+		c->welcome.resume_key[sizeof c->welcome.resume_key - 1] = '\0';
+		if (c->welcome.resume_key[0]) memcpy(c->resume_key, c->welcome.resume_key, sizeof c->resume_key);
 		c->precision = msg.msg.welcome.precision > 0 ? (float)msg.msg.welcome.precision : 1.0f;
 		if (cb->on_welcome) cb->on_welcome(user, &c->welcome);
+		if (c->link == LINK_HELLO) crowd_client_reconnect_done(c);
 		break;
 	case crowd_v1_ServerMessage_ack_tag:
 		c->counters.acks_received++;
+		if (crowd_client_own_ack(c, msg.msg.ack.request_id)) break;
 		if (cb->on_ack) cb->on_ack(user, msg.msg.ack.request_id, msg.msg.ack.ids, msg.msg.ack.ids_count);
 		break;
 	case crowd_v1_ServerMessage_error_tag:
 		c->counters.errors_received++;
 		msg.msg.error.message[sizeof msg.msg.error.message - 1] = '\0';
 		if (cb->on_error) cb->on_error(user, &msg.msg.error);
+		/* a reconnect's Hello refused (SERVER_FULL, a standby…): the next address */
+		if (c->link == LINK_HELLO && msg.msg.error.request_id == c->hello_request)
+			status = CROWD_CLIENT_ERR_REFUSED;
 		break;
 	case crowd_v1_ServerMessage_snapshot_tag:
 		c->counters.snapshots_received++;
@@ -366,10 +473,12 @@ static int drain_frames(crowd_client *c, int *dispatched) {
 		if (r == CROWD_FRAME_NEED_MORE) return CROWD_CLIENT_OK;
 		if (r == CROWD_FRAME_TOO_LARGE) return CROWD_CLIENT_ERR_FRAME_TOO_LARGE;
 		if (r != CROWD_FRAME_READY) return CROWD_CLIENT_ERR_PROTOCOL;
+		crowd_client_link link = c->link;
 		int s = dispatch_frame(c, frame, len);
 		if (s < 0) return s;
 		(*dispatched)++;
 		if (c->state != 0) return c->state;
+		if (c->link != link) return CROWD_CLIENT_OK; /* a reconnect finished: later frames next poll */
 	}
 }
 
@@ -400,32 +509,49 @@ static int read_some(crowd_client *c, int *dispatched) {
 int crowd_client_poll(crowd_client *c, int timeout_ms) {
 	if (!c) return CROWD_CLIENT_ERR_ARGUMENT;
 	if (c->state != 0) return c->state;
+	if (c->link == LINK_WAITING || c->link == LINK_CONNECTING) return crowd_client_reconnect_poll(c, timeout_ms);
 	int s = write_some(c);
-	if (s < 0 && c->state != 0) return s;
+	if (c->state != 0) return c->state;
+	if (c->fd < 0) return 0; /* lost while writing: reconnecting */
 	struct pollfd p = {.fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
 	uint64_t deadline = crowd_client_now_us() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000u;
+	bool hello = c->link == LINK_HELLO;
+	if (hello && (timeout_ms < 0 || deadline > c->attempt_deadline_us)) {
+		timeout_ms = crowd_client_ms_until(c->attempt_deadline_us);
+		deadline = c->attempt_deadline_us;
+	}
 	int r;
 	do {
 		r = poll(&p, 1, remaining_ms(timeout_ms, deadline));
 	} while (r < 0 && errno == EINTR);
 	if (r < 0) {
 		c->last_errno = errno;
-		return fail(c, CROWD_CLIENT_ERR_IO);
+		fail(c, CROWD_CLIENT_ERR_IO);
+		return c->state;
 	}
-	if (r == 0) return 0;
+	if (r == 0) {
+		/* no Welcome in time: this attempt failed */
+		if (hello && crowd_client_now_us() >= c->attempt_deadline_us) fail(c, CROWD_CLIENT_ERR_TIMEOUT);
+		return c->state;
+	}
 	if (p.revents & POLLOUT) {
 		s = write_some(c);
-		if (s < 0 && c->state != 0) return s;
+		if (c->state != 0) return c->state;
+		if (c->fd < 0) return 0;
 	}
 	int dispatched = 0;
 	if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
 		s = read_some(c, &dispatched);
 		if (c->state != 0) return c->state;
-		if (s < 0) return fail(c, s);
+		if (s < 0) {
+			fail(c, s);
+			return c->state ? c->state : dispatched;
+		}
 		if (s == 1) {
 			/* Orderly close: a partial frame left over means it was cut short. */
-			return fail(c, crowd_frame_splitter_pending(&c->in) ? CROWD_CLIENT_ERR_PROTOCOL
-			                                                    : CROWD_CLIENT_ERR_CLOSED);
+			fail(c, crowd_frame_splitter_pending(&c->in) ? CROWD_CLIENT_ERR_PROTOCOL
+			                                             : CROWD_CLIENT_ERR_CLOSED);
+			return c->state ? c->state : dispatched;
 		}
 	}
 	return dispatched;
@@ -436,6 +562,7 @@ int crowd_client_flush(crowd_client *c, int timeout_ms) {
 	uint64_t deadline = crowd_client_now_us() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000u;
 	for (;;) {
 		if (c->state != 0) return c->state;
+		if (c->link != LINK_OPEN) return CROWD_CLIENT_ERR_DISCONNECTED;
 		int s = write_some(c);
 		if (s < 0) return s;
 		if (c->out.len == 0) return CROWD_CLIENT_OK;
@@ -477,7 +604,9 @@ static void close_gracefully(crowd_client *c, int timeout_ms) {
 
 void crowd_client_close(crowd_client *c, int flush_timeout_ms) {
 	if (!c) return;
-	if (c->fd >= 0) close_gracefully(c, flush_timeout_ms);
+	if (c->fd >= 0 && c->link == LINK_OPEN) close_gracefully(c, flush_timeout_ms);
+	if (c->fd >= 0) close(c->fd);
+	if (c->resolved) freeaddrinfo(c->resolved);
 	crowd_buf_free(&c->out);
 	crowd_frame_splitter_free(&c->in);
 	crowd_view_free(&c->view);

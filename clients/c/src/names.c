@@ -33,6 +33,12 @@ const char *crowd_client_strerror(int status) {
 		return "output buffer full";
 	case CROWD_CLIENT_ERR_ENCODE:
 		return "cannot encode the message";
+	case CROWD_CLIENT_ERR_UNREACHABLE:
+		return "no address answered within the reconnect attempts";
+	case CROWD_CLIENT_ERR_DISCONNECTED:
+		return "reconnecting: not connected now";
+	case CROWD_CLIENT_ERR_REFUSED:
+		return "the server refused the reconnect's Hello";
 	default:
 		return "unknown status";
 	}

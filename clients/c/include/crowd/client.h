@@ -28,9 +28,13 @@ typedef enum crowd_client_status {
 	CROWD_CLIENT_ERR_PROTOCOL = -7,        /* the server sent bytes that do not decode */
 	CROWD_CLIENT_ERR_FRAME_TOO_LARGE = -8, /* a frame over options.max_frame */
 	CROWD_CLIENT_ERR_NO_MEMORY = -9,
-	CROWD_CLIENT_ERR_TOO_MANY = -10,    /* more items than one message can carry (65535) */
-	CROWD_CLIENT_ERR_BUFFER_FULL = -11, /* unsent output over options.max_output */
-	CROWD_CLIENT_ERR_ENCODE = -12,      /* nanopb refused to encode the message */
+	CROWD_CLIENT_ERR_TOO_MANY = -10,     /* more items than one message can carry (65535) */
+	CROWD_CLIENT_ERR_BUFFER_FULL = -11,  /* unsent output over options.max_output */
+	CROWD_CLIENT_ERR_ENCODE = -12,       /* nanopb refused to encode the message */
+	CROWD_CLIENT_ERR_UNREACHABLE = -13,  /* reconnecting gave up: no Welcome within reconnect.max_attempts */
+	CROWD_CLIENT_ERR_DISCONNECTED = -14, /* reconnecting now: nothing is sent until the next Welcome */
+	CROWD_CLIENT_ERR_REFUSED = -15,      /* a reconnect's Hello was refused (an Error, in on_error) or, with
+	                                        reconnect.require_resumed, answered with a new identity */
 } crowd_client_status;
 
 /** A human-readable text for a crowd_client_status. Never NULL. */
@@ -54,6 +58,23 @@ typedef struct crowd_client_snapshot {
 	size_t frame_bytes;        /* bytes of this snapshot on the wire, prefix included */
 } crowd_client_snapshot;
 
+/** What on_reconnect reports. */
+typedef enum crowd_client_reconnect_kind {
+	CROWD_CLIENT_CONNECTION_LOST = 1, /* the connection to `address` ended with `status`; reconnecting */
+	CROWD_CLIENT_ATTEMPT_FAILED = 2,  /* attempt `attempt` at `address` failed with `status` */
+	CROWD_CLIENT_RECONNECTED = 3,     /* `address` welcomed us; `resumed`: the same client_id and agents */
+} crowd_client_reconnect_kind;
+
+typedef struct crowd_client_reconnect_event {
+	crowd_client_reconnect_kind kind;
+	const char *address; /* "HOST:PORT" as given; valid during the call */
+	int status;          /* LOST, ATTEMPT_FAILED: why (a crowd_client_status) */
+	uint32_t attempt;    /* attempts since the connection was lost, this one included */
+	int next_delay_ms;   /* LOST, ATTEMPT_FAILED: wait before the next attempt (-1: none, given up) */
+	bool resumed;        /* RECONNECTED: Welcome.resumed */
+	uint32_t client_id;  /* RECONNECTED: Welcome.client_id */
+} crowd_client_reconnect_event;
+
 /** Callbacks, all optional. They run inside crowd_client_poll(); they may send
  * commands but must not close the client. Pointers are valid only during the call. */
 typedef struct crowd_client_callbacks {
@@ -63,7 +84,10 @@ typedef struct crowd_client_callbacks {
 	void (*on_snapshot)(void *user, const crowd_client_snapshot *snapshot);
 	void (*on_pong)(void *user, uint64_t client_time_us, uint64_t server_tick);
 	/** The connection is gone: status CROWD_CLIENT_ERR_CLOSED for an orderly close
-	 * by the server, another negative status otherwise. Called once. */
+	 * by the server, another negative status otherwise. Called once. With
+	 * options.reconnect.enabled, a connection lost after a Welcome is not the
+	 * end: on_closed comes only when reconnecting gives up
+	 * (CROWD_CLIENT_ERR_UNREACHABLE). */
 	void (*on_closed)(void *user, int status);
 	/** Minor 1: what happened to agents in one tick (ARRIVED, UNREACHABLE with
 	 * the point chosen, STUCK): your own agents' unless you asked for all. */
@@ -72,7 +96,35 @@ typedef struct crowd_client_callbacks {
 	void (*on_paths)(void *user, const crowd_v1_Paths *paths);
 	/** Minor 2: the answer to crowd_client_list_worlds (WorldList.request_id). */
 	void (*on_world_list)(void *user, const crowd_v1_WorldList *list);
+	/** With options.reconnect.enabled: the connection was lost, an attempt
+	 * failed, or a reconnect got its Welcome (after on_welcome). Requests sent
+	 * before the loss and not yet answered get no answer: the new server may or
+	 * may not hold them (check with a snapshot); requests made while
+	 * reconnecting return CROWD_CLIENT_ERR_DISCONNECTED. */
+	void (*on_reconnect)(void *user, const crowd_client_reconnect_event *event);
 } crowd_client_callbacks;
+
+/** What the client does when an established connection (one that got a
+ * Welcome) drops. Attempts go through the address list, starting after the
+ * address that was lost and wrapping round; within one pass over the list
+ * there is no wait, between passes the wait doubles from min_delay_ms up to
+ * max_delay_ms (times a jitter factor in [0.75, 1)). An attempt is a TCP
+ * connect bounded by connect_timeout_ms, then the Hello the application sent
+ * (same token, name, keep flag and world) with the last Welcome's resume_key,
+ * and its Welcome within connect_timeout_ms. */
+typedef struct crowd_client_reconnect_policy {
+	bool enabled;          /* default false: a lost connection ends the client (on_closed) */
+	uint32_t max_attempts; /* default 20; then on_closed(CROWD_CLIENT_ERR_UNREACHABLE) */
+	int min_delay_ms;      /* default 250 */
+	int max_delay_ms;      /* default 5000 */
+	/* default false. true: a Welcome with resumed = false, when a resume key
+	 * was presented, counts as a failed attempt (CROWD_CLIENT_ERR_REFUSED):
+	 * for lists holding a standby that must be promoted before it is used. */
+	bool require_resumed;
+} crowd_client_reconnect_policy;
+
+/** Most addresses crowd_client_connect_list takes. */
+#define CROWD_CLIENT_MAX_ADDRESSES 16
 
 typedef struct crowd_client_options {
 	int connect_timeout_ms;   /* default 5000 */
@@ -82,6 +134,7 @@ typedef struct crowd_client_options {
 	int recv_buffer_bytes;    /* SO_RCVBUF if > 0 (tests use a tiny one); default 0 */
 	/* minor 2: the world crowd_client_hello joins (copied at connect); NULL or "": the default world */
 	const char *world;
+	crowd_client_reconnect_policy reconnect;
 	crowd_client_callbacks callbacks;
 	void *user;
 } crowd_client_options;
@@ -94,6 +147,20 @@ typedef struct crowd_client crowd_client;
 /** Connect to host:port (blocking, bounded by connect_timeout_ms); the socket is
  * non-blocking afterwards. *out is set on success. options may be NULL. */
 int crowd_client_connect(const char *host, uint16_t port, const crowd_client_options *options, crowd_client **out);
+
+/** Connect to the first address of a comma-separated list ("HOST:PORT,HOST:PORT",
+ * at most CROWD_CLIENT_MAX_ADDRESSES) that accepts the connection, in order:
+ * one that refuses, does not resolve or times out is skipped. The list is kept
+ * for options.reconnect. Fails with the last address's status, or
+ * CROWD_CLIENT_ERR_ARGUMENT for a list that does not parse (nothing tried). */
+int crowd_client_connect_list(const char *addresses, const crowd_client_options *options, crowd_client **out);
+
+/** The number of addresses in a comma-separated list, or CROWD_CLIENT_ERR_ARGUMENT
+ * if one of them is not HOST:PORT or there are more than CROWD_CLIENT_MAX_ADDRESSES. */
+int crowd_client_count_addresses(const char *addresses);
+
+/** The address the client is connected to (or is trying), as given: "HOST:PORT". */
+const char *crowd_client_address(const crowd_client *client);
 
 /** Split "HOST:PORT" (or "[v6]:PORT"); host gets at most host_size-1 chars. */
 int crowd_client_parse_address(const char *address, char *host, size_t host_size, uint16_t *port);
@@ -113,11 +180,12 @@ int crowd_client_poll(crowd_client *client, int timeout_ms);
  * some is still queued. Incoming data is not read. */
 int crowd_client_flush(crowd_client *client, int timeout_ms);
 
-/** The socket, for callers that multiplex it in their own poll/epoll. */
+/** The socket, for callers that multiplex it in their own poll/epoll; it
+ * changes with a reconnect, and is -1 between attempts. */
 int crowd_client_fd(const crowd_client *client);
 /** Bytes queued but not yet written. */
 size_t crowd_client_pending_output(const crowd_client *client);
-/** 0 while connected, else the status that ended the connection. */
+/** 0 while connected (or reconnecting), else the status that ended the client. */
 int crowd_client_state(const crowd_client *client);
 /** errno of the last failed socket call. */
 int crowd_client_errno(const crowd_client *client);
@@ -137,6 +205,7 @@ typedef struct crowd_client_counters {
 	uint64_t messages_received, snapshots_received;
 	uint64_t acks_received, errors_received;
 	uint64_t events_received; /* AgentEvent items (minor 1) */
+	uint64_t reconnects;      /* connections lost and won back (options.reconnect) */
 } crowd_client_counters;
 crowd_client_counters crowd_client_get_counters(const crowd_client *client);
 
