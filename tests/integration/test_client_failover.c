@@ -379,11 +379,13 @@ static void test_every_address_down_gives_up_after_the_attempts(void **state) {
 		assert_int_equal(p->events[i].status, CROWD_CLIENT_ERR_CONNECT);
 	}
 	/* attempts alternate between the two addresses, starting after A; a wait
-	 * only between passes over the list, none after the last attempt */
+	 * before each pass over the list, doubling (5, 10, 20 ms times a jitter in
+	 * [0.75, 1)), none after the last attempt */
+	assert_true(p->events[0].next_delay_ms >= 3 && p->events[0].next_delay_ms <= 5);
 	assert_int_equal(p->events[1].next_delay_ms, 0);
-	assert_true(p->events[2].next_delay_ms > 0);
+	assert_true(p->events[2].next_delay_ms >= 7 && p->events[2].next_delay_ms <= 10);
 	assert_int_equal(p->events[3].next_delay_ms, 0);
-	assert_true(p->events[4].next_delay_ms > 0 && p->events[4].next_delay_ms <= 20);
+	assert_true(p->events[4].next_delay_ms >= 15 && p->events[4].next_delay_ms <= 20);
 	assert_int_equal(p->events[5].next_delay_ms, -1);
 	assert_string_equal(p->events[1].address, p->events[3].address);
 	assert_string_not_equal(p->events[1].address, p->events[2].address);

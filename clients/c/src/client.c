@@ -24,7 +24,6 @@ crowd_client_options crowd_client_default_options(void) {
 	o.max_frame = 64u << 20;
 	o.max_output = 16u << 20;
 	o.max_read_per_poll = 4u << 20;
-	o.reconnect.max_attempts = 20;
 	o.reconnect.min_delay_ms = 250;
 	o.reconnect.max_delay_ms = 5000;
 	return o;

@@ -1,7 +1,7 @@
 /* reconnect.c — the C client's address list and what it does when an
  * established connection drops (options.reconnect): try the addresses in
- * turn, starting after the one lost, with no wait inside one pass over the
- * list and a doubling, capped, jittered wait between passes; connect without
+ * turn, starting after the one lost, with a doubling, capped, jittered wait
+ * before each pass over the list and none inside it; connect without
  * blocking, send the application's Hello again with the last resume key, and
  * once welcomed ask again for the subscriptions it had. Driven from
  * crowd_client_poll, so a caller's frame never blocks on it. */
@@ -109,15 +109,16 @@ static void report(crowd_client *c, crowd_client_reconnect_kind kind, int status
 	c->options.callbacks.on_reconnect(c->options.user, &e);
 }
 
-/* The wait before the attempt after `done` attempts: none inside a pass over
- * the list, min_delay_ms doubling per pass (capped) between passes, times a
- * jitter factor in [0.75, 1) so clients cut off together do not return together. */
+/* The wait before the attempt after `done` failed ones: each pass over the
+ * list starts with min_delay_ms doubled per pass before it (capped at
+ * max_delay_ms), the other attempts of a pass start at once; times a jitter
+ * factor in [0.75, 1) so clients cut off together do not return together. */
 static int delay_after(crowd_client *c, uint32_t done) {
 	if (done % c->address_count != 0) return 0;
 	uint32_t passes = done / c->address_count;
 	const crowd_client_reconnect_policy *r = &c->options.reconnect;
 	double d = r->min_delay_ms;
-	for (uint32_t i = 1; i < passes && d < r->max_delay_ms; i++) d *= 2;
+	for (uint32_t i = 0; i < passes && d < r->max_delay_ms; i++) d *= 2;
 	if (d > r->max_delay_ms) d = r->max_delay_ms;
 	c->jitter_state ^= c->jitter_state << 13;
 	c->jitter_state ^= c->jitter_state >> 7;
@@ -133,13 +134,13 @@ static void forget_resolved(crowd_client *c) {
 
 bool crowd_client_reconnect_begin(crowd_client *c, int status) {
 	const crowd_client_reconnect_policy *r = &c->options.reconnect;
-	if (!r->enabled || r->max_attempts == 0 || !c->hello_sent || !c->welcomed_once || c->address_count == 0)
-		return false;
+	if (!r->enabled || !c->hello_sent || !c->welcomed_once || c->address_count == 0) return false;
 	crowd_client_reset_link(c);
 	c->attempts = 0;
 	c->link = LINK_WAITING;
-	c->next_attempt_us = crowd_client_now_us();
-	report(c, CROWD_CLIENT_CONNECTION_LOST, status, 0);
+	int delay = delay_after(c, 0);
+	c->next_attempt_us = crowd_client_now_us() + (uint64_t)delay * 1000u;
+	report(c, CROWD_CLIENT_CONNECTION_LOST, status, delay);
 	c->address_index = (c->address_index + 1) % c->address_count;
 	return true;
 }
@@ -152,7 +153,7 @@ int crowd_client_reconnect_failed(crowd_client *c, int status) {
 	forget_resolved(c);
 	crowd_client_reset_link(c);
 	c->attempts++;
-	if (c->attempts >= c->options.reconnect.max_attempts) {
+	if (c->options.reconnect.max_attempts && c->attempts >= c->options.reconnect.max_attempts) {
 		report(c, CROWD_CLIENT_ATTEMPT_FAILED, status, -1);
 		c->link = LINK_WAITING;
 		return crowd_client_end(c, CROWD_CLIENT_ERR_UNREACHABLE);

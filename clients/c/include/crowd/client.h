@@ -31,7 +31,7 @@ typedef enum crowd_client_status {
 	CROWD_CLIENT_ERR_TOO_MANY = -10,     /* more items than one message can carry (65535) */
 	CROWD_CLIENT_ERR_BUFFER_FULL = -11,  /* unsent output over options.max_output */
 	CROWD_CLIENT_ERR_ENCODE = -12,       /* nanopb refused to encode the message */
-	CROWD_CLIENT_ERR_UNREACHABLE = -13,  /* reconnecting gave up: no Welcome within reconnect.max_attempts */
+	CROWD_CLIENT_ERR_UNREACHABLE = -13,  /* reconnecting gave up: no Welcome in reconnect.max_attempts */
 	CROWD_CLIENT_ERR_DISCONNECTED = -14, /* reconnecting now: nothing is sent until the next Welcome */
 	CROWD_CLIENT_ERR_REFUSED = -15,      /* a reconnect's Hello was refused (an Error, in on_error) or, with
 	                                        reconnect.require_resumed, answered with a new identity */
@@ -106,15 +106,17 @@ typedef struct crowd_client_callbacks {
 
 /** What the client does when an established connection (one that got a
  * Welcome) drops. Attempts go through the address list, starting after the
- * address that was lost and wrapping round; within one pass over the list
- * there is no wait, between passes the wait doubles from min_delay_ms up to
- * max_delay_ms (times a jitter factor in [0.75, 1)). An attempt is a TCP
- * connect bounded by connect_timeout_ms, then the Hello the application sent
- * (same token, name, keep flag and world) with the last Welcome's resume_key,
- * and its Welcome within connect_timeout_ms. */
+ * address that was lost and wrapping round; each pass over the list starts
+ * after a wait of min_delay_ms, doubled for every pass before it up to
+ * max_delay_ms (times a jitter factor in [0.75, 1)), and inside a pass the
+ * next address is tried at once. An attempt is a TCP connect bounded by
+ * connect_timeout_ms, then the Hello the application sent (same token, name,
+ * keep flag and world) with the last Welcome's resume_key, and its Welcome
+ * within connect_timeout_ms. Once welcomed, the last Subscribe and
+ * SubscribeEvents are sent again (their Acks are not passed to on_ack). */
 typedef struct crowd_client_reconnect_policy {
 	bool enabled;          /* default false: a lost connection ends the client (on_closed) */
-	uint32_t max_attempts; /* default 20; then on_closed(CROWD_CLIENT_ERR_UNREACHABLE) */
+	uint32_t max_attempts; /* default 0: no limit; else on_closed(CROWD_CLIENT_ERR_UNREACHABLE) after so many */
 	int min_delay_ms;      /* default 250 */
 	int max_delay_ms;      /* default 5000 */
 	/* default false. true: a Welcome with resumed = false, when a resume key
