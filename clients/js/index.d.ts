@@ -159,10 +159,39 @@ export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnectin
 export interface StateInfo {
   reason?: string;
   error?: Error | null;
+  /** 'reconnecting': the number of the next attempt since the last Welcome. */
   attempt?: number;
+  /** 'reconnecting': the wait before it (0 inside a pass over the address list). */
   delayMs?: number;
+  /** 'reconnecting': where the next attempt goes, as given. */
+  address?: string;
+  /** 'reconnecting': the address that was lost or failed. */
+  failedAddress?: string;
   welcome?: Welcome;
 }
+
+/** The 'reconnected' event: a reconnect got its Welcome. */
+export interface ReconnectInfo {
+  /** The address that answered, as given. */
+  address: string;
+  /** The identity came back (the same clientId, and the agents it owned). */
+  resumed: boolean;
+  clientId: number;
+  /** Attempts since the connection was lost, this one included. */
+  attempt: number;
+}
+
+/** One address as the constructor parsed it. */
+export interface ParsedAddress {
+  kind: 'tcp' | 'ws';
+  host?: string;
+  port?: number;
+  url?: string;
+  /** As given. */
+  where: string;
+}
+
+export type Address = string | { host?: string; port: number };
 
 export interface ClientOptions {
   token?: string;
@@ -177,10 +206,29 @@ export interface ClientOptions {
    * rejects with a ConnectError on the first failure). Also an option of connect().
    */
   retry?: boolean;
-  /** After a Welcome: reconnect with exponential back-off when the connection is lost (default true). */
+  /**
+   * After a Welcome: reconnect when the connection is lost (default true), presenting
+   * the last Welcome's resumeKey. Attempts go through the addresses from the one after
+   * the address lost; each pass over the list starts after a wait of reconnectMinMs
+   * doubled per earlier pass up to reconnectMaxMs (times a jitter in [0.75, 1)), and
+   * inside a pass the next address is tried at once.
+   */
   reconnect?: boolean;
+  /** Default 250. */
   reconnectMinMs?: number;
+  /** Default 10000. */
   reconnectMaxMs?: number;
+  /**
+   * Failed attempts (one address each) before giving up (default Infinity): then the
+   * state is 'closed' with a ConnectError of kind 'gave-up'. Also bounds connect({retry}).
+   */
+  reconnectMaxAttempts?: number;
+  /**
+   * A reconnect's Welcome that does not resume the identity (resumed false although a
+   * key was presented) counts as a failed attempt ('not-resumed'): for lists holding a
+   * standby that answers before it is promoted (default false).
+   */
+  requireResumed?: boolean;
   /** TCP: a frame longer than this closes the connection (default 16 MiB). */
   maxFrameBytes?: number;
   /** A Welcome.resumeKey from an earlier connection: take that identity back. */
@@ -215,11 +263,23 @@ export interface ClientEvents {
   listenerError: (error: unknown, event: string) => void;
   /** joinWorld() moved this connection to another world (subscriptions reset). */
   world: (name: string) => void;
+  /** A reconnect got its Welcome (after 'welcome'); resumed: the same identity and agents. */
+  reconnected: (info: ReconnectInfo) => void;
 }
 
 export declare class CrowdClient {
-  /** 'tcp://HOST:PORT' (Node), 'ws://HOST:PORT/ws' or 'wss://…', or {host, port} for TCP. */
-  constructor(address: string | { host?: string; port: number }, options?: ClientOptions);
+  /**
+   * 'tcp://HOST:PORT' (Node), 'ws://HOST:PORT/ws' or 'wss://…', or {host, port} for TCP;
+   * or several (an array, or one string of comma-separated addresses): connect() takes
+   * the first that welcomes it, skipping those that refuse or fail.
+   */
+  constructor(address: Address | Address[], options?: ClientOptions);
+  /** Every address, as parsed. */
+  readonly addresses: ParsedAddress[];
+  /** The address connected to (or being tried). */
+  readonly address: ParsedAddress;
+  /** The same, as given ('tcp://127.0.0.1:7777'). */
+  readonly where: string;
   readonly state: ConnectionState;
   readonly connected: boolean;
   readonly welcome: Welcome | null;
@@ -300,6 +360,10 @@ export type ConnectFailureKind =
   | 'not-crowd'
   /** The peer closed before a Welcome. */
   | 'closed'
+  /** requireResumed: a reconnect's Welcome gave a new identity. */
+  | 'not-resumed'
+  /** reconnectMaxAttempts attempts failed; `cause` is the last one's error. */
+  | 'gave-up'
   /** A WebSocket handshake failed (browsers do not say why). */
   | 'websocket';
 

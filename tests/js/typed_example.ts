@@ -78,3 +78,21 @@ async function main(): Promise<number> {
 }
 
 main().then((code) => console.log(code));
+
+// Several addresses: a primary and its standby; the reconnect is reported.
+function failover(): CrowdClient {
+  const client = new CrowdClient(['tcp://10.0.0.1:7777', 'tcp://10.0.0.2:7777'], {
+    token: 's3cret', reconnectMaxAttempts: 20, requireResumed: true,
+  });
+  client.on('reconnected', (info) => {
+    const resumed: boolean = info.resumed;
+    console.log(`back at ${info.address} after ${info.attempt} attempts`, resumed);
+  });
+  client.on('state', (state, info) => {
+    if (state === 'closed' && info.error instanceof ConnectError && info.error.kind === 'gave-up') console.log('no server left');
+  });
+  const where: string = client.where;
+  console.log(where, client.addresses.length);
+  return client;
+}
+failover();

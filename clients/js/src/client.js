@@ -7,6 +7,9 @@
 // (refused, HTTP, TLS, not crowd.v1…) unless asked to keep trying ({retry: true}).
 // Worlds (minor 2): `world` in the options picks one at Hello (and again after a
 // reconnect); createWorld/closeWorld/listWorlds/joinWorld manage and switch them.
+// Several addresses (a primary and its standbys): connect() takes the first that
+// welcomes it, and a reconnect goes through the list from the one after the
+// address lost, a back-off wait before each pass over the list and none inside it.
 import { Emitter } from './emitter.js';
 import { World } from './world.js';
 import { SnapshotError, num } from './snapshot.js';
@@ -61,6 +64,8 @@ const DEFAULTS = {
   reconnect: true,
   reconnectMinMs: 250,
   reconnectMaxMs: 10000,
+  reconnectMaxAttempts: Infinity,
+  requireResumed: false,
   maxFrameBytes: 16 << 20,
   resumeKey: '',
   world: '',
@@ -138,8 +143,20 @@ function connectFailure(where, error, transport, finding) {
   return fail('closed', 'the peer closed the connection before a Welcome (not a crowd server?)', error || undefined);
 }
 
+/** One address, an array of them, or a string of comma-separated ones: [{kind, host, port | url, where}]. */
+function parseAddresses(address) {
+  const list = Array.isArray(address) ? address
+    : typeof address === 'string' && address.includes(',') ? address.split(',') : [address];
+  if (list.length === 0) throw new TypeError('crowd-client: an empty address list');
+  return list.map((a) => {
+    const parsed = parseAddress(a);
+    return { ...parsed, where: typeof a === 'string' ? a.trim() : `tcp://${parsed.host}:${parsed.port}` };
+  });
+}
+
 /** Parses 'tcp://host:port', 'ws://host:port/ws', 'wss://…' or {host, port}. */
 function parseAddress(address) {
+  if (typeof address === 'string') address = address.trim();
   if (typeof address === 'object' && address) return { kind: 'tcp', host: address.host || '127.0.0.1', port: address.port };
   const m = /^tcp:\/\/(\[[^\]]+\]|[^:/]+):(\d+)\/?$/.exec(address);
   if (m) return { kind: 'tcp', host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) };
@@ -150,8 +167,8 @@ function parseAddress(address) {
 export class CrowdClient extends Emitter {
   constructor(address, options = {}) {
     super();
-    this.address = parseAddress(address);
-    this.where = typeof address === 'string' ? address : `tcp://${this.address.host}:${this.address.port}`;
+    this.addresses = parseAddresses(address);
+    this.addressIndex = 0;          // the address connected to, or tried next
     this.options = { ...DEFAULTS, ...options };
     this.state = 'idle';            // idle, connecting, connected, reconnecting, closed
     this.welcome = null;
@@ -160,7 +177,8 @@ export class CrowdClient extends Emitter {
     this.subscription = null;       // the last subscribe() arguments, replayed after a reconnect
     this.eventsSubscription = null; // the last subscribeEvents() arguments, likewise
     this.paused = false;
-    this.attempts = 0;
+    this.attempts = 0;              // attempts that failed since the last Welcome (or connect())
+    this.presentedKey = '';         // the resume key this attempt's Hello carried
     this.lastError = null;          // the last CrowdError the server sent
     this.stats = { messagesIn: 0, bytesIn: 0, snapshots: 0, keyframes: 0, snapshotsDropped: 0,
                    decodeErrors: 0, protocolErrors: 0, reconnects: 0 };
@@ -179,6 +197,10 @@ export class CrowdClient extends Emitter {
   }
 
   get connected() { return this.state === 'connected'; }
+  /** The address connected to (or tried now): {kind, host, port | url, where}. */
+  get address() { return this.addresses[this.addressIndex]; }
+  /** The address connected to (or tried now), as given. */
+  get where() { return this.address.where; }
   get clientId() { return this.welcome ? this.welcome.clientId : 0; }
   get role() { return this.welcome ? this.welcome.role : 0; }
 
@@ -197,6 +219,7 @@ export class CrowdClient extends Emitter {
     if (this.state === 'idle' || this.state === 'closed') {
       this.closing = false;
       this.attempts = 0;
+      this.addressIndex = 0;
       this.retrying = !!retry;
       this.established = false;
       this.#open();
@@ -263,6 +286,7 @@ export class CrowdClient extends Emitter {
       protocolMajor: PROTOCOL_MAJOR, protocolMinor: PROTOCOL_MINOR, token: this.options.token,
       clientName: this.options.clientName, keepAgentsOnDisconnect: this.options.keepAgentsOnDisconnect,
     };
+    this.presentedKey = this.resumeKey;
     if (this.resumeKey) hello.resumeKey = this.resumeKey;
     if (this.options.world) hello.world = this.options.world;
     this.#send({ hello }, 'welcome').then((w) => this.#onWelcome(w), () => { /* #onClose or a refusal handles it */ });
@@ -276,6 +300,14 @@ export class CrowdClient extends Emitter {
       this.#protocolError(new Error(message));
       return;
     }
+    const again = this.established; // a reconnect's Welcome
+    if (again && this.options.requireResumed && this.presentedKey && !w.resumed) {
+      // A server that does not know this client (a standby not promoted yet, a lost data dir): not this one.
+      this.finding = { kind: 'not-resumed', text: 'it gave a new identity instead of resuming (requireResumed)' };
+      if (this.transport) this.transport.close();
+      return;
+    }
+    const attempt = this.attempts + 1;
     this.established = true;
     this.welcome = {
       protocolMajor: w.protocolMajor, protocolMinor: w.protocolMinor || 0, serverVersion: w.serverVersion || '',
@@ -294,6 +326,8 @@ export class CrowdClient extends Emitter {
     this.attempts = 0;
     this.#setState('connected', { welcome: this.welcome });
     this.emit('welcome', this.welcome);
+    if (again)
+      this.emit('reconnected', { address: this.where, resumed: this.welcome.resumed, clientId: this.welcome.clientId, attempt });
     // What this client had asked for before a reconnect, asked again.
     if (this.subscription) this.#send({ subscribe: this.subscription }).catch((e) => this.emit('serverError', e));
     if (this.eventsSubscription)
@@ -322,19 +356,38 @@ export class CrowdClient extends Emitter {
       error = failure;
     }
     this.finding = null;
-    const retry = attempt ? (this.established ? this.options.reconnect : this.retrying) : this.options.reconnect;
-    if (this.closing || refused || !retry) {
-      this.closing = true;
-      this.#setState('closed', { reason, error: refused || error || null });
-      this.#settleConnect(null, refused || failure || new ConnectionClosedError(reason));
+    const failedAt = this.where;
+    const n = this.addresses.length;
+    if (attempt) this.attempts++;
+    if (attempt && !this.established && !this.retrying && !this.closing && !refused && this.attempts < n) {
+      // connect(): the next address of the list, at once
+      this.addressIndex = (this.addressIndex + 1) % n;
+      this.#open();
       return;
     }
-    this.attempts++;
+    const retry = attempt ? (this.established ? this.options.reconnect : this.retrying) : this.options.reconnect;
+    const gaveUp = retry && this.attempts >= this.options.reconnectMaxAttempts;
+    if (this.closing || refused || !retry || gaveUp) {
+      let final = refused || failure;
+      if (gaveUp && !this.closing && !refused) {
+        final = new ConnectError('gave-up', `no address answered in ${this.attempts} attempts; the last, ${reason}`,
+                                 { address: failedAt, cause: error || undefined });
+        reason = final.message;
+      }
+      this.closing = true;
+      this.#setState('closed', { reason, error: final || error || null });
+      this.#settleConnect(null, final || new ConnectionClosedError(reason));
+      return;
+    }
+    // The next address (after the one lost or refused); a back-off wait before each pass over the list.
     this.stats.reconnects++;
+    this.addressIndex = (this.addressIndex + 1) % n;
+    const next = this.attempts + 1;
     const o = this.options;
-    const base = Math.min(o.reconnectMaxMs, o.reconnectMinMs * 2 ** Math.min(this.attempts - 1, 20));
+    const pass = Math.floor((next - 1) / n);
+    const base = (next - 1) % n ? 0 : Math.min(o.reconnectMaxMs, o.reconnectMinMs * 2 ** Math.min(pass, 20));
     const delayMs = Math.round(base * (0.75 + Math.random() * 0.25));
-    this.#setState('reconnecting', { reason, error: error || null, attempt: this.attempts, delayMs });
+    this.#setState('reconnecting', { reason, error: error || null, attempt: next, delayMs, address: this.where, failedAddress: failedAt });
     this.reconnectTimer = setTimeout(() => { this.reconnectTimer = null; if (!this.closing) this.#open(); }, delayMs);
   }
 
