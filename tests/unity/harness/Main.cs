@@ -76,6 +76,7 @@ namespace Crowd.Harness
                     case "minor1": MinorOneScenario.Run(); break;
                     case "server-minor1": ServerMinorOneScenario.Run(args[1]); break;
                     case "worlds": WorldsScenario.Run(args[1]); break;
+                    case "failover": FailoverScenario.Run(args[1]); break;
                     case "samples": SamplesScenario.Run(args[1]); break;
                     case "cdecode": CDecodeCheck.Run(args[1]); break;
                     case "layout": LayoutCheck.Run(args[1], args.Length > 2 ? args[2] : null); break;

@@ -87,6 +87,15 @@ namespace Crowd.Harness
             return -1;
         }
 
+        /// <summary>SIGKILL (a crash: no goodbye to its clients), and wait for the exit.</summary>
+        public void Kill9()
+        {
+            if (process.HasExited) return;
+            var kill = Process.Start(new ProcessStartInfo("kill", "-KILL " + process.Id) { UseShellExecute = false });
+            kill.WaitForExit();
+            process.WaitForExit();
+        }
+
         /// <summary>Prints what the server said, for a failed scenario.</summary>
         public void DumpIfFailed()
         {

@@ -4,7 +4,10 @@
 // Welcome's resume key, so the server can give this client its identity and
 // agents back); everything it learns waits in a queue until the main thread calls
 // Poll() (Unity's API is main-thread only). In WebGL builds (no threads) the same
-// steps run inside Poll() over the browser's WebSocket (Transport.cs).
+// steps run inside Poll() over the browser's WebSocket (Transport.cs). Given
+// several addresses (a primary and its standbys) it goes through them in turn:
+// the next after one that failed or was lost, a back-off wait before each pass
+// over the list and none inside it.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -34,8 +37,19 @@ namespace Crowd.Client
         /// <summary>Hello.keep_agents_on_disconnect: this client's agents stay after it goes.</summary>
         public bool KeepAgentsOnDisconnect;
         public bool AutoReconnect = true;
+        /// <summary>The wait before the first pass over the addresses after a loss (and before the
+        /// second pass of a first Connect), doubled for each pass after it up to ReconnectMaxSeconds, times a
+        /// jitter in [0.5, 1). Inside a pass the next address is tried at once.</summary>
         public double ReconnectInitialSeconds = 0.25;
         public double ReconnectMaxSeconds = 10;
+        /// <summary>Failed attempts (one address each) since the last Welcome, or since Connect, before the
+        /// client gives up: State Disconnected, GaveUp true, the reason "gave up after N attempts: …".
+        /// 0 (the default): no limit.</summary>
+        public int ReconnectMaxAttempts;
+        /// <summary>A reconnect's Welcome that gives a new identity although a resume key was presented counts
+        /// as a failed attempt, and the next address is tried: for address lists holding a standby that
+        /// answers before it is promoted. Default false.</summary>
+        public bool RequireResumed;
         public int ConnectTimeoutMs = 5000;
         /// <summary>A send blocked this long (server not reading) drops the connection.</summary>
         public int SendTimeoutMs = 5000;
@@ -59,9 +73,25 @@ namespace Crowd.Client
         internal PolledSocketFactory PolledSockets;
     }
 
+    /// <summary>What CrowdClient.Reconnected reports.</summary>
+    public sealed class ReconnectInfo
+    {
+        /// <summary>The address that answered.</summary>
+        public CrowdAddress Address;
+        /// <summary>The server took the resume key: the same ClientId, and the agents it owned.</summary>
+        public bool Resumed;
+        public uint ClientId;
+        /// <summary>Attempts since the connection was lost, this one included.</summary>
+        public int Attempt;
+    }
+
     public sealed partial class CrowdClient : IDisposable
     {
-        readonly CrowdAddress address;
+        readonly CrowdAddress[] addresses;
+        volatile int addressIndex;  // the address in use, or tried next
+        int attempts;               // connection thread: attempts that failed since the last Welcome (or Connect)
+        bool welcomedSinceConnect;  // connection thread: the next Welcome is a reconnect's
+        volatile bool gaveUp;
         readonly CrowdClientOptions options;
         readonly PolledSocketFactory polledSockets; // non-null: no thread, Poll drives the connection
 
@@ -125,31 +155,60 @@ namespace Crowd.Client
         }
 
         /// <summary>A client of "ws://HOST:PORT/ws" (the server's --http listener; wss:// too),
-        /// "tcp://HOST:PORT" or "HOST:PORT" (its --listen port; in WebGL builds, ws://HOST:PORT/ws).</summary>
+        /// "tcp://HOST:PORT" or "HOST:PORT" (its --listen port; in WebGL builds, ws://HOST:PORT/ws); or of
+        /// several of them, comma-separated ("10.0.0.1:7777,10.0.0.2:7777").</summary>
         public CrowdClient(string address, CrowdClientOptions options = null)
-            : this(CrowdAddress.Parse(address, options != null ? options.Transport : CrowdTransport.Auto), options)
+            : this(ParseList(address != null ? address.Split(',') : null, options), options)
+        {
+        }
+
+        /// <summary>A client of several servers (a primary and its standbys), tried in turn.</summary>
+        public CrowdClient(IList<string> addresses, CrowdClientOptions options = null)
+            : this(ParseList(addresses, options), options)
         {
         }
 
         public CrowdClient(CrowdAddress address, CrowdClientOptions options = null)
+            : this(new[] { address }, options)
         {
-            if (address == null) throw new ArgumentNullException("address");
+        }
+
+        public CrowdClient(IList<CrowdAddress> addresses, CrowdClientOptions options = null)
+        {
+            if (addresses == null || addresses.Count == 0) throw new ArgumentNullException("addresses");
             this.options = options ?? new CrowdClientOptions();
-            if (this.options.Transport == CrowdTransport.Tcp && address.Transport != CrowdTransport.Tcp)
-                throw new ArgumentException("crowd: " + address + " is a WebSocket address but the transport asked for is Tcp");
-            if (this.options.Transport == CrowdTransport.WebSocket && address.Transport != CrowdTransport.WebSocket)
-                throw new ArgumentException("crowd: " + address + " is a TCP address but the transport asked for is WebSocket");
-            this.address = address;
             polledSockets = this.options.PolledSockets;
+            this.addresses = new CrowdAddress[addresses.Count];
+            for (int i = 0; i < addresses.Count; i++)
+            {
+                var address = addresses[i];
+                if (address == null) throw new ArgumentNullException("address");
+                if (this.options.Transport == CrowdTransport.Tcp && address.Transport != CrowdTransport.Tcp)
+                    throw new ArgumentException("crowd: " + address + " is a WebSocket address but the transport asked for is Tcp");
+                if (this.options.Transport == CrowdTransport.WebSocket && address.Transport != CrowdTransport.WebSocket)
+                    throw new ArgumentException("crowd: " + address + " is a TCP address but the transport asked for is WebSocket");
 #if UNITY_WEBGL && !UNITY_EDITOR
-            if (address.Transport != CrowdTransport.WebSocket)
-                throw new NotSupportedException("crowd: a WebGL build has no TCP: connect to the server's WebSocket, ws://HOST:HTTP_PORT/ws");
+                if (address.Transport != CrowdTransport.WebSocket)
+                    throw new NotSupportedException("crowd: a WebGL build has no TCP: connect to the server's WebSocket, ws://HOST:HTTP_PORT/ws");
+#endif
+                if (polledSockets != null && address.Transport != CrowdTransport.WebSocket)
+                    throw new ArgumentException("crowd: the polled transport is WebSocket only");
+                this.addresses[i] = address;
+            }
+#if UNITY_WEBGL && !UNITY_EDITOR
             if (polledSockets == null) polledSockets = BrowserWebSocket.Open;
 #endif
-            if (polledSockets != null && address.Transport != CrowdTransport.WebSocket)
-                throw new ArgumentException("crowd: the polled transport is WebSocket only");
             resumeKey = this.options.ResumeKey ?? "";
             LastRoundTripMs = double.NaN;
+        }
+
+        static CrowdAddress[] ParseList(IList<string> list, CrowdClientOptions options)
+        {
+            if (list == null || list.Count == 0) throw new ArgumentNullException("address");
+            var t = options != null ? options.Transport : CrowdTransport.Auto;
+            var parsed = new CrowdAddress[list.Count];
+            for (int i = 0; i < list.Count; i++) parsed[i] = CrowdAddress.Parse(list[i], t);
+            return parsed;
         }
 
         static CrowdAddress AddressOf(string host, int port, CrowdClientOptions options)
@@ -161,8 +220,12 @@ namespace Crowd.Client
             return CrowdAddress.Parse((host.IndexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port, t);
         }
 
-        /// <summary>The server this client talks to, and over which wire.</summary>
-        public CrowdAddress Address { get { return address; } }
+        /// <summary>The server this client talks to (or tries now), and over which wire.</summary>
+        public CrowdAddress Address { get { return addresses[addressIndex]; } }
+        /// <summary>Every address given, in the order they are tried.</summary>
+        public IList<CrowdAddress> Addresses { get { return Array.AsReadOnly(addresses); } }
+        /// <summary>ReconnectMaxAttempts attempts failed: the client stopped (State Disconnected).</summary>
+        public bool GaveUp { get { return gaveUp; } }
 
         // ------------------------------------------------------------ main-thread view
 
@@ -211,6 +274,9 @@ namespace Crowd.Client
         public event Action<string> ProtocolFault;
         /// <summary>The server refused this client's Hello (bad token, wrong version, full, …), before ErrorReceived.</summary>
         public event Action<Error> HelloRefused;
+        /// <summary>A Welcome after a lost connection (after Welcomed): which address answered, and whether
+        /// the identity and its agents came back.</summary>
+        public event Action<ReconnectInfo> Reconnected;
 
         // ------------------------------------------------------------ lifecycle
 
@@ -222,6 +288,8 @@ namespace Crowd.Client
                 if (pumping) return;
                 stopRequested = false;
                 fatal = false;
+                gaveUp = false;
+                ResetRotation();
                 pumping = true;
                 pumpBackoff = new Backoff(options.ReconnectInitialSeconds, options.ReconnectMaxSeconds);
                 StartPolledAttempt();
@@ -230,6 +298,8 @@ namespace Crowd.Client
             if (thread != null && thread.IsAlive) return;
             stopRequested = false;
             fatal = false;
+            gaveUp = false;
+            ResetRotation();
             stopEvent.Reset();
             thread = new Thread(Run) { IsBackground = true, Name = "crowd-client" };
             thread.Start();
@@ -636,6 +706,8 @@ namespace Crowd.Client
             while (!stopRequested)
             {
                 int gen = Interlocked.Increment(ref generation);
+                var address = addresses[addressIndex];
+                welcomedHere = refusedHere = false;
                 SetState(ConnectionState.Connecting, address.ToString());
                 string reason = null;
                 ThreadedLink l = address.Transport == CrowdTransport.WebSocket
@@ -662,7 +734,6 @@ namespace Crowd.Client
                 if (opened)
                 {
                     Interlocked.Increment(ref connections);
-                    welcomedHere = refusedHere = false;
                     try
                     {
                         reason = Session(l, gen, backoff);
@@ -686,8 +757,13 @@ namespace Crowd.Client
                     SetState(ConnectionState.Disconnected, stopRequested ? "disconnected by the client" : reason);
                     return;
                 }
+                double delay;
+                if (!NextAttempt(backoff, ref reason, out delay))
+                {
+                    SetState(ConnectionState.Disconnected, reason);
+                    return;
+                }
                 SetState(ConnectionState.WaitingToReconnect, reason);
-                double delay = backoff.NextDelaySeconds();
                 if (stopEvent.WaitOne(TimeSpan.FromSeconds(delay)))
                 {
                     SetState(ConnectionState.Disconnected, "disconnected by the client");
@@ -727,7 +803,31 @@ namespace Crowd.Client
                 if (eventSubscription != null)
                     l.Send(new ClientMessage { RequestId = NextRequestId(), SubscribeEvents = eventSubscription });
             }
-            SetState(ConnectionState.Connected, address.ToString());
+            SetState(ConnectionState.Connected, Address.ToString());
+            return true;
+        }
+
+        void ResetRotation()
+        {
+            addressIndex = 0;
+            attempts = 0;
+            welcomedSinceConnect = false;
+        }
+
+        // A connection or an attempt ended: the next address, and the wait before it (a back-off wait
+        // before each pass over the list, none inside it). False when the client gives up.
+        bool NextAttempt(Backoff backoff, ref string reason, out double delay)
+        {
+            delay = 0;
+            if (!welcomedHere) attempts++; // a loss after a Welcome starts counting afresh (attempts is 0)
+            if (options.ReconnectMaxAttempts > 0 && attempts >= options.ReconnectMaxAttempts)
+            {
+                gaveUp = true;
+                reason = "gave up after " + attempts + " attempts: " + reason;
+                return false;
+            }
+            addressIndex = (addressIndex + 1) % addresses.Length;
+            if (attempts % addresses.Length == 0) delay = backoff.NextDelaySeconds();
             return true;
         }
 
@@ -753,6 +853,8 @@ namespace Crowd.Client
         void StartPolledAttempt()
         {
             pumpGeneration = Interlocked.Increment(ref generation);
+            var address = addresses[addressIndex];
+            welcomedHere = refusedHere = false;
             SetState(ConnectionState.Connecting, address.ToString());
             pumpOpened = false;
             pumpStartedMs = clock.Elapsed.TotalMilliseconds;
@@ -850,14 +952,15 @@ namespace Crowd.Client
                 }
             }
             pumpOpened = false;
-            if (stopRequested || fatal || !options.AutoReconnect)
+            double delay = 0;
+            if (stopRequested || fatal || !options.AutoReconnect || !NextAttempt(pumpBackoff, ref reason, out delay))
             {
                 pumping = false;
                 SetState(ConnectionState.Disconnected, stopRequested ? "disconnected by the client" : reason);
                 return;
             }
             SetState(ConnectionState.WaitingToReconnect, reason);
-            pumpRetryAtMs = clock.Elapsed.TotalMilliseconds + pumpBackoff.NextDelaySeconds() * 1000.0;
+            pumpRetryAtMs = clock.Elapsed.TotalMilliseconds + delay * 1000.0;
         }
 
         // Refusals that say nothing about the key: the same Hello may succeed later.
@@ -901,12 +1004,18 @@ namespace Crowd.Client
                         fatal = true;
                         return "server speaks protocol " + w.ProtocolMajor + ", this client " + Protocol.Major;
                     }
+                    bool again = welcomedSinceConnect;
+                    if (again && options.RequireResumed && !string.IsNullOrEmpty(presentedKey) && !w.Resumed)
+                        return "the server at " + Address + " gave a new identity instead of resuming (RequireResumed): trying the next address";
                     precision = w.Precision == 0 ? 1 : w.Precision;
                     tickRateHz = w.TickRateHz;
                     // A server without a journal (or before minor 1) sends no key: nothing to resume.
                     resumeKey = w.ResumeKey;
                     welcomedOnce = true;
                     welcomedHere = true;
+                    welcomedSinceConnect = true;
+                    var info = again ? new ReconnectInfo { Address = Address, Resumed = w.Resumed, ClientId = w.ClientId, Attempt = attempts + 1 } : null;
+                    attempts = 0;
                     backoff.Reset();
                     state = ConnectionState.Ready;
                     Enqueue(() =>
@@ -916,6 +1025,8 @@ namespace Crowd.Client
                         if (h != null) h(ConnectionState.Ready, "welcome from " + w.ServerVersion);
                         var hw = Welcomed;
                         if (hw != null) hw(w);
+                        var hr = Reconnected;
+                        if (info != null && hr != null) hr(info);
                     }, false);
                     return null;
                 }
