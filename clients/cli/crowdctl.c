@@ -189,8 +189,7 @@ static void on_paths(void *user, const crowd_v1_Paths *paths);
 /* The address was checked with the other arguments (main). */
 static void on_world_list(void *user, const crowd_v1_WorldList *l);
 
-static int open_session(ctl *c, const char *host, uint16_t port, const char *token, const char *name, bool keep_agents,
-                        const char *world) {
+static int open_session(ctl *c, const char *token, const char *name, bool keep_agents, const char *world) {
 	crowd_client_options o = crowd_client_default_options();
 	o.world = world;
 	o.callbacks.on_world_list = on_world_list;
@@ -204,7 +203,8 @@ static int open_session(ctl *c, const char *host, uint16_t port, const char *tok
 	o.callbacks.on_snapshot = on_watch_snapshot;
 	o.callbacks.on_agent_events = on_watch_events;
 	o.callbacks.on_paths = on_paths;
-	int s = crowd_client_connect(host, port, &o, &c->client);
+	/* several addresses: the first that accepts (a primary and its standbys) */
+	int s = crowd_client_connect_list(c->server, &o, &c->client);
 	if (s < 0) return report_failure(c, NULL, s);
 	int64_t id = crowd_client_hello(c->client, token, name, keep_agents);
 	if (id < 0) return report_failure(c, NULL, (int)id);
@@ -407,8 +407,8 @@ static int run_ping(ctl *c, const command *cmd) {
 		if (rtt > max) max = rtt;
 		sum += rtt;
 		if (!c->json)
-			printf("pong from %s: tick %" PRIu64 " rtt %.3f ms\n", c->server, c->pong_tick,
-			       (double)rtt / 1000.0);
+			printf("pong from %s: tick %" PRIu64 " rtt %.3f ms\n", crowd_client_address(c->client),
+			       c->pong_tick, (double)rtt / 1000.0);
 	}
 	const crowd_v1_Welcome *w = crowd_client_welcome(c->client);
 	if (c->json) {
@@ -961,7 +961,8 @@ static void usage(FILE *f) {
 	           "Talks to a crowd-server over TCP (protocol crowd.v1).\n"
 	           "\n"
 	           "options:\n"
-	           "  --server HOST:PORT   server address (default " DEFAULT_SERVER ", or $CROWDCTL_SERVER)\n"
+	           "  --server HOST:PORT   server address (default " DEFAULT_SERVER ", or $CROWDCTL_SERVER); several,\n"
+	           "                       comma-separated: the first that accepts the connection\n"
 	           "  --token TOKEN        token sent in Hello; the server maps it to a role (or $CROWD_TOKEN)\n"
 	           "  --name NAME          client name for the server's log (default crowdctl)\n"
 	           "  --world NAME         the world to act in (default: the server's default world)\n"
@@ -1178,10 +1179,8 @@ int main(int argc, char **argv) {
 	/* Every argument is checked before connecting: a usage error is exit 2 whether or not a server runs. */
 	command cmd = {0};
 	int r = parse_command(&cmd, cargc, cargv);
-	char host[256];
-	uint16_t port = 0;
-	if (r == EXIT_OK && crowd_client_parse_address(c.server, host, sizeof host, &port) < 0)
-		r = usage_error("--server%s: wants HOST:PORT, got '%s'",
+	if (r == EXIT_OK && crowd_client_count_addresses(c.server) < 0)
+		r = usage_error("--server%s: wants HOST:PORT (or several, comma-separated), got '%s'",
 		                getenv("CROWDCTL_SERVER") == c.server ? " ($CROWDCTL_SERVER)" : "", c.server);
 	if (r != EXIT_OK) {
 		command_free(&cmd);
@@ -1191,7 +1190,7 @@ int main(int argc, char **argv) {
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 	}
-	r = open_session(&c, host, port, token, name, keep, world);
+	r = open_session(&c, token, name, keep, world);
 	if (r == EXIT_OK) r = run_command(&c, &cmd);
 	crowd_client_close(c.client, c.timeout_ms);
 	command_free(&cmd);

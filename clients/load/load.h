@@ -30,6 +30,9 @@ typedef enum load_area_kind {
 typedef struct load_options {
 	char host[256];
 	int port;
+	/* --server with several comma-separated addresses: at start the first that accepts a
+	 * connection becomes host:port (a primary and its standbys) */
+	char server_list[1024];
 	uint32_t connections;
 	uint32_t agents_per_conn;
 	uint32_t spawn_batch;

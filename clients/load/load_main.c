@@ -3,6 +3,8 @@
  * then prints the table (and JSON) and applies the --max-* thresholds. */
 #include "load.h"
 
+#include "crowd/client.h"
+
 #include <netdb.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -145,6 +147,28 @@ static int resolve(const char *host, int port, struct sockaddr_storage *out) {
 	return 0;
 }
 
+/* --server A,B,…: the first address that accepts a connection (a probe, closed at once) is the one loaded. */
+static int pick_server(load_options *o) {
+	if (!o->server_list[0]) return 0;
+	crowd_client_options co = crowd_client_default_options();
+	co.connect_timeout_ms = 2000;
+	crowd_client *probe = NULL;
+	int s = crowd_client_connect_list(o->server_list, &co, &probe);
+	if (s < 0) {
+		fprintf(stderr, "crowd-load: --server: no address of '%s' accepts a connection (%s)\n", o->server_list,
+		        crowd_client_strerror(s));
+		return -1;
+	}
+	uint16_t port = 0;
+	fprintf(stderr, "crowd-load: loading %s, the first address of --server that accepts\n",
+	        crowd_client_address(probe));
+	s = crowd_client_parse_address(crowd_client_address(probe), o->host, sizeof o->host, &port);
+	crowd_client_close(probe, 0);
+	if (s < 0) return -1;
+	o->port = port;
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	int prc = load_options_parse(&run.opt, argc, argv);
 	if (prc != 0) return prc > 0 ? 0 : 2;
@@ -158,7 +182,7 @@ int main(int argc, char **argv) {
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < (rlim_t)run.opt.connections + 16)
 		fprintf(stderr, "crowd-load: warning: %u connections but only %llu file descriptors\n",
 		        run.opt.connections, (unsigned long long)nofile.rlim_cur);
-	if (resolve(run.opt.host, run.opt.port, &run.addr) < 0) return 2;
+	if (pick_server(&run.opt) < 0 || resolve(run.opt.host, run.opt.port, &run.addr) < 0) return 2;
 	if (run.opt.setup_path[0]) {
 		bool win = run.opt.area == LOAD_AREA_WINDOW;
 		if (load_plan_from_csv(&run.plan, run.opt.setup_path, run.opt.connections, run.opt.agents_per_conn,

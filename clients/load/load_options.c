@@ -2,6 +2,8 @@
  * retargets, subscription area, divisor, timing), output and thresholds. */
 #include "load.h"
 
+#include "crowd/client.h"
+
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -15,7 +17,8 @@ static void usage(FILE *out, const char *prog) {
 	    "request->Ack and command->visible latency, snapshot rate, jitter, bytes and errors.\n"
 	    "\n"
 	    "Scenario:\n"
-	    "  --server HOST:PORT       server to load (default 127.0.0.1:7777; with --ws its HTTP port)\n"
+	    "  --server HOST:PORT       server to load (default 127.0.0.1:7777; with --ws its HTTP port); several,\n"
+	    "                           comma-separated: the first that accepts a connection at start\n"
 	    "  --ws                     connect over WebSocket (subprotocol crowd.v1) instead of TCP\n"
 	    "  --ws-path PATH           WebSocket path (default /ws)\n"
 	    "  --connections N          connections to open (default 10)\n"
@@ -83,6 +86,17 @@ static int parse_u32(const char *name, const char *text, uint32_t min, uint32_t 
 }
 
 static int parse_server(const char *text, load_options *o) {
+	o->server_list[0] = 0;
+	if (strchr(text, ',')) {
+		if (crowd_client_count_addresses(text) < 0 || strlen(text) >= sizeof o->server_list) {
+			fprintf(stderr,
+			        "crowd-load: --server: expected HOST:PORT or several, comma-separated, got '%s'\n",
+			        text);
+			return -1;
+		}
+		snprintf(o->server_list, sizeof o->server_list, "%s", text);
+		return 0;
+	}
 	const char *colon = strrchr(text, ':');
 	if (!colon || colon == text || (size_t)(colon - text) >= sizeof o->host) {
 		fprintf(stderr, "crowd-load: --server: expected HOST:PORT, got '%s'\n", text);

@@ -321,7 +321,12 @@ static void test_crowdctl_usage_errors_before_connecting(void **state) {
 	char *err;
 	char *out = crowdctl_at("no-port-here", &code, &err, (const char *[]){"ping", NULL});
 	assert_int_equal(code, 2);
-	assert_string_equal(err, "crowdctl: --server: wants HOST:PORT, got 'no-port-here'\n");
+	assert_string_equal(err,
+	                    "crowdctl: --server: wants HOST:PORT (or several, comma-separated), got 'no-port-here'\n");
+	free(out);
+	free(err);
+	out = crowdctl_at("127.0.0.1:7777,no-port-here", &code, &err, (const char *[]){"ping", NULL});
+	assert_int_equal(code, 2);
 	free(out);
 	free(err);
 	/* none of them connected */
@@ -339,6 +344,22 @@ static void test_crowdctl_usage_errors_before_connecting(void **state) {
 	close(listener);
 }
 
+/* --server with several addresses: one that refuses is skipped, the next answers */
+static void test_crowdctl_address_list(void **state) {
+	(void)state;
+	char list[64];
+	snprintf(list, sizeof list, "127.0.0.1:1,127.0.0.1:%u", (unsigned)server.port);
+	int code;
+	char *out = crowdctl_at(list, &code, NULL, (const char *[]){"ping", NULL});
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(out, "\"ok\":true"));
+	free(out);
+	/* every address refuses: a connection failure, exit 3 */
+	out = crowdctl_at("127.0.0.1:1,127.0.0.1:1", &code, NULL, (const char *[]){"ping", NULL});
+	assert_int_equal(code, 3);
+	free(out);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_crowdctl_json_session),
@@ -346,6 +367,7 @@ int main(void) {
 	    cmocka_unit_test(test_crowdctl_refused_token),
 	    cmocka_unit_test(test_crowdctl_worlds),
 	    cmocka_unit_test(test_crowdctl_usage_errors_before_connecting),
+	    cmocka_unit_test(test_crowdctl_address_list),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);
 }

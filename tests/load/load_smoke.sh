@@ -37,7 +37,8 @@ done
 # 4 connections x 25 agents, each watching a 60x60 window around its own
 # agents, retargeting 5 agents twice a second, snapshots at 15 Hz.
 for transport in tcp ws; do
-	if [ $transport = tcp ]; then args=(--server "127.0.0.1:$port"); else args=(--ws --server "127.0.0.1:$http_port"); fi
+	# over TCP, --server is a list whose first address refuses (nothing listens on port 1): skipped
+	if [ $transport = tcp ]; then args=(--server "127.0.0.1:1,127.0.0.1:$port"); else args=(--ws --server "127.0.0.1:$http_port"); fi
 	echo "== crowd-load over $transport"
 	"$load_bin" "${args[@]}" --connections 4 --agents 25 --area 60x60 --divisor 2 \
 		--retarget 0.5 --retarget-count 5 --ping 1 --duration 3 --ramp-up 0.2 \
