@@ -11,11 +11,15 @@
  * puts a server with a fresh data dir (a server that knows nothing of the
  * client) before the right one: with reconnect.require_resumed its Welcome
  * counts as a failed attempt. With every address down the client gives up
- * after reconnect.max_attempts with CROWD_CLIENT_ERR_UNREACHABLE. Every wait is
- * for an event (a callback, a server's listening line); the guards only stop
- * a hung test. */
+ * after reconnect.max_attempts with CROWD_CLIENT_ERR_UNREACHABLE. A scripted
+ * fake server in this process checks what a reconnect sends: the application's
+ * Hello with the last resume key, the next address after a Hello refused by an
+ * Error, the subscription asked again and its Ack kept from on_ack. Every wait
+ * is for an event (a callback, a server's listening line, a frame); the guards
+ * only stop a hung test. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "crowd/wire.h"
 #include "harness.h"
 
 #define MAX_EVENTS 64
@@ -192,6 +197,180 @@ static int64_t spawn_three(player *p) {
 	await(p, sub);
 	assert_true(p->ok[sub]);
 	return rid;
+}
+
+/* ------------------------------------------------------------ a scripted fake server */
+
+static int fake_listener(uint16_t *port) {
+	int fd = refusing_socket(port);
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+/* Poll the client until the listener has a connection to accept; the accepted socket. */
+static int fake_accept(player *p, int listener) {
+	uint64_t guard = crowd_client_now_us() + (uint64_t)HARNESS_GUARD_MS * 1000u;
+	while (crowd_client_now_us() < guard) {
+		struct pollfd q = {.fd = listener, .events = POLLIN};
+		if (poll(&q, 1, 0) == 1) return accept(listener, NULL, NULL);
+		crowd_client_poll(p->c, 5);
+	}
+	return -1;
+}
+
+/* The next whole ClientMessage from fd, polling the client meanwhile (it may have to write it). */
+static void fake_read(player *p, int fd, crowd_frame_splitter *in, crowd_v1_ClientMessage *out) {
+	uint64_t guard = crowd_client_now_us() + (uint64_t)HARNESS_GUARD_MS * 1000u;
+	while (crowd_client_now_us() < guard) {
+		const uint8_t *frame;
+		size_t len;
+		if (crowd_frame_splitter_next(in, &frame, &len) == CROWD_FRAME_READY) {
+			memset(out, 0, sizeof *out);
+			assert_true(crowd_decode_client_message(frame, len, out));
+			return;
+		}
+		struct pollfd q = {.fd = fd, .events = POLLIN};
+		if (poll(&q, 1, 5) == 1) {
+			uint8_t buf[4096];
+			ssize_t n = recv(fd, buf, sizeof buf, 0);
+			assert_true(n > 0);
+			assert_true(crowd_frame_splitter_push(in, buf, (size_t)n));
+		}
+		crowd_client_poll(p->c, 0);
+	}
+	fail_msg("no ClientMessage came");
+}
+
+static void fake_send(int fd, crowd_v1_ServerMessage *m) {
+	crowd_buf out;
+	crowd_buf_init(&out);
+	assert_true(crowd_encode_server_message(m, true, &out));
+	assert_int_equal(send(fd, out.data, out.len, MSG_NOSIGNAL), (ssize_t)out.len);
+	crowd_buf_free(&out);
+}
+
+static void fake_welcome(int fd, bool resumed, const char *key) {
+	crowd_v1_ServerMessage m = crowd_v1_ServerMessage_init_zero;
+	m.which_msg = crowd_v1_ServerMessage_welcome_tag;
+	m.msg.welcome.protocol_major = 1;
+	m.msg.welcome.precision = 100;
+	m.msg.welcome.client_id = 7;
+	m.msg.welcome.resumed = resumed;
+	snprintf(m.msg.welcome.resume_key, sizeof m.msg.welcome.resume_key, "%s", key);
+	fake_send(fd, &m);
+}
+
+static void fake_ack(int fd, uint32_t request_id) {
+	crowd_v1_ServerMessage m = crowd_v1_ServerMessage_init_zero;
+	m.which_msg = crowd_v1_ServerMessage_ack_tag;
+	m.msg.ack.request_id = request_id;
+	fake_send(fd, &m);
+}
+
+static bool lost(const player *p) {
+	return p->event_count >= 1;
+}
+
+static bool attempt_failed(const player *p) {
+	return p->event_count >= 2;
+}
+
+static void test_what_a_reconnect_sends(void **state) {
+	(void)state;
+	static const char key[] = "0123456789abcdef0123456789abcdef";
+	uint16_t port1, port2;
+	int l1 = fake_listener(&port1), l2 = fake_listener(&port2);
+	char list[64];
+	snprintf(list, sizeof list, "127.0.0.1:%u,127.0.0.1:%u", (unsigned)port1, (unsigned)port2);
+	player *p = calloc(1, sizeof *p);
+	crowd_client_options o = player_options(p);
+	o.reconnect.min_delay_ms = 1;
+	o.reconnect.max_delay_ms = 2;
+	assert_int_equal(crowd_client_connect_list(list, &o, &p->c), CROWD_CLIENT_OK);
+	int s1 = accept(l1, NULL, NULL);
+	assert_true(s1 >= 0);
+	crowd_frame_splitter in;
+	crowd_frame_splitter_init(&in, 1u << 16);
+	crowd_v1_ClientMessage m;
+
+	assert_true(crowd_client_hello(p->c, "tok", "me", true) > 0);
+	fake_read(p, s1, &in, &m);
+	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_hello_tag);
+	assert_string_equal(m.msg.hello.resume_key, "");
+	crowd_client_message_release(&m);
+	fake_welcome(s1, false, key);
+	assert_true(pump_until(p, welcomed));
+	crowd_v1_Rect area = {.min_x = -5, .min_y = -5, .max_x = 5, .max_y = 5};
+	int64_t sub = crowd_client_subscribe(p->c, &area, 3);
+	fake_read(p, s1, &in, &m);
+	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_subscribe_tag);
+	crowd_client_message_release(&m);
+	fake_ack(s1, (uint32_t)sub);
+	await(p, sub);
+
+	/* the connection drops: the next address, whose Hello is refused by an Error */
+	close(s1);
+	assert_true(pump_until(p, lost));
+	assert_int_equal(p->events[0].kind, CROWD_CLIENT_CONNECTION_LOST);
+	int s2 = fake_accept(p, l2);
+	assert_true(s2 >= 0);
+	crowd_frame_splitter_free(&in);
+	crowd_frame_splitter_init(&in, 1u << 16);
+	fake_read(p, s2, &in, &m);
+	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_hello_tag);
+	assert_string_equal(m.msg.hello.token, "tok");
+	assert_string_equal(m.msg.hello.client_name, "me");
+	assert_true(m.msg.hello.keep_agents_on_disconnect);
+	assert_string_equal(m.msg.hello.resume_key, key);
+	uint32_t hello_id = m.request_id;
+	crowd_client_message_release(&m);
+	crowd_v1_ServerMessage e = crowd_v1_ServerMessage_init_zero;
+	e.which_msg = crowd_v1_ServerMessage_error_tag;
+	e.msg.error.request_id = hello_id;
+	e.msg.error.code = crowd_v1_ErrorCode_ERROR_SERVER_FULL;
+	fake_send(s2, &e);
+	assert_true(pump_until(p, attempt_failed));
+	assert_int_equal(p->events[1].kind, CROWD_CLIENT_ATTEMPT_FAILED);
+	assert_int_equal(p->events[1].status, CROWD_CLIENT_ERR_REFUSED);
+	assert_int_equal(p->events[1].next_delay_ms, 0);
+	assert_true(hello_id < 256 && p->code[hello_id] == crowd_v1_ErrorCode_ERROR_SERVER_FULL); /* on_error saw it */
+
+	/* the first address again, in the same pass: welcomed, resumed; the subscription asked again */
+	int s3 = fake_accept(p, l1);
+	assert_true(s3 >= 0);
+	crowd_frame_splitter_free(&in);
+	crowd_frame_splitter_init(&in, 1u << 16);
+	fake_read(p, s3, &in, &m);
+	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_hello_tag);
+	assert_string_equal(m.msg.hello.resume_key, key);
+	crowd_client_message_release(&m);
+	fake_welcome(s3, true, key);
+	assert_true(pump_until(p, reconnected));
+	assert_int_equal(p->events[2].attempt, 2);
+	assert_true(p->events[2].resumed);
+	fake_read(p, s3, &in, &m);
+	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_subscribe_tag);
+	assert_true(m.msg.subscribe.has_area);
+	assert_true(m.msg.subscribe.area.max_x == 5.0f);
+	assert_int_equal(m.msg.subscribe.divisor, 3);
+	uint32_t resub = m.request_id;
+	crowd_client_message_release(&m);
+	uint64_t before = crowd_client_get_counters(p->c).acks_received;
+	fake_ack(s3, resub);
+	uint64_t guard = crowd_client_now_us() + (uint64_t)HARNESS_GUARD_MS * 1000u;
+	while (crowd_client_get_counters(p->c).acks_received == before && crowd_client_now_us() < guard)
+		crowd_client_poll(p->c, 5);
+	assert_int_equal(crowd_client_get_counters(p->c).acks_received, before + 1);
+	assert_true(resub < 256);
+	assert_false(p->answered[resub]); /* the library's own request: not the application's on_ack */
+
+	crowd_frame_splitter_free(&in);
+	crowd_client_close(p->c, 0);
+	free(p);
+	close(s2);
+	close(s3);
+	close(l1);
+	close(l2);
 }
 
 static void test_address_lists(void **state) {
@@ -400,6 +579,7 @@ static void test_every_address_down_gives_up_after_the_attempts(void **state) {
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_address_lists),
+	    cmocka_unit_test(test_what_a_reconnect_sends),
 	    cmocka_unit_test(test_failover_to_the_same_data_dir_on_another_port),
 	    cmocka_unit_test(test_require_resumed_skips_a_server_that_does_not_know_the_client),
 	    cmocka_unit_test(test_every_address_down_gives_up_after_the_attempts),
