@@ -229,6 +229,12 @@ export interface ClientOptions {
    * standby that answers before it is promoted (default false).
    */
   requireResumed?: boolean;
+  /**
+   * > 0: a connection that brings nothing for this long counts as lost (then reconnect):
+   * a server whose machine vanished sends no FIN. Keep it above the quietest gap
+   * (snapshots come every divisor ticks to a subscriber; others should ping). Default 0: off.
+   */
+  idleTimeoutMs?: number;
   /** TCP: a frame longer than this closes the connection (default 16 MiB). */
   maxFrameBytes?: number;
   /** A Welcome.resumeKey from an earlier connection: take that identity back. */

@@ -16,7 +16,8 @@
  * Hello with the last resume key, the next address after a Hello refused by an
  * Error, the subscription asked again and its Ack kept from on_ack. Every wait
  * is for an event (a callback, a server's listening line, a frame); the guards
- * only stop a hung test. */
+ * only stop a hung test. A server that goes silent without closing counts as
+ * lost after options.idle_timeout_ms. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -373,6 +374,56 @@ static void test_what_a_reconnect_sends(void **state) {
 	close(l2);
 }
 
+/* A server that goes silent without closing (its machine vanished: no FIN): with
+ * options.idle_timeout_ms the connection counts as lost and the next address is tried. */
+static void test_a_silent_server_counts_as_lost(void **state) {
+	(void)state;
+	static const char key[] = "fedcba9876543210fedcba9876543210";
+	uint16_t port1, port2;
+	int l1 = fake_listener(&port1), l2 = fake_listener(&port2);
+	char list[64];
+	snprintf(list, sizeof list, "127.0.0.1:%u,127.0.0.1:%u", (unsigned)port1, (unsigned)port2);
+	player *p = calloc(1, sizeof *p);
+	crowd_client_options o = player_options(p);
+	o.reconnect.min_delay_ms = 1;
+	o.reconnect.max_delay_ms = 2;
+	o.idle_timeout_ms = 300;
+	assert_int_equal(crowd_client_connect_list(list, &o, &p->c), CROWD_CLIENT_OK);
+	int s1 = accept(l1, NULL, NULL);
+	assert_true(s1 >= 0);
+	crowd_frame_splitter in;
+	crowd_frame_splitter_init(&in, 1u << 16);
+	crowd_v1_ClientMessage m;
+	assert_true(crowd_client_hello(p->c, "tok", "me", false) > 0);
+	fake_read(p, s1, &in, &m);
+	crowd_client_message_release(&m);
+	fake_welcome(s1, false, key);
+	assert_true(pump_until(p, welcomed));
+
+	/* s1 stays open and sends nothing more */
+	assert_true(pump_until(p, lost));
+	assert_int_equal(p->events[0].kind, CROWD_CLIENT_CONNECTION_LOST);
+	assert_int_equal(p->events[0].status, CROWD_CLIENT_ERR_TIMEOUT);
+	int s2 = fake_accept(p, l2);
+	assert_true(s2 >= 0);
+	crowd_frame_splitter_free(&in);
+	crowd_frame_splitter_init(&in, 1u << 16);
+	fake_read(p, s2, &in, &m);
+	assert_string_equal(m.msg.hello.resume_key, key);
+	crowd_client_message_release(&m);
+	fake_welcome(s2, true, key);
+	assert_true(pump_until(p, reconnected));
+	assert_true(p->events[p->event_count - 1].resumed);
+
+	crowd_frame_splitter_free(&in);
+	crowd_client_close(p->c, 0);
+	free(p);
+	close(s1);
+	close(s2);
+	close(l1);
+	close(l2);
+}
+
 static void test_address_lists(void **state) {
 	(void)state;
 	assert_int_equal(crowd_client_count_addresses("127.0.0.1:7777"), 1);
@@ -580,6 +631,7 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_address_lists),
 	    cmocka_unit_test(test_what_a_reconnect_sends),
+	    cmocka_unit_test(test_a_silent_server_counts_as_lost),
 	    cmocka_unit_test(test_failover_to_the_same_data_dir_on_another_port),
 	    cmocka_unit_test(test_require_resumed_skips_a_server_that_does_not_know_the_client),
 	    cmocka_unit_test(test_every_address_down_gives_up_after_the_attempts),

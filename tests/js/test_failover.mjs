@@ -139,6 +139,29 @@ test('requireResumed passes over a server that does not know the client', async 
   }
 });
 
+test('idleTimeoutMs: a server that goes silent without closing counts as lost', async () => {
+  // A fake server that welcomes and then says nothing, its socket left open (a vanished machine).
+  const { fakeServer, welcome } = await import('./harness.mjs');
+  const silent = await fakeServer(async (conn) => { await conn.next(); conn.send(welcome({ resumeKey: 'k'.repeat(32) })); });
+  const real = await startServer();
+  const c = new CrowdClient([at(silent.port), at(real.tcp)], { idleTimeoutMs: 300, reconnectMinMs: 5, reconnectMaxMs: 20 });
+  const reconnecting = nextEvent(c, 'state', (s) => s === 'reconnecting');
+  try {
+    await c.connect();
+    assert.equal(c.where, at(silent.port));
+    const back = nextEvent(c, 'reconnected');
+    const [, info] = await reconnecting;
+    assert.match(info.reason, /nothing from the server for 300 ms/);
+    assert.equal(info.failedAddress, at(silent.port));
+    const [r] = await back;
+    assert.equal(r.address, at(real.tcp));
+  } finally {
+    c.close();
+    await silent.close();
+    await real.stop();
+  }
+});
+
 test('every address down: the client gives up after reconnectMaxAttempts', async () => {
   const a = await startServer();
   const refusing = await freePort();

@@ -185,6 +185,7 @@ static int connect_addresses(const client_address *addresses, uint32_t count, co
 	c->address_count = count;
 	c->address_index = index;
 	c->link = LINK_OPEN;
+	c->last_input_us = crowd_client_now_us();
 	c->jitter_state = crowd_client_now_us() ^ ((uint64_t)(uintptr_t)c << 16) ^ 0x9e3779b97f4a7c15u;
 	c->next_request_id = 1;
 	c->precision = 1.0f;
@@ -491,6 +492,7 @@ static int read_some(crowd_client *c, int *dispatched) {
 		if (n > 0) {
 			total += (size_t)n;
 			c->counters.bytes_received += (uint64_t)n;
+			c->last_input_us = crowd_client_now_us();
 			if (!crowd_frame_splitter_push(&c->in, chunk, (size_t)n)) return CROWD_CLIENT_ERR_NO_MEMORY;
 			int s = drain_frames(c, dispatched);
 			if (s < 0) return s;
@@ -519,6 +521,13 @@ int crowd_client_poll(crowd_client *c, int timeout_ms) {
 		timeout_ms = crowd_client_ms_until(c->attempt_deadline_us);
 		deadline = c->attempt_deadline_us;
 	}
+	/* a server whose machine vanished sends no FIN: silence this long counts as a loss */
+	uint64_t idle_deadline = c->last_input_us + (uint64_t)c->options.idle_timeout_ms * 1000u;
+	bool idle = !hello && c->options.idle_timeout_ms > 0;
+	if (idle && (timeout_ms < 0 || deadline > idle_deadline)) {
+		timeout_ms = crowd_client_ms_until(idle_deadline);
+		deadline = idle_deadline;
+	}
 	int r;
 	do {
 		r = poll(&p, 1, remaining_ms(timeout_ms, deadline));
@@ -531,6 +540,7 @@ int crowd_client_poll(crowd_client *c, int timeout_ms) {
 	if (r == 0) {
 		/* no Welcome in time: this attempt failed */
 		if (hello && crowd_client_now_us() >= c->attempt_deadline_us) fail(c, CROWD_CLIENT_ERR_TIMEOUT);
+		if (idle && crowd_client_now_us() >= idle_deadline) fail(c, CROWD_CLIENT_ERR_TIMEOUT);
 		return c->state;
 	}
 	if (p.revents & POLLOUT) {

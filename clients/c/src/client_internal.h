@@ -29,7 +29,8 @@ struct crowd_client {
 	int fd;
 	int state; /* 0 while connected, else the status that ended it */
 	int last_errno;
-	bool write_closed; /* the server stopped reading (EPIPE/ECONNRESET on send) */
+	uint64_t last_input_us; /* when the server last sent bytes (options.idle_timeout_ms) */
+	bool write_closed;      /* the server stopped reading (EPIPE/ECONNRESET on send) */
 	bool closed_reported;
 	uint32_t next_request_id;
 	crowd_client_options options;

@@ -169,6 +169,7 @@ int crowd_client_reconnect_failed(crowd_client *c, int status) {
 /* Connected: say Hello as the application did, with the last resume key. */
 static int send_hello(crowd_client *c) {
 	c->link = LINK_HELLO;
+	c->last_input_us = crowd_client_now_us();
 	c->attempt_deadline_us =
 	    crowd_client_now_us() +
 	    (uint64_t)(c->options.connect_timeout_ms > 0 ? c->options.connect_timeout_ms : 0) * 1000u;

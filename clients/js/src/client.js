@@ -66,6 +66,7 @@ const DEFAULTS = {
   reconnectMaxMs: 10000,
   reconnectMaxAttempts: Infinity,
   requireResumed: false,
+  idleTimeoutMs: 0,
   maxFrameBytes: 16 << 20,
   resumeKey: '',
   world: '',
@@ -194,6 +195,8 @@ export class CrowdClient extends Emitter {
     this.retrying = false;          // connect({retry}): keep trying until the first Welcome
     this.established = false;       // a Welcome since connect(): from then on `reconnect` applies
     this.finding = null;            // what this attempt met, when the client found it out itself
+    this.idleTimer = null;          // idleTimeoutMs: fires when the server has been silent that long
+    this.idleReason = null;
   }
 
   get connected() { return this.state === 'connected'; }
@@ -232,6 +235,7 @@ export class CrowdClient extends Emitter {
   /** Closes for good: no reconnect; pending requests reject with ConnectionClosedError. */
   close() {
     this.closing = true;
+    clearTimeout(this.idleTimer);
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     if (this.transport) this.transport.close();
@@ -325,6 +329,7 @@ export class CrowdClient extends Emitter {
     this.needKeyframe = true;
     this.attempts = 0;
     this.#setState('connected', { welcome: this.welcome });
+    this.#armIdle();
     this.emit('welcome', this.welcome);
     if (again)
       this.emit('reconnected', { address: this.where, resumed: this.welcome.resumed, clientId: this.welcome.clientId, attempt });
@@ -335,9 +340,24 @@ export class CrowdClient extends Emitter {
     this.#settleConnect(this.welcome, null);
   }
 
+  // A server whose machine vanished sends no FIN: silence for idleTimeoutMs counts as a loss.
+  #armIdle() {
+    const ms = this.options.idleTimeoutMs;
+    if (!ms) return;
+    clearTimeout(this.idleTimer);
+    const t = this.transport;
+    this.idleTimer = setTimeout(() => {
+      if (this.transport !== t || !this.connected) return;
+      this.idleReason = `nothing from the server for ${ms} ms`;
+      t.close();
+    }, ms);
+  }
+
   #onClose({ reason, error, transport }) {
     const attempt = this.state === 'connecting'; // closed before its Welcome
     this.transport = null;
+    clearTimeout(this.idleTimer);
+    if (this.idleReason) { reason = this.idleReason; this.idleReason = null; }
     if (error && error.name === 'FrameError') {
       this.stats.protocolErrors++;
       this.emit('protocolError', error);
@@ -401,6 +421,7 @@ export class CrowdClient extends Emitter {
   }
 
   #onMessage(bytes) {
+    if (this.connected) this.#armIdle();
     this.stats.messagesIn++;
     this.stats.bytesIn += bytes.length;
     let msg;

@@ -134,6 +134,11 @@ typedef struct crowd_client_options {
 	size_t max_output;        /* unsent bytes buffered before sends fail; default 16 MiB */
 	size_t max_read_per_poll; /* bytes read per crowd_client_poll call; default 4 MiB */
 	int recv_buffer_bytes;    /* SO_RCVBUF if > 0 (tests use a tiny one); default 0 */
+	/* > 0: no bytes from the server for this long and the connection counts as lost
+	 * (CROWD_CLIENT_ERR_TIMEOUT; with reconnect, a reconnect starts): a server whose
+	 * machine vanished sends no FIN. Keep it above the quietest gap (snapshots come every
+	 * divisor ticks to a subscriber; others should ping). Default 0: off */
+	int idle_timeout_ms;
 	/* minor 2: the world crowd_client_hello joins (copied at connect); NULL or "": the default world */
 	const char *world;
 	crowd_client_reconnect_policy reconnect;
