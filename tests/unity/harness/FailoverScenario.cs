@@ -7,12 +7,15 @@
 //             client id); its agents obey it there and its subscription came back.
 //   require:  with RequireResumed a server with its own, fresh data dir is passed over.
 //   give up:  every address down: after ReconnectMaxAttempts the client stops (GaveUp).
+//   silent:   a fake server that welcomes and then says nothing, its socket open (a vanished
+//             machine): with IdleTimeoutMs the client counts it as lost and moves on.
 // Every wait is for an event (Wait.Until polls the client; its guard only stops a hang).
 using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Net;
 using System.Net.Sockets;
+using System.Threading;
 using Crowd.Client;
 using Crowd.V1;
 
@@ -31,6 +34,7 @@ namespace Crowd.Harness
                 Failover(serverExe, root);
                 RequireResumed(serverExe, root);
                 GiveUp(serverExe);
+                Silent(serverExe);
             }
             finally
             {
@@ -165,6 +169,49 @@ namespace Crowd.Harness
                 f.DumpIfFailed();
                 f.Dispose();
                 if (c != null) c.Dispose();
+            }
+        }
+
+        static void Silent(string exe)
+        {
+            var listener = new TcpListener(IPAddress.Loopback, 0);
+            listener.Start();
+            int silentPort = ((IPEndPoint)listener.LocalEndpoint).Port;
+            Socket held = null;
+            var fake = new Thread(() =>
+            {
+                try
+                {
+                    held = listener.AcceptSocket();
+                    held.Receive(new byte[4096]); // the Hello
+                    held.Send(FrameSplitter.Delimit(new ServerMessage { Welcome = new Welcome { ProtocolMajor = 1, ClientId = 4, Precision = 100, TickRateHz = 30 } }));
+                }
+                catch (Exception) { }
+            }) { IsBackground = true };
+            fake.Start();
+            var real = new ServerProcess(exe, "--listen 127.0.0.1:0 " + Common);
+            var options = Options();
+            options.IdleTimeoutMs = 300;
+            var client = new CrowdClient(new[] { "127.0.0.1:" + silentPort, "127.0.0.1:" + real.Port }, options);
+            var infos = new List<ReconnectInfo>();
+            var reasons = new List<string>();
+            client.Reconnected += i => infos.Add(i);
+            client.StateChanged += (st, why) => { if (st == ConnectionState.WaitingToReconnect) reasons.Add(why); };
+            try
+            {
+                client.Connect();
+                Check.That(Wait.Until(() => client.Welcome != null, client) && client.Address.Port == silentPort, "silent: welcomed by the fake server");
+                Check.That(Wait.Until(() => infos.Count > 0, client), "silent: the client moved on by itself");
+                Check.That(infos.Count > 0 && infos[0].Address.Port == real.Port, "to the next address");
+                Check.That(reasons.Count > 0 && reasons[0].Contains("nothing from the server for 300 ms"),
+                           "saying why (" + (reasons.Count > 0 ? reasons[0] : "no reason") + ")");
+            }
+            finally
+            {
+                client.Dispose();
+                real.Dispose();
+                if (held != null) held.Close();
+                listener.Stop();
             }
         }
 

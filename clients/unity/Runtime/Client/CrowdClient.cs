@@ -51,6 +51,10 @@ namespace Crowd.Client
         /// answers before it is promoted. Default false.</summary>
         public bool RequireResumed;
         public int ConnectTimeoutMs = 5000;
+        /// <summary>&gt; 0: a connection that brings nothing for this long (the Welcome included) counts as lost, and
+        /// the client reconnects: a server whose machine vanished sends no FIN. Keep it above the quietest gap
+        /// (a subscriber gets a snapshot every divisor ticks; others should Ping). Default 0: off.</summary>
+        public int IdleTimeoutMs;
         /// <summary>A send blocked this long (server not reading) drops the connection.</summary>
         public int SendTimeoutMs = 5000;
         /// <summary>Largest frame accepted from the server; a larger prefix drops the connection.</summary>
@@ -847,7 +851,7 @@ namespace Crowd.Client
         PolledLink pumpLink; // the current attempt's socket
         bool pumpOpened;     // it opened and the Hello went out
         int pumpGeneration;
-        double pumpStartedMs, pumpRetryAtMs;
+        double pumpStartedMs, pumpRetryAtMs, pumpLastInputMs;
         Backoff pumpBackoff;
 
         void StartPolledAttempt()
@@ -893,6 +897,7 @@ namespace Crowd.Client
                     return;
                 }
                 pumpOpened = true;
+                pumpLastInputMs = clock.Elapsed.TotalMilliseconds;
                 Interlocked.Increment(ref connections);
                 try
                 {
@@ -910,6 +915,7 @@ namespace Crowd.Client
             {
                 byte[] m = sock.NextMessage();
                 if (m == null) break;
+                pumpLastInputMs = clock.Elapsed.TotalMilliseconds;
                 Interlocked.Add(ref bytesReceived, m.Length);
                 string end;
                 if (m.Length > options.MaxFrameBytes)
@@ -926,6 +932,8 @@ namespace Crowd.Client
                 if (pumpLink == null || pumpLink.Socket != sock) return; // a handler called Disconnect
             }
             if (closed) EndPolled("closed by the server: " + Describe(sock.Reason, "closed"));
+            else if (options.IdleTimeoutMs > 0 && clock.Elapsed.TotalMilliseconds - pumpLastInputMs > options.IdleTimeoutMs)
+                EndPolled("nothing from the server for " + options.IdleTimeoutMs + " ms");
         }
 
         static string Describe(string reason, string otherwise)

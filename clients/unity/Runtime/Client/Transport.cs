@@ -200,6 +200,7 @@ namespace Crowd.Client
                 s.EndConnect(ar);
                 s.NoDelay = true;
                 s.SendTimeout = options.SendTimeoutMs;
+                s.ReceiveTimeout = options.IdleTimeoutMs > 0 ? options.IdleTimeoutMs : 0;
             }
             catch (Exception)
             {
@@ -221,7 +222,18 @@ namespace Crowd.Client
             var buf = new byte[64 * 1024];
             while (!stopRequested())
             {
-                int n = socket.Receive(buf);
+                int n;
+                try
+                {
+                    n = socket.Receive(buf);
+                }
+                catch (SocketException e)
+                {
+                    // The receive timeout elapsed (Mono reports it as WouldBlock).
+                    bool timedOut = e.SocketErrorCode == SocketError.TimedOut || e.SocketErrorCode == SocketError.WouldBlock;
+                    if (!timedOut || options.IdleTimeoutMs <= 0) throw;
+                    return "nothing from the server for " + options.IdleTimeoutMs + " ms";
+                }
                 if (n == 0) return "closed by the server";
                 received(n);
                 splitter.Push(buf, 0, n);
@@ -355,7 +367,13 @@ namespace Crowd.Client
                 WebSocketReceiveResult r;
                 try
                 {
-                    r = ws.ReceiveAsync(new ArraySegment<byte>(buf, len, buf.Length - len), cancel.Token).GetAwaiter().GetResult();
+                    var receive = ws.ReceiveAsync(new ArraySegment<byte>(buf, len, buf.Length - len), cancel.Token);
+                    if (options.IdleTimeoutMs > 0 && !receive.Wait(options.IdleTimeoutMs))
+                    {
+                        Abort();
+                        return "nothing from the server for " + options.IdleTimeoutMs + " ms";
+                    }
+                    r = receive.GetAwaiter().GetResult();
                 }
                 catch (Exception e)
                 {
