@@ -139,6 +139,24 @@ test('requireResumed passes over a server that does not know the client', async 
   }
 });
 
+test('a Hello refused by one server (its connection left open) moves on to the next address', async () => {
+  const { fakeServer } = await import('./harness.mjs');
+  const full = await fakeServer(async (conn) => {
+    const hello = await conn.next();
+    conn.send({ error: { requestId: hello.requestId, code: crowd.ErrorCode.ERROR_SERVER_FULL, message: 'full' } });
+  });
+  const real = await startServer();
+  const c = new CrowdClient([at(full.port), at(real.tcp)], { reconnect: false });
+  try {
+    await c.connect();
+    assert.equal(c.where, at(real.tcp));
+  } finally {
+    c.close();
+    await full.close();
+    await real.stop();
+  }
+});
+
 test('idleTimeoutMs: a server that goes silent without closing counts as lost', async () => {
   // A fake server that welcomes and then says nothing, its socket left open (a vanished machine).
   const { fakeServer, welcome } = await import('./harness.mjs');

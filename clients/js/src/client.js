@@ -483,7 +483,10 @@ export class CrowdClient extends Emitter {
       this.pending.delete(e.requestId);
       clearTimeout(p.timer);
       if (p.expect === 'welcome' && FINAL_HELLO_ERRORS.has(err.code)) this.helloRefusal = err;
-      else if (p.expect === 'welcome') this.finding = err; // SERVER_FULL, SHUTTING_DOWN…: what connect() met
+      else if (p.expect === 'welcome') { // SERVER_FULL, SHUTTING_DOWN…: what this attempt met; on to the next
+        this.finding = err;
+        if (this.transport) this.transport.close();
+      }
       p.reject(err);
     } else {
       if (this.state === 'connecting') this.finding = err;

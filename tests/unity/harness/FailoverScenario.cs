@@ -7,6 +7,8 @@
 //             client id); its agents obey it there and its subscription came back.
 //   require:  with RequireResumed a server with its own, fresh data dir is passed over.
 //   give up:  every address down: after ReconnectMaxAttempts the client stops (GaveUp).
+//   refused:  a fake server that refuses the Hello (ServerFull) and leaves its socket open:
+//             the client moves on to the next address.
 //   silent:   a fake server that welcomes and then says nothing, its socket open (a vanished
 //             machine): with IdleTimeoutMs the client counts it as lost and moves on.
 // Every wait is for an event (Wait.Until polls the client; its guard only stops a hang).
@@ -35,6 +37,7 @@ namespace Crowd.Harness
                 RequireResumed(serverExe, root);
                 GiveUp(serverExe);
                 Silent(serverExe);
+                Refused(serverExe);
             }
             finally
             {
@@ -205,6 +208,51 @@ namespace Crowd.Harness
                 Check.That(infos.Count > 0 && infos[0].Address.Port == real.Port, "to the next address");
                 Check.That(reasons.Count > 0 && reasons[0].Contains("nothing from the server for 300 ms"),
                            "saying why (" + (reasons.Count > 0 ? reasons[0] : "no reason") + ")");
+            }
+            finally
+            {
+                client.Dispose();
+                real.Dispose();
+                if (held != null) held.Close();
+                listener.Stop();
+            }
+        }
+
+        static void Refused(string exe)
+        {
+            var listener = new TcpListener(IPAddress.Loopback, 0);
+            listener.Start();
+            int fullPort = ((IPEndPoint)listener.LocalEndpoint).Port;
+            Socket held = null;
+            var fake = new Thread(() =>
+            {
+                try
+                {
+                    held = listener.AcceptSocket();
+                    var buf = new byte[4096];
+                    int n = held.Receive(buf);
+                    var splitter = new FrameSplitter(1 << 16);
+                    splitter.Push(buf, 0, n);
+                    byte[] frame;
+                    int off, len;
+                    uint id = 0;
+                    if (splitter.Next(out frame, out off, out len) == FrameResult.Ready)
+                        id = ProtoMessage.Parse<ClientMessage>(frame, off, len).RequestId;
+                    held.Send(FrameSplitter.Delimit(new ServerMessage { Error = new Error { RequestId = id, Code = ErrorCode.ServerFull, Message = "full" } }));
+                }
+                catch (Exception) { }
+            }) { IsBackground = true };
+            fake.Start();
+            var real = new ServerProcess(exe, "--listen 127.0.0.1:0 " + Common);
+            var client = new CrowdClient(new[] { "127.0.0.1:" + fullPort, "127.0.0.1:" + real.Port }, Options());
+            Error refused = null;
+            client.HelloRefused += e => refused = e;
+            try
+            {
+                client.Connect();
+                Check.That(Wait.Until(() => client.Welcome != null, client), "refused: welcomed in the end");
+                Check.That(client.Address.Port == real.Port, "by the next address (" + client.Address + ")");
+                Check.That(refused != null && refused.Code == ErrorCode.ServerFull, "after the fake server's ServerFull");
             }
             finally
             {

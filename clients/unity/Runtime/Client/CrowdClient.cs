@@ -1087,7 +1087,10 @@ namespace Crowd.Client
                     bool refusedHello = err.RequestId == helloRequestId;
                     if (refusedHello && FinalWorldRefusal(err.Code)) fatal = true;
                     if (refusedHello) refusedHere = true;
-                    if (refusedHello && presentedKey.Length > 0 && resumeKey == presentedKey && !Passing(err.Code)) resumeKey = "";
+                    // With several addresses one server's refusal says nothing of the key at another (a
+                    // standby not promoted yet): keep it, and try the next address.
+                    bool several = addresses.Length > 1;
+                    if (refusedHello && !several && presentedKey.Length > 0 && resumeKey == presentedKey && !Passing(err.Code)) resumeKey = "";
                     Enqueue(() =>
                     {
                         if (refusedHello)
@@ -1097,6 +1100,8 @@ namespace Crowd.Client
                         }
                         DispatchError(err);
                     }, false);
+                    if (refusedHello && several && !fatal)
+                        return "the server at " + Address + " refused the Hello (" + err.Code + "): trying the next address";
                     return null;
                 }
                 case ServerMessage.MsgOneofCase.Pong:
