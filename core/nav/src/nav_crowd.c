@@ -265,14 +265,9 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	if ((aside || oncoming) && len > 0.0f && dist(st->position, a->goal) > 4.0f * r) {
 		const orca_vec2 right = {p.x + dy / len * 2.0f * r, p.y - dx / len * 2.0f * r};
 		const orca_vec2 left = {p.x - dy / len * 2.0f * r, p.y + dx / len * 2.0f * r};
-		/* Still stalled a half of stuck_time later, the other side first, and
-		 * so on (door 80: an agent pushed into the corner of the world's edge
-		 * and a wall's top aimed right, into the wall, for 900 s) */
-		const bool flip = aside && ((uint32_t)(a->stall_time / (0.5f * nav->def.stuck_time)) & 1u) == 0u;
-		const orca_vec2 first = flip ? left : right, second = flip ? right : left;
-		const bool first_open = walkable(nav, worker, first);
-		if (first_open || (aside && walkable(nav, worker, second))) {
-			p = first_open ? first : second;
+		const bool right_open = walkable(nav, worker, right);
+		if (right_open || (aside && walkable(nav, worker, left))) {
+			p = right_open ? right : left;
 			a->final_leg = false;
 		}
 	}
