@@ -14,8 +14,9 @@
  *    it stands (its front row furthest);
  *  - evacuation: a room of `size` agents whose one exit is 4.5 wide (an agent
  *    is 3), each going to its own spot of a grid outside (5 apart);
- *  - city: 5 x 5 blocks of 14 with streets 8 wide between and around them,
- *    `size` agents on random trips (at least 30 long) from street to street,
+ *  - city: 5 x 5 blocks of 14 with streets 8 wide between and around them
+ *    (up to 8 x 8 for more than 300 agents: as many per street), `size`
+ *    agents on random trips (at least 30 long) from street to street,
  *    starts and goals apart (seeded: the same trips every run).
  *
  * flow_run steps until every agent has arrived (an ARRIVED event each) and
@@ -177,7 +178,7 @@ static bool flow_evacuation(flow_setup *s, uint32_t size)
 	return true;
 }
 
-/* On a street of the city (x, y in [0, 118]): at least `margin` from every block. */
+/* On a street of the city (x, y in [0, side]): at least `margin` from every block. */
 static bool flow_city_street(const flow_setup *s, orca_vec2 p, float margin)
 {
 	for (uint32_t k = 0; k < s->rect_count; ++k) {
@@ -185,15 +186,27 @@ static bool flow_city_street(const flow_setup *s, orca_vec2 p, float margin)
 		if (p.x > r[0] - margin && p.x < r[2] + margin && p.y > r[1] - margin && p.y < r[3] + margin)
 			return false;
 	}
-	return p.x > margin && p.x < 118.0f - margin && p.y > margin && p.y < 118.0f - margin;
+	return p.x > margin && p.x < s->hi.x - margin && p.y > margin && p.y < s->hi.y - margin;
+}
+
+/* Blocks per side: 5 up to 300 trips (the streets hold about 310 starts
+ * 3.5 apart), more beyond, as many trips per street as at 300. */
+static int flow_city_blocks(uint32_t size)
+{
+	int n = 5;
+	while (n < 8 && (uint32_t)(n * n) * 300u < size * 25u)
+		++n;
+	return n;
 }
 
 static bool flow_city(flow_setup *s, uint32_t size)
 {
+	const int blocks = flow_city_blocks(size);
+	const float side = 8.0f + 22.0f * (float)blocks;
 	s->lo = (orca_vec2){0.0f, 0.0f};
-	s->hi = (orca_vec2){118.0f, 118.0f};
-	for (int by = 0; by < 5; ++by)
-		for (int bx = 0; bx < 5; ++bx)
+	s->hi = (orca_vec2){side, side};
+	for (int by = 0; by < blocks; ++by)
+		for (int bx = 0; bx < blocks; ++bx)
 			flow_rect(s, 8.0f + 22.0f * (float)bx, 8.0f + 22.0f * (float)by, 22.0f + 22.0f * (float)bx,
 			          22.0f + 22.0f * (float)by);
 	if (!flow_alloc(s, size))
@@ -203,8 +216,8 @@ static bool flow_city(flow_setup *s, uint32_t size)
 		for (int tries = 0;; ++tries) {
 			if (tries > 100000)
 				return false;
-			const orca_vec2 a = {flow_frand(&rng, 0, 118), flow_frand(&rng, 0, 118)};
-			const orca_vec2 b = {flow_frand(&rng, 0, 118), flow_frand(&rng, 0, 118)};
+			const orca_vec2 a = {flow_frand(&rng, 0, side), flow_frand(&rng, 0, side)};
+			const orca_vec2 b = {flow_frand(&rng, 0, side), flow_frand(&rng, 0, side)};
 			if (!flow_city_street(s, a, 2.0f) || !flow_city_street(s, b, 2.0f))
 				continue;
 			const float dx = a.x - b.x, dy = a.y - b.y;
