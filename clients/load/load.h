@@ -62,6 +62,7 @@ typedef struct load_options {
 	double city_block, city_street;
 	double trip_reach; /* a trip ends at most this far away along each axis */
 	double trip_speed; /* the agents' cruising speed: free-walk time = length / speed */
+	double time_horizon, time_horizon_obst; /* >0: every spawned agent's (else the server's defaults) */
 	uint32_t trips_each;      /* >0: the measured time ends once every agent has finished this many trips */
 	long long max_late_trips; /* <0: no threshold; else exit 1 (and stop at once) past this many trips 60 s late */
 } load_options;

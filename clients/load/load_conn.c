@@ -328,6 +328,10 @@ static void send_spawns(load_conn *c) {
 			crowd_v1_AgentSpec *s = &specs[i];
 			*s = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
 			s->has_position = s->has_target = true;
+			s->has_time_horizon = o->time_horizon > 0;
+			s->time_horizon = (float)o->time_horizon;
+			s->has_time_horizon_obst = o->time_horizon_obst > 0;
+			s->time_horizon_obst = (float)o->time_horizon_obst;
 			if (plan->from_file) {
 				const load_agent_spec *a = &plan->agents[first + done + i];
 				s->position.x = a->x;

@@ -41,6 +41,10 @@ static void usage(FILE *out, const char *prog) {
 	    "                           by the run (needs a token that may create worlds: admin)\n"
 	    "  --world-prefix PREFIX    the worlds' names: PREFIX0 .. PREFIX(N-1) (default load-)\n"
 	    "  --seed N                 random seed (default 1)\n"
+	    "  --time-horizon T         every spawned agent's time horizon against agents (s; default: the\n"
+	    "                           server's)\n"
+	    "  --time-horizon-obst T    every spawned agent's time horizon against obstacles (s; default: the\n"
+	    "                           server's)\n"
 	    "  --trips BLOCK,STREET     random trips through the server's --map city (same --city-block,\n"
 	    "                           --city-street): agents spawn on streets; each ARRIVED starts a new trip\n"
 	    "                           along its street or onto a crossing one; reports trips within 2x their\n"
@@ -197,6 +201,8 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 		O_TRIP_REACH,
 		O_TRIP_SPEED,
 		O_TRIPS_EACH,
+		O_TIME_HORIZON,
+		O_TIME_HORIZON_OBST,
 		O_MAX_LATE_TRIPS
 	};
 	static const struct option longopts[] = {
@@ -226,6 +232,8 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	    {"trip-reach", required_argument, 0, O_TRIP_REACH},
 	    {"trip-speed", required_argument, 0, O_TRIP_SPEED},
 	    {"trips-each", required_argument, 0, O_TRIPS_EACH},
+	    {"time-horizon", required_argument, 0, O_TIME_HORIZON},
+	    {"time-horizon-obst", required_argument, 0, O_TIME_HORIZON_OBST},
 	    {"max-late-trips", required_argument, 0, O_MAX_LATE_TRIPS},
 	    {"max-errors", required_argument, 0, O_MAX_ERRORS},
 	    {"ws", no_argument, 0, O_WS},
@@ -322,6 +330,12 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 			break;
 		case O_TRIP_SPEED:
 			rc = parse_double("trip-speed", optarg, 0.01, 1e6, &o->trip_speed);
+			break;
+		case O_TIME_HORIZON:
+			rc = parse_double("time-horizon", optarg, 0.001, 1e6, &o->time_horizon);
+			break;
+		case O_TIME_HORIZON_OBST:
+			rc = parse_double("time-horizon-obst", optarg, 0.001, 1e6, &o->time_horizon_obst);
 			break;
 		case O_TRIPS_EACH:
 			rc = parse_u32("trips-each", optarg, 1, 65535, &o->trips_each);

@@ -10,6 +10,7 @@
  *
  *   city_trips_bench [--agents N] [--seconds S] [--warm-up S] [--reach D]
  *                    [--workers W] [--seed N] [--max-late N]
+ *                    [--time-horizon T] [--time-horizon-obst T]
  *
  * The city is server_load.py's: about 80 m^2 of ground per agent, blocks of
  * 40 with streets of 12, trips within --reach along each axis. Prints, over
@@ -35,7 +36,7 @@
 
 typedef struct options {
 	uint32_t agents, workers;
-	double seconds, warm_up, reach;
+	double seconds, warm_up, reach, horizon, horizon_obst;
 	uint64_t seed;
 	long long max_late;
 } options;
@@ -60,6 +61,10 @@ static int parse(options *o, int argc, char **argv) {
 			o->seed = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--max-late"))
 			o->max_late = atoll(v);
+		else if (!strcmp(a, "--time-horizon"))
+			o->horizon = atof(v);
+		else if (!strcmp(a, "--time-horizon-obst"))
+			o->horizon_obst = atof(v);
 		else
 			return -1;
 		i++;
@@ -93,7 +98,7 @@ int main(int argc, char **argv) {
 	if (parse(&o, argc, argv)) {
 		fprintf(stderr,
 		        "usage: city_trips_bench [--agents N] [--seconds S] [--warm-up S] [--reach D] [--workers W] "
-		        "[--seed N] [--max-late N]\n");
+		        "[--seed N] [--max-late N] [--time-horizon T] [--time-horizon-obst T]\n");
 		return 2;
 	}
 	server_config cfg;
@@ -104,6 +109,8 @@ int main(int argc, char **argv) {
 	cfg.tick_rate_hz = 20;
 	cfg.workers = o.workers;
 	cfg.max_agents = o.agents + 16;
+	if (o.horizon > 0) cfg.agent_time_horizon = o.horizon; /* crowd-load --time-horizon */
+	if (o.horizon_obst > 0) cfg.agent_time_horizon_obst = o.horizon_obst;
 	/* server_load.py's city_bounds: about 80 m^2 of ground per agent, at least 300 m */
 	const double half = fmax(150.0, ceil(sqrt(o.agents * 80.0) / 2.0));
 	cfg.world_min_x = cfg.world_min_y = -half;
@@ -200,8 +207,9 @@ int main(int argc, char **argv) {
 	}
 	const double all = (double)(finished + open);
 	printf("city_trips_bench: %u agents, %.0f m city (blocks %g, streets %g), trips within %g m, %u worker(s), "
-	       "%.0f s measured after %.0f s\n",
-	       o.agents, 2.0 * half, cfg.city_block, cfg.city_street, o.reach, o.workers, o.seconds, o.warm_up);
+	       "%.0f s measured after %.0f s, time horizons %g s (agents) and %g s (obstacles)\n",
+	       o.agents, 2.0 * half, cfg.city_block, cfg.city_street, o.reach, o.workers, o.seconds, o.warm_up,
+	       cfg.agent_time_horizon, cfg.agent_time_horizon_obst);
 	printf("  trips finished                        %llu (%.2f per agent per minute)\n",
 	       (unsigned long long)finished, (double)finished / o.agents / (o.seconds / 60.0));
 	printf("  ... within 2x free-walk time          %.1f%%\n",
