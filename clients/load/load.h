@@ -65,6 +65,9 @@ typedef struct load_options {
 	double city_block, city_street;
 	double trip_reach; /* a trip ends at most this far away along each axis */
 	double trip_speed; /* the agents' cruising speed: free-walk time = length / speed */
+	double time_horizon, time_horizon_obst; /* >0: every spawned agent's (else the server's defaults) */
+	uint32_t trips_each;      /* >0: the measured time ends once every agent has finished this many trips */
+	long long max_late_trips; /* <0: no threshold; else exit 1 (and stop at once) past this many trips 60 s late */
 } load_options;
 
 /** Parse argv into opt. Returns 0 to run, 1 when --help was printed, -1 on error (message printed). */
@@ -125,7 +128,7 @@ typedef struct load_stats {
 	uint64_t trips_late_60;          /* finished more than 60 s after their free-walk time */
 	uint64_t trips_open,
 	    trips_open_late_60;    /* at the end: still walking; of those, 60 s past their free-walk time */
-	uint64_t trips_unmeasured; /* ended after an UNREACHABLE, or started before the first event */
+	uint64_t trips_unmeasured; /* ended after an UNREACHABLE, or whose start was not known */
 	double trip_free_s_sum;
 } load_stats;
 
@@ -193,6 +196,16 @@ typedef struct load_conn {
 	float *trip_free_s;
 	uint8_t *trip_unreachable;
 	uint64_t event_tick; /* the last AgentEvents' tick */
+	/* --trips, first trips (from the spawn): each spawned agent's free-walk
+	 * time in the order sent, and the spawn batches answered so far; the
+	 * trip starts at the tick reckoned from Welcome's tick and the time since */
+	float *first_free_s;
+	uint16_t *trips_done; /* per own agent: trips finished in the measured time (up to trips_each) */
+	uint8_t *trip_late;   /* per own agent: its trip was counted in late_now */
+	uint32_t agents_done; /* own agents with trips_each trips finished */
+	uint32_t late_now;    /* trips now 60 s past their free-walk time: finished so, or still walking */
+	uint32_t first_free_count, spawn_batch, spawn_answered;
+	uint64_t welcome_tick, welcome_ns;
 	load_city city;
 	uint32_t own_count, own_cap, spawn_pending;
 	uint32_t retarget_cursor;
@@ -230,6 +243,7 @@ typedef struct load_run {
 	uint32_t opened, running, closed;
 	uint32_t running_at_stop; /* connections still running when measuring ended */
 	bool measuring;           /* false during ramp-up and spawning: stats are reset when it starts */
+	bool trips_all_done;      /* --trips-each: every agent finished its trips (what ended the measured time) */
 	bool draining;            /* measured time over: waiting for answers to requests in flight */
 	bool stopping;            /* closing every connection */
 	uint64_t start_ns, measure_start_ns, measure_end_ns;
@@ -280,6 +294,11 @@ void load_worlds_report(const load_run *run, FILE *out);
 void load_worlds_report_json(const load_run *run, FILE *f);
 /** --trips, at the end: count the trips still walking, and those 60 s past their free-walk time. */
 void load_conn_trips_open(load_conn *c);
+
+/** --trips-each: every agent of every connection has finished its trips.
+ * --max-late-trips: more trips than that are 60 s late (finished or still walking). */
+bool load_run_trips_done(const load_run *run);
+bool load_run_trips_too_late(const load_run *run);
 
 /* ------------------------------------------------------------------ report */
 

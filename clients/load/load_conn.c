@@ -316,12 +316,22 @@ static void send_spawns(load_conn *c) {
 	if (batch > 65535) batch = 65535;
 	crowd_v1_AgentSpec *specs = calloc(batch, sizeof *specs);
 	if (!specs) return;
+	c->spawn_batch = batch;
+	if (o->trips) {
+		free(c->first_free_s);
+		c->first_free_s = calloc(count ? count : 1, sizeof *c->first_free_s);
+		c->first_free_count = c->first_free_s ? count : 0;
+	}
 	for (uint32_t done = 0; done < count;) {
 		uint32_t n = count - done < batch ? count - done : batch;
 		for (uint32_t i = 0; i < n; i++) {
 			crowd_v1_AgentSpec *s = &specs[i];
 			*s = (crowd_v1_AgentSpec)crowd_v1_AgentSpec_init_zero;
 			s->has_position = s->has_target = true;
+			s->has_time_horizon = o->time_horizon > 0;
+			s->time_horizon = (float)o->time_horizon;
+			s->has_time_horizon_obst = o->time_horizon_obst > 0;
+			s->time_horizon_obst = (float)o->time_horizon_obst;
 			if (plan->from_file) {
 				const load_agent_spec *a = &plan->agents[first + done + i];
 				s->position.x = a->x;
@@ -330,8 +340,9 @@ static void send_spawns(load_conn *c) {
 				s->target.y = a->goal_y;
 			} else if (o->trips) {
 				load_city_random_point(&c->city, &c->rng, &s->position.x, &s->position.y);
-				load_city_trip(&c->city, &c->rng, s->position.x, s->position.y, (float)o->trip_reach,
-				               &s->target.x, &s->target.y);
+				const float len = load_city_trip(&c->city, &c->rng, s->position.x, s->position.y,
+				                                 (float)o->trip_reach, &s->target.x, &s->target.y);
+				if (c->first_free_s) c->first_free_s[done + i] = len / (float)o->trip_speed;
 				continue;
 			} else {
 				s->position.x = rng_range(&c->rng, c->region[0], c->region[2]);
@@ -654,6 +665,8 @@ static void on_welcome(load_conn *c, const crowd_v1_Welcome *w) {
 	c->client_id = w->client_id;
 	c->precision = w->precision ? (float)w->precision : 100.0f;
 	c->tick_rate_hz = w->tick_rate_hz ? w->tick_rate_hz : 30;
+	c->welcome_tick = w->tick;
+	c->welcome_ns = uv_hrtime();
 	c->divisor = c->run->opt.divisor ? c->run->opt.divisor : (w->snapshot_divisor ? w->snapshot_divisor : 1);
 	if (w->has_world_bounds && w->world_bounds.max_x > w->world_bounds.min_x &&
 	    w->world_bounds.max_y > w->world_bounds.min_y) {
@@ -713,8 +726,16 @@ static bool grow_own(load_conn *c, uint32_t extra) {
 	uint8_t *unreachable = realloc(c->trip_unreachable, cap);
 	if (!unreachable) return false;
 	c->trip_unreachable = unreachable;
-	for (uint32_t i = c->own_cap; i < cap; i++)
+	uint16_t *done = realloc(c->trips_done, cap * sizeof *done);
+	if (!done) return false;
+	c->trips_done = done;
+	uint8_t *late = realloc(c->trip_late, cap);
+	if (!late) return false;
+	c->trip_late = late;
+	for (uint32_t i = c->own_cap; i < cap; i++) {
 		c->trip_start_tick[i] = 0, c->trip_free_s[i] = 0, c->trip_unreachable[i] = 0;
+		c->trips_done[i] = 0, c->trip_late[i] = 0;
+	}
 	c->own_cap = cap;
 	return true;
 }
@@ -744,6 +765,23 @@ static void after_set_targets(load_conn *c, uint32_t request_id, uint64_t sent_n
 	c->await_snapshot[c->await_count++] = sent_ns;
 }
 
+/* --trips: the first trips of agents just spawned (their Ack is sent when
+ * the spawn is applied, before that tick's step) start at the tick reckoned
+ * from Welcome's tick and the time since at the nominal rate, plus one. A
+ * server slower than its rate makes that tick too late, never too early: a
+ * first trip is never timed longer than it took. */
+static void start_first_trips(load_conn *c, uint32_t first_spec, uint32_t count) {
+	const double rate = c->tick_rate_hz ? (double)c->tick_rate_hz : 30.0;
+	const uint64_t tick = c->welcome_tick + 1 + (uint64_t)((double)(uv_hrtime() - c->welcome_ns) * 1e-9 * rate);
+	for (uint32_t k = 0; k < count; k++) {
+		const uint32_t i = c->own_count + k;
+		if (first_spec + k >= c->first_free_count) break; /* more ids than were asked for: not timed */
+		c->trip_start_tick[i] = tick;
+		c->trip_free_s[i] = c->first_free_s[first_spec + k];
+		c->trip_unreachable[i] = 0;
+	}
+}
+
 static void on_answer(load_conn *c, uint32_t request_id, const crowd_v1_Ack *ack, uint32_t error_code) {
 	uint64_t sent = 0;
 	uint8_t kind = request_id ? take_request(c, request_id, 0, &sent) : 0;
@@ -757,8 +795,10 @@ static void on_answer(load_conn *c, uint32_t request_id, const crowd_v1_Ack *ack
 		return;
 	}
 	if (kind == crowd_v1_ClientMessage_spawn_agents_tag) {
+		const uint32_t first_spec = c->spawn_answered++ * c->spawn_batch; /* batches are answered in order */
 		if (ack && ack->ids_count && grow_own(c, ack->ids_count)) {
 			memcpy(c->own_ids + c->own_count, ack->ids, ack->ids_count * sizeof *ack->ids);
+			if (c->first_free_s) start_first_trips(c, first_spec, ack->ids_count);
 			c->own_count += ack->ids_count;
 			c->stats.agents_spawned += ack->ids_count;
 		}
@@ -842,9 +882,14 @@ static void on_trip_events(load_conn *c, const crowd_v1_AgentEvents *ev) {
 				c->stats.trips++;
 				c->stats.trip_free_s_sum += free_s;
 				if (took <= 2.0 * free_s) c->stats.trips_within_2x++;
-				if (took > free_s + 60.0) c->stats.trips_late_60++;
+				if (took > free_s + 60.0) {
+					c->stats.trips_late_60++;
+					if (!c->trip_late[i]) c->late_now++;
+				}
 				record_hist(c, offsetof(load_stats, trip_us), (uint64_t)(took * 1e6));
 			}
+			if (o->trips_each && c->trips_done[i] < o->trips_each && ++c->trips_done[i] == o->trips_each)
+				c->agents_done++;
 		}
 		const float px = e->has_point ? e->point.x : e->target.x, py = e->has_point ? e->point.y : e->target.y;
 		const float len = load_city_trip(&c->city, &c->rng, px, py, (float)o->trip_reach, &xs[n], &ys[n]);
@@ -852,6 +897,18 @@ static void on_trip_events(load_conn *c, const crowd_v1_AgentEvents *ev) {
 		c->trip_start_tick[i] = ev->tick + 1;
 		c->trip_free_s[i] = len / (float)o->trip_speed;
 		c->trip_unreachable[i] = 0;
+		c->trip_late[i] = 0;
+	}
+	if (o->max_late_trips >= 0 && counting) { /* trips still walking that are late by now */
+		for (uint32_t i = 0; i < c->own_count; i++) {
+			if (c->trip_late[i] || c->trip_start_tick[i] == 0 || c->trip_unreachable[i] ||
+			    c->event_tick < c->trip_start_tick[i])
+				continue;
+			if ((double)(c->event_tick - c->trip_start_tick[i]) / rate > c->trip_free_s[i] + 60.0) {
+				c->trip_late[i] = 1;
+				c->late_now++;
+			}
+		}
 	}
 	if (n > 0 && !c->run->stopping) {
 		crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
@@ -869,6 +926,25 @@ out:
 	free(ids);
 	free(xs);
 	free(ys);
+}
+
+bool load_run_trips_done(const load_run *run) {
+	if (!run->opt.trips || !run->opt.trips_each) return false;
+	uint32_t own = 0, done = 0;
+	for (uint32_t i = 0; i < run->opt.connections; i++) {
+		const load_conn *c = &run->conns[i];
+		if (c->state != LOAD_CONN_RUNNING) continue;
+		own += c->own_count;
+		done += c->agents_done;
+	}
+	return own > 0 && done >= own;
+}
+
+bool load_run_trips_too_late(const load_run *run) {
+	if (!run->opt.trips || run->opt.max_late_trips < 0) return false;
+	long long late = 0;
+	for (uint32_t i = 0; i < run->opt.connections; i++) late += run->conns[i].late_now;
+	return late > run->opt.max_late_trips;
 }
 
 void load_conn_trips_open(load_conn *c) {
@@ -1179,5 +1255,8 @@ void load_conn_free(load_conn *c) {
 	free(c->trip_start_tick);
 	free(c->trip_free_s);
 	free(c->trip_unreachable);
+	free(c->first_free_s);
+	free(c->trips_done);
+	free(c->trip_late);
 	load_stats_free(&c->stats);
 }

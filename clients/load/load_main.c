@@ -97,7 +97,10 @@ static void on_phase(uv_timer_t *t) {
 			}
 			start_measuring();
 		}
-	} else if (seconds_since(run.measure_start_ns) >= run.opt.duration_s) {
+	} else if (load_run_trips_done(&run)) {
+		run.trips_all_done = true;
+		begin_drain();
+	} else if (seconds_since(run.measure_start_ns) >= run.opt.duration_s || load_run_trips_too_late(&run)) {
 		begin_drain();
 	}
 }
@@ -248,6 +251,17 @@ int main(int argc, char **argv) {
 			run.threshold_failures++;
 		}
 	}
+	if (run.opt.trips && run.opt.max_late_trips >= 0) {
+		const unsigned long long late = t->trips_late_60 + t->trips_open_late_60;
+		if (late > (unsigned long long)run.opt.max_late_trips) {
+			fprintf(stderr, "crowd-load: FAIL %llu trips more than 60 s past their free-walk time > %lld\n",
+			        late, run.opt.max_late_trips);
+			run.threshold_failures++;
+		}
+	}
+	if (run.opt.trips && run.opt.trips_each && !run.trips_all_done)
+		fprintf(stderr, "crowd-load: not every agent finished %u trips in the measured time\n",
+		        run.opt.trips_each);
 	if (run.opt.max_errors >= 0) {
 		unsigned long long errs = t->error_total + t->disconnects + t->connect_failures + t->decode_failures;
 		if (errs > (unsigned long long)run.opt.max_errors) {

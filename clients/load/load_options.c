@@ -44,18 +44,26 @@ static void usage(FILE *out, const char *prog) {
 	    "                           by the run (needs a token that may create worlds: admin)\n"
 	    "  --world-prefix PREFIX    the worlds' names: PREFIX0 .. PREFIX(N-1) (default load-)\n"
 	    "  --seed N                 random seed (default 1)\n"
+	    "  --time-horizon T         every spawned agent's time horizon against agents (s; default: the\n"
+	    "                           server's)\n"
+	    "  --time-horizon-obst T    every spawned agent's time horizon against obstacles (s; default: the\n"
+	    "                           server's)\n"
 	    "  --trips BLOCK,STREET     random trips through the server's --map city (same --city-block,\n"
 	    "                           --city-street): agents spawn on streets; each ARRIVED starts a new trip\n"
 	    "                           along its street or onto a crossing one; reports trips within 2x their\n"
 	    "                           free-walk time, trip time p50/p99 and trips 60 s late (simulated time)\n"
 	    "  --trip-reach D           a trip ends at most D away along each axis (default 50)\n"
 	    "  --trip-speed V           the agents' cruising speed, for free-walk times (default 1.5)\n"
+	    "  --trips-each K           the measured time ends once every agent has finished K trips (or\n"
+	    "                           at --duration, whichever comes first)\n"
 	    "\n"
 	    "Output and gates:\n"
 	    "  --json FILE              write every figure as JSON\n"
 	    "  --quiet                  no progress line\n"
 	    "  --max-p99-ms MS          exit 1 if request->Ack or command->visible p99 is above MS\n"
 	    "  --max-errors N           exit 1 if errors + disconnects + failed connects exceed N\n"
+	    "  --max-late-trips N       --trips: exit 1 if more than N trips are 60 s past their free-walk\n"
+	    "                           time (finished so, or still walking); the run stops when it happens\n"
 	    "  -h, --help               this text\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 a threshold was passed, 2 bad usage (one line naming the option) or no\n"
@@ -169,6 +177,7 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	strcpy(o->world_prefix, "load-");
 	o->max_p99_ms = -1;
 	o->max_errors = -1;
+	o->max_late_trips = -1;
 	o->seed = 1;
 	o->trip_reach = 50;
 	o->trip_speed = 1.5;
@@ -204,7 +213,11 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 		O_WORLD_PREFIX,
 		O_TRIPS,
 		O_TRIP_REACH,
-		O_TRIP_SPEED
+		O_TRIP_SPEED,
+		O_TRIPS_EACH,
+		O_TIME_HORIZON,
+		O_TIME_HORIZON_OBST,
+		O_MAX_LATE_TRIPS
 	};
 	static const struct option longopts[] = {
 	    {"server", required_argument, 0, O_SERVER},
@@ -232,6 +245,10 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 	    {"trips", required_argument, 0, O_TRIPS},
 	    {"trip-reach", required_argument, 0, O_TRIP_REACH},
 	    {"trip-speed", required_argument, 0, O_TRIP_SPEED},
+	    {"trips-each", required_argument, 0, O_TRIPS_EACH},
+	    {"time-horizon", required_argument, 0, O_TIME_HORIZON},
+	    {"time-horizon-obst", required_argument, 0, O_TIME_HORIZON_OBST},
+	    {"max-late-trips", required_argument, 0, O_MAX_LATE_TRIPS},
 	    {"max-errors", required_argument, 0, O_MAX_ERRORS},
 	    {"ws", no_argument, 0, O_WS},
 	    {"ws-path", required_argument, 0, O_WS_PATH},
@@ -327,6 +344,19 @@ int load_options_parse(load_options *o, int argc, char **argv) {
 			break;
 		case O_TRIP_SPEED:
 			rc = parse_double("trip-speed", optarg, 0.01, 1e6, &o->trip_speed);
+			break;
+		case O_TIME_HORIZON:
+			rc = parse_double("time-horizon", optarg, 0.001, 1e6, &o->time_horizon);
+			break;
+		case O_TIME_HORIZON_OBST:
+			rc = parse_double("time-horizon-obst", optarg, 0.001, 1e6, &o->time_horizon_obst);
+			break;
+		case O_TRIPS_EACH:
+			rc = parse_u32("trips-each", optarg, 1, 65535, &o->trips_each);
+			break;
+		case O_MAX_LATE_TRIPS:
+			rc = parse_u32("max-late-trips", optarg, 0, 4000000000u, &u);
+			o->max_late_trips = u;
 			break;
 		case O_QUIET:
 			o->quiet = true;

@@ -299,13 +299,14 @@ int load_report_final(load_run *run, const load_stats *t, double measured_s, FIL
 				    "\"open\": %llu, "
 				    "\"open_late_60s\": %llu, \"unmeasured\": %llu, \"free_walk_mean_s\": %.3f, "
 				    "\"p50_s\": %.3f, "
-				    "\"p99_s\": %.3f, \"reach\": %g, \"speed\": %g},\n",
+				    "\"p99_s\": %.3f, \"reach\": %g, \"speed\": %g, \"each\": %u, \"all_done\": %s},\n",
 				    (unsigned long long)t->trips, (unsigned long long)t->trips_within_2x,
 				    (unsigned long long)t->trips_late_60, (unsigned long long)t->trips_open,
 				    (unsigned long long)t->trips_open_late_60, (unsigned long long)t->trips_unmeasured,
 				    t->trips ? t->trip_free_s_sum / (double)t->trips : 0.0,
 				    (double)load_hist_percentile(&t->trip_us, 50) / 1e6,
-				    (double)load_hist_percentile(&t->trip_us, 99) / 1e6, o->trip_reach, o->trip_speed);
+				    (double)load_hist_percentile(&t->trip_us, 99) / 1e6, o->trip_reach, o->trip_speed,
+				    o->trips_each, run->trips_all_done ? "true" : "false");
 			fprintf(f, "  \"errors\": {\"total\": %llu, \"by_code\": {",
 			        (unsigned long long)t->error_total);
 			bool first = true;

@@ -480,7 +480,8 @@ def scenario_city(a, work):
         r, table = run_load(a.load, server, [
             "--connections", str(clients), "--agents", str(per_conn), "--trips", "%g,%g" % (a.city_block, a.city_street),
             "--trip-reach", str(reach), "--area", "none", "--retarget", "0",
-            "--spawn-batch", str(min(per_conn, 5000)), "--duration", str(duration), "--ramp-up", str(a.ramp_up)],
+            "--spawn-batch", str(min(per_conn, 5000)), "--duration", str(duration), "--ramp-up", str(a.ramp_up)]
+            + a.load_arg,
             os.path.join(work, "city.json"), samples)
     finally:
         server.stop()
@@ -543,6 +544,8 @@ def main():
     p.add_argument("--trip-reach", type=float, default=50, help="city: a trip ends at most this far away along each axis")
     p.add_argument("--perf", type=float, default=0, help="profile the server with perf for this many seconds")
     p.add_argument("--server-arg", action="append", default=[], help="extra crowd-server flag (repeatable)")
+    p.add_argument("--load-arg", action="append", default=[], help="city: extra crowd-load flag (repeatable), e.g. "
+                   "--load-arg=--time-horizon=3 --load-arg=--time-horizon-obst=1")
     a = p.parse_args()
     if a.small:
         a.agents, a.clients, a.window_agents, a.idle = 1000, 10, 200, 50
