@@ -339,7 +339,8 @@ typedef enum cmd_kind {
 	CMD_WATCH,
 	CMD_WORLD_CREATE,
 	CMD_WORLD_LIST,
-	CMD_WORLD_CLOSE
+	CMD_WORLD_CLOSE,
+	CMD_PROMOTE
 } cmd_kind;
 
 typedef struct command {
@@ -601,6 +602,14 @@ static int run_steer(ctl *c, const command *cmd) {
 static int run_remove(ctl *c, const command *cmd) {
 	int r = wait_answer(c, crowd_client_remove_agents(c->client, cmd->ids, cmd->ids_count));
 	return r == EXIT_OK ? print_ok(c, "removed") : r;
+}
+
+/* promote: a follower (crowd-server --follow) becomes the primary (admin) */
+static int run_promote(ctl *c) {
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_promote_tag;
+	int r = wait_answer(c, crowd_client_send_message(c->client, &m));
+	return r == EXIT_OK ? print_ok(c, "promoted") : r;
 }
 
 /* obstacle add X,Y X,Y X,Y [X,Y...] | obstacle remove ID: no options, so negative
@@ -956,47 +965,50 @@ static int run_world(ctl *c, const command *cmd) {
 }
 
 static void usage(FILE *f) {
-	fprintf(f, "usage: crowdctl [OPTIONS] COMMAND [ARGS]\n"
-	           "\n"
-	           "Talks to a crowd-server over TCP (protocol crowd.v1).\n"
-	           "\n"
-	           "options:\n"
-	           "  --server HOST:PORT   server address (default " DEFAULT_SERVER ", or $CROWDCTL_SERVER)\n"
-	           "  --token TOKEN        token sent in Hello; the server maps it to a role (or $CROWD_TOKEN)\n"
-	           "  --name NAME          client name for the server's log (default crowdctl)\n"
-	           "  --world NAME         the world to act in (default: the server's default world)\n"
-	           "  --no-keep            remove this session's agents when it ends (default: they stay,\n"
-	           "                       owned by nobody, so only an admin can command them later)\n"
-	           "  --timeout MS         connect and answer timeout (default 5000)\n"
-	           "  --json               print one JSON object per result line, for scripts\n"
-	           "  --help               this text\n"
-	           "\n"
-	           "commands:\n"
-	           "  ping [--count N]                         round trip time and server version\n"
-	           "  spawn [--count N] [--at X,Y | --area X0,Y0,X1,Y1] [--spacing D]\n"
-	           "        [--target X,Y] [--radius R] [--max-speed S] [--pref-speed S] [--batch N]\n"
-	           "                                           spawn agents (a grid around --at, or spread\n"
-	           "                                           over --area); prints their ids\n"
-	           "  target --to X,Y [--direct] ID...         walk these agents to X,Y: by path around\n"
-	           "                                           obstacles, or in a straight line (--direct)\n"
-	           "  velocity --to VX,VY ID...                drive these agents with a preferred velocity\n"
-	           "  remove ID...                             remove agents\n"
-	           "  obstacle add X,Y X,Y X,Y [X,Y...]        add a polygon (counter-clockwise), prints its id\n"
-	           "  obstacle remove ID                       remove an obstacle\n"
-	           "  paths ID...                              each agent's path: corners, goal, corridor size\n"
-	           "  watch [--area X0,Y0,X1,Y1] [--divisor N] [--count N]\n"
-	           "                                           one line per snapshot: tick, agents, bytes, rate\n"
-	           "  watch --events [--all] [--count N]       one line per agent event (arrived, unreachable\n"
-	           "                                           with the point chosen, stuck): this session's\n"
-	           "                                           agents, or every agent's (--all, admin)\n"
-	           "  world create NAME [--tick-rate HZ] [--bounds X0,Y0,X1,Y1] [--avoidance quality|reference]\n"
-	           "        [--navigation] [--max-agents N]    open a world (admin); unset: the server's settings\n"
-	           "  world list                               the open worlds: agents, clients, tick rate,\n"
-	           "                                           tick, lateness p99, persisted\n"
-	           "  world close NAME [--delete-data]         close a world (admin); its clients are closed\n"
-	           "\n"
-	           "exit status: 0 ok, 1 the server answered with an Error, 2 usage error (one line on stderr\n"
-	           "naming the option; every argument is checked before connecting), 3 connection failure\n");
+	fprintf(
+	    f,
+	    "usage: crowdctl [OPTIONS] COMMAND [ARGS]\n"
+	    "\n"
+	    "Talks to a crowd-server over TCP (protocol crowd.v1).\n"
+	    "\n"
+	    "options:\n"
+	    "  --server HOST:PORT   server address (default " DEFAULT_SERVER ", or $CROWDCTL_SERVER)\n"
+	    "  --token TOKEN        token sent in Hello; the server maps it to a role (or $CROWD_TOKEN)\n"
+	    "  --name NAME          client name for the server's log (default crowdctl)\n"
+	    "  --world NAME         the world to act in (default: the server's default world)\n"
+	    "  --no-keep            remove this session's agents when it ends (default: they stay,\n"
+	    "                       owned by nobody, so only an admin can command them later)\n"
+	    "  --timeout MS         connect and answer timeout (default 5000)\n"
+	    "  --json               print one JSON object per result line, for scripts\n"
+	    "  --help               this text\n"
+	    "\n"
+	    "commands:\n"
+	    "  ping [--count N]                         round trip time and server version\n"
+	    "  spawn [--count N] [--at X,Y | --area X0,Y0,X1,Y1] [--spacing D]\n"
+	    "        [--target X,Y] [--radius R] [--max-speed S] [--pref-speed S] [--batch N]\n"
+	    "                                           spawn agents (a grid around --at, or spread\n"
+	    "                                           over --area); prints their ids\n"
+	    "  target --to X,Y [--direct] ID...         walk these agents to X,Y: by path around\n"
+	    "                                           obstacles, or in a straight line (--direct)\n"
+	    "  velocity --to VX,VY ID...                drive these agents with a preferred velocity\n"
+	    "  remove ID...                             remove agents\n"
+	    "  obstacle add X,Y X,Y X,Y [X,Y...]        add a polygon (counter-clockwise), prints its id\n"
+	    "  obstacle remove ID                       remove an obstacle\n"
+	    "  paths ID...                              each agent's path: corners, goal, corridor size\n"
+	    "  watch [--area X0,Y0,X1,Y1] [--divisor N] [--count N]\n"
+	    "                                           one line per snapshot: tick, agents, bytes, rate\n"
+	    "  watch --events [--all] [--count N]       one line per agent event (arrived, unreachable\n"
+	    "                                           with the point chosen, stuck): this session's\n"
+	    "                                           agents, or every agent's (--all, admin)\n"
+	    "  world create NAME [--tick-rate HZ] [--bounds X0,Y0,X1,Y1] [--avoidance quality|reference]\n"
+	    "        [--navigation] [--max-agents N]    open a world (admin); unset: the server's settings\n"
+	    "  world list                               the open worlds: agents, clients, tick rate,\n"
+	    "                                           tick, lateness p99, persisted\n"
+	    "  world close NAME [--delete-data]         close a world (admin); its clients are closed\n"
+	    "  promote                                  make a follower (crowd-server --follow) the primary (admin)\n"
+	    "\n"
+	    "exit status: 0 ok, 1 the server answered with an Error, 2 usage error (one line on stderr\n"
+	    "naming the option; every argument is checked before connecting), 3 connection failure\n");
 }
 
 /* Global options may follow the command too (`crowdctl watch --json`): move
@@ -1047,12 +1059,13 @@ static int parse_command(command *cmd, int argc, char **argv) {
 		cmd_kind kind;
 	} commands[] = {{"ping", CMD_PING},         {"spawn", CMD_SPAWN},   {"target", CMD_TARGET},
 	                {"velocity", CMD_VELOCITY}, {"remove", CMD_REMOVE}, {"obstacle", CMD_OBSTACLE_ADD},
-	                {"paths", CMD_PATHS},       {"watch", CMD_WATCH},   {"world", CMD_WORLD_LIST}};
+	                {"paths", CMD_PATHS},       {"watch", CMD_WATCH},   {"world", CMD_WORLD_LIST},
+	                {"promote", CMD_PROMOTE}};
 	size_t k = 0;
 	while (k < sizeof commands / sizeof commands[0] && strcmp(name, commands[k].name) != 0) k++;
 	if (k == sizeof commands / sizeof commands[0])
 		return usage_error("unknown command '%s' (commands: ping, spawn, target, velocity, remove, obstacle, "
-		                   "paths, watch, world; see crowdctl --help)",
+		                   "paths, watch, world, promote; see crowdctl --help)",
 		                   name);
 	cmd->kind = commands[k].kind;
 	opterr = 0; /* getopt's own messages are replaced by option_error's one line */
@@ -1081,6 +1094,8 @@ static int parse_command(command *cmd, int argc, char **argv) {
 	case CMD_WORLD_LIST:
 	case CMD_WORLD_CLOSE:
 		return parse_world(cmd, argc, argv);
+	case CMD_PROMOTE:
+		return argc > 1 ? usage_error("promote: unexpected argument '%s'", argv[1]) : EXIT_OK;
 	}
 	return EXIT_USAGE;
 }
@@ -1107,6 +1122,8 @@ static int run_command(ctl *c, const command *cmd) {
 	case CMD_WORLD_LIST:
 	case CMD_WORLD_CLOSE:
 		return run_world(c, cmd);
+	case CMD_PROMOTE:
+		return run_promote(c);
 	}
 	return EXIT_USAGE;
 }

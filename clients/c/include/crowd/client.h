@@ -72,6 +72,8 @@ typedef struct crowd_client_callbacks {
 	void (*on_paths)(void *user, const crowd_v1_Paths *paths);
 	/** Minor 2: the answer to crowd_client_list_worlds (WorldList.request_id). */
 	void (*on_world_list)(void *user, const crowd_v1_WorldList *list);
+	/** Minor 3: a primary's checkpoint chunk or journal records, to a follower (crowd-server --follow). */
+	void (*on_replication)(void *user, const crowd_v1_ReplicationFrame *frame);
 } crowd_client_callbacks;
 
 typedef struct crowd_client_options {
