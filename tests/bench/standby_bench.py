@@ -90,9 +90,18 @@ def pair(args, tmp, name, primary_args, follower_args=()):
     shutil.rmtree(pdir, ignore_errors=True)
     shutil.rmtree(fdir, ignore_errors=True)
     p = Server(args.server, ["--data-dir", pdir] + TOKENS + list(primary_args), os.path.join(tmp, name + "-p"))
-    f = Server(args.server, ["--data-dir", fdir, "--follow", p.addr(), "--follow-token", "adm"] + TOKENS +
-               list(follower_args), os.path.join(tmp, name + "-f"))
-    wait_metric(f, "crowd_follower_connected", 1)
+    try:
+        f = Server(args.server, ["--data-dir", fdir, "--follow", p.addr(), "--follow-token", "adm"] + TOKENS +
+                   list(follower_args), os.path.join(tmp, name + "-f"))
+    except Exception:
+        p.stop()
+        raise
+    try:
+        wait_metric(f, "crowd_follower_connected", 1, limit_s=600)
+    except Exception:
+        p.stop()
+        f.stop()
+        raise
     return p, f
 
 
@@ -156,7 +165,12 @@ def mode_ack(args, tmp):
 def mode_lag(args, tmp):
     p, f = pair(args, tmp, "lag", ["--demo", "--demo-agents", str(args.agents), "--map", "city",
                                    "--max-agents", str(args.agents + 10000)])
-    wait_metric(f, "crowd_agents", args.agents, limit_s=600)
+    try:
+        wait_metric(f, "crowd_agents", args.agents, limit_s=600)
+    except Exception:
+        p.stop()
+        f.stop()
+        raise
     loader = subprocess.Popen([args.load, "--server", p.addr(), "--token", "pl", "--connections",
                                str(args.connections), "--agents", str(args.load_agents), "--area", "none",
                                "--duration", str(args.duration), "--quiet"], stdout=subprocess.DEVNULL,
