@@ -863,6 +863,11 @@ int config_validate(const server_config *cfg, char *err, size_t errlen)
 		         cfg->follow);
 		return -1;
 	}
+	if (cfg->min_followers_ack && !cfg->data_dir[0]) {
+		snprintf(err, errlen, "--min-followers-ack %u needs --data-dir DIR: followers take the journal",
+		         cfg->min_followers_ack);
+		return -1;
+	}
 	if (cfg->follow_world[0] && !crowd_world_name_valid(cfg->follow_world)) {
 		snprintf(err, errlen, "--follow-world '%.40s': not a world name (1 to %u of A-Z a-z 0-9 _ . -)",
 		         cfg->follow_world, CROWD_WORLD_NAME_MAX);

@@ -48,6 +48,11 @@ static void test_replication_options(void **state) {
 	assert_int_equal(config_set(&cfg, "min-followers-ack", "2", err, sizeof err), 0);
 	assert_int_equal(cfg.min_followers_ack, 2);
 	config_free(&cfg);
+	config_init(&cfg);
+	assert_int_equal(config_set(&cfg, "min-followers-ack", "1", err, sizeof err), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--data-dir"));
+	config_free(&cfg);
 }
 
 static void test_defaults(void **state) {
