@@ -19,6 +19,8 @@
 #include "log.h"
 #include "messages.h"
 #include "navigation.h"
+#include "replay.h"
+#include "replication.h"
 #include "server.h"
 #include "storage.h"
 
@@ -103,6 +105,12 @@ static void storage_resume_tick(void *user) {
 	step_finish(user);
 }
 
+/* replication: every journal batch to the followers past their checkpoint */
+static void storage_batch_to_followers(void *user, const uint8_t *records, size_t len, uint64_t seq) {
+	room *r = user;
+	if (r->repl) repl_primary_batch(r->repl, records, len, seq, r->status->tick);
+}
+
 /* ------------------------------------------------------------------ create / close */
 
 int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *settings, room **out, char *err,
@@ -151,8 +159,11 @@ int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *set
 			}
 		}
 		storage_recovery rec;
-		const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r};
-		int rc = storage_open(&r->cfg, srv->loop, r->sim, &hooks, &r->storage, &rec);
+		const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r,
+		                             storage_batch_to_followers};
+		/* a follower opens its data dir once the primary's checkpoint is in (room_follow_checkpoint) */
+		int rc = r->cfg.follow[0] ? 0 : storage_open(&r->cfg, srv->loop, r->sim, &hooks, &r->storage, &rec);
+		if (r->cfg.follow[0]) memset(&rec, 0, sizeof rec);
 		if (rec.sim) {
 			sim_destroy(r->sim);
 			r->sim = rec.sim;
@@ -212,6 +223,7 @@ void room_destroy(room *r) {
 	if (!r) return;
 	if (r->tick_trace) fclose(r->tick_trace);
 	if (r->storage) storage_close(r->storage);
+	repl_primary_free(r->repl);
 	command_queue_clear(&r->queue);
 	sim_destroy(r->sim);
 	world_table_free(&r->table);
@@ -522,9 +534,32 @@ static void step_done(uv_work_t *req, int status) {
 		room_finish_close(r);
 		return;
 	}
+	if (r->following && st->state_hash != r->follow_hash) {
+		/* the replay of the primary's records does not give its world: nothing more is written */
+		log_error("replication: tick %" PRIu64 " steps to state hash 0x%016" PRIx64
+		          ", the primary's is 0x%016" PRIx64 ": the follower stops",
+		          st->tick, st->state_hash, r->follow_hash);
+		fflush(NULL);
+		_exit(3);
+	}
 	if (r->storage) { /* persistence hook: journal the hash; snapshots wait until the tick is durable */
 		storage_tick_end(r->storage, r->sim, st->tick, st->state_hash, st->agents);
-		if (!server_stopping(r) && storage_hold_tick(r->storage)) return;
+		if (r->repl && repl_primary_wants_checkpoint(r->repl)) { /* replication: a full sync at this boundary */
+			crowd_buf ckpt;
+			crowd_buf_init(&ckpt);
+			if (storage_encode_checkpoint(r->storage, r->sim, st->state_hash, &ckpt))
+				repl_primary_send_checkpoint(r->repl, ckpt.data, ckpt.len, st->tick);
+			else
+				log_error("replication: the checkpoint for a follower did not encode (out of memory)");
+			crowd_buf_free(&ckpt);
+		}
+		if (r->is_default) { /* /metrics: the default world's followers */
+			metrics_replication *mr = &m->replication;
+			mr->followers = repl_primary_count(r->repl);
+			for (uint32_t i = 0; i < mr->followers && i < METRICS_FOLLOWERS_LISTED; i++)
+				repl_primary_follower(r->repl, i, &mr->follower_ids[i], &mr->follower_acked_ticks[i]);
+		}
+		if (!r->following && !server_stopping(r) && storage_hold_tick(r->storage)) return;
 	}
 	step_finish(r);
 }
@@ -544,7 +579,7 @@ static void step_finish(room *r) {
 	metrics_observe_tick(r->metrics, (double)(t1 - r->tick_started_ns) * 1e-9);
 	if (r->tick_trace) write_tick_trace(r, t1 - r->tick_started_ns);
 	log_tick_profile(r);
-	if (!server_stopping(r)) schedule_next_tick(r);
+	if (!server_stopping(r) && !r->following) schedule_next_tick(r);
 }
 
 static room *room_of_lane_job(step_lane_job *job) {
@@ -666,6 +701,115 @@ void room_remove_member(room *r, session *s) {
 			break;
 		}
 	r->clients = r->members.count;
+}
+
+/* ------------------------------------------------------------------ replication */
+
+static bool send_to_follower(void *user, uint32_t client_id, const crowd_v1_ServerMessage *msg) {
+	room *r = user;
+	session *s = session_find(&r->srv->host, client_id);
+	if (!s || s->closing) return false;
+	return session_send(s, msg);
+}
+
+bool room_add_follower(room *r, uint32_t client_id) {
+	if (!r->repl)
+		r->repl =
+		    repl_primary_new(storage_history_id(r->storage), r->cfg.min_followers_ack, send_to_follower, r);
+	return r->repl && repl_primary_add(r->repl, client_id);
+}
+
+void room_follower_ack(room *r, uint32_t client_id, uint64_t seq, uint64_t tick) {
+	if (!r->repl) return;
+	uint64_t held = repl_primary_ack(r->repl, client_id, seq, tick);
+	if (held && r->storage) storage_set_replicated(r->storage, held);
+}
+
+int room_follow_checkpoint(room *r, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history) {
+	if (r->storage) { /* a new full sync: what was kept is replaced */
+		storage_close(r->storage);
+		r->storage = NULL;
+	}
+	uint64_t ckpt_tick = 0;
+	if (replay_checkpoint_settings(checkpoint, len, &r->cfg, &ckpt_tick) != 0 || ckpt_tick != tick) {
+		log_error("replication: the primary's checkpoint does not read");
+		return -1;
+	}
+	int rc = storage_install_checkpoint(r->cfg.data_dir, history, checkpoint, len, tick);
+	if (rc != 0) {
+		log_error("replication: cannot write the checkpoint into %s: %s", r->cfg.data_dir, strerror(-rc));
+		return -1;
+	}
+	storage_recovery rec;
+	const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r, storage_batch_to_followers};
+	rc = storage_open(&r->cfg, r->srv->loop, r->sim, &hooks, &r->storage, &rec);
+	if (rec.sim) {
+		sim_destroy(r->sim);
+		r->sim = rec.sim;
+	}
+	if (rc != 0 || !rec.sim) {
+		log_error("replication: the checkpoint of tick %" PRIu64 " did not open in %s", tick, r->cfg.data_dir);
+		return -1;
+	}
+	r->following = true;
+	r->period_ns = 1000000000ull / r->cfg.tick_rate_hz;
+	r->status->tick = orca_world_step_count(r->sim->world);
+	r->status->state_hash = rec.state_hash;
+	r->status->agents = orca_world_agent_count(r->sim->world);
+	r->status->obstacles = orca_world_obstacle_count(r->sim->world);
+	for (uint32_t i = 0; i < r->members.count; i++) r->members.items[i]->need_keyframe = true;
+	r->obstacle_set_valid = false;
+	return 0;
+}
+
+void room_follow_record(room *r, const uint8_t *msg, size_t len) {
+	if (!r->storage) return;
+	uint32_t id = storage_journal_replicated(r->storage, msg, len);
+	if (id >= r->sim->next_client_id) r->sim->next_client_id = id + 1;
+}
+
+void room_follow_commit(room *r) {
+	if (r->storage) storage_commit(r->storage);
+}
+
+int room_follow_tick(room *r, uint64_t tick, uint64_t state_hash, const uint8_t *records, size_t len) {
+	if (!r->following || r->step_running || tick != r->status->tick + 1) return -1;
+	uint64_t now = uv_hrtime();
+	r->tick_started_ns = now;
+	for (uint32_t i = r->members.count; i-- > 0;) session_check_timers(r->members.items[i], now);
+	const session_list *all = &r->srv->host.sessions;
+	for (uint32_t i = all->count; i-- > 0;)
+		if (!all->items[i]->world) session_check_timers(all->items[i], now);
+	/* the recovery's replay code: the recorded commands by the recorded settings, then the live step */
+	if (replay_apply_records(r->sim, records, len, tick) < 0) {
+		log_error("replication: a record of tick %" PRIu64 " does not apply", tick);
+		return -1;
+	}
+	storage_commit(r->storage);
+	r->build_table = false;
+	for (uint32_t i = 0; i < r->members.count; i++)
+		if (r->members.items[i]->subscribed) {
+			r->build_table = true;
+			break;
+		}
+	r->follow_hash = state_hash;
+	r->step_work.data = r;
+	r->tick_queued_ns = uv_hrtime();
+	step_work(&r->step_work);
+	step_done(&r->step_work, 0); /* on the loop thread: the next frame waits for this tick */
+	return 0;
+}
+
+void room_promote(room *r, const uint8_t *pending, size_t len) {
+	const uint64_t tick = r->status->tick;
+	if (pending && len) {
+		int n = replay_apply_records(r->sim, pending, len, tick + 1);
+		log_info("replication: %d command(s) of the unfinished tick %" PRIu64 " applied", n, tick + 1);
+	}
+	r->following = false;
+	/* the next tick is the one the old primary may have run and shown: exactly these commands */
+	storage_quiet_next_tick(r->storage);
+	room_start(r);
 }
 
 static int compare_float(const void *a, const void *b) {

@@ -102,6 +102,11 @@ typedef struct room {
 
 	struct storage *storage; /* --data-dir: its journal and checkpoints; NULL without */
 
+	/* replication (storage/replication.h) */
+	struct repl_primary *repl; /* its followers, once one asked (NULL: none ever) */
+	bool following;            /* a follower's world: it steps on the primary's TickEnds, not by its timer */
+	uint64_t follow_hash;      /* the primary's state hash of the tick being stepped */
+
 	bool opening;        /* CreateWorld: its mesh is being built on the pool (step_running meanwhile) */
 	int open_status;     /* what that build returned */
 	uint32_t creator_id; /* who asked, answered when it is open */
@@ -139,6 +144,29 @@ void room_apply_commands(room *r);
 /** A session enters or leaves it (session_host_ops.enter_world / leave_world). */
 bool room_add_member(room *r, session *s);
 void room_remove_member(room *r, session *s);
+
+/* ---- replication: a primary's world */
+
+/** The session client_id follows this world: a checkpoint at the next tick
+ * boundary, then every journal batch. False when out of memory. */
+bool room_add_follower(room *r, uint32_t client_id);
+/** A follower holds the batches up to seq and applied `tick`. */
+void room_follower_ack(room *r, uint32_t client_id, uint64_t seq, uint64_t tick);
+
+/* ---- replication: a follower's world (the server's follower hooks) */
+
+/** A full sync: the data dir takes the primary's checkpoint (and history),
+ * the world is recovered from it. 0, or -1 (logged). */
+int room_follow_checkpoint(room *r, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history);
+/** A record received: journaled (an identity is kept for resume). */
+void room_follow_record(room *r, const uint8_t *msg, size_t len);
+/** The records of a frame are all in: commit them to the journal. */
+void room_follow_commit(room *r);
+/** The primary's tick: apply its records, step, compare the state hash (a
+ * mismatch stops the process: a log line and exit status 3). 0, or -1. */
+int room_follow_tick(room *r, uint64_t tick, uint64_t state_hash, const uint8_t *records, size_t len);
+/** Promotion: apply the unfinished tick's records (framed), tick by its own timer from here. */
+void room_promote(room *r, const uint8_t *pending, size_t len);
 
 /** The 99th percentile of its recent ticks' lateness, in milliseconds. */
 float room_lateness_p99_ms(const room *r);

@@ -13,11 +13,15 @@
 
 #include "log.h"
 #include "messages.h"
-#include "storage.h"
 #include "navigation.h"
+#include "replication.h"
+#include "storage.h"
 #include "tcp.h"
 
 #define SHUTDOWN_POLL_MS 50
+/* A follower's own viewers get client ids from here: never one the primary gives (it counts up from 1);
+ * once promoted it goes on from there. */
+#define FOLLOWER_CLIENT_IDS 0x40000000u
 
 uint64_t server_now_ns(void) {
 	return uv_hrtime();
@@ -186,6 +190,7 @@ static void storage_ext_stop(server *srv, void *state) {
 static uint32_t host_new_client_id(void *user) {
 	server *srv = user;
 	uint32_t id = srv->next_client_id++;
+	if (srv->host.read_only) return id; /* a follower's viewers: ids of their own (FOLLOWER_CLIENT_IDS) */
 	/* the default world's sim keeps the counter across restarts (its checkpoints) */
 	if (srv->world->sim->next_client_id < srv->next_client_id)
 		srv->world->sim->next_client_id = srv->next_client_id;
@@ -214,7 +219,8 @@ static bool host_find_identity(void *user, const session *s, const char *key, ui
 }
 
 static bool host_new_identity(void *user, const session *s, uint32_t role, char key_out[33]) {
-	(void)user;
+	const server *srv = user;
+	if (srv->host.read_only) return false; /* a follower's viewers own nothing to resume */
 	const room *r = s->world;
 	return r && r->storage && storage_new_identity(r->storage, s->client_id, role, key_out);
 }
@@ -233,8 +239,9 @@ static crowd_v1_ErrorCode host_enter_world(void *user, session *s, const char *n
 	host_leave_world(user, s);
 	s->world = r;
 	snprintf(s->world_name, sizeof s->world_name, "%s", r->name);
-	/* its sim records owner ids past every client id it may see (checkpoints) */
-	if (r->sim->next_client_id < srv->next_client_id) r->sim->next_client_id = srv->next_client_id;
+	/* its sim records owner ids past every client id it may see (checkpoints); a follower's viewers own nothing */
+	if (!srv->host.read_only && r->sim->next_client_id < srv->next_client_id)
+		r->sim->next_client_id = srv->next_client_id;
 	return crowd_v1_ErrorCode_ERROR_NONE;
 }
 
@@ -361,6 +368,126 @@ static void host_list_worlds(void *user, session *s, uint32_t request_id) {
 	free(infos);
 }
 
+/* ---- replication: a primary's side */
+
+static const char *host_world_history(void *user, const session *s) {
+	(void)user;
+	const room *r = s->world;
+	return r && r->storage ? storage_history_id(r->storage) : "";
+}
+
+static void host_follow(void *user, session *s, uint32_t request_id, const crowd_v1_Follow *m) {
+	server *srv = user;
+	room *r = s->world;
+	char text[200];
+	if (m->world[0] && strcmp(m->world, s->world_name) != 0) {
+		snprintf(text, sizeof text, "Follow names the world '%s', the Hello '%s': name it in the Hello",
+		         m->world, s->world_name);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NO_SUCH_WORLD, 0, text);
+		return;
+	}
+	if (srv->host.read_only || !r || !r->storage) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_NOT_PRIMARY, 0,
+		                   srv->host.read_only
+		                       ? "this server follows another: follow its primary"
+		                       : "this server keeps no journal (no --data-dir): nothing to follow");
+		return;
+	}
+	const char *history = storage_history_id(r->storage);
+	if (m->history_id[0] && strcmp(m->history_id, history) != 0) {
+		snprintf(text, sizeof text,
+		         "the follower's data dir holds history %s, the world '%s' here is history %s: move it away to "
+		         "start over",
+		         m->history_id, r->name, history);
+		log_warn("client %u: Follow refused: %s", s->client_id, text);
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_HISTORY_MISMATCH, 0, text);
+		return;
+	}
+	if (!room_add_follower(r, s->client_id)) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "out of memory");
+		return;
+	}
+	log_info("client %u (%s) follows the world %s from tick %" PRIu64 ": a checkpoint at the next tick",
+	         s->client_id, s->peer, r->name, m->from_tick);
+	session_send_ack(s, request_id, NULL, 0);
+}
+
+static void host_follow_ack(void *user, session *s, const crowd_v1_FollowAck *m) {
+	(void)user;
+	if (s->world) room_follower_ack(s->world, s->client_id, m->seq, m->tick);
+}
+
+static void host_promote(void *user, session *s, uint32_t request_id) {
+	server *srv = user;
+	room *r = srv->world;
+	if (!srv->follower || !r->following) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
+		                   srv->follower ? "nothing received from the primary yet: nothing to promote"
+		                                 : "this server follows no primary: it is one");
+		return;
+	}
+	uint8_t *pending = NULL;
+	size_t len = 0;
+	repl_follower_stop(srv->follower, &pending, &len);
+	srv->follower = NULL;
+	room_promote(r, pending, len);
+	free(pending);
+	srv->host.read_only = false;
+	srv->metrics.replication.following = false;
+	srv->metrics.replication.connected = false;
+	/* new ids go on above the viewers' (the session list is kept in id order), so past every primary's id */
+	if (srv->next_client_id < r->sim->next_client_id) srv->next_client_id = r->sim->next_client_id;
+	log_info("promoted by client %u: the primary of the world %s from tick %" PRIu64, s->client_id, r->name,
+	         r->status->tick);
+	session_send_ack(s, request_id, NULL, 0);
+}
+
+/* ---- replication: a follower's side (repl_follower_hooks on the default world) */
+
+static void follower_refused(void *user, const char *why) {
+	(void)user;
+	log_error("replication: %s", why);
+	fflush(NULL);
+	_exit(1); /* loudly, and nothing written */
+}
+
+static int follower_checkpoint(void *user, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history) {
+	server *srv = user;
+	if (room_follow_checkpoint(srv->world, checkpoint, len, tick, history) != 0) {
+		log_error("replication: the follower stops");
+		fflush(NULL);
+		_exit(1);
+	}
+	srv->metrics.replication.syncs++;
+	srv->metrics.replication.connected = true;
+	log_info("replication: in sync with the primary at tick %" PRIu64 " (history %s)", tick, history);
+	return 0;
+}
+
+static void follower_record(void *user, const uint8_t *msg, size_t len) {
+	server *srv = user;
+	room_follow_record(srv->world, msg, len);
+}
+
+static int follower_tick(void *user, uint64_t tick, uint64_t state_hash, const uint8_t *records, size_t len) {
+	server *srv = user;
+	return room_follow_tick(srv->world, tick, state_hash, records, len);
+}
+
+static void follower_batch_done(void *user) {
+	server *srv = user;
+	room_follow_commit(srv->world);
+	repl_follower_stats st;
+	repl_follower_get_stats(srv->follower, &st);
+	srv->metrics.replication.connected = st.connected;
+	srv->metrics.replication.lag_ticks = st.lag_ticks;
+}
+
+static uint64_t follower_applied_tick(void *user) {
+	const server *srv = user;
+	return srv->world->status->tick;
+}
+
 static const session_host_ops host_ops = {
     .new_client_id = host_new_client_id,
     .enqueue = host_enqueue,
@@ -373,6 +500,10 @@ static const session_host_ops host_ops = {
     .create_world = host_create_world,
     .close_world = host_close_world,
     .list_worlds = host_list_worlds,
+    .world_history = host_world_history,
+    .follow = host_follow,
+    .follow_ack = host_follow_ack,
+    .promote = host_promote,
 };
 
 int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
@@ -389,7 +520,14 @@ int server_init(server *srv, uv_loop_t *loop, const server_config *cfg) {
 	if (cfg->data_dir[0]) {              /* persistence: the default world in DIR, the others in DIR/worlds/NAME */
 		srv->host.identities = true; /* resume keys */
 		const server_extension ext = {.name = "storage", .state = NULL, .stop = storage_ext_stop};
-		if (server_add_extension(srv, &ext) != 0 || open_persisted_worlds(srv) != 0) return -1;
+		if (server_add_extension(srv, &ext) != 0 || (!cfg->follow[0] && open_persisted_worlds(srv) != 0))
+			return -1;
+	}
+	if (cfg->follow[0]) { /* replication: the default world shows the primary's, read only, until promoted */
+		srv->host.read_only = true;
+		srv->world->following = true;
+		srv->next_client_id = FOLLOWER_CLIENT_IDS;
+		srv->metrics.replication.following = true;
 	}
 	return 0;
 }
@@ -445,13 +583,33 @@ int server_start(server *srv) {
 	srv->status.ready = true;
 	if (cfg->heavy_world_nice && step_lane_start(srv->loop, (int)cfg->heavy_world_nice, &srv->lane) != 0)
 		log_warn("no step lane: heavy worlds step on the shared pool at the same priority as the others");
-	for (uint32_t i = 0; i < srv->room_count; i++) room_start(srv->rooms[i]);
+	if (cfg->follow[0]) {
+		char history[33] = "";
+		storage_read_history(cfg->data_dir, history); /* read only: a refusal leaves the dir as it was */
+		const repl_follower_hooks hooks = {follower_refused,
+		                                   follower_checkpoint,
+		                                   follower_record,
+		                                   follower_tick,
+		                                   follower_batch_done,
+		                                   follower_applied_tick,
+		                                   srv};
+		if (repl_follower_start(srv->loop, cfg, history, &hooks, &srv->follower) != 0) return -1;
+	}
+	for (uint32_t i = 0; i < srv->room_count; i++)
+		if (!srv->rooms[i]->following) room_start(srv->rooms[i]);
 	return 0;
 }
 
 static void finish_shutdown(server *srv) {
 	if (srv->stopping) return;
 	srv->stopping = true;
+	if (srv->follower) {
+		uint8_t *pending;
+		size_t len;
+		repl_follower_stop(srv->follower, &pending, &len);
+		free(pending);
+		srv->follower = NULL;
+	}
 	for (uint32_t i = srv->host.sessions.count; i-- > 0;)
 		session_close(srv->host.sessions.items[i], DISCONNECT_SHUTDOWN, false);
 	for (uint32_t i = 0; i < srv->room_count; i++) {

@@ -70,6 +70,7 @@ struct server {
 	room *world;             /* the default world */
 	uint32_t next_client_id; /* client ids are the server's: never reused in any world */
 	struct step_lane *lane;  /* heavy worlds' steps, at low priority (step_lane.h); NULL: none */
+	struct repl_follower *follower; /* --follow: the stream from the primary, until promoted */
 
 	/* start / stop */
 	struct tcp_listener *tcp;

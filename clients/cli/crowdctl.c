@@ -339,7 +339,8 @@ typedef enum cmd_kind {
 	CMD_WATCH,
 	CMD_WORLD_CREATE,
 	CMD_WORLD_LIST,
-	CMD_WORLD_CLOSE
+	CMD_WORLD_CLOSE,
+	CMD_PROMOTE
 } cmd_kind;
 
 typedef struct command {
@@ -601,6 +602,14 @@ static int run_steer(ctl *c, const command *cmd) {
 static int run_remove(ctl *c, const command *cmd) {
 	int r = wait_answer(c, crowd_client_remove_agents(c->client, cmd->ids, cmd->ids_count));
 	return r == EXIT_OK ? print_ok(c, "removed") : r;
+}
+
+/* promote: a follower (crowd-server --follow) becomes the primary (admin) */
+static int run_promote(ctl *c) {
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_promote_tag;
+	int r = wait_answer(c, crowd_client_send_message(c->client, &m));
+	return r == EXIT_OK ? print_ok(c, "promoted") : r;
 }
 
 /* obstacle add X,Y X,Y X,Y [X,Y...] | obstacle remove ID: no options, so negative
@@ -995,6 +1004,7 @@ static void usage(FILE *f) {
 	           "  world list                               the open worlds: agents, clients, tick rate,\n"
 	           "                                           tick, lateness p99, persisted\n"
 	           "  world close NAME [--delete-data]         close a world (admin); its clients are closed\n"
+	           "  promote                                  make a follower (crowd-server --follow) the primary (admin)\n"
 	           "\n"
 	           "exit status: 0 ok, 1 the server answered with an Error, 2 usage error (one line on stderr\n"
 	           "naming the option; every argument is checked before connecting), 3 connection failure\n");
@@ -1048,12 +1058,13 @@ static int parse_command(command *cmd, int argc, char **argv) {
 		cmd_kind kind;
 	} commands[] = {{"ping", CMD_PING},         {"spawn", CMD_SPAWN},   {"target", CMD_TARGET},
 	                {"velocity", CMD_VELOCITY}, {"remove", CMD_REMOVE}, {"obstacle", CMD_OBSTACLE_ADD},
-	                {"paths", CMD_PATHS},       {"watch", CMD_WATCH},   {"world", CMD_WORLD_LIST}};
+	                {"paths", CMD_PATHS},       {"watch", CMD_WATCH},   {"world", CMD_WORLD_LIST},
+	                {"promote", CMD_PROMOTE}};
 	size_t k = 0;
 	while (k < sizeof commands / sizeof commands[0] && strcmp(name, commands[k].name) != 0) k++;
 	if (k == sizeof commands / sizeof commands[0])
 		return usage_error("unknown command '%s' (commands: ping, spawn, target, velocity, remove, obstacle, "
-		                   "paths, watch, world; see crowdctl --help)",
+		                   "paths, watch, world, promote; see crowdctl --help)",
 		                   name);
 	cmd->kind = commands[k].kind;
 	opterr = 0; /* getopt's own messages are replaced by option_error's one line */
@@ -1082,6 +1093,8 @@ static int parse_command(command *cmd, int argc, char **argv) {
 	case CMD_WORLD_LIST:
 	case CMD_WORLD_CLOSE:
 		return parse_world(cmd, argc, argv);
+	case CMD_PROMOTE:
+		return argc > 1 ? usage_error("promote: unexpected argument '%s'", argv[1]) : EXIT_OK;
 	}
 	return EXIT_USAGE;
 }
@@ -1108,6 +1121,8 @@ static int run_command(ctl *c, const command *cmd) {
 	case CMD_WORLD_LIST:
 	case CMD_WORLD_CLOSE:
 		return run_world(c, cmd);
+	case CMD_PROMOTE:
+		return run_promote(c);
 	}
 	return EXIT_USAGE;
 }

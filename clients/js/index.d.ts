@@ -15,6 +15,7 @@ export declare const ErrorCode: Readonly<{
   ERROR_SERVER_FULL: 21; ERROR_INTERNAL: 22; ERROR_STORAGE_UNAVAILABLE: 23; ERROR_LIMIT_COST: 27;
   ERROR_WORLD_EXISTS: 28; ERROR_BAD_WORLD_NAME: 29; ERROR_BAD_WORLD_SETTINGS: 30; ERROR_LIMIT_WORLDS: 31;
   ERROR_WORLD_FORBIDDEN: 32; ERROR_NO_SUCH_WORLD: 33; ERROR_WORLD_CLOSED: 34;
+  ERROR_READ_ONLY: 35; ERROR_NOT_PRIMARY: 36; ERROR_HISTORY_MISMATCH: 37;
 }>;
 /** A crowd.v1 ErrorCode value (a newer server may send others: CrowdError.code is a number). */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -122,13 +122,12 @@ static const config_option option_table[] = {
     /* ---- general */
     {"config", "general", "FILE", NULL, "read options from an INI file first (flags override it)", set_config_path,
      NOOFF, 0, 0, NULL},
-    {"log-level", "general", "LEVEL", "info", "how much the server logs (to stderr)", config_set_enum,
-     OFF(log_level), 0, 0, &config_log_level_enum},
-    {"demo", "general", NULL, "false",
-     "fill the world with a demo crowd walking between the places of --map, forever", config_set_bool, OFF(demo), 0,
-     0, NULL},
-    {"demo-agents", "general", "N", "300", "agents in the demo crowd", config_set_u32, OFF(demo_agents), 0,
-     100000, NULL},
+    {"log-level", "general", "LEVEL", "info", "how much the server logs (to stderr)", config_set_enum, OFF(log_level),
+     0, 0, &config_log_level_enum},
+    {"demo", "general", NULL, "false", "fill the world with a demo crowd walking between the places of --map, forever",
+     config_set_bool, OFF(demo), 0, 0, NULL},
+    {"demo-agents", "general", "N", "300", "agents in the demo crowd", config_set_u32, OFF(demo_agents), 0, 100000,
+     NULL},
     {"map", "general", "MAP", "auto", "walls added to the world at start (the demo crowd walks between its places)",
      config_set_enum, OFF(map), 0, 0, &config_map_enum},
     {"city-block", "general", "S", "40", "--map city: side of a square block", config_set_double, OFF(city_block), 1,
@@ -140,12 +139,13 @@ static const config_option option_table[] = {
      OFF(headless_ticks), 0, 1e12, NULL},
     {"tick-trace", "general", "FILE", NULL,
      "write one line per tick to FILE: its number, wall time and parts in microseconds (the load bench's "
-     "per-part percentiles)", set_path, OFF(tick_trace_path), 0, 0, NULL},
+     "per-part percentiles)",
+     set_path, OFF(tick_trace_path), 0, 0, NULL},
 
     /* ---- network */
     {"listen", "network", "HOST:PORT", "127.0.0.1:7777",
-     "TCP address for clients (loopback unless you open it; port 0 = any free port)", config_set_hostport,
-     OFF(listen), 0, 0, NULL},
+     "TCP address for clients (loopback unless you open it; port 0 = any free port)", config_set_hostport, OFF(listen),
+     0, 0, NULL},
     {"http", "network", "HOST:PORT", "127.0.0.1:8080",
      "HTTP address: the viewer at /, /healthz, /metrics, WebSocket clients at /ws (port 0 = any free port)",
      config_set_hostport, OFF(http), 0, 0, NULL},
@@ -153,15 +153,16 @@ static const config_option option_table[] = {
     /* ---- simulation */
     {"tick-rate", "simulation", "HZ", "30", "world steps per second", config_set_u32, OFF(tick_rate_hz), 1, 1000, NULL},
     {"snapshot-divisor", "simulation", "N", "1",
-     "default snapshot rate = tick rate / N (a subscriber may choose its own)", config_set_u32,
-     OFF(snapshot_divisor), 1, 10000, NULL},
-    {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe",
-     config_set_u32, OFF(keyframe_interval), 1, 100000, NULL},
+     "default snapshot rate = tick rate / N (a subscriber may choose its own)", config_set_u32, OFF(snapshot_divisor),
+     1, 10000, NULL},
+    {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe", config_set_u32,
+     OFF(keyframe_interval), 1, 100000, NULL},
     {"workers", "simulation", "N", "cores",
-     "threads that step the world: 1 to 256, or `cores` for as many as this process may use (results are identical for any N)",
+     "threads that step the world: 1 to 256, or `cores` for as many as this process may use (results are identical for "
+     "any N)",
      set_workers, OFF(workers), 1, 256, NULL},
-    {"avoidance", "simulation", "MODE", "quality", "how agents avoid each other", config_set_enum, OFF(avoidance), 0,
-     0, &config_avoidance_enum},
+    {"avoidance", "simulation", "MODE", "quality", "how agents avoid each other", config_set_enum, OFF(avoidance), 0, 0,
+     &config_avoidance_enum},
     {"precision", "simulation", "N", "100", "fixed-point units per world unit in snapshots", config_set_u32,
      OFF(precision), 1, 1000000, NULL},
     {"world-bounds", "simulation", "X0,Y0,X1,Y1", "-1000,-1000,1000,1000",
@@ -169,8 +170,8 @@ static const config_option option_table[] = {
 
     /* ---- agent defaults */
     {"agent-radius", "agent", "R", "1.5", "default radius", config_set_double, OFF(agent_radius), 1e-6, 1e6, NULL},
-    {"agent-max-speed", "agent", "V", "2", "default maximum speed", config_set_double, OFF(agent_max_speed), 0,
-     1e6, NULL},
+    {"agent-max-speed", "agent", "V", "2", "default maximum speed", config_set_double, OFF(agent_max_speed), 0, 1e6,
+     NULL},
     {"agent-pref-speed", "agent", "V", "1.5", "default cruising speed toward a target", config_set_double,
      OFF(agent_pref_speed), 0, 1e6, NULL},
     {"agent-neighbor-dist", "agent", "D", "15", "default neighbour search distance", config_set_double,
@@ -179,20 +180,20 @@ static const config_option option_table[] = {
      OFF(agent_max_neighbors), 0, 1000, NULL},
     {"agent-time-horizon", "agent", "T", "10", "default time horizon against agents (s)", config_set_double,
      OFF(agent_time_horizon), 1e-6, 1e6, NULL},
-    {"agent-time-horizon-obst", "agent", "T", "10", "default time horizon against obstacles (s)",
-     config_set_double, OFF(agent_time_horizon_obst), 1e-6, 1e6, NULL},
-    {"agent-weight", "agent", "W", "0.5", "default share of avoidance an agent takes on (0..1)",
-     config_set_double, OFF(agent_weight), 0, 1, NULL},
+    {"agent-time-horizon-obst", "agent", "T", "10", "default time horizon against obstacles (s)", config_set_double,
+     OFF(agent_time_horizon_obst), 1e-6, 1e6, NULL},
+    {"agent-weight", "agent", "W", "0.5", "default share of avoidance an agent takes on (0..1)", config_set_double,
+     OFF(agent_weight), 0, 1, NULL},
 
     /* ---- what a client may ask for (in [agent] beside the defaults) */
     {"max-agent-radius", "agent", "R", "50", "largest radius a client may give", config_set_double,
      OFF(max_agent_radius), 1e-6, 1e6, NULL},
     {"max-agent-speed", "agent", "V", "100", "largest speed or velocity a client may give", config_set_double,
      OFF(max_agent_speed), 0, 1e6, NULL},
-    {"max-neighbor-dist", "agent", "D", "100", "largest neighbour distance a client may give",
-     config_set_double, OFF(max_neighbor_dist), 0, 1e6, NULL},
-    {"max-neighbors", "agent", "N", "64", "largest max_neighbors a client may give", config_set_u32,
-     OFF(max_neighbors), 0, 10000, NULL},
+    {"max-neighbor-dist", "agent", "D", "100", "largest neighbour distance a client may give", config_set_double,
+     OFF(max_neighbor_dist), 0, 1e6, NULL},
+    {"max-neighbors", "agent", "N", "64", "largest max_neighbors a client may give", config_set_u32, OFF(max_neighbors),
+     0, 10000, NULL},
     {"max-time-horizon", "agent", "T", "60", "largest time horizon a client may give (s)", config_set_double,
      OFF(max_time_horizon), 1e-6, 1e6, NULL},
     {"min-time-horizon", "agent", "T", "0.1",
@@ -203,8 +204,7 @@ static const config_option option_table[] = {
     {"token", "access", "TOKEN=ROLE", NULL,
      "grant ROLE to clients saying TOKEN; ROLE@WORLD limits it to that world; repeatable; INI: [tokens] TOKEN = "
      "ROLE",
-     set_token, NOOFF, 0, 0,
-     &config_role_enum},
+     set_token, NOOFF, 0, 0, &config_role_enum},
     {"open-role", "access", "ROLE", "admin", "role of every client while no token is configured (open server)",
      config_set_enum, OFF(open_role), 0, 0, &config_role_enum},
 
@@ -213,14 +213,14 @@ static const config_option option_table[] = {
      config_set_size, OFF(max_frame_bytes), 64, 1ull << 30, NULL},
     {"max-connections", "limits", "N", "1000", "connections at once; more are told SERVER_FULL and closed",
      config_set_u32, OFF(max_connections), 1, 1000000, NULL},
-    {"max-agents", "limits", "N", "100000", "agents in the world (LIMIT_AGENTS_WORLD)", config_set_u32,
-     OFF(max_agents), 1, 1048574, NULL},
+    {"max-agents", "limits", "N", "100000", "agents in the world (LIMIT_AGENTS_WORLD)", config_set_u32, OFF(max_agents),
+     1, 1048574, NULL},
     {"max-agents-per-connection", "limits", "N", "20000", "agents one connection may own (LIMIT_AGENTS_CONNECTION)",
      config_set_u32, OFF(max_agents_per_connection), 1, 1048574, NULL},
-    {"max-batch", "limits", "N", "5000", "items in one request (LIMIT_BATCH)", config_set_u32, OFF(max_batch), 1,
-     65535, NULL},
-    {"max-obstacles", "limits", "N", "1000", "obstacles clients may add to a world (the walls of --map come on top)", config_set_u32, OFF(max_obstacles), 0,
-     1048574, NULL},
+    {"max-batch", "limits", "N", "5000", "items in one request (LIMIT_BATCH)", config_set_u32, OFF(max_batch), 1, 65535,
+     NULL},
+    {"max-obstacles", "limits", "N", "1000", "obstacles clients may add to a world (the walls of --map come on top)",
+     config_set_u32, OFF(max_obstacles), 0, 1048574, NULL},
     {"max-obstacle-vertices", "limits", "N", "256",
      "vertices in one obstacle (BAD_POLYGON); at most 1024, where the validity check stops being n log n",
      config_set_u32, OFF(max_obstacle_vertices), 2, 1024, NULL},
@@ -254,8 +254,8 @@ static const config_option option_table[] = {
      "in this many slots (anything else: 503); 0: refused at once",
      config_set_u32, OFF(http_reserved_slots), 0, 100000, NULL},
     {"neighbor-budget", "limits", "N", "200000",
-     "agents x max_neighbors one connection may own (the step's cost); a spawn past it gets LIMIT_COST",
-     config_set_u32, OFF(neighbor_budget), 1, 4000000000.0, NULL},
+     "agents x max_neighbors one connection may own (the step's cost); a spawn past it gets LIMIT_COST", config_set_u32,
+     OFF(neighbor_budget), 1, 4000000000.0, NULL},
     {"flush-timeout", "limits", "S", "10",
      "seconds a closing connection gets to write its last messages (the Error saying why)", config_set_double,
      OFF(flush_timeout_s), 0, 600, NULL},
@@ -286,19 +286,32 @@ static const config_option option_table[] = {
      "seconds of running between checkpoints of the whole world: recovery replays at most about this long",
      config_set_double, OFF(checkpoint_seconds), 0.05, 86400, NULL},
     {"recovery-workers", "persistence", "N", "cores",
-     "threads that replay the journal at start-up: 1 to 256, or `cores` (results are identical for any N)",
-     set_workers, OFF(recovery_workers), 1, 256, NULL},
+     "threads that replay the journal at start-up: 1 to 256, or `cores` (results are identical for any N)", set_workers,
+     OFF(recovery_workers), 1, 256, NULL},
     {"keep-checkpoints", "persistence", "N", "2", "checkpoints kept (older ones and their journal are deleted)",
      config_set_u32, OFF(keep_checkpoints), 1, 1000, NULL},
     {"start-at-tick", "persistence", "T", "-1",
-     "serve the recorded world as it was after tick T, without recording (for debugging); -1: the end",
-     set_i64, OFF(start_at_tick), -1, 1e15, NULL},
+     "serve the recorded world as it was after tick T, without recording (for debugging); -1: the end", set_i64,
+     OFF(start_at_tick), -1, 1e15, NULL},
     {"storage-fail-file", "persistence", "FILE", NULL,
-     "tests only: while FILE exists every journal write fails as if the disk did", set_path,
-     OFF(storage_fail_file), 0, 0, NULL},
+     "tests only: while FILE exists every journal write fails as if the disk did", set_path, OFF(storage_fail_file), 0,
+     0, NULL},
     {"world-alloc-fail-file", "persistence", "FILE", NULL,
      "tests only: while FILE exists every allocation of the engine's world fails (out of memory)", set_path,
      OFF(world_alloc_fail_file), 0, 0, NULL},
+
+    /* ---- replication (server/storage/replication.c) */
+    {"follow", "replication", "HOST:PORT", NULL,
+     "be a hot standby of the primary at HOST:PORT: take its checkpoint and journal into --data-dir, apply and "
+     "check every tick, serve viewers read-only until `crowdctl promote`",
+     set_path, OFF(follow), 0, 0, NULL},
+    {"follow-world", "replication", "NAME", NULL, "the primary's world to follow (empty: its default world)", set_path,
+     OFF(follow_world), 0, 0, NULL},
+    {"follow-token", "replication", "TOKEN", NULL, "the admin token the follower presents to the primary", set_path,
+     OFF(follow_token), 0, 0, NULL},
+    {"min-followers-ack", "replication", "N", "0",
+     "acknowledge a world-changing command only once N followers hold its journal record (0: do not wait)",
+     config_set_u32, OFF(min_followers_ack), 0, 64, NULL},
 
     /* ---- agones */
     {"agones", "agones", NULL, "false",
@@ -310,24 +323,25 @@ static const config_option option_table[] = {
      config_set_u32, OFF(agones_timeout_ms), 10, 60000, NULL},
     /* ---- navigation (server/sim/navigation.c) */
     {"navigation", "navigation", NULL, "true",
-     "targets given over the protocol are walked by path around obstacles (SteerMode STEER_NAVIGATE)",
-     config_set_bool, OFF(nav_enabled), 0, 0, NULL},
+     "targets given over the protocol are walked by path around obstacles (SteerMode STEER_NAVIGATE)", config_set_bool,
+     OFF(nav_enabled), 0, 0, NULL},
     {"nav-agent-radius", "navigation", "R", "1.5",
-     "the navigation mesh keeps this far from obstacles: the largest radius of agents that navigate",
-     config_set_double, OFF(nav_agent_radius), 0.01, 1000, NULL},
-    {"nav-cell-size", "navigation", "S", "0", "voxel size of the mesh build, rounded down to a power of two; 0: nav-agent-radius / 3",
-     config_set_double, OFF(nav_cell_size), 0, 100, NULL},
+     "the navigation mesh keeps this far from obstacles: the largest radius of agents that navigate", config_set_double,
+     OFF(nav_agent_radius), 0.01, 1000, NULL},
+    {"nav-cell-size", "navigation", "S", "0",
+     "voxel size of the mesh build, rounded down to a power of two; 0: nav-agent-radius / 3", config_set_double,
+     OFF(nav_cell_size), 0, 100, NULL},
     {"nav-tile-budget", "navigation", "N", "8",
      "tiles rebuilt per tick after an obstacle changes (the rest wait for later ticks)", config_set_u32,
      OFF(nav_tile_budget), 1, 100000, NULL},
     {"nav-path-budget", "navigation", "N", "256",
-     "path queries answered per tick (the rest wait, in order; until then agents walk straight)",
-     config_set_u32, OFF(nav_path_budget), 1, 1000000, NULL},
+     "path queries answered per tick (the rest wait, in order; until then agents walk straight)", config_set_u32,
+     OFF(nav_path_budget), 1, 1000000, NULL},
     {"nav-stuck-seconds", "navigation", "S", "10",
-     "an agent without progress this long gets a STUCK event (half of it: a re-plan); 0: never",
-     config_set_double, OFF(nav_stuck_seconds), 0, 86400, NULL},
-    {"nav-arrival-distance", "navigation", "D", "0.5", "ARRIVED within this distance of the goal",
-     config_set_double, OFF(nav_arrival_distance), 0, 1000, NULL},
+     "an agent without progress this long gets a STUCK event (half of it: a re-plan); 0: never", config_set_double,
+     OFF(nav_stuck_seconds), 0, 86400, NULL},
+    {"nav-arrival-distance", "navigation", "D", "0.5", "ARRIVED within this distance of the goal", config_set_double,
+     OFF(nav_arrival_distance), 0, 1000, NULL},
     {"nav-max-path-ids", "navigation", "N", "64", "agents one GetPaths may name (more: ERROR_LIMIT_BATCH)",
      config_set_u32, OFF(nav_max_path_ids), 1, 4096, NULL},
 };
@@ -842,6 +856,26 @@ int config_validate(const server_config *cfg, char *err, size_t errlen)
 	if (cfg->output_soft_limit > cfg->output_hard_limit) {
 		snprintf(err, errlen, "--output-soft-limit (%zu) must not exceed --output-hard-limit (%zu)",
 		         cfg->output_soft_limit, cfg->output_hard_limit);
+		return -1;
+	}
+	if (cfg->follow[0] && !cfg->data_dir[0]) {
+		snprintf(err, errlen, "--follow %s needs --data-dir DIR: a follower keeps the primary's journal",
+		         cfg->follow);
+		return -1;
+	}
+	if (cfg->min_followers_ack && !cfg->data_dir[0]) {
+		snprintf(err, errlen, "--min-followers-ack %u needs --data-dir DIR: followers take the journal",
+		         cfg->min_followers_ack);
+		return -1;
+	}
+	if (cfg->follow_world[0] && !crowd_world_name_valid(cfg->follow_world)) {
+		snprintf(err, errlen, "--follow-world '%.40s': not a world name (1 to %u of A-Z a-z 0-9 _ . -)",
+		         cfg->follow_world, CROWD_WORLD_NAME_MAX);
+		return -1;
+	}
+	if ((cfg->follow[0] || cfg->min_followers_ack) && cfg->start_at_tick >= 0) {
+		snprintf(err, errlen,
+		         "--start-at-tick serves a recording without writing: no --follow or --min-followers-ack");
 		return -1;
 	}
 	if (cfg->agent_radius > cfg->max_agent_radius || cfg->agent_max_speed > cfg->max_agent_speed ||

@@ -146,6 +146,12 @@ typedef struct server_config {
 	char storage_fail_file[1024]; /* tests: while this file exists, journal writes fail (EIO) */
 	char world_alloc_fail_file[1024]; /* tests: while this file exists, the world's allocations fail */
 
+	/* replication (server/storage/replication.c): a hot standby */
+	char follow[1024];          /* HOST:PORT of the primary to follow; empty: this server is a primary */
+	char follow_world[1024];    /* the primary's world to follow; empty: its default world */
+	char follow_token[1024];    /* the admin token the follower says at Hello */
+	uint32_t min_followers_ack; /* a command is acknowledged once this many followers hold it */
+
 	/* Agones (agones_server.c): the SDK sidecar's REST API on localhost */
 	bool agones;
 	uint32_t agones_health_ms;

@@ -41,6 +41,19 @@ typedef enum tick_part {
 	TICK_APPLY, TICK_WAIT, TICK_NAVIGATION, TICK_STEP, TICK_TABLE, TICK_HANDOFF, TICK_SNAPSHOTS, TICK_EVENTS, TICK_PARTS
 } tick_part;
 
+/** Replication (server/storage/replication.c): a follower's stream, a primary's followers. */
+#define METRICS_FOLLOWERS_LISTED 8u
+typedef struct metrics_replication {
+	bool following;             /* this server is a follower (until promoted) */
+	bool connected;             /* a follower: streaming from its primary */
+	uint64_t lag_ticks;         /* a follower: the primary's tick minus the tick applied */
+	uint64_t syncs;             /* a follower: checkpoints taken (full syncs) */
+	uint64_t read_only_refused; /* a follower: commands refused with READ_ONLY */
+	uint32_t followers;         /* a primary: followers of the default world */
+	uint32_t follower_ids[METRICS_FOLLOWERS_LISTED];
+	uint64_t follower_acked_ticks[METRICS_FOLLOWERS_LISTED];
+} metrics_replication;
+
 typedef struct server_metrics {
 	/* tick: whole tick (apply commands + step + snapshots), histogram in seconds;
 	 * bucket i counts ticks <= bounds[i] and > bounds[i-1] (NOT cumulative);
@@ -91,6 +104,9 @@ typedef struct server_metrics {
 
 	/* navigation */
 	metrics_navigation navigation;
+
+	/* replication */
+	metrics_replication replication;
 
 	/* Agones SDK sidecar calls (agones.h; all zero unless --agones) */
 	crowd_agones_counters agones;

@@ -172,6 +172,27 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 		}
 	}
 
+	/* replication: a follower's lag, a primary's followers */
+	const metrics_replication *rp = &m->replication;
+	if (rp->following) {
+		scalar_u(&t, "crowd_follower_connected", "gauge", "1 while this follower streams from its primary.",
+		         rp->connected);
+		scalar_u(&t, "crowd_follower_lag_ticks", "gauge",
+		         "Ticks the primary completed that this follower has not applied yet.", rp->lag_ticks);
+		scalar_u(&t, "crowd_follower_syncs_total", "counter",
+		         "Checkpoints (full syncs) taken from the primary.", rp->syncs);
+		scalar_u(&t, "crowd_follower_read_only_refused_total", "counter",
+		         "Commands refused with READ_ONLY by this follower.", rp->read_only_refused);
+	}
+	scalar_u(&t, "crowd_followers", "gauge", "Followers streaming the default world's journal.", rp->followers);
+	if (rp->followers) {
+		family(&t, "crowd_follower_acked_tick", "gauge",
+		       "The newest tick each follower applied (by client id).");
+		for (uint32_t i = 0; i < rp->followers && i < METRICS_FOLLOWERS_LISTED; i++)
+			put(&t, "crowd_follower_acked_tick{client=\"%u\"} %llu\n", rp->follower_ids[i],
+			    (unsigned long long)rp->follower_acked_ticks[i]);
+	}
+
 	/* persistence (--data-dir) */
 	if (extra && extra->storage) {
 		const storage_stats *st = extra->storage;

@@ -404,6 +404,8 @@ static void handle_hello(session *s, uint32_t request_id, const crowd_v1_Hello *
 	w->world_bounds.max_y = (float)wcfg->world_max_y;
 	snprintf(w->world, sizeof w->world, "%s", s->world_name);
 	w->tick = host->ops->tick(host->user, s);
+	snprintf(w->history_id, sizeof w->history_id, "%s", host->ops->world_history(host->user, s));
+	w->read_only = host->read_only;
 	if (host->identities) { /* persistence: the key to present after a reconnect or a restart */
 		if (resumed)
 			snprintf(w->resume_key, sizeof w->resume_key, "%s", hello->resume_key);
@@ -617,6 +619,16 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 		goto drop;
 	}
 	const message_kind *kind = message_kind_of(msg->which_msg); /* known: validate_rights passed */
+	/* replication: a follower only shows the primary's world; what would change it (or wait for a tick it
+	 * does not run) is refused */
+	if (host->read_only &&
+	    (kind->route == MESSAGE_AT_TICK || msg->which_msg == crowd_v1_ClientMessage_create_world_tag ||
+	     msg->which_msg == crowd_v1_ClientMessage_close_world_tag)) {
+		host->metrics->replication.read_only_refused++;
+		session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_READ_ONLY, 0,
+		                   "this server follows a primary (read only): send commands to the primary");
+		goto drop;
+	}
 	if (kind->normalize) kind->normalize(&cmd->msg);
 	if (kind->route == MESSAGE_AT_ONCE) {
 		/* the one switch on the message kind: those the session answers itself */
@@ -656,6 +668,15 @@ void session_on_message(session *s, const uint8_t *data, size_t len) {
 			break;
 		case crowd_v1_ClientMessage_list_worlds_tag:
 			host->ops->list_worlds(host->user, s, rid);
+			break;
+		case crowd_v1_ClientMessage_follow_tag:
+			host->ops->follow(host->user, s, rid, &msg->msg.follow);
+			break;
+		case crowd_v1_ClientMessage_follow_ack_tag:
+			host->ops->follow_ack(host->user, s, &msg->msg.follow_ack);
+			break;
+		case crowd_v1_ClientMessage_promote_tag:
+			host->ops->promote(host->user, s, rid);
 			break;
 		default:
 			session_send_error(s, rid, crowd_v1_ErrorCode_ERROR_INTERNAL, 0, "no session handler");

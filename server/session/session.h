@@ -64,6 +64,15 @@ typedef struct session_host_ops {
 	void (*create_world)(void *user, session *s, uint32_t request_id, const crowd_v1_CreateWorld *m);
 	void (*close_world)(void *user, session *s, uint32_t request_id, const crowd_v1_CloseWorld *m);
 	void (*list_worlds)(void *user, session *s, uint32_t request_id);
+	/* replication (protocol minor 3; admins, rights checked already) */
+	/** The history id of s's world's data dir ("" without one): Welcome. */
+	const char *(*world_history)(void *user, const session *s);
+	/** Follow: s becomes a follower of a world (checkpoint, then the journal), or is answered an Error. */
+	void (*follow)(void *user, session *s, uint32_t request_id, const crowd_v1_Follow *m);
+	/** FollowAck: the follower s holds the stream up to m->seq. */
+	void (*follow_ack)(void *user, session *s, const crowd_v1_FollowAck *m);
+	/** Promote: this server, a follower, becomes the primary. */
+	void (*promote)(void *user, session *s, uint32_t request_id);
 } session_host_ops;
 
 /** The server as its sessions and transports see it. */
@@ -75,6 +84,7 @@ typedef struct session_host {
 	server_metrics *metrics;  /* counted on the loop thread */
 	server_status *status;    /* read; sessions keep `connections` */
 	bool identities;          /* persistence: Welcome gives resume keys */
+	bool read_only;           /* replication: this server follows a primary; commands get ERROR_READ_ONLY */
 	session_list sessions;
 	crowd_buf reply_buf; /* session_send encodes here */
 } session_host;

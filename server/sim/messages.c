@@ -36,6 +36,10 @@ static const message_kind table[] = {
     {crowd_v1_ClientMessage_list_worlds_tag, "ListWorlds", V, NULL, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
     {crowd_v1_ClientMessage_join_world_tag, "JoinWorld", V, validate_join_world, NULL, MESSAGE_AT_ONCE, false, NULL,
      NULL},
+    /* replication (minor 3): the server's, answered by its host */
+    {crowd_v1_ClientMessage_follow_tag, "Follow", A, NULL, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
+    {crowd_v1_ClientMessage_follow_ack_tag, "FollowAck", A, NULL, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
+    {crowd_v1_ClientMessage_promote_tag, "Promote", A, NULL, NULL, MESSAGE_AT_ONCE, false, NULL, NULL},
 };
 
 #undef V

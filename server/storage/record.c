@@ -43,6 +43,19 @@ bool record_append(crowd_buf *out, const crowd_storage_v1_Record *rec) {
 	return true;
 }
 
+bool record_append_message(crowd_buf *out, const uint8_t *msg, size_t len) {
+	if (len > UINT32_MAX) return false;
+	uint8_t h[RECORD_HEADER_BYTES];
+	put_le32(h, (uint32_t)len);
+	put_le32(h + 4, crc32c(0, msg, len));
+	const size_t start = out->len;
+	if (!crowd_buf_append(out, h, sizeof h) || !crowd_buf_append(out, msg, len)) {
+		out->len = start;
+		return false;
+	}
+	return true;
+}
+
 record_status record_next(const uint8_t *data, size_t len, size_t *pos, const uint8_t **msg, size_t *msg_len) {
 	if (*pos >= len) return RECORD_END;
 	if (len - *pos < RECORD_HEADER_BYTES) return RECORD_TORN;

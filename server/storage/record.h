@@ -20,6 +20,9 @@
 /** Append one framed record to out. False when encoding failed (out unchanged). */
 bool record_append(crowd_buf *out, const crowd_storage_v1_Record *rec);
 
+/** Append one framed record from its message bytes (a record received as it was written). */
+bool record_append_message(crowd_buf *out, const uint8_t *msg, size_t len);
+
 typedef enum record_status {
 	RECORD_OK = 1,
 	RECORD_END = 0,      /* clean end of data */

@@ -155,6 +155,8 @@ fail:
 
 /* ------------------------------------------------------------------ journal */
 
+static bool peek(const uint8_t *msg, size_t len, crowd_storage_v1_Record *rec);
+
 static uint32_t owned_none(void *user, uint32_t client_id) {
 	(void)user, (void)client_id;
 	return 0; /* recorded commands were accepted; a smaller count can only accept them again */
@@ -256,6 +258,35 @@ uint32_t replay_apply_pending(const replay_world *rw, sim *target, const uint8_t
 	while (pos < end && record_next(file, end, &pos, &msg, &msg_len) == RECORD_OK)
 		if (apply_record(NULL, &view, msg, msg_len, rw->tick + 1, false) == APPLY_OK) n++;
 	return n;
+}
+
+int replay_apply_records(sim *target, const uint8_t *records, size_t len, uint64_t tick) {
+	int n = 0;
+	size_t pos = 0;
+	const uint8_t *msg;
+	size_t msg_len;
+	while (pos < len) {
+		if (record_next(records, len, &pos, &msg, &msg_len) != RECORD_OK) return -1;
+		apply_status a = apply_record(NULL, target, msg, msg_len, tick, false);
+		if (a == APPLY_BAD || a == APPLY_FAILED)
+			return -1; /* a recorded command was accepted: it applies again */
+		if (a == APPLY_OK) n++;
+	}
+	return n;
+}
+
+int replay_checkpoint_settings(const uint8_t *file, size_t len, server_config *cfg, uint64_t *tick) {
+	size_t pos = 0;
+	const uint8_t *msg;
+	size_t msg_len;
+	crowd_storage_v1_Record rec;
+	if (record_next(file, len, &pos, &msg, &msg_len) != RECORD_OK || !peek(msg, msg_len, &rec) ||
+	    !rec.has_checkpoint || rec.checkpoint.format != 1 || !rec.checkpoint.has_config ||
+	    rec.checkpoint.config.tick_rate_hz == 0 || rec.checkpoint.config.tick_rate_hz > 1000)
+		return -1;
+	apply_sim_config(cfg, &rec.checkpoint.config);
+	*tick = rec.checkpoint.tick;
+	return 0;
 }
 
 /* Peek a record's kind and tick without its callbacks (their bytes are skipped). */

@@ -76,4 +76,15 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
  * Returns how many were applied. */
 uint32_t replay_apply_pending(const replay_world *rw, sim *target, const uint8_t *file, size_t begin, size_t end);
 
+/** A follower's tick (replication.h): apply the Command and DropOwners
+ * records of tick `tick` (framed, as in a segment; ClientIdentity records are
+ * skipped) to target, without stepping, by target's settings. Returns how many
+ * were applied, or -1 for a record that does not decode, belongs to another
+ * tick, or is refused (a recorded command was accepted: it must apply again). */
+int replay_apply_records(sim *target, const uint8_t *records, size_t len, uint64_t tick);
+
+/** The recorded settings (SimConfig) of a checkpoint file's bytes over cfg,
+ * and its tick. 0, or -1 when it is not a checkpoint this version reads. */
+int replay_checkpoint_settings(const uint8_t *file, size_t len, server_config *cfg, uint64_t *tick);
+
 #endif

@@ -75,6 +75,8 @@ struct storage {
 	uint32_t quiet_ticks; /* after a recovery: ticks that apply no new command */
 	double copy_seconds;
 	uint64_t refused;
+	uint64_t replicated_seq; /* --min-followers-ack: batches held by enough followers */
+	char history[33];        /* the data dir's history id */
 	uv_async_t async;
 	bool async_open;
 
@@ -564,7 +566,7 @@ static void on_progress(uv_async_t *h) {
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < st->reply_count; i++) {
 		pending_reply *r = &st->replies[i];
-		if (r->seq <= durable) {
+		if (r->seq <= durable && (!st->cfg->min_followers_ack || r->seq <= st->replicated_seq)) {
 			send_reply(st, r);
 			free(r->ids);
 		} else {
@@ -637,6 +639,7 @@ void storage_commit(storage *st) {
 	j->seq = st->next_seq++;
 	j->bytes = st->batch;
 	crowd_buf_init(&st->batch);
+	if (st->hooks.batch) st->hooks.batch(st->hooks.user, j->bytes.data, j->bytes.len, j->seq); /* replication */
 	submit(st, j);
 }
 
@@ -704,7 +707,7 @@ bool storage_quiet_tick(storage *st) {
 }
 
 bool storage_defers_replies(const storage *st) {
-	return st->recording && st->mode == CONFIG_FSYNC_ALWAYS;
+	return st->recording && (st->mode == CONFIG_FSYNC_ALWAYS || st->cfg->min_followers_ack > 0);
 }
 
 static pending_reply *new_reply(storage *st) {
@@ -814,6 +817,114 @@ bool storage_find_identity(const storage *st, const char *key, uint32_t *client_
 			return true;
 		}
 	return false;
+}
+
+/* ------------------------------------------------------------------ history and replication */
+
+#define HISTORY_FILE "history"
+
+bool storage_read_history(const char *dir, char out[33]) {
+	char path[1200];
+	snprintf(path, sizeof path, "%s/" HISTORY_FILE, dir);
+	size_t len = 0;
+	uint8_t *data = file_read_all(path, &len);
+	if (!data) return false;
+	bool ok = len >= 32;
+	for (size_t i = 0; ok && i < 32; i++)
+		ok = (data[i] >= '0' && data[i] <= '9') || (data[i] >= 'a' && data[i] <= 'f');
+	if (ok) {
+		memcpy(out, data, 32);
+		out[32] = '\0';
+	}
+	free(data);
+	return ok;
+}
+
+static int write_history(const char *dir, const char *history) {
+	char path[1200], text[34];
+	snprintf(path, sizeof path, "%s/" HISTORY_FILE, dir);
+	snprintf(text, sizeof text, "%s\n", history);
+	return file_write_atomic(dir, path, text, 33);
+}
+
+/* A new history: the lineage of checkpoints this data dir starts. */
+static int make_history(storage *st) {
+	uint8_t raw[16];
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) return -1;
+	for (int i = 0; i < 16; i++) snprintf(st->history + 2 * i, 3, "%02x", raw[i]);
+	int rc = write_history(st->dir, st->history);
+	if (rc != 0) errno = -rc;
+	return rc;
+}
+
+const char *storage_history_id(const storage *st) {
+	return st->history;
+}
+
+int storage_install_checkpoint(const char *dir, const char *history, const uint8_t *checkpoint, size_t len,
+                               uint64_t tick) {
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) return -errno;
+	static const struct {
+		const char *prefix, *suffix;
+	} kinds[] = {
+	    {"checkpoint-", ".ckpt"}, {"journal-", ".log"}, {"checkpoint-", ".ckpt.tmp"}, {"journal-", ".log.tmp"}};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		uint32_t n = 0;
+		uint64_t *ticks = dir_list_ticks(dir, kinds[k].prefix, kinds[k].suffix, &n);
+		for (uint32_t i = 0; i < n; i++) {
+			char path[1200];
+			path_of(path, sizeof path, dir, kinds[k].prefix, ticks[i], kinds[k].suffix);
+			if (unlink(path) != 0 && errno != ENOENT) {
+				int e = errno;
+				free(ticks);
+				return -e;
+			}
+		}
+		free(ticks);
+	}
+	int rc = write_history(dir, history);
+	if (rc != 0) return rc;
+	char path[1200];
+	path_of(path, sizeof path, dir, "checkpoint-", tick, ".ckpt");
+	return file_write_atomic(dir, path, checkpoint, len);
+}
+
+bool storage_encode_checkpoint(const storage *st, const sim *sm, uint64_t state_hash, crowd_buf *out) {
+	job j;
+	memset(&j, 0, sizeof j);
+	if (sim_save(sm, &j.image) != 0) return false;
+	j.clients = st->clients;
+	j.client_count = st->client_count;
+	j.hash = state_hash;
+	sim_config_of(st->cfg, sm->demo != NULL, &j.config);
+	bool ok = encode_checkpoint(&j, out);
+	sim_image_free(&j.image);
+	return ok;
+}
+
+uint32_t storage_journal_replicated(storage *st, const uint8_t *msg, size_t len) {
+	if (!st->recording) return 0;
+	uint32_t client_id = 0;
+	crowd_storage_v1_Record rec = crowd_storage_v1_Record_init_zero;
+	if (record_decode(msg, len, &rec) && rec.has_client && rec.client.client_id &&
+	    strlen(rec.client.resume_key) == 32) {
+		replay_identity id = {.client_id = rec.client.client_id, .role = rec.client.role};
+		memcpy(id.key, rec.client.resume_key, 33);
+		add_identity(st, &id);
+		client_id = id.client_id;
+	}
+	if (!record_append_message(&st->batch, msg, len)) log_error("storage: out of memory for a replicated record");
+	return client_id;
+}
+
+void storage_set_replicated(storage *st, uint64_t seq) {
+	if (seq <= st->replicated_seq) return;
+	st->replicated_seq = seq;
+	if (st->async_open) on_progress(&st->async);
+}
+
+void storage_quiet_next_tick(storage *st) {
+	st->quiet_ticks = 1;
 }
 
 /* ------------------------------------------------------------------ recovery */
@@ -1111,6 +1222,10 @@ int storage_open(const server_config *cfg, uv_loop_t *loop, const sim *current, 
 		return -1;
 	}
 	drop_incomplete(st);
+	if (!storage_read_history(st->dir, st->history) && st->recording && make_history(st) != 0) {
+		log_error("storage: cannot write %s/history: %s", st->dir, strerror(errno));
+		return -1;
+	}
 	uint32_t nc = 0, nj = 0;
 	free(dir_list_ticks(st->dir, "checkpoint-", ".ckpt", &nc));
 	free(dir_list_ticks(st->dir, "journal-", ".log", &nj));

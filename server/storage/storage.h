@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <crowd/wire.h>
+
 #include "commands.h"
 #include "metrics.h"
 #include "sim.h"
@@ -49,6 +51,9 @@ typedef struct storage_hooks {
 	/** A tick held by storage_hold_tick may go on (send its snapshots). */
 	void (*resume)(void *user);
 	void *user;
+	/** Replication (may be NULL): a batch of framed records, as it goes to the
+	 * writer (storage_commit), numbered from 1 in this process. */
+	void (*batch)(void *user, const uint8_t *records, size_t len, uint64_t seq);
 } storage_hooks;
 
 /** What recovery hands back: a new sim, run by the server's settings, at the
@@ -108,6 +113,29 @@ bool storage_hold_tick(storage *st);
 bool storage_new_identity(storage *st, uint32_t client_id, uint32_t role, char key_out[33]);
 /** The client id and role a resume key names; false when unknown. */
 bool storage_find_identity(const storage *st, const char *key, uint32_t *client_id, uint32_t *role);
+
+/* ---- replication (replication.h): a follower keeps the primary's history */
+
+/** The data dir's history id (32 hex digits): made with its first
+ * checkpoint, kept by every recovery, taken by a follower from its primary. */
+const char *storage_history_id(const storage *st);
+/** The history id of the data dir `dir` without opening it; false when it holds none. */
+bool storage_read_history(const char *dir, char out[33]);
+/** A follower's full sync: empty `dir` of checkpoints and journal segments,
+ * then write `history` and the checkpoint bytes (one framed Record) as the
+ * checkpoint of `tick`. storage_open then recovers exactly it. 0, or -errno. */
+int storage_install_checkpoint(const char *dir, const char *history, const uint8_t *checkpoint, size_t len,
+                               uint64_t tick);
+/** The checkpoint of sm as it is now (a tick boundary): one framed Record. */
+bool storage_encode_checkpoint(const storage *st, const sim *sm, uint64_t state_hash, crowd_buf *out);
+/** A follower journals a record it received (its message bytes): a command
+ * or DropOwners of the next tick, or a ClientIdentity (kept for resume).
+ * Returns the client id of an identity (0 for other records). */
+uint32_t storage_journal_replicated(storage *st, const uint8_t *msg, size_t len);
+/** With --min-followers-ack: batches up to seq are held by enough followers. */
+void storage_set_replicated(storage *st, uint64_t seq);
+/** The next tick applies only what the sim already holds (a promoted follower's unfinished tick). */
+void storage_quiet_next_tick(storage *st);
 
 /** Metrics for /metrics (loop thread): storage_stats is in metrics.h. */
 void storage_get_stats(const storage *st, storage_stats *out);

@@ -119,7 +119,7 @@ static void test_crowdctl_json_session(void **state) {
 	char *out = crowdctl(&code, (const char *[]){"ping", "--count", "3", NULL});
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(out, "\"ok\":true"));
-	assert_non_null(strstr(out, "\"protocol\":\"1.2\""));
+	assert_non_null(strstr(out, "\"protocol\":\"1.3\""));
 	assert_non_null(strstr(out, "\"pings\":3"));
 	free(out);
 
@@ -291,7 +291,7 @@ static void test_crowdctl_usage_errors_before_connecting(void **state) {
 	    {{"ping", "--timeout", "0"}, "crowdctl: --timeout: must be a whole number 1..3600000, got '0'\n"},
 	    {{"frobnicate"},
 	     "crowdctl: unknown command 'frobnicate' (commands: ping, spawn, target, velocity, remove, "
-	     "obstacle, paths, watch, world; see crowdctl --help)\n"},
+	     "obstacle, paths, watch, world, promote; see crowdctl --help)\n"},
 	    {{"world", "create", "a/b"},
 	     "crowdctl: world create: 'a/b' is not a world name (1 to 32 of A-Z a-z 0-9 _ . -)\n"},
 	    {{"world", "create", "arena", "--tick-rate", "0"},

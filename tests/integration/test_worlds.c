@@ -73,7 +73,7 @@ static void test_create_list_join_close(void **state) {
 	tc *admin = tc_connect(server.port, "adm", false);
 	assert_non_null(admin);
 	assert_string_equal(admin->welcome.world, "default");
-	assert_int_equal(admin->welcome.protocol_minor, 2);
+	assert_int_equal(admin->welcome.protocol_minor, CROWD_PROTOCOL_MINOR);
 	assert_true(tc_list_worlds(admin));
 	assert_int_equal(admin->max_worlds, 4);
 	assert_non_null(tc_world(admin, "default"));

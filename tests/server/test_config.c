@@ -24,6 +24,37 @@ static int parse(server_config *cfg, char *err, size_t errlen, int argc, char **
 	return config_parse_args(cfg, argc, argv, err, errlen);
 }
 
+/* replication: a follower keeps a journal, names a world that can be one, and records */
+static void test_replication_options(void **state) {
+	(void)state;
+	server_config cfg;
+	char err[256];
+	config_init(&cfg);
+	assert_string_equal(cfg.follow, "");
+	assert_int_equal(cfg.min_followers_ack, 0);
+	assert_int_equal(config_set(&cfg, "follow", "127.0.0.1:7777", err, sizeof err), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--data-dir"));
+	assert_int_equal(config_set(&cfg, "data-dir", "/tmp/x", err, sizeof err), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof err), 0);
+	assert_int_equal(config_set(&cfg, "follow-world", "a/b", err, sizeof err), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--follow-world"));
+	assert_int_equal(config_set(&cfg, "follow-world", "arena", err, sizeof err), 0);
+	assert_int_equal(config_set(&cfg, "start-at-tick", "5", err, sizeof err), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--start-at-tick"));
+	assert_int_equal(config_set(&cfg, "min-followers-ack", "65", err, sizeof err), -1);
+	assert_int_equal(config_set(&cfg, "min-followers-ack", "2", err, sizeof err), 0);
+	assert_int_equal(cfg.min_followers_ack, 2);
+	config_free(&cfg);
+	config_init(&cfg);
+	assert_int_equal(config_set(&cfg, "min-followers-ack", "1", err, sizeof err), 0);
+	assert_int_equal(config_validate(&cfg, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--data-dir"));
+	config_free(&cfg);
+}
+
 static void test_defaults(void **state) {
 	(void)state;
 	server_config cfg;
@@ -546,6 +577,7 @@ int main(void) {
 	    cmocka_unit_test(test_enums),
 	    cmocka_unit_test(test_help_booleans_and_enums),
 	    cmocka_unit_test(test_markdown),
+	    cmocka_unit_test(test_replication_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

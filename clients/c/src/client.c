@@ -456,6 +456,9 @@ static int dispatch_frame(crowd_client *c, const uint8_t *frame, size_t len) {
 	case crowd_v1_ServerMessage_world_list_tag:
 		if (cb->on_world_list) cb->on_world_list(user, &msg.msg.world_list);
 		break;
+	case crowd_v1_ServerMessage_replication_tag:
+		if (cb->on_replication) cb->on_replication(user, &msg.msg.replication);
+		break;
 	default:
 		/* A message from a newer minor version: ignore it, as protobuf would. */
 		break;

@@ -102,6 +102,8 @@ typedef struct crowd_client_callbacks {
 	 * may not hold them (check with a snapshot); requests made while
 	 * reconnecting return CROWD_CLIENT_ERR_DISCONNECTED. */
 	void (*on_reconnect)(void *user, const crowd_client_reconnect_event *event);
+	/** Minor 3: a primary's checkpoint chunk or journal records, to a follower (crowd-server --follow). */
+	void (*on_replication)(void *user, const crowd_v1_ReplicationFrame *frame);
 } crowd_client_callbacks;
 
 /** What the client does when an established connection (one that got a

@@ -90,8 +90,17 @@ namespace Crowd.V1
         WorldForbidden = 32,
         /// <summary>no open world of that name (at Hello: then close)</summary>
         NoSuchWorld = 33,
-        /// <summary>the client's world was closed (request_id 0, then close)</summary>
+        /// <summary>
+        /// the client's world was closed (request_id 0, then close)
+        /// Minor 3: replication (a hot standby).
+        /// </summary>
         WorldClosed = 34,
+        /// <summary>this server follows a primary: only viewing; send commands to the primary</summary>
+        ReadOnly = 35,
+        /// <summary>Follow: this server cannot be followed (no --data-dir, or it follows another)</summary>
+        NotPrimary = 36,
+        /// <summary>Follow: the follower's data dir holds another history than this world's</summary>
+        HistoryMismatch = 37,
     }
 
     /// <summary>How an agent with a target chooses its way (minor 1).</summary>
@@ -868,6 +877,9 @@ namespace Crowd.V1
         public const int CloseWorldFieldNumber = 14;
         public const int ListWorldsFieldNumber = 15;
         public const int JoinWorldFieldNumber = 16;
+        public const int FollowFieldNumber = 17;
+        public const int FollowAckFieldNumber = 18;
+        public const int PromoteFieldNumber = 19;
         public uint RequestId;
 
         /// <summary>Which member of the `msg` oneof is set (its value is the field number).</summary>
@@ -889,6 +901,9 @@ namespace Crowd.V1
             CloseWorld = CloseWorldFieldNumber,
             ListWorlds = ListWorldsFieldNumber,
             JoinWorld = JoinWorldFieldNumber,
+            Follow = FollowFieldNumber,
+            FollowAck = FollowAckFieldNumber,
+            Promote = PromoteFieldNumber,
         }
 
         IProtoMessage msg_;
@@ -994,6 +1009,27 @@ namespace Crowd.V1
             set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.JoinWorld; }
         }
 
+        /// <summary>minor 3</summary>
+        public Follow Follow
+        {
+            get { return msgCase_ == MsgOneofCase.Follow ? (Follow)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.Follow; }
+        }
+
+        /// <summary>minor 3</summary>
+        public FollowAck FollowAck
+        {
+            get { return msgCase_ == MsgOneofCase.FollowAck ? (FollowAck)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.FollowAck; }
+        }
+
+        /// <summary>minor 3</summary>
+        public Promote Promote
+        {
+            get { return msgCase_ == MsgOneofCase.Promote ? (Promote)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.Promote; }
+        }
+
         public void WriteTo(ProtoWriter w)
         {
             if (RequestId != 0) { w.WriteTag(RequestIdFieldNumber, WireType.Varint); w.WriteVarint(RequestId); }
@@ -1012,6 +1048,9 @@ namespace Crowd.V1
             if (msgCase_ == MsgOneofCase.CloseWorld) w.WriteMessage(CloseWorldFieldNumber, msg_);
             if (msgCase_ == MsgOneofCase.ListWorlds) w.WriteMessage(ListWorldsFieldNumber, msg_);
             if (msgCase_ == MsgOneofCase.JoinWorld) w.WriteMessage(JoinWorldFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.Follow) w.WriteMessage(FollowFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.FollowAck) w.WriteMessage(FollowAckFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.Promote) w.WriteMessage(PromoteFieldNumber, msg_);
         }
 
         public void MergeFrom(ProtoReader r)
@@ -1037,6 +1076,99 @@ namespace Crowd.V1
                     case CloseWorldFieldNumber: CloseWorld = r.MergeMessage(CloseWorld); break;
                     case ListWorldsFieldNumber: ListWorlds = r.MergeMessage(ListWorlds); break;
                     case JoinWorldFieldNumber: JoinWorld = r.MergeMessage(JoinWorld); break;
+                    case FollowFieldNumber: Follow = r.MergeMessage(Follow); break;
+                    case FollowAckFieldNumber: FollowAck = r.MergeMessage(FollowAck); break;
+                    case PromoteFieldNumber: Promote = r.MergeMessage(Promote); break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Minor 3: replication (admin). A follower (crowd-server --follow) asks to
+    /// follow a world: it is sent the world's checkpoint, then every journal record
+    /// as the primary writes it (ReplicationFrame).
+    /// </summary>
+    public sealed partial class Follow : IProtoMessage
+    {
+        public const int WorldFieldNumber = 1;
+        public const int FromTickFieldNumber = 2;
+        public const int HistoryIdFieldNumber = 3;
+        /// <summary>"" = the default world</summary>
+        public string World = "";
+        /// <summary>the follower's newest tick (0: it holds nothing)</summary>
+        public ulong FromTick;
+        /// <summary>the history its data dir holds ("" = none: it takes the primary's)</summary>
+        public string HistoryId = "";
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (World != null && World.Length != 0) w.WriteString(WorldFieldNumber, World);
+            if (FromTick != 0) { w.WriteTag(FromTickFieldNumber, WireType.Varint); w.WriteVarint(FromTick); }
+            if (HistoryId != null && HistoryId.Length != 0) w.WriteString(HistoryIdFieldNumber, HistoryId);
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case WorldFieldNumber: World = r.ReadString(); break;
+                    case FromTickFieldNumber: r.Expect(WireType.Varint); FromTick = r.ReadVarint(); break;
+                    case HistoryIdFieldNumber: HistoryId = r.ReadString(); break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>The follower holds the stream up to `seq` (a frame's seq) and applied `tick`.</summary>
+    public sealed partial class FollowAck : IProtoMessage
+    {
+        public const int SeqFieldNumber = 1;
+        public const int TickFieldNumber = 2;
+        public ulong Seq;
+        public ulong Tick;
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (Seq != 0) { w.WriteTag(SeqFieldNumber, WireType.Varint); w.WriteVarint(Seq); }
+            if (Tick != 0) { w.WriteTag(TickFieldNumber, WireType.Varint); w.WriteVarint(Tick); }
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case SeqFieldNumber: r.Expect(WireType.Varint); Seq = r.ReadVarint(); break;
+                    case TickFieldNumber: r.Expect(WireType.Varint); Tick = r.ReadVarint(); break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>Sent to a follower: stop following and become the primary of its world.</summary>
+    public sealed partial class Promote : IProtoMessage
+    {
+
+        public void WriteTo(ProtoWriter w)
+        {
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
                     default: r.SkipUnknown(); break;
                 }
             }
@@ -1058,6 +1190,8 @@ namespace Crowd.V1
         public const int ResumeKeyFieldNumber = 11;
         public const int ResumedFieldNumber = 12;
         public const int WorldFieldNumber = 13;
+        public const int HistoryIdFieldNumber = 14;
+        public const int ReadOnlyFieldNumber = 15;
         public uint ProtocolMajor;
         public uint ProtocolMinor;
         public string ServerVersion = "";
@@ -1077,6 +1211,10 @@ namespace Crowd.V1
         public bool Resumed;
         /// <summary>minor 2: the world joined ("default" when Hello named none)</summary>
         public string World = "";
+        /// <summary>minor 3: the world's history (its data dir's lineage); "" without --data-dir</summary>
+        public string HistoryId = "";
+        /// <summary>minor 3: this server follows a primary: commands get ERROR_READ_ONLY</summary>
+        public bool ReadOnly;
 
         public void WriteTo(ProtoWriter w)
         {
@@ -1093,6 +1231,8 @@ namespace Crowd.V1
             if (ResumeKey != null && ResumeKey.Length != 0) w.WriteString(ResumeKeyFieldNumber, ResumeKey);
             if (Resumed) { w.WriteTag(ResumedFieldNumber, WireType.Varint); w.WriteVarint(Resumed ? 1UL : 0UL); }
             if (World != null && World.Length != 0) w.WriteString(WorldFieldNumber, World);
+            if (HistoryId != null && HistoryId.Length != 0) w.WriteString(HistoryIdFieldNumber, HistoryId);
+            if (ReadOnly) { w.WriteTag(ReadOnlyFieldNumber, WireType.Varint); w.WriteVarint(ReadOnly ? 1UL : 0UL); }
         }
 
         public void MergeFrom(ProtoReader r)
@@ -1115,6 +1255,8 @@ namespace Crowd.V1
                     case ResumeKeyFieldNumber: ResumeKey = r.ReadString(); break;
                     case ResumedFieldNumber: r.Expect(WireType.Varint); Resumed = r.ReadVarint() != 0; break;
                     case WorldFieldNumber: World = r.ReadString(); break;
+                    case HistoryIdFieldNumber: HistoryId = r.ReadString(); break;
+                    case ReadOnlyFieldNumber: r.Expect(WireType.Varint); ReadOnly = r.ReadVarint() != 0; break;
                     default: r.SkipUnknown(); break;
                 }
             }
@@ -1618,6 +1760,7 @@ namespace Crowd.V1
         public const int AgentEventsFieldNumber = 6;
         public const int PathsFieldNumber = 7;
         public const int WorldListFieldNumber = 8;
+        public const int ReplicationFieldNumber = 9;
 
         /// <summary>Which member of the `msg` oneof is set (its value is the field number).</summary>
         public enum MsgOneofCase
@@ -1631,6 +1774,7 @@ namespace Crowd.V1
             AgentEvents = AgentEventsFieldNumber,
             Paths = PathsFieldNumber,
             WorldList = WorldListFieldNumber,
+            Replication = ReplicationFieldNumber,
         }
 
         IProtoMessage msg_;
@@ -1691,6 +1835,13 @@ namespace Crowd.V1
             set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.WorldList; }
         }
 
+        /// <summary>minor 3: to a follower only</summary>
+        public ReplicationFrame Replication
+        {
+            get { return msgCase_ == MsgOneofCase.Replication ? (ReplicationFrame)msg_ : null; }
+            set { msg_ = value; msgCase_ = value == null ? MsgOneofCase.None : MsgOneofCase.Replication; }
+        }
+
         public void WriteTo(ProtoWriter w)
         {
             if (msgCase_ == MsgOneofCase.Welcome) w.WriteMessage(WelcomeFieldNumber, msg_);
@@ -1701,6 +1852,7 @@ namespace Crowd.V1
             if (msgCase_ == MsgOneofCase.AgentEvents) w.WriteMessage(AgentEventsFieldNumber, msg_);
             if (msgCase_ == MsgOneofCase.Paths) w.WriteMessage(PathsFieldNumber, msg_);
             if (msgCase_ == MsgOneofCase.WorldList) w.WriteMessage(WorldListFieldNumber, msg_);
+            if (msgCase_ == MsgOneofCase.Replication) w.WriteMessage(ReplicationFieldNumber, msg_);
         }
 
         public void MergeFrom(ProtoReader r)
@@ -1718,6 +1870,63 @@ namespace Crowd.V1
                     case AgentEventsFieldNumber: AgentEvents = r.MergeMessage(AgentEvents); break;
                     case PathsFieldNumber: Paths = r.MergeMessage(Paths); break;
                     case WorldListFieldNumber: WorldList = r.MergeMessage(WorldList); break;
+                    case ReplicationFieldNumber: Replication = r.MergeMessage(Replication); break;
+                    default: r.SkipUnknown(); break;
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Minor 3: what a primary sends a follower. The checkpoint comes first, in
+    /// chunks (one storage Record{checkpoint}, proto/storage.proto, framed as on
+    /// disk); then `journal` carries the journal's framed records, in the order the
+    /// primary writes them (commands, identities, and a TickEnd with the state hash
+    /// after every tick).
+    /// </summary>
+    public sealed partial class ReplicationFrame : IProtoMessage
+    {
+        public const int HistoryIdFieldNumber = 1;
+        public const int TickFieldNumber = 2;
+        public const int CheckpointFieldNumber = 3;
+        public const int CheckpointSizeFieldNumber = 4;
+        public const int JournalFieldNumber = 5;
+        public const int SeqFieldNumber = 6;
+        public string HistoryId = "";
+        /// <summary>the primary's ticks completed when it sent this</summary>
+        public ulong Tick;
+        /// <summary>a chunk of the checkpoint</summary>
+        public byte[] Checkpoint = new byte[0];
+        /// <summary>the whole checkpoint's bytes (every chunk says it)</summary>
+        public ulong CheckpointSize;
+        /// <summary>framed journal records</summary>
+        public byte[] Journal = new byte[0];
+        /// <summary>with journal: the batch's number; ack it with FollowAck</summary>
+        public ulong Seq;
+
+        public void WriteTo(ProtoWriter w)
+        {
+            if (HistoryId != null && HistoryId.Length != 0) w.WriteString(HistoryIdFieldNumber, HistoryId);
+            if (Tick != 0) { w.WriteTag(TickFieldNumber, WireType.Varint); w.WriteVarint(Tick); }
+            if (Checkpoint != null && Checkpoint.Length != 0) w.WriteBytes(CheckpointFieldNumber, Checkpoint);
+            if (CheckpointSize != 0) { w.WriteTag(CheckpointSizeFieldNumber, WireType.Varint); w.WriteVarint(CheckpointSize); }
+            if (Journal != null && Journal.Length != 0) w.WriteBytes(JournalFieldNumber, Journal);
+            if (Seq != 0) { w.WriteTag(SeqFieldNumber, WireType.Varint); w.WriteVarint(Seq); }
+        }
+
+        public void MergeFrom(ProtoReader r)
+        {
+            int f;
+            while (r.NextField(out f))
+            {
+                switch (f)
+                {
+                    case HistoryIdFieldNumber: HistoryId = r.ReadString(); break;
+                    case TickFieldNumber: r.Expect(WireType.Varint); Tick = r.ReadVarint(); break;
+                    case CheckpointFieldNumber: Checkpoint = r.ReadBytes(); break;
+                    case CheckpointSizeFieldNumber: r.Expect(WireType.Varint); CheckpointSize = r.ReadVarint(); break;
+                    case JournalFieldNumber: Journal = r.ReadBytes(); break;
+                    case SeqFieldNumber: r.Expect(WireType.Varint); Seq = r.ReadVarint(); break;
                     default: r.SkipUnknown(); break;
                 }
             }
