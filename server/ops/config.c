@@ -157,6 +157,10 @@ static const config_option option_table[] = {
      OFF(snapshot_divisor), 1, 10000, NULL},
     {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe",
      config_set_u32, OFF(keyframe_interval), 1, 100000, NULL},
+    {"snapshot-overlap", "simulation", NULL, "true",
+     "encode and send a tick's snapshots on the thread pool while the next tick steps (false: the tick waits for "
+     "them; clients get the same bytes either way)",
+     config_set_bool, OFF(snapshot_overlap), 0, 0, NULL},
     {"workers", "simulation", "N", "cores",
      "threads that step the world: 1 to 256, or `cores` for as many as this process may use (results are identical for any N)",
      set_workers, OFF(workers), 1, 256, NULL},
