@@ -401,6 +401,12 @@ static void fill_rows(struct snapshot_workers *w) {
 	}
 }
 
+/* One lane of the fill on the world's pool (idle between steps). */
+static void fill_lane(void *ctx, uint32_t begin, uint32_t end, int worker) {
+	(void)begin, (void)end, (void)worker;
+	fill_rows(ctx);
+}
+
 static void helper_main(void *arg) {
 	struct snapshot_workers *w = arg;
 	uv_mutex_lock(&w->lock);
@@ -496,7 +502,8 @@ static void encode_and_send_all(room *rm, struct snapshot_workers *w) {
 
 /* On the step's thread after the step: the table, with the helper (when
  * there is one) computing the state hash (from the moment the step is done:
- * it is the longest serial part) and then filling rows beside it. */
+ * it is the longest serial part) and then filling rows beside the step's
+ * thread and, with three or more workers, the world's pool. */
 bool snapshots_build_table(room *rm, uint64_t *state_hash) {
 	struct snapshot_workers *w = workers_get(rm);
 	bool helper = w && helper_available(rm, w);
@@ -521,7 +528,14 @@ bool snapshots_build_table(room *rm, uint64_t *state_hash) {
 	w->table_rows_known = true;
 	uv_cond_signal(&w->wake);
 	uv_mutex_unlock(&w->lock);
-	if (ok) fill_rows(w);
+	/* The rows in chunks from one counter, so any thread may fill any chunk:
+	 * the step's thread and the world's workers but one, which the helper's
+	 * hash keeps (the longest serial part) before it fills too. */
+	const int lanes = orca_world_worker_count(rm->sim->world) - 1;
+	if (ok && lanes > 1)
+		orca_world_parallel_for(rm->sim->world, fill_lane, w, (uint32_t)lanes, 1);
+	else if (ok)
+		fill_rows(w);
 	uv_mutex_lock(&w->lock);
 	bool started = w->state != HELPER_POSTED;
 	if (!started) w->state = HELPER_IDLE; /* it never woke: every row is done; hash here */
