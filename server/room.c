@@ -136,7 +136,6 @@ int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *set
 	}
 	r->metrics = r->is_default ? &srv->metrics : &r->own_metrics;
 	r->status = r->is_default ? &srv->status : &r->own_status;
-	crowd_buf_init(&r->snapshot_buf);
 	crowd_obstacle_set_init(&r->obstacle_set);
 	if (sim_create(&r->cfg, &r->sim) != 0) {
 		snprintf(err, errlen, "the world could not be made (out of memory?)");
@@ -230,7 +229,7 @@ void room_destroy(room *r) {
 	snapshots_free(r);
 	crowd_obstacle_set_free(&r->obstacle_set);
 	free(r->events_scratch);
-	crowd_buf_free(&r->snapshot_buf);
+	free(r->sending.events);
 	free(r->members.items);
 	free(r);
 }
@@ -238,7 +237,7 @@ void room_destroy(room *r) {
 /* Closed, its timer closed and no step running: write its journal's last
  * records, free it, and remove its data if asked. */
 static void room_finish_close(room *r) {
-	if (r->timer_open || r->step_running) return;
+	if (r->timer_open || r->step_running || snapshots_busy(r)) return;
 	char dir[sizeof r->cfg.data_dir];
 	snprintf(dir, sizeof dir, "%s", r->cfg.data_dir);
 	const bool remove = r->delete_data && dir[0] && !r->is_default;
@@ -332,11 +331,33 @@ static void send_events(session *s, uint64_t tick, crowd_v1_AgentEvent *events, 
 	}
 }
 
+/* navigation: the tick's AgentEvents, kept until its snapshots are out (the
+ * next step makes new ones) */
+static void keep_agent_events(room *r) {
+	uint32_t count;
+	const crowd_v1_AgentEvent *events = navigation_events(r->sim->nav, &count);
+	r->sending.event_count = 0;
+	if (count == 0) return;
+	if (r->sending.events_cap < count) {
+		crowd_v1_AgentEvent *p = realloc(r->sending.events, sizeof *p * count);
+		if (!p) {
+			log_error("world %s tick %" PRIu64 ": out of memory keeping its %u events", r->name,
+			          r->status->tick, count);
+			return;
+		}
+		r->sending.events = p;
+		r->sending.events_cap = count;
+	}
+	memcpy(r->sending.events, events, sizeof *events * count);
+	r->sending.event_count = count;
+}
+
 /* navigation: after the tick's snapshots, AgentEvents to the room's owners
  * (protocol minor >= 1) and to its admins who asked for every agent's */
 static void send_agent_events(room *r) {
-	uint32_t count;
-	const crowd_v1_AgentEvent *events = navigation_events(r->sim->nav, &count);
+	const uint32_t count = r->sending.event_count;
+	const crowd_v1_AgentEvent *events = r->sending.events;
+	const uint64_t tick = r->sending.tick;
 	if (count == 0) return;
 	if (r->events_scratch_cap < count) {
 		crowd_v1_AgentEvent *p = realloc(r->events_scratch, sizeof *p * count);
@@ -349,13 +370,13 @@ static void send_agent_events(room *r) {
 		/* a minor-0 client never gets a message case it does not know */
 		if (!s->hello_done || s->closing || s->protocol_minor < 1 || s->events == SESSION_EVENTS_NONE) continue;
 		if (s->events == SESSION_EVENTS_ALL) {
-			send_events(s, r->status->tick, (crowd_v1_AgentEvent *)events, count);
+			send_events(s, tick, (crowd_v1_AgentEvent *)events, count);
 			continue;
 		}
 		uint32_t own = 0;
 		for (uint32_t k = 0; k < count; k++)
 			if (events[k].owner == s->client_id) r->events_scratch[own++] = events[k];
-		if (own) send_events(s, r->status->tick, r->events_scratch, own);
+		if (own) send_events(s, tick, r->events_scratch, own);
 	}
 }
 
@@ -452,15 +473,15 @@ static void log_tick_profile(room *r) {
  * did (commands applied, snapshots sent and their bytes, paths planned,
  * replans), so a slow tick can be told from a busy one. stdio's buffer: one
  * write() every few dozen ticks. */
-static void write_tick_trace(room *r, uint64_t tick_ns) {
+static void write_tick_trace(room *r, uint64_t tick, uint64_t tick_ns, const double *part) {
 	const server_metrics *m = r->metrics;
 	uint64_t replans = 0;
 	for (size_t k = 0; k < sizeof m->navigation.replans / sizeof m->navigation.replans[0]; k++)
 		replans += m->navigation.replans[k];
 	const uint64_t now[5] = {m->commands_applied, m->snapshots_sent, m->snapshot_bytes, m->navigation.paths_planned,
 	                         replans};
-	fprintf(r->tick_trace, "%" PRIu64 " %.0f", r->status->tick, (double)tick_ns * 1e-3);
-	for (int k = 0; k < TICK_PARTS; k++) fprintf(r->tick_trace, " %.0f", r->tick_part[k] * 1e6);
+	fprintf(r->tick_trace, "%" PRIu64 " %.0f", tick, (double)tick_ns * 1e-3);
+	for (int k = 0; k < TICK_PARTS; k++) fprintf(r->tick_trace, " %.0f", part[k] * 1e6);
 	for (int k = 0; k < 5; k++) fprintf(r->tick_trace, " %" PRIu64, now[k] - r->tick_trace_last[k]);
 	fputc('\n', r->tick_trace);
 	memcpy(r->tick_trace_last, now, sizeof now);
@@ -564,21 +585,61 @@ static void step_done(uv_work_t *req, int status) {
 	step_finish(r);
 }
 
-/* The rest of a tick: snapshots out, the next tick scheduled. */
-static void step_finish(room *r) {
-	uint64_t t0 = uv_hrtime();
-	r->tick_part[TICK_HANDOFF] = (double)(t0 - r->tick_worked_ns) * 1e-9; /* with the journal's durable wait */
-	if (r->table_ok && !server_stopping(r)) snapshots_send(r);
+/* The end of a tick once its snapshots are out: its events, its times. */
+static void tick_end(room *r) {
+	struct room_sending *o = &r->sending;
 	uint64_t t_snap = uv_hrtime();
 	if (!server_stopping(r)) send_agent_events(r); /* navigation: after the tick's snapshots */
 	uint64_t t1 = uv_hrtime();
-	r->metrics->snapshot_seconds_sum += (double)(t1 - t0) * 1e-9;
-	r->tick_part[TICK_SNAPSHOTS] = (double)(t_snap - t0) * 1e-9;
-	r->tick_part[TICK_EVENTS] = (double)(t1 - t_snap) * 1e-9;
-	for (int k = 0; k < TICK_PARTS; k++) r->metrics->tick_part_seconds_sum[k] += r->tick_part[k];
-	metrics_observe_tick(r->metrics, (double)(t1 - r->tick_started_ns) * 1e-9);
-	if (r->tick_trace) write_tick_trace(r, t1 - r->tick_started_ns);
+	r->metrics->snapshot_seconds_sum += (double)(t1 - o->snapshots_ns) * 1e-9;
+	o->part[TICK_SNAPSHOTS] = (double)(t_snap - o->snapshots_ns) * 1e-9;
+	o->part[TICK_EVENTS] = (double)(t1 - t_snap) * 1e-9;
+	for (int k = 0; k < TICK_PARTS; k++) r->metrics->tick_part_seconds_sum[k] += o->part[k];
+	metrics_observe_tick(r->metrics, (double)(t1 - o->started_ns) * 1e-9);
+	if (r->tick_trace) write_tick_trace(r, o->tick, t1 - o->started_ns, o->part);
 	log_tick_profile(r);
+}
+
+/* --snapshot-overlap: the last tick's snapshots are out. */
+static void snapshots_done(room *r) {
+	tick_end(r);
+	if (r->closing) {
+		room_finish_close(r);
+		return;
+	}
+	if (r->finish_waiting) { /* the next step was done before them */
+		r->finish_waiting = false;
+		step_finish(r);
+	}
+}
+
+/* The rest of a tick: snapshots out, the next tick scheduled. With
+ * --snapshot-overlap the snapshots are encoded on the pool and sent while the
+ * next tick steps; a step done before the last tick's snapshots are out waits
+ * for them (snapshots_done), so a client's snapshots and events keep their order. */
+static void step_finish(room *r) {
+	uint64_t t0 = uv_hrtime();
+	r->tick_part[TICK_HANDOFF] = (double)(t0 - r->tick_worked_ns) * 1e-9; /* with the journal's durable wait */
+	if (snapshots_busy(r)) {
+		r->finish_waiting = true;
+		return;
+	}
+	struct room_sending *o = &r->sending;
+	o->tick = r->status->tick;
+	o->started_ns = r->tick_started_ns;
+	o->snapshots_ns = t0;
+	memcpy(o->part, r->tick_part, sizeof o->part);
+	keep_agent_events(r);
+	if (r->table_ok && !server_stopping(r)) {
+		/* a follower's next tick is the primary's next frame, applied on the loop: no overlap */
+		const bool overlap = r->cfg.snapshot_overlap && !r->following;
+		if (overlap && snapshots_start(r, snapshots_done)) {
+			if (!server_stopping(r)) schedule_next_tick(r);
+			return;
+		}
+		if (!overlap) snapshots_send(r);
+	}
+	tick_end(r);
 	if (!server_stopping(r) && !r->following) schedule_next_tick(r);
 }
 

@@ -98,7 +98,15 @@ typedef struct room {
 	bool obstacle_set_valid;
 	crowd_v1_AgentEvent *events_scratch;
 	uint32_t events_scratch_cap;
-	crowd_buf snapshot_buf;
+	/* the tick whose snapshots and events are going out (with --snapshot-overlap,
+	 * while the next tick steps): what it recorded when its step was done */
+	struct room_sending {
+		uint64_t tick, started_ns, snapshots_ns;
+		double part[TICK_PARTS];
+		crowd_v1_AgentEvent *events;
+		uint32_t event_count, events_cap;
+	} sending;
+	bool finish_waiting; /* a step is done and waits for the last tick's snapshots to be out */
 
 	struct storage *storage; /* --data-dir: its journal and checkpoints; NULL without */
 

@@ -9,8 +9,10 @@
  * step runs on the thread pool (room->step_running) that world must not be
  * touched; read its `status` instead, which the loop thread updates after
  * every tick.
- * snapshots_send lends area subscribers' encoding (their baselines) to a helper
- * thread and waits for it before sending. */
+ * A tick's snapshots are encoded from jobs that hold what they need (the
+ * area, the session's baseline, lent): snapshots_send with a helper thread
+ * while the loop waits, snapshots_start on the thread pool while the loop goes
+ * on; the loop alone sends and gives the baselines back. */
 #ifndef CROWD_SERVER_SERVER_H
 #define CROWD_SERVER_SERVER_H
 

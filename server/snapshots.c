@@ -231,10 +231,11 @@ typedef struct snapshot_encoder {
 	uint32_t hits_cap;
 	uint64_t *marks; /* aoi_grid_query's bitmap, all zero between queries */
 	uint32_t marks_cap;
+	struct snapshot_encoder *next; /* in the free list of the pool's encoders */
 } snapshot_encoder;
 
 /* The agents in an area, from the table (ascending id). */
-static const crowd_agent_q *select_area(snapshot_encoder *e, const world_table *t, const session *s,
+static const crowd_agent_q *select_area(snapshot_encoder *e, const world_table *t, orca_vec2 min, orca_vec2 max,
                                         uint32_t *count) {
 	uint32_t words = aoi_grid_mark_words(&t->grid);
 	if (words > e->marks_cap) {
@@ -245,8 +246,7 @@ static const crowd_agent_q *select_area(snapshot_encoder *e, const world_table *
 	if (!grow((void **)&e->hits, &e->hits_cap, t->count + 1, sizeof *e->hits) ||
 	    !grow((void **)&e->view, &e->view_cap, t->count + 1, sizeof *e->view))
 		return NULL;
-	uint32_t n =
-	    aoi_grid_query(&t->grid, s->area_min.x, s->area_min.y, s->area_max.x, s->area_max.y, e->marks, e->hits);
+	uint32_t n = aoi_grid_query(&t->grid, min.x, min.y, max.x, max.y, e->marks, e->hits);
 	for (uint32_t i = 0; i < n; i++) e->view[i] = t->agents[e->hits[i]];
 	*count = n;
 	return e->view;
@@ -258,29 +258,56 @@ static void encoder_free(snapshot_encoder *e) {
 	free(e->marks);
 }
 
-/* One area subscriber's snapshot this tick. Encoded by either thread (it only
- * touches its session's baseline and its job's buffer), sent by the loop. */
+/* One due subscriber's snapshot of a tick. It is encoded from what the job
+ * holds, never from the session (off the loop thread the loop may change or
+ * free the session meanwhile): the area, and the session's baseline, lent to
+ * the job until the loop sends the snapshot and gives it back. A whole-world
+ * job's encoding also goes to the sessions whose baselines are the same
+ * table (its followers). */
 typedef struct snapshot_job {
-	session *s;
-	bool keyframe, with_obstacles;
+	uint32_t client_id, epoch; /* found again by id when sent; an older epoch: subscribed anew meanwhile */
+	bool has_area, keyframe, with_obstacles, prefixed;
+	orca_vec2 area_min, area_max;
+	crowd_view baseline; /* the session's while lent (swapped: no copy), else empty */
 	bool selected, encoded;
 	uint32_t agents;
 } snapshot_job;
 
+/* A whole-world subscriber sent its group's shared encoding (job `job`). */
+typedef struct snapshot_follower {
+	uint32_t job, client_id, epoch;
+} snapshot_follower;
+
+/* Jobs encoded on the thread pool at a time (with overlap), each batch sent
+ * by the loop as soon as it is done. */
+#define SNAPSHOT_BATCH 8u
+
+typedef struct snapshot_batch {
+	uv_work_t req;
+	struct snapshot_workers *w;
+	uint32_t begin, end; /* jobs */
+} snapshot_batch;
+
 enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
 enum helper_task { TASK_ENCODE, TASK_TABLE };
 
-/* The area subscribers' snapshots are encoded by the loop thread and one
- * helper thread together, taking jobs from a shared counter; the loop thread
- * alone sends (sockets and sessions stay its own): each of its own as soon as
- * it is encoded, and each of the helper's as soon as the helper hands it over
- * (`handed`, in the order encoded), so the last send follows the last encoding
- * closely. Every job encodes into its own buffer (kept across ticks), which
- * the helper never touches again once handed over. */
+/* A tick's jobs are encoded in one of two ways, with the same bytes:
+ * - snapshots_send: by the loop thread and one helper thread together,
+ *   taking jobs from a shared counter; the loop thread alone sends (sockets
+ *   and sessions stay its own): each of its own as soon as it is encoded, and
+ *   each of the helper's as soon as the helper hands it over (`handed`, in the
+ *   order encoded), so the last send follows the last encoding closely.
+ * - snapshots_start (overlap): in batches on libuv's thread pool, at most
+ *   `workers` batches at a time, the loop sending each batch when it is done
+ *   and queuing the next, while the loop goes on and the next tick steps; the
+ *   table is set aside (`stage_table`) so that the step fills another.
+ * Every job encodes into its own buffer (kept across ticks). */
 struct snapshot_workers {
 	snapshot_encoder encoders[2]; /* [0]: loop thread, [1]: helper */
 	snapshot_job *jobs;
 	uint32_t job_count, job_cap;
+	snapshot_follower *followers;
+	uint32_t follower_count, follower_cap;
 	crowd_buf *outs; /* outs[i]: job i's encoding */
 	uint32_t out_cap;
 	uint32_t *handed; /* job indices the helper has encoded, in order */
@@ -291,6 +318,7 @@ struct snapshot_workers {
 	const world_table *table;
 	const crowd_obstacle_set *obstacles;
 	crowd_snapshot_header header;
+	uint32_t obstacle_version; /* the world's, when the jobs were made */
 
 	bool helper_started;
 	uv_thread_t helper;
@@ -308,38 +336,51 @@ struct snapshot_workers {
 	bool table_rows_known; /* table_rows is set (under lock) */
 	atomic_uint next_chunk;
 	uint64_t hash;
+
+	/* overlap (snapshots_start) */
+	world_table stage_table; /* the rows being sent while the room's table is refilled */
+	snapshot_batch *batches;
+	uint32_t batch_count, batch_cap, batches_queued, batches_running;
+	snapshot_encoder *free_encoders; /* the pool's, taken under lock */
+	bool busy;                       /* a tick's snapshots are being encoded or sent */
+	bool starting;                   /* snapshots_start is queuing: on_done waits for it to return */
+	void (*on_done)(room *rm);
 };
 
-static void send_job(room *rm, struct snapshot_workers *w, uint32_t i);
+static void complete_job(room *rm, struct snapshot_workers *w, uint32_t i);
+
+/* Either thread: job i's snapshot into outs[i]. */
+static void encode_job(struct snapshot_workers *w, snapshot_encoder *e, uint32_t i) {
+	snapshot_job *j = &w->jobs[i];
+	crowd_buf *out = &w->outs[i];
+	out->len = 0;
+	const crowd_agent_q *agents = w->table->agents;
+	j->agents = w->table->count;
+	if (j->has_area) agents = e ? select_area(e, w->table, j->area_min, j->area_max, &j->agents) : NULL;
+	j->selected = !j->has_area || agents != NULL;
+	if (!j->selected) return;
+	crowd_snapshot_header h = w->header;
+	h.keyframe = j->keyframe;
+	j->encoded = crowd_snapshot_encode(&h, agents, j->agents, &j->baseline, j->with_obstacles ? w->obstacles : NULL,
+	                                   j->prefixed, out);
+}
 
 /* Loop thread: send every job the helper has handed over and it has not sent. */
 static void send_handed(struct snapshot_workers *w, uint32_t *sent_count) {
 	uint32_t n = atomic_load_explicit(&w->handed_count, memory_order_acquire);
-	while (*sent_count < n) send_job(w->rm, w, w->handed[(*sent_count)++]);
+	while (*sent_count < n) complete_job(w->rm, w, w->handed[(*sent_count)++]);
 }
 
 /* Either thread; the loop thread (encoder 0) sends each of its snapshots as
  * soon as it is encoded, and between two of its own the helper's that are
  * ready, so its writes overlap the helper's encoding. */
 static void encode_jobs(struct snapshot_workers *w, int encoder, uint32_t *sent_count) {
-	snapshot_encoder *e = &w->encoders[encoder];
 	for (;;) {
 		uint32_t i = atomic_fetch_add(&w->next_job, 1);
 		if (i >= w->job_count) return;
-		snapshot_job *j = &w->jobs[i];
-		crowd_buf *out = &w->outs[i];
-		out->len = 0;
-		const crowd_agent_q *agents = select_area(e, w->table, j->s, &j->agents);
-		j->selected = agents != NULL;
-		if (agents) {
-			crowd_snapshot_header h = w->header;
-			h.keyframe = j->keyframe;
-			j->encoded = crowd_snapshot_encode(&h, agents, j->agents, &j->s->baseline,
-			                                   j->with_obstacles ? w->obstacles : NULL,
-			                                   j->s->ops->length_prefixed, out);
-		}
+		encode_job(w, &w->encoders[encoder], i);
 		if (encoder == 0) {
-			send_job(w->rm, w, i);
+			complete_job(w->rm, w, i);
 			send_handed(w, sent_count);
 		} else { /* hand it over: the job and its buffer are the loop thread's from here */
 			uv_mutex_lock(&w->lock);
@@ -358,6 +399,12 @@ static void fill_rows(struct snapshot_workers *w) {
 		if (chunk >= table_chunks(w->table_rows)) return;
 		table_fill(w->table_out, w->table_world, w->table_precision, chunk, w->table_rows);
 	}
+}
+
+/* One lane of the fill on the world's pool (idle between steps). */
+static void fill_lane(void *ctx, uint32_t begin, uint32_t end, int worker) {
+	(void)begin, (void)end, (void)worker;
+	fill_rows(ctx);
 }
 
 static void helper_main(void *arg) {
@@ -383,12 +430,14 @@ static void helper_main(void *arg) {
 	uv_mutex_unlock(&w->lock);
 }
 
-/* Room for `need` job buffers (each keeps its capacity across ticks). */
-static bool grow_outs(struct snapshot_workers *w, uint32_t need) {
-	uint32_t old = w->out_cap;
+/* Room for `need` jobs and their buffers (each keeps its capacity across ticks). */
+static bool grow_jobs(struct snapshot_workers *w, uint32_t need) {
+	uint32_t old = w->job_cap, old_outs = w->out_cap;
+	if (!grow((void **)&w->jobs, &w->job_cap, need, sizeof *w->jobs)) return false;
+	for (uint32_t i = old; i < w->job_cap; i++) crowd_view_init(&w->jobs[i].baseline);
 	if (!grow((void **)&w->outs, &w->out_cap, need, sizeof *w->outs)) return false;
-	for (uint32_t i = old; i < w->out_cap; i++) crowd_buf_init(&w->outs[i]);
-	return true;
+	for (uint32_t i = old_outs; i < w->out_cap; i++) crowd_buf_init(&w->outs[i]);
+	return grow((void **)&w->handed, &w->handed_cap, need, sizeof *w->handed);
 }
 
 static struct snapshot_workers *workers_get(room *rm) {
@@ -453,7 +502,8 @@ static void encode_and_send_all(room *rm, struct snapshot_workers *w) {
 
 /* On the step's thread after the step: the table, with the helper (when
  * there is one) computing the state hash (from the moment the step is done:
- * it is the longest serial part) and then filling rows beside it. */
+ * it is the longest serial part) and then filling rows beside the step's
+ * thread and, with three or more workers, the world's pool. */
 bool snapshots_build_table(room *rm, uint64_t *state_hash) {
 	struct snapshot_workers *w = workers_get(rm);
 	bool helper = w && helper_available(rm, w);
@@ -478,7 +528,14 @@ bool snapshots_build_table(room *rm, uint64_t *state_hash) {
 	w->table_rows_known = true;
 	uv_cond_signal(&w->wake);
 	uv_mutex_unlock(&w->lock);
-	if (ok) fill_rows(w);
+	/* The rows in chunks from one counter, so any thread may fill any chunk:
+	 * the step's thread and the world's workers but one, which the helper's
+	 * hash keeps (the longest serial part) before it fills too. */
+	const int lanes = orca_world_worker_count(rm->sim->world) - 1;
+	if (ok && lanes > 1)
+		orca_world_parallel_for(rm->sim->world, fill_lane, w, (uint32_t)lanes, 1);
+	else if (ok)
+		fill_rows(w);
 	uv_mutex_lock(&w->lock);
 	bool started = w->state != HELPER_POSTED;
 	if (!started) w->state = HELPER_IDLE; /* it never woke: every row is done; hash here */
@@ -486,6 +543,10 @@ bool snapshots_build_table(room *rm, uint64_t *state_hash) {
 	uv_mutex_unlock(&w->lock);
 	*state_hash = started ? w->hash : orca_world_state_hash(rm->sim->world);
 	return ok && table_finish(&rm->table, n);
+}
+
+bool snapshots_busy(const room *rm) {
+	return rm->snapshot_workers && rm->snapshot_workers->busy;
 }
 
 void snapshots_free(room *rm) {
@@ -502,10 +563,20 @@ void snapshots_free(room *rm) {
 	uv_cond_destroy(&w->done);
 	uv_mutex_destroy(&w->lock);
 	for (int i = 0; i < 2; i++) encoder_free(&w->encoders[i]);
+	while (w->free_encoders) {
+		snapshot_encoder *e = w->free_encoders;
+		w->free_encoders = e->next;
+		encoder_free(e);
+		free(e);
+	}
 	for (uint32_t i = 0; i < w->out_cap; i++) crowd_buf_free(&w->outs[i]);
+	for (uint32_t i = 0; i < w->job_cap; i++) crowd_view_free(&w->jobs[i].baseline);
+	world_table_free(&w->stage_table);
 	free(w->outs);
 	free(w->handed);
 	free(w->jobs);
+	free(w->followers);
+	free(w->batches);
 	free(w);
 	rm->snapshot_workers = NULL;
 }
@@ -519,7 +590,7 @@ typedef struct shared_encoding {
 	bool obstacles;
 	bool prefixed;
 	uint64_t baseline_tick; /* unused for keyframes */
-	size_t offset, len;     /* in rm->snapshot_buf */
+	uint32_t job;           /* whose encoding */
 } shared_encoding;
 
 static const shared_encoding *find_shared(const shared_encoding *enc, int n, bool keyframe, bool obstacles,
@@ -536,15 +607,22 @@ static bool copy_table(crowd_view *v, const world_table *t) {
 	return crowd_view_assign(v, t->agents, t->count);
 }
 
+static void swap_views(crowd_view *a, crowd_view *b) {
+	crowd_view t = *a;
+	*a = *b;
+	*b = t;
+}
+
 /* The bookkeeping of a snapshot that goes out, and the send. */
-static void sent(room *rm, session *s, bool keyframe, bool with_obstacles, const uint8_t *data, size_t len) {
+static void sent(room *rm, const struct snapshot_workers *w, session *s, bool keyframe, bool with_obstacles,
+                 const uint8_t *data, size_t len) {
 	s->need_keyframe = false;
 	s->snapshots_since_keyframe = keyframe ? 0 : s->snapshots_since_keyframe + 1;
 	s->baseline_is_table = !s->has_area;
-	s->baseline_tick = rm->status->tick;
+	s->baseline_tick = w->header.tick;
 	if (with_obstacles) {
 		s->obstacles_sent = true;
-		s->obstacle_version_sent = orca_world_obstacle_version(rm->sim->world);
+		s->obstacle_version_sent = w->obstacle_version;
 	}
 	rm->metrics->snapshots_sent++;
 	rm->metrics->keyframes_sent += keyframe;
@@ -552,20 +630,25 @@ static void sent(room *rm, session *s, bool keyframe, bool with_obstacles, const
 	session_send_encoded(s, data, len);
 }
 
-void snapshots_send(room *rm) {
+/* The session a job was made for, if it is still subscribed as it was then. */
+static session *job_session(room *rm, uint32_t client_id, uint32_t epoch) {
+	session *s = session_find(&rm->srv->host, client_id);
+	return s && s->world == rm && s->subscription_epoch == epoch && s->subscribed && !s->closing ? s : NULL;
+}
+
+/* The due sessions' jobs of this tick (their baselines lent to the jobs),
+ * from `table`; 0 jobs: nothing to encode. */
+static void make_jobs(room *rm, struct snapshot_workers *w, const world_table *table) {
 	uint64_t tick = rm->status->tick;
 	shared_encoding shared[SHARED_ENCODINGS];
 	int shared_count = 0;
-	rm->snapshot_buf.len = 0;
-	struct snapshot_workers *w = workers_get(rm);
-	if (!w) {
-		log_error("snapshots: out of memory");
-		return;
-	}
 	w->job_count = 0;
-	crowd_snapshot_header header = {
+	w->follower_count = 0;
+	w->rm = rm;
+	w->table = table;
+	w->header = (crowd_snapshot_header){
 	    .tick = tick, .state_hash = rm->status->state_hash, .world_agent_count = rm->status->agents};
-	uint32_t obstacle_version = orca_world_obstacle_version(rm->sim->world);
+	w->obstacle_version = orca_world_obstacle_version(rm->sim->world);
 	bool obstacles_needed = false;
 	for (uint32_t i = 0; i < rm->members.count; i++) { /* this world's subscribers only */
 		session *s = rm->members.items[i];
@@ -578,68 +661,189 @@ void snapshots_send(room *rm) {
 			continue;
 		}
 		bool keyframe = s->need_keyframe || s->snapshots_since_keyframe + 1 >= rm->cfg.keyframe_interval;
-		bool with_obstacles = !s->obstacles_sent || s->obstacle_version_sent != obstacle_version;
-		const crowd_obstacle_set *obstacles = with_obstacles ? current_obstacles(rm) : NULL;
-		if (with_obstacles && !obstacles) {
+		bool with_obstacles = !s->obstacles_sent || s->obstacle_version_sent != w->obstacle_version;
+		if (with_obstacles && !current_obstacles(rm)) {
 			log_error("client %u: out of memory building its snapshot", s->client_id);
 			continue;
 		}
-		if (s->has_area) { /* encoded below, on two threads */
-			if (!grow((void **)&w->jobs, &w->job_cap, w->job_count + 1, sizeof *w->jobs) ||
-			    !grow((void **)&w->handed, &w->handed_cap, w->job_count + 1, sizeof *w->handed) ||
-			    !grow_outs(w, w->job_count + 1)) {
+		const bool prefixed = s->ops->length_prefixed;
+		const bool whole = !s->has_area && (keyframe || s->baseline_is_table);
+		const shared_encoding *enc =
+		    whole ? find_shared(shared, shared_count, keyframe, with_obstacles, prefixed, s->baseline_tick)
+		          : NULL;
+		if (enc) {
+			if (!grow((void **)&w->followers, &w->follower_cap, w->follower_count + 1,
+			          sizeof *w->followers)) {
 				log_error("client %u: out of memory building its snapshot", s->client_id);
 				continue;
 			}
-			w->jobs[w->job_count++] = (snapshot_job){.s = s, .keyframe = keyframe, .with_obstacles = with_obstacles};
-			obstacles_needed |= with_obstacles;
+			w->followers[w->follower_count++] = (snapshot_follower){
+			    .job = enc->job, .client_id = s->client_id, .epoch = s->subscription_epoch};
 			continue;
 		}
-		bool whole = keyframe || s->baseline_is_table;
-		const shared_encoding *enc = whole ? find_shared(shared, shared_count, keyframe, with_obstacles,
-		                                                 s->ops->length_prefixed, s->baseline_tick)
-		                                   : NULL;
-		size_t offset, len;
-		if (enc && copy_table(&s->baseline, &rm->table)) {
-			offset = enc->offset;
-			len = enc->len;
-			rm->metrics->snapshots_shared++;
-		} else {
-			crowd_snapshot_header h = header;
-			h.keyframe = keyframe;
-			offset = rm->snapshot_buf.len;
-			if (!crowd_snapshot_encode(&h, rm->table.agents, rm->table.count, &s->baseline, obstacles,
-			                           s->ops->length_prefixed, &rm->snapshot_buf)) {
-				log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, rm->table.count);
-				s->need_keyframe = true;
-				continue;
-			}
-			len = rm->snapshot_buf.len - offset;
-			if (whole && shared_count < SHARED_ENCODINGS)
-				shared[shared_count++] = (shared_encoding){
-				    keyframe, with_obstacles, s->ops->length_prefixed, s->baseline_tick, offset, len};
+		if (!grow_jobs(w, w->job_count + 1)) {
+			log_error("client %u: out of memory building its snapshot", s->client_id);
+			continue;
 		}
-		sent(rm, s, keyframe, with_obstacles, rm->snapshot_buf.data + offset, len);
+		snapshot_job *j = &w->jobs[w->job_count];
+		crowd_view_clear(&j->baseline);
+		swap_views(&j->baseline, &s->baseline);
+		j->client_id = s->client_id;
+		j->epoch = s->subscription_epoch;
+		j->has_area = s->has_area;
+		j->area_min = s->area_min;
+		j->area_max = s->area_max;
+		j->keyframe = keyframe;
+		j->with_obstacles = with_obstacles;
+		j->prefixed = prefixed;
+		j->selected = j->encoded = false;
+		j->agents = 0;
+		obstacles_needed |= with_obstacles;
+		if (whole && shared_count < SHARED_ENCODINGS)
+			shared[shared_count++] =
+			    (shared_encoding){keyframe, with_obstacles, prefixed, s->baseline_tick, w->job_count};
+		w->job_count++;
 	}
-	if (w->job_count == 0) return;
-	w->table = &rm->table;
 	w->obstacles = obstacles_needed ? current_obstacles(rm) : NULL;
-	w->header = header;
-	w->rm = rm;
-	encode_and_send_all(rm, w);
 }
 
-/* Loop thread: one area snapshot out (or why not). */
-static void send_job(room *rm, struct snapshot_workers *w, uint32_t i) {
-	const snapshot_job *j = &w->jobs[i];
-	if (!j->selected) {
-		log_error("client %u: out of memory building its snapshot", j->s->client_id);
+/* Loop thread: job i's snapshot out (or why not), its baseline back to its
+ * session, and its followers'. */
+static void complete_job(room *rm, struct snapshot_workers *w, uint32_t i) {
+	snapshot_job *j = &w->jobs[i];
+	const crowd_buf *out = &w->outs[i];
+	session *s = job_session(rm, j->client_id, j->epoch);
+	if (s) {
+		swap_views(&s->baseline, &j->baseline); /* encoded: what it was sent; else as it was */
+		if (!j->selected)
+			log_error("client %u: out of memory building its snapshot", s->client_id);
+		else if (!j->encoded) {
+			log_error("client %u: snapshot encoding failed (%u agents)", s->client_id, j->agents);
+			s->need_keyframe = true;
+		} else
+			sent(rm, w, s, j->keyframe, j->with_obstacles, out->data, out->len);
+	}
+	crowd_view_clear(&j->baseline);
+	if (j->has_area) return;
+	for (uint32_t k = 0; k < w->follower_count; k++) {
+		const snapshot_follower *f = &w->followers[k];
+		if (f->job != i) continue;
+		session *fs = job_session(rm, f->client_id, f->epoch);
+		if (!fs) continue;
+		if (!j->encoded || !copy_table(&fs->baseline, w->table)) {
+			fs->need_keyframe = true;
+			continue;
+		}
+		rm->metrics->snapshots_shared++;
+		sent(rm, w, fs, j->keyframe, j->with_obstacles, out->data, out->len);
+	}
+}
+
+void snapshots_send(room *rm) {
+	struct snapshot_workers *w = workers_get(rm);
+	if (!w) {
+		log_error("snapshots: out of memory");
 		return;
 	}
-	if (!j->encoded) {
-		log_error("client %u: snapshot encoding failed (%u agents)", j->s->client_id, j->agents);
-		j->s->need_keyframe = true;
-		return;
+	make_jobs(rm, w, &rm->table);
+	if (w->job_count) encode_and_send_all(rm, w);
+}
+
+/* ------------------------------------------------------------------ overlap */
+
+static snapshot_encoder *encoder_take(struct snapshot_workers *w) {
+	uv_mutex_lock(&w->lock);
+	snapshot_encoder *e = w->free_encoders;
+	if (e) w->free_encoders = e->next;
+	uv_mutex_unlock(&w->lock);
+	return e ? e : calloc(1, sizeof *e);
+}
+
+static void encoder_give(struct snapshot_workers *w, snapshot_encoder *e) {
+	if (!e) return;
+	uv_mutex_lock(&w->lock);
+	e->next = w->free_encoders;
+	w->free_encoders = e;
+	uv_mutex_unlock(&w->lock);
+}
+
+/* A pool thread: one batch's encodings (without an encoder, its area jobs
+ * fail as out of memory). */
+static void batch_work(uv_work_t *req) {
+	snapshot_batch *b = req->data;
+	snapshot_encoder *e = encoder_take(b->w);
+	for (uint32_t i = b->begin; i < b->end; i++) encode_job(b->w, e, i);
+	encoder_give(b->w, e);
+}
+
+static void batch_done(uv_work_t *req, int status);
+
+/* Loop thread: queue the next batch; false when every batch was queued. */
+static bool queue_batch(struct snapshot_workers *w) {
+	if (w->batches_queued == w->batch_count) return false;
+	snapshot_batch *b = &w->batches[w->batches_queued++];
+	w->batches_running++;
+	if (uv_queue_work(w->rm->srv->loop, &b->req, batch_work, batch_done) != 0) {
+		batch_work(&b->req); /* should not happen; encode here rather than send nothing */
+		batch_done(&b->req, 0);
 	}
-	sent(rm, j->s, j->keyframe, j->with_obstacles, w->outs[i].data, w->outs[i].len);
+	return true;
+}
+
+/* Loop thread: a batch is encoded: send it, queue the next, and when the
+ * last is sent, the tick's snapshots are done. */
+static void batch_done(uv_work_t *req, int status) {
+	(void)status; /* cancelled: its jobs were not encoded, and complete_job says so */
+	snapshot_batch *b = req->data;
+	struct snapshot_workers *w = b->w;
+	for (uint32_t i = b->begin; i < b->end; i++) complete_job(w->rm, w, i);
+	w->batches_running--;
+	if (queue_batch(w) || w->batches_running > 0) return;
+	w->busy = false;
+	if (!w->starting) w->on_done(w->rm);
+}
+
+/* The rows of a table (what snapshots read), swapped with another's; the
+ * scratch of building one stays with the room's table. */
+static void swap_rows(world_table *a, world_table *b) {
+	world_table t = *a;
+	a->agents = b->agents, a->count = b->count, a->cap = b->cap;
+	a->x = b->x, a->y = b->y, a->x_cap = b->x_cap, a->y_cap = b->y_cap;
+	a->grid = b->grid;
+	b->agents = t.agents, b->count = t.count, b->cap = t.cap;
+	b->x = t.x, b->y = t.y, b->x_cap = t.x_cap, b->y_cap = t.y_cap;
+	b->grid = t.grid;
+}
+
+bool snapshots_start(room *rm, void (*done)(room *rm)) {
+	struct snapshot_workers *w = workers_get(rm);
+	if (!w) {
+		log_error("snapshots: out of memory");
+		return false;
+	}
+	if (w->busy) return false; /* the caller waits for the last tick's first */
+	swap_rows(&w->stage_table, &rm->table);
+	make_jobs(rm, w, &w->stage_table);
+	if (w->job_count == 0) return false;
+	const uint32_t batches = (w->job_count + SNAPSHOT_BATCH - 1) / SNAPSHOT_BATCH;
+	if (!grow((void **)&w->batches, &w->batch_cap, batches, sizeof *w->batches)) {
+		encode_and_send_all(rm, w); /* no room to queue them: now, on this thread */
+		return false;
+	}
+	for (uint32_t k = 0; k < batches; k++) {
+		snapshot_batch *b = &w->batches[k];
+		b->req.data = b;
+		b->w = w;
+		b->begin = k * SNAPSHOT_BATCH;
+		b->end = b->begin + SNAPSHOT_BATCH < w->job_count ? b->begin + SNAPSHOT_BATCH : w->job_count;
+	}
+	w->batch_count = batches;
+	w->batches_queued = w->batches_running = 0;
+	w->busy = w->starting = true;
+	w->on_done = done;
+	const uint32_t at_once = rm->cfg.workers > 1 ? rm->cfg.workers : 1;
+	for (uint32_t k = 0; k < at_once && queue_batch(w); k++) {
+	}
+	w->starting = false;
+	return w->busy; /* false: every batch ran here (the pool refused them) */
 }

@@ -33,8 +33,18 @@ typedef struct world_table {
 
 bool world_table_build(world_table *t, const orca_world *world, float precision);
 void world_table_free(world_table *t);
-/** Send every due snapshot after a tick. */
+/** Send every due snapshot after a tick, now (the loop thread encodes them
+ * with the snapshot helper thread). */
 void snapshots_send(room *r);
+/** Send them overlapped: encoded in batches on libuv's thread pool while the
+ * loop goes on and the next tick steps (the table's rows are set aside, so the
+ * next step fills others), each batch sent by the loop when it is done; then
+ * `done(r)` on the loop. Clients get the same bytes as from snapshots_send.
+ * False when there is nothing to wait for (nothing was due, or it was sent
+ * already); never while snapshots_busy. */
+bool snapshots_start(room *r, void (*done)(room *r));
+/** A tick's overlapped snapshots are still being encoded or sent. */
+bool snapshots_busy(const room *r);
 /** After a step, on the step's thread: build r->table and compute the state
  * hash (on the snapshot helper thread meanwhile, when workers >= 2). */
 bool snapshots_build_table(room *r, uint64_t *state_hash);

@@ -153,10 +153,14 @@ static const config_option option_table[] = {
     /* ---- simulation */
     {"tick-rate", "simulation", "HZ", "30", "world steps per second", config_set_u32, OFF(tick_rate_hz), 1, 1000, NULL},
     {"snapshot-divisor", "simulation", "N", "1",
-     "default snapshot rate = tick rate / N (a subscriber may choose its own)", config_set_u32, OFF(snapshot_divisor),
-     1, 10000, NULL},
-    {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe", config_set_u32,
-     OFF(keyframe_interval), 1, 100000, NULL},
+     "default snapshot rate = tick rate / N (a subscriber may choose its own)", config_set_u32,
+     OFF(snapshot_divisor), 1, 10000, NULL},
+    {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe",
+     config_set_u32, OFF(keyframe_interval), 1, 100000, NULL},
+    {"snapshot-overlap", "simulation", NULL, "true",
+     "encode and send a tick's snapshots on the thread pool while the next tick steps (false: the tick waits for "
+     "them; clients get the same bytes either way)",
+     config_set_bool, OFF(snapshot_overlap), 0, 0, NULL},
     {"workers", "simulation", "N", "cores",
      "threads that step the world: 1 to 256, or `cores` for as many as this process may use (results are identical for "
      "any N)",

@@ -70,6 +70,7 @@ typedef struct server_config {
 	uint32_t tick_rate_hz;
 	uint32_t snapshot_divisor;
 	uint32_t keyframe_interval;
+	bool snapshot_overlap; /* a tick's snapshots are encoded on the pool while the next tick steps */
 	uint32_t workers;
 	int avoidance; /* orca_avoidance: ORCA_AVOIDANCE_QUALITY (default) or _REFERENCE */
 	uint32_t precision;

@@ -431,6 +431,7 @@ static void handle_subscribe_events(session *s, uint32_t request_id, const crowd
 }
 
 static void handle_subscribe(session *s, uint32_t request_id, const crowd_v1_Subscribe *sub) {
+	s->subscription_epoch++;
 	crowd_view_clear(&s->baseline);
 	s->baseline_is_table = false;
 	if (sub->unsubscribe) {
@@ -471,6 +472,7 @@ static void handle_join_world(session *s, uint32_t request_id, const char *name)
 		return;
 	}
 	/* a new world: nothing of the old one's snapshots or events carries over */
+	s->subscription_epoch++;
 	s->subscribed = false;
 	crowd_view_clear(&s->baseline);
 	s->baseline_is_table = false;

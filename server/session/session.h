@@ -139,6 +139,7 @@ struct session {
 	crowd_view baseline;    /* what this client was last sent */
 	bool baseline_is_table; /* baseline = the whole world table of tick baseline_tick */
 	uint64_t baseline_tick;
+	uint32_t subscription_epoch; /* +1 at Subscribe, JoinWorld: an older one's snapshot is dropped */
 	bool obstacles_sent;
 	uint32_t obstacle_version_sent;
 

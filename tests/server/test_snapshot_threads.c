@@ -2,7 +2,8 @@
  * moving world with spawns and removals: each client's decoded view equals the
  * table's agents in its area at every tick, and the bytes every client receives
  * are the same whether one thread encodes (workers 1) or the loop thread and the
- * helper do (workers 2, which also hashes on the helper). */
+ * helper do (workers 2, which also hashes on the helper), and whether the
+ * table's rows are filled by two threads or also by the world's pool (workers 4). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,7 @@
 #include "log.h"
 #include "server.h"
 
-enum { CLIENTS = 12, TICKS = 30, AGENTS = 3000 };
+enum { CLIENTS = 12, TICKS = 30, AGENTS = 9000 }; /* the table in 3 chunks of rows */
 
 typedef struct recording_conn {
 	crowd_buf bytes; /* everything sent to it */
@@ -156,23 +157,27 @@ static void free_conns(recording_conn *conns) {
 	}
 }
 
-static void test_one_and_two_threads_agree(void **state) {
+static void test_worker_counts_agree(void **state) {
 	(void)state;
-	static recording_conn one[CLIENTS], two[CLIENTS];
+	static recording_conn one[CLIENTS], two[CLIENTS], four[CLIENTS];
 	run(1, one);
 	run(2, two);
+	run(4, four); /* the rows filled on the world's pool too */
 	for (int i = 0; i < CLIENTS; i++) {
 		assert_true(one[i].bytes.len > 0);
 		assert_int_equal(one[i].bytes.len, two[i].bytes.len);
 		assert_memory_equal(one[i].bytes.data, two[i].bytes.data, one[i].bytes.len);
+		assert_int_equal(one[i].bytes.len, four[i].bytes.len);
+		assert_memory_equal(one[i].bytes.data, four[i].bytes.data, one[i].bytes.len);
 	}
 	free_conns(one);
 	free_conns(two);
+	free_conns(four);
 }
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_one_and_two_threads_agree),
+	    cmocka_unit_test(test_worker_counts_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
