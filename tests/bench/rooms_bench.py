@@ -146,44 +146,51 @@ def run_rooms(a, work):
         result["rooms"]["load_average"] = loadavg()
         result["rooms"]["rss_kb"] = srv.rss_kb()
 
-        # one world grows
-        ctl(a, srv, "world", "create", "big", "--bounds", a.big_bounds, "--navigation")
-        t0 = time.time()
-        ctl(a, srv, "--world", "big", "spawn", "--count", str(a.big_agents), "--area", a.big_area, "--target",
-            "0,0", "--batch", "1000")
-        wait_for(lambda: world_series(srv.metrics(), "crowd_world_agents").get("big", 0) >= a.big_agents, 300,
-                 "the big world's agents")
-        result["big_spawn_seconds"] = time.time() - t0
-        time.sleep(a.big_settle)
-        m2 = srv.metrics()
-        time.sleep(a.measure)
-        m3 = srv.metrics()
-        result["heavy"] = summarize(m2, m3, names)
-        result["heavy"]["load_average"] = loadavg()
-        result["heavy"]["rss_kb"] = srv.rss_kb()
-        result["big"] = {"lateness_p99_ms": world_series(m3, LATE).get("big", 0.0) * 1e3,
-                         "missed_ticks": missed(m2, m3, "big"),
-                         "ticks": world_series(m3, "crowd_world_ticks_total").get("big", 0)
-                         - world_series(m2, "crowd_world_ticks_total").get("big", 0),
-                         "seconds": a.measure}
-        load.terminate()
-        load.wait(timeout=60)
-        try:
-            with open(load_json) as f:
-                lj = json.load(f)
-            result["load"] = {k: lj.get(k) for k in ("connections_ok", "errors", "disconnects", "snapshots")}
-        except (OSError, ValueError):
-            result["load"] = None
+        if not a.no_big:
+            run_big(a, srv, names, result)
     finally:
         if "load" in locals() and load.poll() is None:
-            load.kill()
+            load.terminate()
+            try:
+                load.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                load.kill()
         srv.stop()
+    try:
+        with open(load_json) as f:
+            lj = json.load(f)
+        result["load"] = {k: lj.get(k) for k in ("connections_ok", "errors", "disconnects", "snapshots")}
+    except (OSError, ValueError):
+        result["load"] = None
     return result
+
+
+def run_big(a, srv, names, result):
+    """One more world grows to B agents beside the W worlds."""
+    ctl(a, srv, "world", "create", "big", "--bounds", a.big_bounds, "--navigation")
+    t0 = time.time()
+    ctl(a, srv, "--world", "big", "spawn", "--count", str(a.big_agents), "--area", a.big_area, "--target",
+        "0,0", "--batch", "1000")
+    wait_for(lambda: world_series(srv.metrics(), "crowd_world_agents").get("big", 0) >= a.big_agents, 300,
+             "the big world's agents")
+    result["big_spawn_seconds"] = time.time() - t0
+    time.sleep(a.big_settle)
+    m2 = srv.metrics()
+    time.sleep(a.measure)
+    m3 = srv.metrics()
+    result["heavy"] = summarize(m2, m3, names)
+    result["heavy"]["load_average"] = loadavg()
+    result["heavy"]["rss_kb"] = srv.rss_kb()
+    result["big"] = {"lateness_p99_ms": world_series(m3, LATE).get("big", 0.0) * 1e3,
+                     "missed_ticks": missed(m2, m3, "big"),
+                     "ticks": world_series(m3, "crowd_world_ticks_total").get("big", 0)
+                     - world_series(m2, "crowd_world_ticks_total").get("big", 0),
+                     "seconds": a.measure}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--server", required=True)
+    p.add_argument("--server", required=True, help="crowd-server; several, comma-separated, alternate (pairs)")
     p.add_argument("--crowdctl", required=True)
     p.add_argument("--load", required=True, help="crowd-load with --worlds")
     p.add_argument("--work", default="rooms_bench_work")
@@ -204,6 +211,10 @@ def main():
     p.add_argument("--big-settle", type=float, default=52)
     p.add_argument("--measure", type=float, default=20)
     p.add_argument("--server-args", default="", help="more crowd-server arguments, e.g. '--heavy-world-nice 0'")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory phase")
+    p.add_argument("--quick", action="store_true", help="the 200 worlds and the big world only (no memory phase)")
+    p.add_argument("--rounds", type=int, default=1, help="run each --server this many times, alternating")
+    p.add_argument("--no-big", action="store_true", help="skip the big world")
     p.add_argument("--json")
     a = p.parse_args()
     help_text = subprocess.run([a.load, "--help"], capture_output=True, text=True).stdout
@@ -214,32 +225,49 @@ def main():
         a.worlds, a.agents, a.connections, a.big_agents = 4, 20, 8, 500
         a.empty_worlds, a.memory_agents, a.ramp, a.settle, a.big_settle, a.measure = 4, 500, 1, 1, 1, 2
         a.big_bounds, a.big_area = "-60,-60,60,60", "-50,-50,50,50"
+    if a.quick:
+        a.no_memory = True
+    servers = a.server.split(",")
     if os.path.exists(a.work):
         shutil.rmtree(a.work)
     os.makedirs(a.work)
-    mem = measure_memory(a, a.work)
-    res = run_rooms(a, a.work)
-    res["memory"] = mem
-    r, h, b = res["rooms"], res["heavy"], res["big"]
     print("rooms_bench: %d worlds x %d agents (navigation on), %d connections at %d Hz; cpus %d"
-          % (a.worlds, a.agents, a.connections, a.tick_rate, os.cpu_count()))
-    print("| phase | worlds | lateness p99 max / mean (ms) | worlds with missed ticks | missed ticks | load average |")
-    print("|---|---|---|---|---|---|")
-    print("| %d worlds, %d s | %d | %.2f / %.2f | %d | %d | %s |" % (
-        a.worlds, a.measure, r["worlds"], r["lateness_p99_ms_max"], r["lateness_p99_ms_mean"],
-        r["worlds_with_missed_ticks"], r["missed_ticks"], r["load_average"]))
-    print("| + big world of %d agents, %d s | %d | %.2f / %.2f | %d | %d | %s |" % (
-        a.big_agents, a.measure, h["worlds"], h["lateness_p99_ms_max"], h["lateness_p99_ms_mean"],
-        h["worlds_with_missed_ticks"], h["missed_ticks"], h["load_average"]))
-    print("big world: lateness p99 %.1f ms, %d missed ticks, %d ticks in %d s (spawned in %.1f s)" % (
-        b["lateness_p99_ms"], b["missed_ticks"], b["ticks"], b["seconds"], res["big_spawn_seconds"]))
-    print("memory: %.0f KiB per empty world (%d worlds), %.2f KiB per agent (%d agents in one world); "
-          "server RSS %d KiB loaded, server CPU %.2f cores" % (
-              mem["kb_per_empty_world"], mem["empty_worlds"], mem["kb_per_agent"], mem["agents"],
-              r["rss_kb"], r["server_cpu"] or 0))
+          % (a.worlds, a.agents, a.connections, a.tick_rate, os.cpu_count()), flush=True)
+    print("| server | phase | lateness p99 max / mean (ms) | worlds with missed ticks | missed ticks | "
+          "server CPU (cores) | load average |")
+    print("|---|---|---|---|---|---|---|", flush=True)
+    runs = []
+    for rnd in range(a.rounds):
+        for server in servers:  # the builds alternate: compare only neighbouring runs
+            a.server = server
+            work = os.path.join(a.work, "%d-%d" % (rnd, servers.index(server)))
+            os.makedirs(work)
+            res = run_rooms(a, work)
+            res["server"] = server
+            runs.append(res)
+            r = res["rooms"]
+            print("| %s | %d worlds, %d s | %.2f / %.2f | %d | %d | %.2f | %s |" % (
+                server, a.worlds, a.measure, r["lateness_p99_ms_max"], r["lateness_p99_ms_mean"],
+                r["worlds_with_missed_ticks"], r["missed_ticks"], r["server_cpu"] or 0, r["load_average"]),
+                flush=True)
+            if "heavy" in res:
+                h, b = res["heavy"], res["big"]
+                print("| %s | + big world of %d agents, %d s | %.2f / %.2f | %d | %d | | %s |" % (
+                    server, a.big_agents, a.measure, h["lateness_p99_ms_max"], h["lateness_p99_ms_mean"],
+                    h["worlds_with_missed_ticks"], h["missed_ticks"], h["load_average"]), flush=True)
+                print("big world: lateness p99 %.1f ms, %d missed ticks, %d ticks in %d s (spawned in %.1f s)" % (
+                    b["lateness_p99_ms"], b["missed_ticks"], b["ticks"], b["seconds"], res["big_spawn_seconds"]),
+                    flush=True)
+            print("server RSS %d KiB loaded" % r["rss_kb"], flush=True)
+    mem = None
+    if not a.no_memory:
+        a.server = servers[-1]
+        mem = measure_memory(a, a.work)
+        print("memory: %.0f KiB per empty world (%d worlds), %.2f KiB per agent (%d agents in one world)" % (
+            mem["kb_per_empty_world"], mem["empty_worlds"], mem["kb_per_agent"], mem["agents"]))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
+            json.dump({"runs": runs, "memory": mem}, f, indent=1)
     return 0
 
 
