@@ -111,7 +111,9 @@ def summarize(m0, m1, worlds):
     late = world_series(m1, LATE)
     lat = [late.get(w, 0.0) * 1e3 for w in worlds]
     miss = [missed(m0, m1, w) for w in worlds]
-    return {"worlds": len(worlds), "lateness_p99_ms_max": max(lat) if lat else None,
+    t0, t1 = world_series(m0, "crowd_world_ticks_total"), world_series(m1, "crowd_world_ticks_total")
+    return {"worlds": len(worlds), "ticks": int(sum(t1.get(w, 0) - t0.get(w, 0) for w in worlds)),
+            "lateness_p99_ms_max": max(lat) if lat else None,
             "lateness_p99_ms_mean": sum(lat) / len(lat) if lat else None,
             "worlds_with_missed_ticks": sum(1 for x in miss if x), "missed_ticks": sum(miss)}
 
@@ -143,6 +145,10 @@ def run_rooms(a, work):
         result["rooms"] = summarize(m0, m1, names)
         result["rooms"]["seconds"] = a.measure
         result["rooms"]["server_cpu"] = (c1 - c0) / a.measure if c0 is not None and c1 is not None else None
+        # CPU per world tick: what a shared machine's contention changes least
+        result["rooms"]["cpu_ms_per_tick"] = ((c1 - c0) * 1e3 / result["rooms"]["ticks"]
+                                              if c0 is not None and c1 is not None and result["rooms"]["ticks"]
+                                              else None)
         result["rooms"]["load_average"] = loadavg()
         result["rooms"]["rss_kb"] = srv.rss_kb()
 
@@ -234,8 +240,8 @@ def main():
     print("rooms_bench: %d worlds x %d agents (navigation on), %d connections at %d Hz; cpus %d"
           % (a.worlds, a.agents, a.connections, a.tick_rate, os.cpu_count()), flush=True)
     print("| server | phase | lateness p99 max / mean (ms) | worlds with missed ticks | missed ticks | "
-          "server CPU (cores) | load average |")
-    print("|---|---|---|---|---|---|---|", flush=True)
+          "ticks done | server CPU (cores; ms per tick) | load average |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
     runs = []
     for rnd in range(a.rounds):
         for server in servers:  # the builds alternate: compare only neighbouring runs
@@ -246,15 +252,16 @@ def main():
             res["server"] = server
             runs.append(res)
             r = res["rooms"]
-            print("| %s | %d worlds, %d s | %.2f / %.2f | %d | %d | %.2f | %s |" % (
+            print("| %s | %d worlds, %d s | %.2f / %.2f | %d | %d | %d of %d | %.2f; %.3f | %s |" % (
                 server, a.worlds, a.measure, r["lateness_p99_ms_max"], r["lateness_p99_ms_mean"],
-                r["worlds_with_missed_ticks"], r["missed_ticks"], r["server_cpu"] or 0, r["load_average"]),
-                flush=True)
+                r["worlds_with_missed_ticks"], r["missed_ticks"], r["ticks"], int(a.worlds * a.measure * a.tick_rate),
+                r["server_cpu"] or 0, r["cpu_ms_per_tick"] or 0, r["load_average"]), flush=True)
             if "heavy" in res:
                 h, b = res["heavy"], res["big"]
-                print("| %s | + big world of %d agents, %d s | %.2f / %.2f | %d | %d | | %s |" % (
+                print("| %s | + big world of %d agents, %d s | %.2f / %.2f | %d | %d | %d of %d | | %s |" % (
                     server, a.big_agents, a.measure, h["lateness_p99_ms_max"], h["lateness_p99_ms_mean"],
-                    h["worlds_with_missed_ticks"], h["missed_ticks"], h["load_average"]), flush=True)
+                    h["worlds_with_missed_ticks"], h["missed_ticks"], h["ticks"],
+                    int(a.worlds * a.measure * a.tick_rate), h["load_average"]), flush=True)
                 print("big world: lateness p99 %.1f ms, %d missed ticks, %d ticks in %d s (spawned in %.1f s)" % (
                     b["lateness_p99_ms"], b["missed_ticks"], b["ticks"], b["seconds"], res["big_spawn_seconds"]),
                     flush=True)
