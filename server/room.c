@@ -122,6 +122,7 @@ int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *set
 		return -1;
 	}
 	r->srv = srv;
+	tick_entry_init(&r->tick_at);
 	snprintf(r->name, sizeof r->name, "%s", name);
 	r->is_default = strcmp(name, CROWD_DEFAULT_WORLD) == 0;
 	if (settings) r->settings = *settings;
@@ -247,12 +248,6 @@ static void room_finish_close(room *r) {
 	if (remove) remove_tree(dir);
 }
 
-static void on_timer_closed(uv_handle_t *h) {
-	room *r = h->data;
-	r->timer_open = false;
-	room_finish_close(r);
-}
-
 void room_close(room *r, bool delete_data) {
 	if (r->closing) { /* closed before: what it waited for may be done now */
 		room_finish_close(r);
@@ -260,11 +255,8 @@ void room_close(room *r, bool delete_data) {
 	}
 	r->closing = true;
 	r->delete_data = delete_data;
-	if (r->timer_open) {
-		uv_timer_stop(&r->tick_timer);
-		uv_close((uv_handle_t *)&r->tick_timer, on_timer_closed);
-		return;
-	}
+	tick_queue_remove(&r->srv->ticks, &r->tick_at);
+	r->timer_open = false;
 	room_finish_close(r);
 }
 
@@ -618,6 +610,9 @@ static void snapshots_done(room *r) {
  * next tick steps; a step done before the last tick's snapshots are out waits
  * for them (snapshots_done), so a client's snapshots and events keep their order. */
 static void step_finish(room *r) {
+	/* the ticks that fell due while this step ran start first: their steps
+	 * then run beside this fan-out, not after it */
+	rooms_run_due_ticks(r->srv);
 	uint64_t t0 = uv_hrtime();
 	r->tick_part[TICK_HANDOFF] = (double)(t0 - r->tick_worked_ns) * 1e-9; /* with the journal's durable wait */
 	if (snapshots_busy(r)) {
@@ -666,8 +661,7 @@ static bool idle_too_long(room *r, uint64_t now) {
 	return (double)(now - r->idle_since_ns) * 1e-9 >= r->cfg.world_idle_seconds;
 }
 
-static void on_tick(uv_timer_t *timer) {
-	room *r = timer->data;
+static void room_tick(room *r) {
 	if (r->step_running || server_stopping(r)) return;
 	uint64_t now = uv_hrtime();
 	r->tick_started_ns = now;
@@ -715,6 +709,18 @@ static void on_tick(uv_timer_t *timer) {
 	}
 }
 
+static void arm_tick_timer(server *srv);
+
+/* Its tick at r->next_deadline_ns, in the server's queue. */
+static void queue_tick(room *r) {
+	tick_queue_remove(&r->srv->ticks, &r->tick_at); /* never twice */
+	if (!tick_queue_push(&r->srv->ticks, &r->tick_at, r->next_deadline_ns)) {
+		log_error("world %s: out of memory queueing its next tick: it stops ticking", r->name);
+		return;
+	}
+	arm_tick_timer(r->srv);
+}
+
 static void schedule_next_tick(room *r) {
 	r->next_deadline_ns += r->period_ns;
 	uint64_t now = uv_hrtime();
@@ -728,18 +734,74 @@ static void schedule_next_tick(room *r) {
 			log_warn("world %s tick %" PRIu64 " overran its period (%" PRIu64 " overruns so far)", r->name,
 			         r->status->tick, r->metrics->ticks_overrun);
 	}
-	uint64_t wait_ns = r->next_deadline_ns - now;
-	uv_update_time(r->srv->loop);
-	uv_timer_start(&r->tick_timer, on_tick, (wait_ns + 999999) / 1000000, 0);
+	queue_tick(r);
+}
+
+static room *room_of_tick(tick_entry *e) {
+	return (room *)((char *)e - offsetof(room, tick_at));
+}
+
+static void on_tick_timer(uv_timer_t *timer) {
+	rooms_run_due_ticks(timer->data);
+}
+
+/* The server's one tick timer, at the earliest deadline (whole milliseconds,
+ * rounded up: a tick never starts before its deadline). */
+static void arm_tick_timer(server *srv) {
+	if (srv->ticks_running || srv->stopping) return; /* rooms_run_due_ticks arms it when it is done */
+	if (!srv->tick_timer_open) {
+		uv_timer_init(srv->loop, &srv->tick_timer);
+		srv->tick_timer.data = srv;
+		srv->tick_timer_open = true;
+	}
+	const tick_entry *e = tick_queue_peek(&srv->ticks);
+	if (!e) {
+		uv_timer_stop(&srv->tick_timer);
+		return;
+	}
+	uint64_t now = uv_hrtime();
+	uint64_t wait_ns = e->deadline_ns > now ? e->deadline_ns - now : 0;
+	uv_update_time(srv->loop);
+	uv_timer_start(&srv->tick_timer, on_tick_timer, (wait_ns + 999999) / 1000000, 0);
+}
+
+void rooms_run_due_ticks(server *srv) {
+	if (srv->ticks_running) return; /* a tick's step done at once (no pool) comes back here */
+	srv->ticks_running = true;
+	tick_entry *e;
+	while (!srv->stopping && (e = tick_queue_pop_due(&srv->ticks, uv_hrtime())) != NULL) room_tick(room_of_tick(e));
+	srv->ticks_running = false;
+	arm_tick_timer(srv);
+}
+
+void rooms_stop_ticks(server *srv) {
+	for (uint32_t i = 0; i < srv->room_count; i++) {
+		tick_queue_remove(&srv->ticks, &srv->rooms[i]->tick_at);
+		srv->rooms[i]->timer_open = false;
+	}
+	if (srv->tick_timer_open) {
+		uv_timer_stop(&srv->tick_timer);
+		uv_close((uv_handle_t *)&srv->tick_timer, NULL);
+		srv->tick_timer_open = false;
+	}
 }
 
 void room_start(room *r) {
-	uv_timer_init(r->srv->loop, &r->tick_timer);
-	r->tick_timer.data = r;
+	server *srv = r->srv;
 	r->timer_open = true;
 	r->period_ns = 1000000000ull / r->cfg.tick_rate_hz;
-	r->next_deadline_ns = uv_hrtime();
-	schedule_next_tick(r);
+	/* its phase: the widest gap between those of the rooms ticking at its period */
+	uint64_t *phases = malloc(sizeof *phases * (srv->room_count + 1));
+	uint32_t n = 0;
+	for (uint32_t i = 0; phases && i < srv->room_count; i++) {
+		const room *o = srv->rooms[i];
+		if (o != r && o->timer_open && !o->closing && o->period_ns == r->period_ns)
+			phases[n++] = o->next_deadline_ns % o->period_ns;
+	}
+	const uint64_t phase = phases ? tick_phase_place(r->period_ns, phases, n) : 0;
+	free(phases);
+	r->next_deadline_ns = tick_phase_first_deadline(uv_hrtime(), r->period_ns, phase);
+	queue_tick(r);
 }
 
 bool room_add_member(room *r, session *s) {

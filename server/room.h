@@ -6,12 +6,17 @@
  * (session->world), its commands go to that room's queue, and the room's
  * snapshots and events go to its sessions only.
  *
- * Scheduling: every room has its own tick timer and deadline. Its step runs
- * as one job on libuv's thread pool, shared by all rooms (a room other than
- * the default steps its engine with one worker, so many rooms do not make many
- * engine pools). A step that overruns delays only its own room's next tick:
- * the other rooms' timers fire on the loop, which the step never blocks, and
- * their steps take the pool's other threads. With --heavy-world-nice, a
+ * Scheduling: every room has its own deadlines, at a phase of its period
+ * placed in the widest gap between the other rooms' of that period (so rooms
+ * opened together do not tick together), all in the server's tick queue
+ * (tick_queue.h): one timer starts every due tick earliest-deadline-first, and
+ * a room whose step is done starts the ticks that fell due meanwhile before
+ * it sends its snapshots, so one room's fan-out does not delay another's
+ * step. Its step runs as one job on libuv's thread pool, shared by all rooms
+ * (a room other than the default steps its engine with one worker, so many
+ * rooms do not make many engine pools). A step that overruns delays only its
+ * own room's next tick: the other rooms' ticks start on the loop, which the
+ * step never blocks, and their steps take the pool's other threads. With --heavy-world-nice, a
  * world (other than the default) whose step takes more than half its period
  * steps on the server's step lane instead (step_lane.h): one thread at a lower
  * CPU priority, so that when the cores are short the kernel serves the light
@@ -38,6 +43,7 @@
 #include "sim.h"
 #include "snapshots.h"
 #include "step_lane.h"
+#include "tick_queue.h"
 
 typedef struct server server;
 
@@ -67,8 +73,8 @@ typedef struct room {
 	command_queue queue;
 
 	/* tick */
-	uv_timer_t tick_timer;
-	bool timer_open;
+	tick_entry tick_at; /* its next deadline in the server's tick queue (queued: ticking) */
+	bool timer_open;    /* it ticks: queued, or its tick is running */
 	uv_work_t step_work;
 	step_lane_job lane_job; /* the step, when it runs on the server's low-priority lane */
 	bool heavy;             /* its steps take most of its period: they run on the lane */
@@ -135,8 +141,17 @@ int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *set
  * (the room `opening` meanwhile). 0, or -1 (logged). */
 int room_start_navigation(room *r);
 
-/** Start its tick (its first deadline now). */
+/** Start its tick: its first deadline at its phase (tick_phase_place among
+ * the rooms ticking at its period), within one period. */
 void room_start(room *r);
+
+/** Start every room's tick that is due, earliest deadline first, and set the
+ * server's tick timer for the next (the timer's callback; also called before
+ * a room's snapshots go out). */
+void rooms_run_due_ticks(server *srv);
+
+/** The server stops: no room ticks again (their deadlines leave the queue). */
+void rooms_stop_ticks(server *srv);
 
 /** Close it: stop its tick, and free it once no step runs (its storage
  * written and closed; delete_data: its data dir removed). Sessions must have

@@ -612,13 +612,7 @@ static void finish_shutdown(server *srv) {
 	}
 	for (uint32_t i = srv->host.sessions.count; i-- > 0;)
 		session_close(srv->host.sessions.items[i], DISCONNECT_SHUTDOWN, false);
-	for (uint32_t i = 0; i < srv->room_count; i++) {
-		room *r = srv->rooms[i];
-		if (!r->timer_open) continue;
-		uv_timer_stop(&r->tick_timer);
-		uv_close((uv_handle_t *)&r->tick_timer, NULL);
-		r->timer_open = false;
-	}
+	rooms_stop_ticks(srv);
 	uv_close((uv_handle_t *)&srv->shutdown_timer, NULL);
 	uv_close((uv_handle_t *)&srv->sigint, NULL);
 	uv_close((uv_handle_t *)&srv->sigterm, NULL);
@@ -660,6 +654,7 @@ void server_destroy(server *srv) {
 	session_host_free(&srv->host);
 	for (uint32_t i = 0; i < srv->room_count; i++) room_destroy(srv->rooms[i]);
 	free(srv->rooms);
+	tick_queue_free(&srv->ticks);
 	step_lane_free(srv->lane);
 	memset(srv, 0, sizeof *srv);
 }

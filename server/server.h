@@ -73,6 +73,10 @@ struct server {
 	uint32_t next_client_id; /* client ids are the server's: never reused in any world */
 	struct step_lane *lane;  /* heavy worlds' steps, at low priority (step_lane.h); NULL: none */
 	struct repl_follower *follower; /* --follow: the stream from the primary, until promoted */
+	tick_queue ticks;        /* every ticking world's next deadline (room.c schedules) */
+	uv_timer_t tick_timer;   /* fires at the earliest of them */
+	bool tick_timer_open;
+	bool ticks_running; /* rooms_run_due_ticks is on the stack */
 
 	/* start / stop */
 	struct tcp_listener *tcp;

@@ -26,7 +26,12 @@
 #define GRID_AVX2 1 /* an AVX2 scan, taken where the CPU has it (the build stays baseline x86-64) */
 #endif
 
-#define GRID_MIN_AGENTS 256u
+/* Beside the kd-tree (any mode) the grid only answers the queries, with the
+ * same lists: it pays from a few dozen agents on. Quality mode's grid order
+ * replaces the tree's processing order, which changes results, so it keeps
+ * its own threshold (and the results pinned for crowds below it). */
+#define GRID_MIN_AGENTS 64u
+#define GRID_ORDER_MIN_AGENTS 256u
 #define GUESS_MARGIN 0.5f      /* the guessed disc: last k-th distance + this * max_speed * dt */
 #define GUESS_MARGIN_WIDE 2.0f /* its second try, before the whole neighbor_dist */
 #define GRID_MAX_SCAN_CELLS 144u /* a bigger square goes to the kd-tree */
@@ -265,7 +270,7 @@ bool orca_agent_grid_order(struct orca_world *w)
 {
 	w->grid_on = false;
 	const uint32_t n = w->order_count;
-	if (n < GRID_MIN_AGENTS || !orca_agent_grid_reserve(w))
+	if (n < GRID_ORDER_MIN_AGENTS || !orca_agent_grid_reserve(w))
 		return false;
 	const uint32_t parts = (uint32_t)w->worker_count;
 	for (uint32_t k = 0; k < parts; ++k) {

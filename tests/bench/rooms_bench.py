@@ -15,8 +15,10 @@ prints one table:
            own (it may slow itself: its lateness and overruns say so).
 
 A benchmark, not a test: it reports what it saw and fails only when something
-does not run. --small runs a tiny version (ctest label `bench`). The machine's
-load average is printed beside the figures: compare only runs of one session.
+does not run. --small runs a tiny version (ctest label `bench`); --quick skips
+the memory phase; --server OLD,NEW --rounds N alternates builds (interleaved
+pairs). The machine's load average, the server's CPU and its CPU per world tick
+are printed beside the figures: compare only neighbouring runs.
 """
 import argparse
 import json
@@ -111,7 +113,9 @@ def summarize(m0, m1, worlds):
     late = world_series(m1, LATE)
     lat = [late.get(w, 0.0) * 1e3 for w in worlds]
     miss = [missed(m0, m1, w) for w in worlds]
-    return {"worlds": len(worlds), "lateness_p99_ms_max": max(lat) if lat else None,
+    t0, t1 = world_series(m0, "crowd_world_ticks_total"), world_series(m1, "crowd_world_ticks_total")
+    return {"worlds": len(worlds), "ticks": int(sum(t1.get(w, 0) - t0.get(w, 0) for w in worlds)),
+            "lateness_p99_ms_max": max(lat) if lat else None,
             "lateness_p99_ms_mean": sum(lat) / len(lat) if lat else None,
             "worlds_with_missed_ticks": sum(1 for x in miss if x), "missed_ticks": sum(miss)}
 
@@ -123,7 +127,8 @@ def run_rooms(a, work):
     try:
         prefix = "r-"
         load_json = os.path.join(work, "load.json")
-        duration = a.settle + a.measure + a.big_settle + a.measure + 120  # room for the big world's spawn
+        # stopped at the end: a busy machine makes the spawns slow, and crowd-load must not leave early
+        duration = 24 * 3600
         load = subprocess.Popen(
             [a.load, "--server", "127.0.0.1:%d" % srv.port, "--worlds", str(a.worlds), "--world-prefix", prefix,
              "--connections", str(a.connections), "--agents", str(a.agents * a.worlds // a.connections),
@@ -143,47 +148,58 @@ def run_rooms(a, work):
         result["rooms"] = summarize(m0, m1, names)
         result["rooms"]["seconds"] = a.measure
         result["rooms"]["server_cpu"] = (c1 - c0) / a.measure if c0 is not None and c1 is not None else None
+        # CPU per world tick: what a shared machine's contention changes least
+        result["rooms"]["cpu_ms_per_tick"] = ((c1 - c0) * 1e3 / result["rooms"]["ticks"]
+                                              if c0 is not None and c1 is not None and result["rooms"]["ticks"]
+                                              else None)
         result["rooms"]["load_average"] = loadavg()
         result["rooms"]["rss_kb"] = srv.rss_kb()
 
-        # one world grows
-        ctl(a, srv, "world", "create", "big", "--bounds", a.big_bounds, "--navigation")
-        t0 = time.time()
-        ctl(a, srv, "--world", "big", "spawn", "--count", str(a.big_agents), "--area", a.big_area, "--target",
-            "0,0", "--batch", "1000")
-        wait_for(lambda: world_series(srv.metrics(), "crowd_world_agents").get("big", 0) >= a.big_agents, 300,
-                 "the big world's agents")
-        result["big_spawn_seconds"] = time.time() - t0
-        time.sleep(a.big_settle)
-        m2 = srv.metrics()
-        time.sleep(a.measure)
-        m3 = srv.metrics()
-        result["heavy"] = summarize(m2, m3, names)
-        result["heavy"]["load_average"] = loadavg()
-        result["heavy"]["rss_kb"] = srv.rss_kb()
-        result["big"] = {"lateness_p99_ms": world_series(m3, LATE).get("big", 0.0) * 1e3,
-                         "missed_ticks": missed(m2, m3, "big"),
-                         "ticks": world_series(m3, "crowd_world_ticks_total").get("big", 0)
-                         - world_series(m2, "crowd_world_ticks_total").get("big", 0),
-                         "seconds": a.measure}
-        load.terminate()
-        load.wait(timeout=60)
-        try:
-            with open(load_json) as f:
-                lj = json.load(f)
-            result["load"] = {k: lj.get(k) for k in ("connections_ok", "errors", "disconnects", "snapshots")}
-        except (OSError, ValueError):
-            result["load"] = None
+        if not a.no_big:
+            run_big(a, srv, names, result)
     finally:
         if "load" in locals() and load.poll() is None:
-            load.kill()
+            load.terminate()
+            try:
+                load.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                load.kill()
         srv.stop()
+    try:
+        with open(load_json) as f:
+            lj = json.load(f)
+        result["load"] = {k: lj.get(k) for k in ("connections_ok", "errors", "disconnects", "snapshots")}
+    except (OSError, ValueError):
+        result["load"] = None
     return result
+
+
+def run_big(a, srv, names, result):
+    """One more world grows to B agents beside the W worlds."""
+    ctl(a, srv, "world", "create", "big", "--bounds", a.big_bounds, "--navigation")
+    t0 = time.time()
+    ctl(a, srv, "--world", "big", "spawn", "--count", str(a.big_agents), "--area", a.big_area, "--target",
+        "0,0", "--batch", "1000")
+    wait_for(lambda: world_series(srv.metrics(), "crowd_world_agents").get("big", 0) >= a.big_agents, 300,
+             "the big world's agents")
+    result["big_spawn_seconds"] = time.time() - t0
+    time.sleep(a.big_settle)
+    m2 = srv.metrics()
+    time.sleep(a.measure)
+    m3 = srv.metrics()
+    result["heavy"] = summarize(m2, m3, names)
+    result["heavy"]["load_average"] = loadavg()
+    result["heavy"]["rss_kb"] = srv.rss_kb()
+    result["big"] = {"lateness_p99_ms": world_series(m3, LATE).get("big", 0.0) * 1e3,
+                     "missed_ticks": missed(m2, m3, "big"),
+                     "ticks": world_series(m3, "crowd_world_ticks_total").get("big", 0)
+                     - world_series(m2, "crowd_world_ticks_total").get("big", 0),
+                     "seconds": a.measure}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--server", required=True)
+    p.add_argument("--server", required=True, help="crowd-server; several, comma-separated, alternate (pairs)")
     p.add_argument("--crowdctl", required=True)
     p.add_argument("--load", required=True, help="crowd-load with --worlds")
     p.add_argument("--work", default="rooms_bench_work")
@@ -204,6 +220,10 @@ def main():
     p.add_argument("--big-settle", type=float, default=52)
     p.add_argument("--measure", type=float, default=20)
     p.add_argument("--server-args", default="", help="more crowd-server arguments, e.g. '--heavy-world-nice 0'")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory phase")
+    p.add_argument("--quick", action="store_true", help="the 200 worlds and the big world only (no memory phase)")
+    p.add_argument("--rounds", type=int, default=1, help="run each --server this many times, alternating")
+    p.add_argument("--no-big", action="store_true", help="skip the big world")
     p.add_argument("--json")
     a = p.parse_args()
     help_text = subprocess.run([a.load, "--help"], capture_output=True, text=True).stdout
@@ -214,32 +234,50 @@ def main():
         a.worlds, a.agents, a.connections, a.big_agents = 4, 20, 8, 500
         a.empty_worlds, a.memory_agents, a.ramp, a.settle, a.big_settle, a.measure = 4, 500, 1, 1, 1, 2
         a.big_bounds, a.big_area = "-60,-60,60,60", "-50,-50,50,50"
+    if a.quick:
+        a.no_memory = True
+    servers = a.server.split(",")
     if os.path.exists(a.work):
         shutil.rmtree(a.work)
     os.makedirs(a.work)
-    mem = measure_memory(a, a.work)
-    res = run_rooms(a, a.work)
-    res["memory"] = mem
-    r, h, b = res["rooms"], res["heavy"], res["big"]
     print("rooms_bench: %d worlds x %d agents (navigation on), %d connections at %d Hz; cpus %d"
-          % (a.worlds, a.agents, a.connections, a.tick_rate, os.cpu_count()))
-    print("| phase | worlds | lateness p99 max / mean (ms) | worlds with missed ticks | missed ticks | load average |")
-    print("|---|---|---|---|---|---|")
-    print("| %d worlds, %d s | %d | %.2f / %.2f | %d | %d | %s |" % (
-        a.worlds, a.measure, r["worlds"], r["lateness_p99_ms_max"], r["lateness_p99_ms_mean"],
-        r["worlds_with_missed_ticks"], r["missed_ticks"], r["load_average"]))
-    print("| + big world of %d agents, %d s | %d | %.2f / %.2f | %d | %d | %s |" % (
-        a.big_agents, a.measure, h["worlds"], h["lateness_p99_ms_max"], h["lateness_p99_ms_mean"],
-        h["worlds_with_missed_ticks"], h["missed_ticks"], h["load_average"]))
-    print("big world: lateness p99 %.1f ms, %d missed ticks, %d ticks in %d s (spawned in %.1f s)" % (
-        b["lateness_p99_ms"], b["missed_ticks"], b["ticks"], b["seconds"], res["big_spawn_seconds"]))
-    print("memory: %.0f KiB per empty world (%d worlds), %.2f KiB per agent (%d agents in one world); "
-          "server RSS %d KiB loaded, server CPU %.2f cores" % (
-              mem["kb_per_empty_world"], mem["empty_worlds"], mem["kb_per_agent"], mem["agents"],
-              r["rss_kb"], r["server_cpu"] or 0))
+          % (a.worlds, a.agents, a.connections, a.tick_rate, os.cpu_count()), flush=True)
+    print("| server | phase | lateness p99 max / mean (ms) | worlds with missed ticks | missed ticks | "
+          "ticks done | server CPU (cores; ms per tick) | load average |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+    runs = []
+    for rnd in range(a.rounds):
+        for server in servers:  # the builds alternate: compare only neighbouring runs
+            a.server = server
+            work = os.path.join(a.work, "%d-%d" % (rnd, servers.index(server)))
+            os.makedirs(work)
+            res = run_rooms(a, work)
+            res["server"] = server
+            runs.append(res)
+            r = res["rooms"]
+            print("| %s | %d worlds, %d s | %.2f / %.2f | %d | %d | %d of %d | %.2f; %.3f | %s |" % (
+                server, a.worlds, a.measure, r["lateness_p99_ms_max"], r["lateness_p99_ms_mean"],
+                r["worlds_with_missed_ticks"], r["missed_ticks"], r["ticks"], int(a.worlds * a.measure * a.tick_rate),
+                r["server_cpu"] or 0, r["cpu_ms_per_tick"] or 0, r["load_average"]), flush=True)
+            if "heavy" in res:
+                h, b = res["heavy"], res["big"]
+                print("| %s | + big world of %d agents, %d s | %.2f / %.2f | %d | %d | %d of %d | | %s |" % (
+                    server, a.big_agents, a.measure, h["lateness_p99_ms_max"], h["lateness_p99_ms_mean"],
+                    h["worlds_with_missed_ticks"], h["missed_ticks"], h["ticks"],
+                    int(a.worlds * a.measure * a.tick_rate), h["load_average"]), flush=True)
+                print("big world: lateness p99 %.1f ms, %d missed ticks, %d ticks in %d s (spawned in %.1f s)" % (
+                    b["lateness_p99_ms"], b["missed_ticks"], b["ticks"], b["seconds"], res["big_spawn_seconds"]),
+                    flush=True)
+            print("server RSS %d KiB loaded" % r["rss_kb"], flush=True)
+    mem = None
+    if not a.no_memory:
+        a.server = servers[-1]
+        mem = measure_memory(a, a.work)
+        print("memory: %.0f KiB per empty world (%d worlds), %.2f KiB per agent (%d agents in one world)" % (
+            mem["kb_per_empty_world"], mem["empty_worlds"], mem["kb_per_agent"], mem["agents"]))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
+            json.dump({"runs": runs, "memory": mem}, f, indent=1)
     return 0
 
 
