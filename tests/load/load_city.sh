@@ -15,29 +15,8 @@ set -euo pipefail
 server_bin=$1 load_bin=$2 dir=$3
 rm -rf "$dir" && mkdir -p "$dir"
 
-"$server_bin" --listen 127.0.0.1:0 --http 127.0.0.1:0 --map city --city-block 40 --city-street 12 --world-bounds -150,-150,150,150 \
-	--tick-rate 20 --log-level info >"$dir/server.log" 2>&1 &
-server_pid=$!
-finish() {
-	local rc=$?
-	kill -TERM $server_pid 2>/dev/null || true
-	wait $server_pid 2>/dev/null || true
-	if [ $rc -ne 0 ]; then
-		echo "--- crowd-server log (last 30 lines)"
-		tail -n 30 "$dir/server.log"
-	fi
-	return $rc
-}
-trap finish EXIT
-
-port=
-for _ in $(seq 600); do # poll for the log line; the guard is generous for a busy machine
-	port=$(sed -n 's/.*listening tcp 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$dir/server.log" | head -n1)
-	[ -n "$port" ] && break
-	kill -0 $server_pid 2>/dev/null || { cat "$dir/server.log"; echo "crowd-server died"; exit 1; }
-	sleep 0.1
-done
-[ -n "$port" ] || { echo "crowd-server did not say where it listens"; exit 1; }
+. "$(dirname "$0")/server_start.sh"
+server_start "$dir" "$server_bin" --map city --city-block 40 --city-street 12 --world-bounds -150,-150,150,150 --tick-rate 20 --log-level info
 
 set +e
 "$load_bin" --server "127.0.0.1:$port" --connections 2 --agents 100 --trips 40,12 --trip-reach 30 --area none \

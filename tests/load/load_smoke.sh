@@ -10,29 +10,8 @@ set -euo pipefail
 server_bin=$1 load_bin=$2 dir=$3
 rm -rf "$dir" && mkdir -p "$dir"
 
-"$server_bin" --listen 127.0.0.1:0 --http 127.0.0.1:0 --tick-rate 30 --log-level info >"$dir/server.log" 2>&1 &
-server_pid=$!
-finish() {
-	local rc=$?
-	kill -TERM $server_pid 2>/dev/null || true
-	wait $server_pid 2>/dev/null || true
-	if [ $rc -ne 0 ]; then
-		echo "--- crowd-server log (last 30 lines)"
-		tail -n 30 "$dir/server.log"
-	fi
-	return $rc
-}
-trap finish EXIT
-
-port= http_port=
-for _ in $(seq 100); do
-	port=$(sed -n 's/.*listening tcp 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$dir/server.log" | head -n1)
-	http_port=$(sed -n 's/.*listening http 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$dir/server.log" | head -n1)
-	[ -n "$port" ] && [ -n "$http_port" ] && break
-	kill -0 $server_pid 2>/dev/null || { cat "$dir/server.log"; echo "crowd-server died"; exit 1; }
-	sleep 0.1
-done
-[ -n "$port" ] || { cat "$dir/server.log"; echo "crowd-server did not say where it listens"; exit 1; }
+. "$(dirname "$0")/server_start.sh"
+server_start "$dir" "$server_bin" --tick-rate 30 --log-level info
 
 # 4 connections x 25 agents, each watching a 60x60 window around its own
 # agents, retargeting 5 agents twice a second, snapshots at 15 Hz.
