@@ -574,3 +574,22 @@ void tc_assert_error(const tc_answer *a, int code) {
 		fail_msg("expected %s, got %s (%s)", crowd_client_error_name(code),
 		         a->ok ? "Ack" : crowd_client_error_name(a->code), a->message);
 }
+
+void harness_answers_ack(harness_answers *a, uint32_t request_id, const uint32_t *ids, size_t count) {
+	if (request_id >= 256) return;
+	a->answered[request_id] = a->ok[request_id] = true;
+	for (size_t i = 0; i < count && i < 8; i++) a->ids[request_id][i] = ids[i];
+}
+
+void harness_answers_error(harness_answers *a, const crowd_v1_Error *e) {
+	if (e->request_id >= 256) return;
+	a->answered[e->request_id] = true;
+	a->code[e->request_id] = (int)e->code;
+}
+
+void harness_await_answer(crowd_client *c, const harness_answers *a, int64_t request_id) {
+	assert_true(request_id > 0 && request_id < 256);
+	uint64_t guard = crowd_client_now_us() + (uint64_t)HARNESS_GUARD_MS * 1000u;
+	while (!a->answered[request_id] && crowd_client_now_us() < guard) crowd_client_poll(c, 20);
+	assert_true(a->answered[request_id]);
+}

@@ -16,6 +16,22 @@
 /** Hang guard for any single wait (ms): generous, for ASan builds on a busy machine. */
 #define HARNESS_GUARD_MS 30000
 
+/* --------------------------------------------- answers of an own client */
+
+/** The answers to one crowd_client's requests 1..255, for tests that drive
+ * the C client library with their own callbacks (reconnects, resume keys). */
+typedef struct harness_answers {
+	bool answered[256], ok[256];
+	int code[256];
+	uint32_t ids[256][8]; /* the first 8 ids of each Ack */
+} harness_answers;
+
+/** Record an Ack / an Error (from on_ack / on_error); ids past 255 are ignored. */
+void harness_answers_ack(harness_answers *a, uint32_t request_id, const uint32_t *ids, size_t count);
+void harness_answers_error(harness_answers *a, const crowd_v1_Error *e);
+/** Poll c until request_id is answered (guarded), and assert that it was. */
+void harness_await_answer(crowd_client *c, const harness_answers *a, int64_t request_id);
+
 /* ------------------------------------------------------------------ server */
 
 typedef struct server_proc {

@@ -43,9 +43,7 @@ typedef struct player {
 	crowd_client *c;
 	uint32_t welcomes;
 	crowd_v1_Welcome welcome;
-	bool answered[256], ok[256];
-	int code[256];
-	uint32_t ids[256][8];
+	harness_answers ans;
 	crowd_client_reconnect_event events[MAX_EVENTS];
 	char event_address[MAX_EVENTS][64];
 	uint32_t event_count;
@@ -62,17 +60,11 @@ static void on_welcome(void *user, const crowd_v1_Welcome *w) {
 }
 
 static void on_ack(void *user, uint32_t rid, const uint32_t *ids, size_t count) {
-	player *p = user;
-	if (rid >= 256) return;
-	p->answered[rid] = p->ok[rid] = true;
-	for (size_t i = 0; i < count && i < 8; i++) p->ids[rid][i] = ids[i];
+	harness_answers_ack(&((player *)user)->ans, rid, ids, count);
 }
 
 static void on_error(void *user, const crowd_v1_Error *e) {
-	player *p = user;
-	if (e->request_id >= 256) return;
-	p->answered[e->request_id] = true;
-	p->code[e->request_id] = (int)e->code;
+	harness_answers_error(&((player *)user)->ans, e);
 }
 
 static void on_snapshot(void *user, const crowd_client_snapshot *s) {
@@ -132,10 +124,7 @@ static bool owns_three_in_view(const player *p) {
 }
 
 static void await(player *p, int64_t rid) {
-	assert_true(rid > 0 && rid < 256);
-	uint64_t guard = crowd_client_now_us() + (uint64_t)HARNESS_GUARD_MS * 1000u;
-	while (!p->answered[rid] && crowd_client_now_us() < guard) crowd_client_poll(p->c, 20);
-	assert_true(p->answered[rid]);
+	harness_await_answer(p->c, &p->ans, rid);
 }
 
 /* A loopback port nothing listens on: bound, never listening, so a connect is
@@ -193,10 +182,10 @@ static int64_t spawn_three(player *p) {
 	}
 	int64_t rid = crowd_client_spawn(p->c, specs, 3);
 	await(p, rid);
-	assert_true(p->ok[rid]);
+	assert_true(p->ans.ok[rid]);
 	int64_t sub = crowd_client_subscribe(p->c, NULL, 0);
 	await(p, sub);
-	assert_true(p->ok[sub]);
+	assert_true(p->ans.ok[sub]);
 	return rid;
 }
 
@@ -334,7 +323,7 @@ static void test_what_a_reconnect_sends(void **state) {
 	assert_int_equal(p->events[1].kind, CROWD_CLIENT_ATTEMPT_FAILED);
 	assert_int_equal(p->events[1].status, CROWD_CLIENT_ERR_REFUSED);
 	assert_int_equal(p->events[1].next_delay_ms, 0);
-	assert_true(hello_id < 256 && p->code[hello_id] == crowd_v1_ErrorCode_ERROR_SERVER_FULL); /* on_error saw it */
+	assert_true(hello_id < 256 && p->ans.code[hello_id] == crowd_v1_ErrorCode_ERROR_SERVER_FULL); /* on_error saw it */
 
 	/* the first address again, in the same pass: welcomed, resumed; the subscription asked again */
 	int s3 = fake_accept(p, l1);
@@ -363,7 +352,7 @@ static void test_what_a_reconnect_sends(void **state) {
 		crowd_client_poll(p->c, 5);
 	assert_int_equal(crowd_client_get_counters(p->c).acks_received, before + 1);
 	assert_true(resub < 256);
-	assert_false(p->answered[resub]); /* the library's own request: not the application's on_ack */
+	assert_false(p->ans.answered[resub]); /* the library's own request: not the application's on_ack */
 
 	crowd_frame_splitter_free(&in);
 	crowd_client_close(p->c, 0);
@@ -478,7 +467,7 @@ static void test_failover_to_the_same_data_dir_on_another_port(void **state) {
 	const uint32_t id = p->welcome.client_id;
 	int64_t rid = spawn_three(p);
 	uint32_t agents[3];
-	memcpy(agents, p->ids[rid], sizeof agents);
+	memcpy(agents, p->ans.ids[rid], sizeof agents);
 	assert_true(pump_until(p, owns_three_in_view));
 
 	/* A dies without a goodbye; B takes over its data dir on another port. The
@@ -508,7 +497,7 @@ static void test_failover_to_the_same_data_dir_on_another_port(void **state) {
 	float x = 30.0f, y = 30.0f;
 	rid = crowd_client_set_targets(p->c, agents, 3, &x, &y, 1);
 	await(p, rid);
-	assert_true(p->ok[rid]);
+	assert_true(p->ans.ok[rid]);
 	assert_true(pump_until(p, owns_three_in_view));
 	assert_false(p->closed);
 

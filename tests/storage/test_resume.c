@@ -26,9 +26,7 @@ typedef struct player {
 	crowd_client *c;
 	bool welcomed;
 	crowd_v1_Welcome welcome;
-	bool answered[256], ok[256];
-	int code[256];
-	uint32_t ids[256][8];
+	harness_answers ans;
 } player;
 
 static void on_welcome(void *user, const crowd_v1_Welcome *w) {
@@ -38,17 +36,11 @@ static void on_welcome(void *user, const crowd_v1_Welcome *w) {
 }
 
 static void on_ack(void *user, uint32_t rid, const uint32_t *ids, size_t count) {
-	player *p = user;
-	if (rid >= 256) return;
-	p->answered[rid] = p->ok[rid] = true;
-	for (size_t i = 0; i < count && i < 8; i++) p->ids[rid][i] = ids[i];
+	harness_answers_ack(&((player *)user)->ans, rid, ids, count);
 }
 
 static void on_error(void *user, const crowd_v1_Error *e) {
-	player *p = user;
-	if (e->request_id >= 256) return;
-	p->answered[e->request_id] = true;
-	p->code[e->request_id] = (int)e->code;
+	harness_answers_error(&((player *)user)->ans, e);
 }
 
 static player *connect_player(uint16_t port, const char *key) {
@@ -67,10 +59,7 @@ static player *connect_player(uint16_t port, const char *key) {
 }
 
 static void await(player *p, int64_t rid) {
-	assert_true(rid > 0 && rid < 256);
-	uint64_t guard = crowd_client_now_us() + (uint64_t)HARNESS_GUARD_MS * 1000u;
-	while (!p->answered[rid] && crowd_client_now_us() < guard) crowd_client_poll(p->c, 20);
-	assert_true(p->answered[rid]);
+	harness_await_answer(p->c, &p->ans, rid);
 }
 
 static void close_player(player *p) {
@@ -103,9 +92,9 @@ static void test_resume_after_a_crash(void **state) {
 	}
 	int64_t rid = crowd_client_spawn(a->c, specs, 3);
 	await(a, rid);
-	assert_true(a->ok[rid]);
+	assert_true(a->ans.ok[rid]);
 	uint32_t agents[3];
-	memcpy(agents, a->ids[rid], sizeof agents);
+	memcpy(agents, a->ans.ids[rid], sizeof agents);
 
 	/* the crash: the connection is gone without a goodbye, the agents stay */
 	assert_true(server_signal_and_wait(&srv, SIGKILL) >= 0);
@@ -120,11 +109,11 @@ static void test_resume_after_a_crash(void **state) {
 	float x = 30.0f, y = 30.0f;
 	rid = crowd_client_set_targets(b->c, agents, 3, &x, &y, 1);
 	await(b, rid);
-	assert_true(b->ok[rid]);
+	assert_true(b->ans.ok[rid]);
 	/* its three agents count against its limit of four */
 	rid = crowd_client_spawn(b->c, specs, 2);
 	await(b, rid);
-	assert_int_equal(b->code[rid], crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_CONNECTION);
+	assert_int_equal(b->ans.code[rid], crowd_v1_ErrorCode_ERROR_LIMIT_AGENTS_CONNECTION);
 
 	/* the same token without the key: another player */
 	player *c = connect_player(srv.port, NULL);
@@ -132,7 +121,7 @@ static void test_resume_after_a_crash(void **state) {
 	assert_int_not_equal(c->welcome.client_id, id);
 	rid = crowd_client_set_targets(c->c, agents, 3, &x, &y, 1);
 	await(c, rid);
-	assert_int_equal(c->code[rid], crowd_v1_ErrorCode_ERROR_NOT_OWNER);
+	assert_int_equal(c->ans.code[rid], crowd_v1_ErrorCode_ERROR_NOT_OWNER);
 	/* the key while its owner is connected, and a key nobody was given: new identities */
 	player *d = connect_player(srv.port, key);
 	assert_false(d->welcome.resumed);
