@@ -177,21 +177,12 @@ namespace Crowd.Harness
 
         static void Silent(string exe)
         {
-            var listener = new TcpListener(IPAddress.Loopback, 0);
-            listener.Start();
-            int silentPort = ((IPEndPoint)listener.LocalEndpoint).Port;
-            Socket held = null;
-            var fake = new Thread(() =>
+            var fake = new OneConnectionServer(held =>
             {
-                try
-                {
-                    held = listener.AcceptSocket();
-                    held.Receive(new byte[4096]); // the Hello
-                    held.Send(FrameSplitter.Delimit(new ServerMessage { Welcome = new Welcome { ProtocolMajor = 1, ClientId = 4, Precision = 100, TickRateHz = 30 } }));
-                }
-                catch (Exception) { }
-            }) { IsBackground = true };
-            fake.Start();
+                held.Receive(new byte[4096]); // the Hello
+                held.Send(FrameSplitter.Delimit(new ServerMessage { Welcome = new Welcome { ProtocolMajor = 1, ClientId = 4, Precision = 100, TickRateHz = 30 } }));
+            });
+            int silentPort = fake.Port;
             var real = new ServerProcess(exe, "--listen 127.0.0.1:0 " + Common);
             var options = Options();
             options.IdleTimeoutMs = 300;
@@ -213,36 +204,26 @@ namespace Crowd.Harness
             {
                 client.Dispose();
                 real.Dispose();
-                if (held != null) held.Close();
-                listener.Stop();
+                fake.Dispose();
             }
         }
 
         static void Refused(string exe)
         {
-            var listener = new TcpListener(IPAddress.Loopback, 0);
-            listener.Start();
-            int fullPort = ((IPEndPoint)listener.LocalEndpoint).Port;
-            Socket held = null;
-            var fake = new Thread(() =>
+            var fake = new OneConnectionServer(held =>
             {
-                try
-                {
-                    held = listener.AcceptSocket();
-                    var buf = new byte[4096];
-                    int n = held.Receive(buf);
-                    var splitter = new FrameSplitter(1 << 16);
-                    splitter.Push(buf, 0, n);
-                    byte[] frame;
-                    int off, len;
-                    uint id = 0;
-                    if (splitter.Next(out frame, out off, out len) == FrameResult.Ready)
-                        id = ProtoMessage.Parse<ClientMessage>(frame, off, len).RequestId;
-                    held.Send(FrameSplitter.Delimit(new ServerMessage { Error = new Error { RequestId = id, Code = ErrorCode.ServerFull, Message = "full" } }));
-                }
-                catch (Exception) { }
-            }) { IsBackground = true };
-            fake.Start();
+                var buf = new byte[4096];
+                int n = held.Receive(buf);
+                var splitter = new FrameSplitter(1 << 16);
+                splitter.Push(buf, 0, n);
+                byte[] frame;
+                int off, len;
+                uint id = 0;
+                if (splitter.Next(out frame, out off, out len) == FrameResult.Ready)
+                    id = ProtoMessage.Parse<ClientMessage>(frame, off, len).RequestId;
+                held.Send(FrameSplitter.Delimit(new ServerMessage { Error = new Error { RequestId = id, Code = ErrorCode.ServerFull, Message = "full" } }));
+            });
+            int fullPort = fake.Port;
             var real = new ServerProcess(exe, "--listen 127.0.0.1:0 " + Common);
             var client = new CrowdClient(new[] { "127.0.0.1:" + fullPort, "127.0.0.1:" + real.Port }, Options());
             Error refused = null;
@@ -258,8 +239,7 @@ namespace Crowd.Harness
             {
                 client.Dispose();
                 real.Dispose();
-                if (held != null) held.Close();
-                listener.Stop();
+                fake.Dispose();
             }
         }
 
@@ -285,6 +265,38 @@ namespace Crowd.Harness
                 client.Dispose();
                 a.Dispose();
             }
+        }
+    }
+
+    /// <summary>A stand-in server on a free loopback port: accepts one connection, runs
+    /// serve on it on a background thread, and keeps the socket open until disposed (a
+    /// peer that stays connected and says no more).</summary>
+    sealed class OneConnectionServer : IDisposable
+    {
+        readonly TcpListener listener = new TcpListener(IPAddress.Loopback, 0);
+        Socket held;
+
+        public int Port { get; private set; }
+
+        public OneConnectionServer(Action<Socket> serve)
+        {
+            listener.Start();
+            Port = ((IPEndPoint)listener.LocalEndpoint).Port;
+            new Thread(() =>
+            {
+                try
+                {
+                    held = listener.AcceptSocket();
+                    serve(held);
+                }
+                catch (Exception) { } // the test ended first: the client's checks say what went wrong
+            }) { IsBackground = true }.Start();
+        }
+
+        public void Dispose()
+        {
+            if (held != null) held.Close();
+            listener.Stop();
         }
     }
 }
