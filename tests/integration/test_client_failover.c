@@ -257,6 +257,52 @@ static void fake_ack(int fd, uint32_t request_id) {
 	fake_send(fd, &m);
 }
 
+/* Two stand-in servers (listeners) and a player given both addresses, speaking
+ * to one accepted connection at a time through one frame splitter. */
+typedef struct fake_pair {
+	int listener[2];
+	player *p;
+	crowd_frame_splitter in;
+} fake_pair;
+
+/* The player connects to the first listener (reconnect delays 1-2 ms, and
+ * idle_timeout_ms); the accepted socket. */
+static int fake_pair_open(fake_pair *f, uint32_t idle_timeout_ms) {
+	uint16_t port[2];
+	f->listener[0] = fake_listener(&port[0]);
+	f->listener[1] = fake_listener(&port[1]);
+	char list[64];
+	snprintf(list, sizeof list, "127.0.0.1:%u,127.0.0.1:%u", (unsigned)port[0], (unsigned)port[1]);
+	f->p = calloc(1, sizeof *f->p);
+	assert_non_null(f->p);
+	crowd_client_options o = player_options(f->p);
+	o.reconnect.min_delay_ms = 1;
+	o.reconnect.max_delay_ms = 2;
+	o.idle_timeout_ms = idle_timeout_ms;
+	assert_int_equal(crowd_client_connect_list(list, &o, &f->p->c), CROWD_CLIENT_OK);
+	int fd = accept(f->listener[0], NULL, NULL);
+	assert_true(fd >= 0);
+	crowd_frame_splitter_init(&f->in, 1u << 16);
+	return fd;
+}
+
+/* The player's next connection, to listener `which`: the accepted socket (read afresh). */
+static int fake_pair_next(fake_pair *f, int which) {
+	int fd = fake_accept(f->p, f->listener[which]);
+	assert_true(fd >= 0);
+	crowd_frame_splitter_free(&f->in);
+	crowd_frame_splitter_init(&f->in, 1u << 16);
+	return fd;
+}
+
+static void fake_pair_close(fake_pair *f) {
+	crowd_frame_splitter_free(&f->in);
+	crowd_client_close(f->p->c, 0);
+	free(f->p);
+	close(f->listener[0]);
+	close(f->listener[1]);
+}
+
 static bool lost(const player *p) {
 	return p->event_count >= 1;
 }
@@ -268,23 +314,13 @@ static bool attempt_failed(const player *p) {
 static void test_what_a_reconnect_sends(void **state) {
 	(void)state;
 	static const char key[] = "0123456789abcdef0123456789abcdef";
-	uint16_t port1, port2;
-	int l1 = fake_listener(&port1), l2 = fake_listener(&port2);
-	char list[64];
-	snprintf(list, sizeof list, "127.0.0.1:%u,127.0.0.1:%u", (unsigned)port1, (unsigned)port2);
-	player *p = calloc(1, sizeof *p);
-	crowd_client_options o = player_options(p);
-	o.reconnect.min_delay_ms = 1;
-	o.reconnect.max_delay_ms = 2;
-	assert_int_equal(crowd_client_connect_list(list, &o, &p->c), CROWD_CLIENT_OK);
-	int s1 = accept(l1, NULL, NULL);
-	assert_true(s1 >= 0);
-	crowd_frame_splitter in;
-	crowd_frame_splitter_init(&in, 1u << 16);
+	fake_pair f;
+	int s1 = fake_pair_open(&f, 0);
+	player *p = f.p;
 	crowd_v1_ClientMessage m;
 
 	assert_true(crowd_client_hello(p->c, "tok", "me", true) > 0);
-	fake_read(p, s1, &in, &m);
+	fake_read(p, s1, &f.in, &m);
 	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_hello_tag);
 	assert_string_equal(m.msg.hello.resume_key, "");
 	crowd_client_message_release(&m);
@@ -292,7 +328,7 @@ static void test_what_a_reconnect_sends(void **state) {
 	assert_true(pump_until(p, welcomed));
 	crowd_v1_Rect area = {.min_x = -5, .min_y = -5, .max_x = 5, .max_y = 5};
 	int64_t sub = crowd_client_subscribe(p->c, &area, 3);
-	fake_read(p, s1, &in, &m);
+	fake_read(p, s1, &f.in, &m);
 	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_subscribe_tag);
 	crowd_client_message_release(&m);
 	fake_ack(s1, (uint32_t)sub);
@@ -302,11 +338,8 @@ static void test_what_a_reconnect_sends(void **state) {
 	close(s1);
 	assert_true(pump_until(p, lost));
 	assert_int_equal(p->events[0].kind, CROWD_CLIENT_CONNECTION_LOST);
-	int s2 = fake_accept(p, l2);
-	assert_true(s2 >= 0);
-	crowd_frame_splitter_free(&in);
-	crowd_frame_splitter_init(&in, 1u << 16);
-	fake_read(p, s2, &in, &m);
+	int s2 = fake_pair_next(&f, 1);
+	fake_read(p, s2, &f.in, &m);
 	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_hello_tag);
 	assert_string_equal(m.msg.hello.token, "tok");
 	assert_string_equal(m.msg.hello.client_name, "me");
@@ -326,11 +359,8 @@ static void test_what_a_reconnect_sends(void **state) {
 	assert_true(hello_id < 256 && p->ans.code[hello_id] == crowd_v1_ErrorCode_ERROR_SERVER_FULL); /* on_error saw it */
 
 	/* the first address again, in the same pass: welcomed, resumed; the subscription asked again */
-	int s3 = fake_accept(p, l1);
-	assert_true(s3 >= 0);
-	crowd_frame_splitter_free(&in);
-	crowd_frame_splitter_init(&in, 1u << 16);
-	fake_read(p, s3, &in, &m);
+	int s3 = fake_pair_next(&f, 0);
+	fake_read(p, s3, &f.in, &m);
 	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_hello_tag);
 	assert_string_equal(m.msg.hello.resume_key, key);
 	crowd_client_message_release(&m);
@@ -338,7 +368,7 @@ static void test_what_a_reconnect_sends(void **state) {
 	assert_true(pump_until(p, reconnected));
 	assert_int_equal(p->events[2].attempt, 2);
 	assert_true(p->events[2].resumed);
-	fake_read(p, s3, &in, &m);
+	fake_read(p, s3, &f.in, &m);
 	assert_int_equal(m.which_msg, crowd_v1_ClientMessage_subscribe_tag);
 	assert_true(m.msg.subscribe.has_area);
 	assert_true(m.msg.subscribe.area.max_x == 5.0f);
@@ -354,13 +384,9 @@ static void test_what_a_reconnect_sends(void **state) {
 	assert_true(resub < 256);
 	assert_false(p->ans.answered[resub]); /* the library's own request: not the application's on_ack */
 
-	crowd_frame_splitter_free(&in);
-	crowd_client_close(p->c, 0);
-	free(p);
+	fake_pair_close(&f);
 	close(s2);
 	close(s3);
-	close(l1);
-	close(l2);
 }
 
 /* A server that goes silent without closing (its machine vanished: no FIN): with
@@ -368,23 +394,12 @@ static void test_what_a_reconnect_sends(void **state) {
 static void test_a_silent_server_counts_as_lost(void **state) {
 	(void)state;
 	static const char key[] = "fedcba9876543210fedcba9876543210";
-	uint16_t port1, port2;
-	int l1 = fake_listener(&port1), l2 = fake_listener(&port2);
-	char list[64];
-	snprintf(list, sizeof list, "127.0.0.1:%u,127.0.0.1:%u", (unsigned)port1, (unsigned)port2);
-	player *p = calloc(1, sizeof *p);
-	crowd_client_options o = player_options(p);
-	o.reconnect.min_delay_ms = 1;
-	o.reconnect.max_delay_ms = 2;
-	o.idle_timeout_ms = 300;
-	assert_int_equal(crowd_client_connect_list(list, &o, &p->c), CROWD_CLIENT_OK);
-	int s1 = accept(l1, NULL, NULL);
-	assert_true(s1 >= 0);
-	crowd_frame_splitter in;
-	crowd_frame_splitter_init(&in, 1u << 16);
+	fake_pair f;
+	int s1 = fake_pair_open(&f, 300);
+	player *p = f.p;
 	crowd_v1_ClientMessage m;
 	assert_true(crowd_client_hello(p->c, "tok", "me", false) > 0);
-	fake_read(p, s1, &in, &m);
+	fake_read(p, s1, &f.in, &m);
 	crowd_client_message_release(&m);
 	fake_welcome(s1, false, key);
 	assert_true(pump_until(p, welcomed));
@@ -393,24 +408,17 @@ static void test_a_silent_server_counts_as_lost(void **state) {
 	assert_true(pump_until(p, lost));
 	assert_int_equal(p->events[0].kind, CROWD_CLIENT_CONNECTION_LOST);
 	assert_int_equal(p->events[0].status, CROWD_CLIENT_ERR_TIMEOUT);
-	int s2 = fake_accept(p, l2);
-	assert_true(s2 >= 0);
-	crowd_frame_splitter_free(&in);
-	crowd_frame_splitter_init(&in, 1u << 16);
-	fake_read(p, s2, &in, &m);
+	int s2 = fake_pair_next(&f, 1);
+	fake_read(p, s2, &f.in, &m);
 	assert_string_equal(m.msg.hello.resume_key, key);
 	crowd_client_message_release(&m);
 	fake_welcome(s2, true, key);
 	assert_true(pump_until(p, reconnected));
 	assert_true(p->events[p->event_count - 1].resumed);
 
-	crowd_frame_splitter_free(&in);
-	crowd_client_close(p->c, 0);
-	free(p);
+	fake_pair_close(&f);
 	close(s1);
 	close(s2);
-	close(l1);
-	close(l2);
 }
 
 static void test_address_lists(void **state) {
