@@ -126,18 +126,30 @@ static int connect_one(const struct addrinfo *ai, const crowd_client_options *o,
 	return fd;
 }
 
-/* A blocking connect to one address, each of its resolved addresses in turn. */
-static int connect_address(const client_address *a, const crowd_client_options *o, int *err) {
+int crowd_client_resolve(const client_address *a, struct addrinfo **out) {
 	char port_str[8];
 	snprintf(port_str, sizeof port_str, "%u", (unsigned)a->port);
 	struct addrinfo hints;
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
+	*out = NULL;
+	if (getaddrinfo(a->host, port_str, &hints, out) != 0 || !*out) {
+		*out = NULL;
+		return CROWD_CLIENT_ERR_RESOLVE;
+	}
+	return 0;
+}
+
+uint64_t crowd_client_connect_deadline_us(const crowd_client_options *o) {
+	return crowd_client_now_us() + (uint64_t)(o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 0) * 1000u;
+}
+
+/* A blocking connect to one address, each of its resolved addresses in turn. */
+static int connect_address(const client_address *a, const crowd_client_options *o, int *err) {
 	struct addrinfo *list = NULL;
-	if (getaddrinfo(a->host, port_str, &hints, &list) != 0 || !list) return CROWD_CLIENT_ERR_RESOLVE;
-	uint64_t deadline =
-	    crowd_client_now_us() + (uint64_t)(o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 0) * 1000u;
+	if (crowd_client_resolve(a, &list) != 0) return CROWD_CLIENT_ERR_RESOLVE;
+	uint64_t deadline = crowd_client_connect_deadline_us(o);
 	int fd = CROWD_CLIENT_ERR_CONNECT;
 	for (const struct addrinfo *ai = list; ai; ai = ai->ai_next) {
 		fd = connect_one(ai, o, deadline, err);

@@ -82,6 +82,10 @@ int64_t crowd_client_enqueue_own(crowd_client *client, crowd_v1_ClientMessage *m
 
 /* client.c: the socket */
 /** A non-blocking socket with a connect to ai started; the fd or a negative status (errno in *err). */
+/** Resolve one address (any family, TCP) into *out (freeaddrinfo it); 0 or CROWD_CLIENT_ERR_RESOLVE. */
+int crowd_client_resolve(const client_address *a, struct addrinfo **out);
+/** The deadline connect_timeout_ms from now (none: now). */
+uint64_t crowd_client_connect_deadline_us(const crowd_client_options *o);
 int crowd_client_socket_start(const struct addrinfo *ai, const crowd_client_options *o, int *err);
 /** Whether the started connect succeeded (SO_ERROR): 0 or CROWD_CLIENT_ERR_CONNECT (errno in *err). */
 int crowd_client_socket_finish(int fd, int *err);

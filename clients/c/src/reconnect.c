@@ -213,23 +213,12 @@ static bool start_next(crowd_client *c, int *status) {
 }
 
 static int start_attempt(crowd_client *c) {
-	const client_address *a = &c->addresses[c->address_index];
-	char port_str[8];
-	snprintf(port_str, sizeof port_str, "%u", (unsigned)a->port);
-	struct addrinfo hints;
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
 	forget_resolved(c);
-	if (getaddrinfo(a->host, port_str, &hints, &c->resolved) != 0 || !c->resolved) {
-		c->resolved = NULL;
+	if (crowd_client_resolve(&c->addresses[c->address_index], &c->resolved) != 0)
 		return crowd_client_reconnect_failed(c, CROWD_CLIENT_ERR_RESOLVE);
-	}
 	c->untried = c->resolved;
 	c->link = LINK_CONNECTING;
-	c->attempt_deadline_us =
-	    crowd_client_now_us() +
-	    (uint64_t)(c->options.connect_timeout_ms > 0 ? c->options.connect_timeout_ms : 0) * 1000u;
+	c->attempt_deadline_us = crowd_client_connect_deadline_us(&c->options);
 	int status = CROWD_CLIENT_ERR_CONNECT;
 	if (!start_next(c, &status)) return crowd_client_reconnect_failed(c, status);
 	return CROWD_CLIENT_ERR_DISCONNECTED;
