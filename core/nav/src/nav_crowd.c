@@ -252,6 +252,21 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 			steer_to(nav, v, a, st->position);
 		return;
 	}
+	/* Lanes between walls (quality avoidance): in a corridor, an agent that
+	 * sees a walker coming the other way far ahead keeps to the right of
+	 * its way, at any speed and stalled or not, so that the two streams
+	 * pass in lanes before they meet (nav_flow crossing 40: two corridors
+	 * crossing lock solid without). Open floor keeps the rules below. */
+	orca_vec2 lane;
+	if (quality && len > 0.0f && dist(st->position, a->goal) > 4.0f * r &&
+	    nav_in_corridor(nav, worker, st->position, dx / len, dy / len) &&
+	    nav_sees_oncoming(nav, a, st, dx / len, dy / len) &&
+	    nav_lane_point(nav, worker, st, dx / len, dy / len, len, &lane)) {
+		a->final_leg = false;
+		if (!same_point(a->steer, lane))
+			steer_to(nav, v, a, lane);
+		return;
+	}
 	/* Keep right: with oncoming agents ahead, aim two radii to the right of
 	 * the way, so that counter-flows form lanes (when the right is a wall,
 	 * straight on). Stalled for half of stuck_time (a quarter in reference

@@ -69,6 +69,103 @@ void nav_crowd_ahead(const orca_nav *nav, const nav_agent *a, const orca_agent_s
 	}
 }
 
+/* Between walls: a point off the mesh on both sides of the way (unit
+ * direction ux, uy) within NAV_CORRIDOR_SIDE radii of p, the two together
+ * within NAV_CORRIDOR_WIDTH radii across. A wall is at least two radii off
+ * the mesh across (the mesh is inflated by a radius on each side), so probes
+ * every 1.5 radii never step over one. Reads only the mesh (navmesh_on_mesh:
+ * the same answer on every CPU and worker). */
+#define NAV_CORRIDOR_STEP 1.5f
+#define NAV_CORRIDOR_SIDE 6.0f
+#define NAV_CORRIDOR_WIDTH 7.5f
+static float wall_side(const orca_nav *nav, int worker, orca_vec2 p, float nx, float ny)
+{
+	const float r = nav->def.agent_radius;
+	for (float k = NAV_CORRIDOR_STEP; k <= NAV_CORRIDOR_SIDE; k += NAV_CORRIDOR_STEP) {
+		const orca_vec2 q = {p.x + nx * k * r, p.y + ny * k * r};
+		if (!walkable(nav, worker, q))
+			return k;
+	}
+	return -1.0f;
+}
+
+static bool between_walls(const orca_nav *nav, int worker, orca_vec2 p, float ux, float uy)
+{
+	const float right = wall_side(nav, worker, p, uy, -ux);
+	if (!(right > 0.0f))
+		return false;
+	const float left = wall_side(nav, worker, p, -uy, ux);
+	return left > 0.0f && right + left <= NAV_CORRIDOR_WIDTH;
+}
+
+/* Between walls at p and NAV_CORRIDOR_LENGTH radii along the way ahead of p
+ * or behind it: a corridor, not a door's jambs (a wall's thickness plus
+ * two radii off the mesh along the way). */
+#define NAV_CORRIDOR_LENGTH 4.0f
+bool nav_in_corridor(const orca_nav *nav, int worker, orca_vec2 p, float ux, float uy)
+{
+	if (!between_walls(nav, worker, p, ux, uy))
+		return false;
+	const float along = NAV_CORRIDOR_LENGTH * nav->def.agent_radius;
+	const orca_vec2 ahead = {p.x + ux * along, p.y + uy * along}, behind = {p.x - ux * along, p.y - uy * along};
+	return (walkable(nav, worker, ahead) && between_walls(nav, worker, ahead, ux, uy)) ||
+	       (walkable(nav, worker, behind) && between_walls(nav, worker, behind, ux, uy));
+}
+
+/* A walker coming the other way: an agent within NAV_LANE_SEE radii ahead
+ * (within 60 degrees of the way, unit ux, uy) whose wanted velocity runs
+ * within NAV_LANE_AGAINST of against the way. Up to NAV_LANE_LOOK agents of
+ * the radius query, in its order (ascending id: the same for any worker
+ * count). Reads the engine's state only. */
+#define NAV_LANE_SEE 24.0f
+#define NAV_LANE_LOOK 128u
+#define NAV_LANE_AGAINST 0.5f /* cos 60 degrees */
+bool nav_sees_oncoming(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, float ux, float uy)
+{
+	const float r = nav->def.agent_radius;
+	orca_agent_id near[NAV_LANE_LOOK];
+	uint32_t n = orca_query_radius(nav->world, st->position, NAV_LANE_SEE * r, near, NAV_LANE_LOOK);
+	n = n < NAV_LANE_LOOK ? n : NAV_LANE_LOOK;
+	for (uint32_t i = 0; i < n; ++i) {
+		if (near[i] == a->id)
+			continue;
+		orca_agent_state os;
+		if (orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
+			continue;
+		const float rx = os.position.x - st->position.x, ry = os.position.y - st->position.y;
+		const float d = sqrtf(rx * rx + ry * ry);
+		if (!(d > 0.0f) || !(rx * ux + ry * uy > 0.5f * d))
+			continue; /* not ahead */
+		const float ox = os.pref_velocity.x, oy = os.pref_velocity.y;
+		const float olen = sqrtf(ox * ox + oy * oy);
+		if (olen > 0.1f && ox * ux + oy * uy < -NAV_LANE_AGAINST * olen)
+			return true;
+	}
+	return false;
+}
+
+/* Where an agent keeping to its lane aims: NAV_LANE_AHEAD radii along its
+ * way (no further than the point p it heads for, len away) and
+ * NAV_LANE_RIGHT radii to the right of that, nearer by half radii where
+ * that is off the mesh. False when even the point straight along the way is. */
+#define NAV_LANE_AHEAD 6.0f
+#define NAV_LANE_RIGHT 3.0f
+bool nav_lane_point(const orca_nav *nav, int worker, const orca_agent_state *st, float ux, float uy, float len,
+                    orca_vec2 *out)
+{
+	const float r = nav->def.agent_radius;
+	const float along = len < NAV_LANE_AHEAD * r ? len : NAV_LANE_AHEAD * r;
+	const orca_vec2 c = {st->position.x + ux * along, st->position.y + uy * along};
+	for (float k = NAV_LANE_RIGHT; k >= 0.0f; k -= 0.5f) {
+		const orca_vec2 q = {c.x + uy * k * r, c.y - ux * k * r};
+		if (walkable(nav, worker, q)) {
+			*out = q;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* An arrived agent at rest: its engine target is where it stands, so it
  * wants no velocity and ORCA moves it only to make way. Looked at again soon
  * if it is being pushed (visit_arrived), else now and then. */

@@ -298,6 +298,10 @@ static inline bool walkable(const orca_nav *nav, int worker, orca_vec2 p)
 #define NAV_AHEAD 3.5f
 void nav_crowd_ahead(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, orca_vec2 p, float ux,
                      float uy, bool any_speed, bool *oncoming, bool *wait);
+bool nav_in_corridor(const orca_nav *nav, int worker, orca_vec2 p, float ux, float uy);
+bool nav_sees_oncoming(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, float ux, float uy);
+bool nav_lane_point(const orca_nav *nav, int worker, const orca_agent_state *st, float ux, float uy, float len,
+                    orca_vec2 *out);
 void nav_rest(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st);
 void nav_visit_arrived(orca_nav *nav, nav_visit *v, nav_agent *a, const orca_agent_state *st, float dt,
                        uint64_t since);
