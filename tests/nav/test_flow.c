@@ -3,10 +3,10 @@
  * them: two corridors crossing, a door used both ways, an evacuation through
  * an exit 1.5 agents wide, trips through a city of blocks, at three sizes
  * each, four for the city and the crossing (all but the smallest only in
- * Release). Each run must (the crossing's largest all but the 95 %):
- * have every agent told ARRIVED within its step limit; have at least 95 %
- * of them on their goals (within the arrival distance and a radius) a
- * minute after the last arrival; never have an
+ * Release). Each run must have every agent told ARRIVED within its step
+ * limit; have at least 95 % of them on their goals (within the arrival
+ * distance and a radius) a minute after the last arrival (the crossing's
+ * largest: two minutes); never have an
  * agent's centre inside a wall; and give the same hash of every step's
  * state and every event with 1 and 2 workers. */
 #include <setjmp.h>
@@ -22,28 +22,13 @@
 
 #define FLOW_SETTLE 1800u /* a minute after the last arrival */
 
-/* Every agent arrives within max_steps, no centre inside a wall, the same
- * hashes with 1 and 2 workers; the share on their goals at the end is `one`'s. */
-static void check_arrivals(flow_kind kind, uint32_t size, uint32_t max_steps, flow_result *one)
-{
-	flow_result two;
-	assert_int_equal(flow_run(kind, size, 1, max_steps, FLOW_SETTLE, NULL, one), 0);
-	flow_print(stdout, kind, size, one);
-	assert_int_equal(flow_run(kind, size, 2, max_steps, FLOW_SETTLE, NULL, &two), 0);
-	assert_int_equal(one->arrived, one->agents);
-	assert_true(one->last_arrival > 0 && one->last_arrival <= max_steps);
-	assert_int_equal(one->inside, 0);
-	assert_int_equal(one->unreachable, 0);
-	assert_int_equal(two.hash, one->hash);
-	assert_int_equal(two.steps, one->steps);
-}
-
-static void check(flow_kind kind, uint32_t size, uint32_t max_steps)
+/* The checks above, the share on goal counted `settle` steps after the last arrival. */
+static void check_settled(flow_kind kind, uint32_t size, uint32_t max_steps, uint32_t settle)
 {
 	flow_result one, two;
-	assert_int_equal(flow_run(kind, size, 1, max_steps, FLOW_SETTLE, NULL, &one), 0);
+	assert_int_equal(flow_run(kind, size, 1, max_steps, settle, NULL, &one), 0);
 	flow_print(stdout, kind, size, &one);
-	assert_int_equal(flow_run(kind, size, 2, max_steps, FLOW_SETTLE, NULL, &two), 0);
+	assert_int_equal(flow_run(kind, size, 2, max_steps, settle, NULL, &two), 0);
 	assert_int_equal(one.arrived, one.agents);
 	assert_true(one.last_arrival > 0 && one.last_arrival <= max_steps);
 	assert_true(100u * one.on_goal >= 95u * one.agents);
@@ -51,6 +36,11 @@ static void check(flow_kind kind, uint32_t size, uint32_t max_steps)
 	assert_int_equal(one.unreachable, 0);
 	assert_int_equal(two.hash, one.hash);
 	assert_int_equal(two.steps, one.steps);
+}
+
+static void check(flow_kind kind, uint32_t size, uint32_t max_steps)
+{
+	check_settled(kind, size, max_steps, FLOW_SETTLE);
 }
 
 /* Under AddressSanitizer (a Debug build, ~15 times slower) only the small
@@ -86,15 +76,15 @@ static void crossing_large(void **state)
 
 /* 40 per arm: the two groups of an axis must pass each other in one arm,
  * which locked every agent in the crossing until the lanes between walls
- * (nav_flow.c). Every agent arrives; the share on their goals at the end is
- * not held to 95 % here (134 of 160: groups that passed in lanes arrive out
- * of order and some stand on each other's goals). */
+ * (nav_flow.c). Groups that passed in lanes arrive out of order and stand on
+ * each other's goals for a while (112 of 160 on goal 30 s after the last
+ * arrival, 134 after a minute): the share on goal is counted two minutes
+ * after it (160 of 160). */
 static void crossing_xlarge(void **state)
 {
 	(void)state;
 	MEDIUM_ONLY_IN_RELEASE();
-	flow_result one;
-	check_arrivals(FLOW_CROSSING, 40, MINUTES(15), &one);
+	check_settled(FLOW_CROSSING, 40, MINUTES(15), 2 * FLOW_SETTLE);
 }
 
 static void door_small(void **state)
