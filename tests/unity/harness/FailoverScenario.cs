@@ -1,7 +1,7 @@
 // FailoverScenario.cs — the C# client with several addresses against real crowd-server
 // processes. The stand-in for a promoted standby is a second process on the killed
 // one's --data-dir at another port (resume identities live in the data dir).
-//   failover: given "R,A,R,B" (R: a port nothing listens on) the client skips R at
+//   failover: given "R,A,R,B" (R: a port bound and never listening) the client skips R at
 //             Connect; A is SIGKILLed and B starts on A's data dir; the client, by
 //             itself, skips R again and resumes at B (Reconnected: B, resumed, the same
 //             client id); its agents obey it there and its subscription came back.
@@ -86,7 +86,8 @@ namespace Crowd.Harness
         static void Failover(string exe, string root)
         {
             string data = Path.Combine(root, "data");
-            int refusing = FreePort(), portA = FreePort(), portB = FreePort();
+            var refusingPort = new RefusingPort();
+            int refusing = refusingPort.Port, portA = FreePort(), portB = FreePort();
             var a = Start(exe, portA, data);
             ServerProcess b = null;
             var list = new[] { "127.0.0.1:" + refusing, "127.0.0.1:" + portA, "127.0.0.1:" + refusing, "127.0.0.1:" + portB };
@@ -133,6 +134,7 @@ namespace Crowd.Harness
                     b.DumpIfFailed();
                     b.Dispose();
                 }
+                refusingPort.Dispose();
             }
         }
 
@@ -245,7 +247,8 @@ namespace Crowd.Harness
 
         static void GiveUp(string exe)
         {
-            int refusing = FreePort();
+            var refusingPort = new RefusingPort();
+            int refusing = refusingPort.Port;
             var a = new ServerProcess(exe, "--listen 127.0.0.1:0 " + Common);
             var options = Options();
             options.ReconnectMaxAttempts = 3;
@@ -264,6 +267,7 @@ namespace Crowd.Harness
             {
                 client.Dispose();
                 a.Dispose();
+                refusingPort.Dispose();
             }
         }
     }

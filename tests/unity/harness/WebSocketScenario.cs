@@ -199,10 +199,8 @@ namespace Crowd.Harness
         // ConnectAsync (keepTrying false) fails at the first failure, says what it met, and leaves the client stopped.
         static void Refusals(string serverExe)
         {
-            var listener = new TcpListener(IPAddress.Loopback, 0);
-            listener.Start();
-            int closedPort = ((IPEndPoint)listener.LocalEndpoint).Port;
-            listener.Stop();
+            var closed = new RefusingPort();
+            int closedPort = closed.Port;
             var server = new ServerProcess(serverExe, Args + " --token secret=admin");
             try
             {
@@ -244,6 +242,7 @@ namespace Crowd.Harness
             {
                 server.DumpIfFailed();
                 server.Dispose();
+                closed.Dispose();
             }
         }
     }
