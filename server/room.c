@@ -111,6 +111,12 @@ static void storage_batch_to_followers(void *user, const uint8_t *records, size_
 	if (r->repl) repl_primary_batch(r->repl, records, len, seq, r->status->tick);
 }
 
+/* replication: a follower's journal is durable up to `upto`: FollowAck what it holds */
+static void storage_durable_to_primary(void *user, uint64_t upto) {
+	room *r = user;
+	if (r->following && r->is_default && r->srv->follower) repl_follower_durable(r->srv->follower, upto);
+}
+
 /* ------------------------------------------------------------------ create / close */
 
 int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *settings, room **out, char *err,
@@ -160,7 +166,7 @@ int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *set
 		}
 		storage_recovery rec;
 		const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r,
-		                             storage_batch_to_followers};
+		                             storage_batch_to_followers, storage_durable_to_primary};
 		/* a follower opens its data dir once the primary's checkpoint is in (room_follow_checkpoint) */
 		int rc = r->cfg.follow[0] ? 0 : storage_open(&r->cfg, srv->loop, r->sim, &hooks, &r->storage, &rec);
 		if (r->cfg.follow[0]) memset(&rec, 0, sizeof rec);
@@ -864,7 +870,8 @@ int room_follow_checkpoint(room *r, const uint8_t *checkpoint, size_t len, uint6
 		return -1;
 	}
 	storage_recovery rec;
-	const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r, storage_batch_to_followers};
+	const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r, storage_batch_to_followers,
+	                             storage_durable_to_primary};
 	rc = storage_open(&r->cfg, r->srv->loop, r->sim, &hooks, &r->storage, &rec);
 	if (rec.sim) {
 		sim_destroy(r->sim);
@@ -891,8 +898,10 @@ void room_follow_record(room *r, const uint8_t *msg, size_t len) {
 	if (id >= r->sim->next_client_id) r->sim->next_client_id = id + 1;
 }
 
-void room_follow_commit(room *r) {
-	if (r->storage) storage_commit(r->storage);
+uint64_t room_follow_commit(room *r) {
+	if (!r->storage) return 0;
+	storage_commit(r->storage);
+	return storage_committed_seq(r->storage);
 }
 
 int room_follow_tick(room *r, uint64_t tick, uint64_t state_hash, const uint8_t *records, size_t len) {

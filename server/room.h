@@ -183,8 +183,9 @@ void room_follower_ack(room *r, uint32_t client_id, uint64_t seq, uint64_t tick)
 int room_follow_checkpoint(room *r, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history);
 /** A record received: journaled (an identity is kept for resume). */
 void room_follow_record(room *r, const uint8_t *msg, size_t len);
-/** The records of a frame are all in: commit them to the journal. */
-void room_follow_commit(room *r);
+/** The records of a frame are all in: commit them to the journal. Returns
+ * the journal's batch that holds them (storage_committed_seq; 0 without storage). */
+uint64_t room_follow_commit(room *r);
 /** The primary's tick: apply its records, step, compare the state hash (a
  * mismatch stops the process: a log line and exit status 3). 0, or -1. */
 int room_follow_tick(room *r, uint64_t tick, uint64_t state_hash, const uint8_t *records, size_t len);

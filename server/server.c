@@ -474,13 +474,14 @@ static int follower_tick(void *user, uint64_t tick, uint64_t state_hash, const u
 	return room_follow_tick(srv->world, tick, state_hash, records, len);
 }
 
-static void follower_batch_done(void *user) {
+static uint64_t follower_batch_done(void *user) {
 	server *srv = user;
-	room_follow_commit(srv->world);
+	const uint64_t seq = room_follow_commit(srv->world);
 	repl_follower_stats st;
 	repl_follower_get_stats(srv->follower, &st);
 	srv->metrics.replication.connected = st.connected;
 	srv->metrics.replication.lag_ticks = st.lag_ticks;
+	return seq;
 }
 
 static uint64_t follower_applied_tick(void *user) {

@@ -202,9 +202,70 @@ struct repl_follower {
 	crowd_buf pending; /* framed records of the next tick, not applied yet */
 	uint64_t primary_tick;
 	repl_follower_stats stats;
+
+	/* FollowAck only for what the follower's own journal holds durably: the
+	 * primary's batches waiting for the follower's batch that holds them */
+	struct ack_wait {
+		uint64_t local; /* the follower's batch (storage_committed_seq) */
+		uint64_t seq;   /* the primary's */
+	} *acks;
+	uint32_t ack_count, ack_cap;
+	uint64_t durable_local; /* the follower's batches durable so far (this storage) */
+	uint64_t acked_seq;     /* the primary's newest batch acknowledged on this connection */
+	uint64_t told_tick;     /* the applied tick the last FollowAck said */
 };
 
 static void schedule_connect(repl_follower *f, uint64_t ms);
+
+/* FollowAck: the primary's batches held durably, and the tick applied (its lag). */
+static void send_ack(repl_follower *f) {
+	if (!f->client || !f->synced) return;
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_follow_ack_tag;
+	m.msg.follow_ack.seq = f->acked_seq;
+	m.msg.follow_ack.tick = f->hooks.applied_tick(f->hooks.user);
+	f->told_tick = m.msg.follow_ack.tick;
+	crowd_client_send_message(f->client, &m);
+}
+
+static void acks_clear(repl_follower *f) {
+	f->ack_count = 0;
+	f->acked_seq = 0;
+	f->told_tick = 0;
+}
+
+/* The primary's batch `seq` is in the follower's batch `local`: acknowledged
+ * now if that is durable already, else once it is. False: out of memory. */
+static bool ack_when_durable(repl_follower *f, uint64_t local, uint64_t seq) {
+	if (local <= f->durable_local && f->ack_count == 0) {
+		if (seq > f->acked_seq) f->acked_seq = seq;
+		return true;
+	}
+	if (f->ack_count == f->ack_cap) {
+		uint32_t cap = f->ack_cap ? f->ack_cap * 2 : 64;
+		struct ack_wait *p = realloc(f->acks, sizeof *p * cap);
+		if (!p) return false;
+		f->acks = p;
+		f->ack_cap = cap;
+	}
+	f->acks[f->ack_count++] = (struct ack_wait){local, seq};
+	return true;
+}
+
+void repl_follower_durable(repl_follower *f, uint64_t upto) {
+	if (!f) return;
+	if (upto > f->durable_local) f->durable_local = upto;
+	uint32_t k = 0;
+	const uint64_t before = f->acked_seq;
+	while (k < f->ack_count && f->acks[k].local <= f->durable_local) {
+		if (f->acks[k].seq > f->acked_seq) f->acked_seq = f->acks[k].seq;
+		k++;
+	}
+	if (k == 0) return;
+	memmove(f->acks, f->acks + k, sizeof *f->acks * (f->ack_count - k));
+	f->ack_count -= k;
+	if (f->acked_seq != before) send_ack(f);
+}
 
 static void refuse(repl_follower *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void refuse(repl_follower *f, const char *fmt, ...) {
@@ -322,11 +383,13 @@ static void on_replication(void *user, const crowd_v1_ReplicationFrame *fr) {
 			f->broken = true;
 			return;
 		}
+		acks_clear(f); /* the old journal goes: what it held durably is no longer said */
 		if (f->hooks.checkpoint(f->hooks.user, f->checkpoint.data, f->checkpoint.len, f->checkpoint_tick,
 		                        fr->history_id) != 0) {
 			f->broken = true;
 			return;
 		}
+		f->durable_local = 0; /* a new journal: its batches count from 1 */
 		snprintf(f->history, sizeof f->history, "%s", fr->history_id);
 		crowd_buf_free(&f->checkpoint);
 		crowd_buf_init(&f->checkpoint);
@@ -344,16 +407,17 @@ static void on_replication(void *user, const crowd_v1_ReplicationFrame *fr) {
 	}
 	take_records(f);
 	if (f->broken) return;
-	f->hooks.batch_done(f->hooks.user);
+	const uint64_t local = f->hooks.batch_done(f->hooks.user);
+	const uint64_t before = f->acked_seq;
+	if (fr->seq && !ack_when_durable(f, local, fr->seq)) {
+		log_error("replication: out of memory keeping a FollowAck: a full sync follows");
+		f->broken = true;
+		return;
+	}
 	const uint64_t applied = f->hooks.applied_tick(f->hooks.user);
 	f->stats.lag_ticks = f->primary_tick > applied ? f->primary_tick - applied : 0;
-	if (fr->seq) {
-		crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
-		m.which_msg = crowd_v1_ClientMessage_follow_ack_tag;
-		m.msg.follow_ack.seq = fr->seq;
-		m.msg.follow_ack.tick = applied;
-		crowd_client_send_message(f->client, &m);
-	}
+	/* the tick applied goes to the primary at once (its view of the lag); the seq only once durable */
+	if (f->acked_seq != before || applied != f->told_tick) send_ack(f);
 }
 
 static void on_poll_closed(uv_handle_t *h) {
@@ -378,6 +442,7 @@ static void disconnect(repl_follower *f, const char *why) {
 	f->synced = false;
 	f->broken = false;
 	f->checkpoint.len = 0;
+	acks_clear(f); /* a new connection acknowledges from its own checkpoint on */
 	f->stream.len = 0; /* a partial record: sent again, or replaced by the next full sync */
 	/* f->pending stays: those records are journaled here; a promotion applies them, a full sync drops them */
 	if (!f->stopping) schedule_connect(f, RETRY_MS);
@@ -482,6 +547,7 @@ static void on_timer_closed(uv_handle_t *h) {
 	crowd_buf_free(&f->checkpoint);
 	crowd_buf_free(&f->stream);
 	crowd_buf_free(&f->pending);
+	free(f->acks);
 	free(f);
 }
 

@@ -76,6 +76,7 @@ struct storage {
 	double copy_seconds;
 	uint64_t refused;
 	uint64_t replicated_seq; /* --min-followers-ack: batches held by enough followers */
+	uint64_t durable_told;   /* the last durable seq hooks.durable was given */
 	char history[33];        /* the data dir's history id */
 	uv_async_t async;
 	bool async_open;
@@ -574,6 +575,10 @@ static void on_progress(uv_async_t *h) {
 		}
 	}
 	st->reply_count = k;
+	if (durable > st->durable_told) { /* replication: a follower acknowledges what is durable */
+		st->durable_told = durable;
+		if (st->hooks.durable) st->hooks.durable(st->hooks.user, durable);
+	}
 	/* a held tick goes on once durable; while the disk fails, viewers keep their snapshots */
 	if (st->held && (durable >= st->tick_seq || !available)) {
 		st->held = false;
@@ -641,6 +646,10 @@ void storage_commit(storage *st) {
 	crowd_buf_init(&st->batch);
 	if (st->hooks.batch) st->hooks.batch(st->hooks.user, j->bytes.data, j->bytes.len, j->seq); /* replication */
 	submit(st, j);
+}
+
+uint64_t storage_committed_seq(const storage *st) {
+	return st->next_seq - 1;
 }
 
 static void start_checkpoint(storage *st, const sim *sm, uint64_t state_hash) {

@@ -54,6 +54,10 @@ typedef struct storage_hooks {
 	/** Replication (may be NULL): a batch of framed records, as it goes to the
 	 * writer (storage_commit), numbered from 1 in this process. */
 	void (*batch)(void *user, const uint8_t *records, size_t len, uint64_t seq);
+	/** (may be NULL) The batches up to `upto` (storage_committed_seq) are
+	 * durable as --fsync says: written, and fsynced with always. Called on
+	 * the loop thread when that point moves (a follower's FollowAck). */
+	void (*durable)(void *user, uint64_t upto);
 } storage_hooks;
 
 /** What recovery hands back: a new sim, run by the server's settings, at the
@@ -94,6 +98,9 @@ void storage_journal_drop_owners(storage *st, const uint32_t *client_ids, uint32
 bool storage_quiet_tick(storage *st);
 /** Hand the batch to the writer (the tick calls this after applying commands). */
 void storage_commit(storage *st);
+/** The number of the last batch storage_commit handed over (0: none yet):
+ * hooks.durable says when it is durable. */
+uint64_t storage_committed_seq(const storage *st);
 /** After a step of sim to `tick`: journal its hash; start a checkpoint of
  * sim when one is due. */
 void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, uint32_t agents);
