@@ -201,6 +201,7 @@ struct repl_follower {
 	crowd_buf stream;  /* journal bytes not yet a whole record */
 	crowd_buf pending; /* framed records of the next tick, not applied yet */
 	uint64_t primary_tick;
+	uint64_t received_tick; /* the newest tick whose TickEnd was handed over (stepped or queued) */
 	repl_follower_stats stats;
 
 	/* FollowAck only for what the follower's own journal holds durably: the
@@ -336,27 +337,29 @@ static void take_records(repl_follower *f) {
 			f->broken = true;
 			return;
 		}
-		const uint64_t applied = f->hooks.applied_tick(f->hooks.user);
+		const uint64_t received = f->received_tick;
 		if (rec.has_tick_end) {
-			if (rec.tick_end.tick <= applied) continue; /* in the checkpoint already */
-			if (rec.tick_end.tick != applied + 1) {
+			if (rec.tick_end.tick <= received) continue; /* in the checkpoint already */
+			if (rec.tick_end.tick != received + 1) {
 				log_error("replication: tick %" PRIu64 " follows tick %" PRIu64 ": a full sync follows",
-				          rec.tick_end.tick, applied);
+				          rec.tick_end.tick, received);
 				f->broken = true;
 				return;
 			}
+			f->hooks.record(f->hooks.user, msg, len); /* journaled as it came, then stepped in turn */
 			if (f->hooks.tick(f->hooks.user, rec.tick_end.tick, rec.tick_end.state_hash, f->pending.data,
 			                  f->pending.len) != 0) {
 				f->broken = true;
 				return;
 			}
+			f->received_tick = rec.tick_end.tick;
 			f->pending.len = 0;
 			continue;
 		}
 		if (rec.has_command || rec.has_drop_owners) {
 			const uint64_t t = rec.has_command ? rec.command.tick : rec.drop_owners.tick;
-			if (t <= applied) continue;
-			if (t != applied + 1 || !record_append_message(&f->pending, msg, len)) {
+			if (t <= received) continue;
+			if (t != received + 1 || !record_append_message(&f->pending, msg, len)) {
 				f->broken = true;
 				return;
 			}
@@ -390,6 +393,7 @@ static void on_replication(void *user, const crowd_v1_ReplicationFrame *fr) {
 			return;
 		}
 		f->durable_local = 0; /* a new journal: its batches count from 1 */
+		f->received_tick = f->checkpoint_tick;
 		snprintf(f->history, sizeof f->history, "%s", fr->history_id);
 		crowd_buf_free(&f->checkpoint);
 		crowd_buf_init(&f->checkpoint);
@@ -566,6 +570,12 @@ void repl_follower_stop(repl_follower *f, uint8_t **pending, size_t *pending_len
 	disconnect(f, "stopped following");
 	uv_timer_stop(&f->timer);
 	uv_close((uv_handle_t *)&f->timer, on_timer_closed);
+}
+
+void repl_follower_drain(repl_follower *f) {
+	if (!f) return;
+	while (f->client && !f->broken && crowd_client_poll(f->client, 0) > 0) {
+	}
 }
 
 void repl_follower_get_stats(const repl_follower *f, repl_follower_stats *out) {

@@ -679,6 +679,27 @@ static void start_checkpoint(storage *st, const sim *sm, uint64_t state_hash) {
 	submit(st, j);
 }
 
+/* A checkpoint is due at `tick` (logging one skipped because the last is still being written). */
+static bool checkpoint_due(storage *st, uint64_t tick) {
+	if (!st->available_seen) return false;
+	const uint32_t every = st->cfg->checkpoint_every;
+	if (every) {
+		if (tick % every != 0) return false;
+		if (st->checkpoint_in_flight) { /* said, so that a missing checkpoint is never a mystery */
+			log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the one before is still being written; "
+			         "the next one is due at tick %" PRIu64,
+			         tick, tick + every);
+			return false;
+		}
+		return true;
+	}
+	/* by wall time: replaying a tick costs about what running it did, so recovery
+	 * replays about --checkpoint-seconds whatever the tick rate or the load */
+	const uint64_t period_ns = (uint64_t)(st->cfg->checkpoint_seconds * 1e9);
+	if (now_ns() - st->checkpoint_ns < period_ns) return false;
+	return !st->checkpoint_in_flight; /* due: the first tick after the one before is written */
+}
+
 void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, uint32_t agents) {
 	st->tick = tick;
 	if (!st->recording) return;
@@ -688,25 +709,20 @@ void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_
 	rec.tick_end.state_hash = state_hash;
 	rec.tick_end.agents = agents;
 	append(st, &rec);
-	if (!st->available_seen) return;
-	const uint32_t every = st->cfg->checkpoint_every;
-	if (every) {
-		if (tick % every != 0) return;
-		if (st->checkpoint_in_flight) { /* said, so that a missing checkpoint is never a mystery */
-			log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the one before is still being written; "
-			         "the next one is due at tick %" PRIu64,
-			         tick, tick + every);
-			return;
-		}
-	} else {
-		/* by wall time: replaying a tick costs about what running it did, so recovery
-		 * replays about --checkpoint-seconds whatever the tick rate or the load */
-		const uint64_t period_ns = (uint64_t)(st->cfg->checkpoint_seconds * 1e9);
-		if (now_ns() - st->checkpoint_ns < period_ns) return;
-		if (st->checkpoint_in_flight) return; /* due: the first tick after the one before is written */
-	}
+	if (!checkpoint_due(st, tick)) return;
 	storage_commit(st); /* the segment ends exactly at this tick */
 	start_checkpoint(st, sm, state_hash);
+}
+
+bool storage_follow_checkpoint_due(storage *st, uint64_t tick) {
+	if (!st->recording || !checkpoint_due(st, tick)) return false;
+	storage_commit(st); /* the segment ends exactly at this tick's TickEnd */
+	return true;
+}
+
+void storage_follow_tick_done(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, bool checkpoint) {
+	st->tick = tick;
+	if (checkpoint && st->recording) start_checkpoint(st, sm, state_hash);
 }
 
 bool storage_quiet_tick(storage *st) {

@@ -135,6 +135,15 @@ int storage_install_checkpoint(const char *dir, const char *history, const uint8
                                uint64_t tick);
 /** The checkpoint of sm as it is now (a tick boundary): one framed Record. */
 bool storage_encode_checkpoint(const storage *st, const sim *sm, uint64_t state_hash, crowd_buf *out);
+/** A follower journaled the primary's TickEnd of `tick` (the records it
+ * receives are journaled as they come, TickEnds included): true when a
+ * checkpoint is due at that tick. The journal is then committed up to it, and
+ * nothing more may be journaled until storage_follow_tick_done(.., true)
+ * copied the world at that tick. */
+bool storage_follow_checkpoint_due(storage *st, uint64_t tick);
+/** A follower's world stepped to `tick` (its TickEnd is in the journal
+ * already); checkpoint: the one storage_follow_checkpoint_due asked for. */
+void storage_follow_tick_done(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, bool checkpoint);
 /** A follower journals a record it received (its message bytes): a command
  * or DropOwners of the next tick, or a ClientIdentity (kept for resume).
  * Returns the client id of an identity (0 for other records). */
