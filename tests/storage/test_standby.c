@@ -19,6 +19,14 @@
  * command on a primary with --min-followers-ack 1 is not acknowledged while
  * the follower's journal cannot hold it; once the disk is back, it is.
  *
+ * promote_drains: a follower stopped (SIGSTOP) while the primary runs
+ * keeps the primary's frames in its socket; the primary is SIGKILLed at a
+ * known tick, the follower resumed and promoted at once. The promotion
+ * applies every complete tick the follower received (stepped off the loop,
+ * queued meanwhile) before it answers: it starts from the primary's last
+ * tick or later, the agents the primary acknowledged while the follower
+ * slept are there, and its journal verifies.
+ *
  * refusals: a follower pointed at something that is not a crowd server, at a
  * world the primary does not have, or at a primary whose history differs
  * from its data dir exits with status 1 and a line that says so, leaving its
@@ -346,6 +354,80 @@ static void test_ack_when_durable(void **state) {
 	server_stop(&primary);
 }
 
+/* ------------------------------------------------------------------ promote drains */
+
+static double metric_of(const server_proc *s, const char *sample) {
+	char *m = server_metrics(s);
+	double v = m ? metric_value(m, sample) : -1;
+	free(m);
+	return v;
+}
+
+static void test_promote_drains(void **state) {
+	(void)state;
+	char pdir[192], fdir[192], addr[64];
+	dir_path(pdir, sizeof pdir, "drains_primary");
+	dir_path(fdir, sizeof fdir, "drains_follower");
+	server_proc primary, follower;
+	const char *pargs[] = {"--data-dir", pdir, PRIMARY_TOKENS, "--tick-rate", "60", "--fsync", "no", NULL};
+	assert_true(server_start(&primary, pargs));
+	snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)primary.port);
+	/* checkpoints often: records held back behind a due checkpoint while ticks queue */
+	const char *fargs[] = {"--data-dir", fdir, "--follow", addr, "--follow-token", "adm", PRIMARY_TOKENS,
+	                       "--checkpoint-every", "10", NULL};
+	assert_true(server_start(&follower, fargs));
+	assert_true(await_metric(&follower, "crowd_follower_connected", 1));
+	tc *player = tc_connect(primary.port, "pl", true);
+	assert_non_null(player);
+	tc_assert_ack(tc_await(player, tc_spawn_grid(player, 2000, 50, -60, -60, 2.2f, 1.0f)));
+	assert_true(await_metric(&follower, "crowd_agents", 2000));
+
+	/* the follower sleeps; the primary runs on, takes a spawn, and its frames pile up in the socket */
+	assert_int_equal(kill(follower.pid, SIGSTOP), 0);
+	const double t0 = metric_of(&primary, "crowd_tick");
+	assert_true(await_metric(&primary, "crowd_tick", t0 + 60));
+	tc_assert_ack(tc_await(player, tc_spawn_grid(player, 16, 4, 80, 80, 2.5f, 1.0f)));
+	assert_true(await_metric(&primary, "crowd_tick", t0 + 120));
+	const double last = metric_of(&primary, "crowd_tick");
+	assert_true(last > 0);
+	assert_true(await_metric(&primary, "crowd_tick", last + 2)); /* the TickEnd of `last` went out */
+	tc_close(player);
+	assert_int_equal(server_signal_and_wait(&primary, SIGKILL) & 0x7f, SIGKILL);
+
+	/* resumed and promoted at once: the Ack comes once every received tick is applied */
+	assert_int_equal(kill(follower.pid, SIGCONT), 0);
+	tc *admin = tc_connect(follower.port, "adm", true);
+	assert_non_null(admin);
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_promote_tag;
+	tc_assert_ack(tc_await(admin, crowd_client_send_message(admin->client, &m)));
+	char *log = harness_read_file(follower.err_path);
+	assert_non_null(log);
+	const char *line = strstr(log, "promotion asked by client");
+	const char *done = strstr(log, "the primary of the world default from tick ");
+	if (!line || !done) server_dump_output(&follower);
+	assert_non_null(line);
+	assert_non_null(done);
+	unsigned long long from = 0;
+	assert_int_equal(sscanf(done, "the primary of the world default from tick %llu", &from), 1);
+	const char *eol = strchr(line, '\n');
+	print_message("%.*s; promoted at tick %llu, the primary was killed past tick %.0f",
+	              eol ? (int)(eol - line) : 80, line, from, last);
+	free(log);
+	if ((double)from < last) server_dump_output(&follower);
+	assert_true((double)from >= last);
+	assert_true(metric_of(&follower, "crowd_agents") >= 2016); /* the spawn the follower slept through */
+	tc_assert_ack(tc_await(admin, tc_spawn_grid(admin, 4, 2, -80, 80, 2.5f, 1.0f))); /* a primary now */
+	tc_close(admin);
+	assert_int_equal(server_signal_and_wait(&follower, SIGTERM), 0);
+	char verified[256];
+	assert_int_equal(run_replay_verify(fdir, verified, sizeof verified), 0);
+	print_message("promoted follower's data dir: %s", verified);
+	if (getenv("CROWD_TEST_DUMP")) server_dump_output(&follower);
+	server_stop(&follower);
+	server_stop(&primary);
+}
+
 /* ------------------------------------------------------------------ refusals */
 
 /* Run a follower to its exit (stderr into a file); its log must say `want`; its data dir keeps its files. */
@@ -431,6 +513,7 @@ int main(void) {
 	    cmocka_unit_test(test_failover),
 	    cmocka_unit_test(test_behind),
 	    cmocka_unit_test(test_ack_when_durable),
+	    cmocka_unit_test(test_promote_drains),
 	    cmocka_unit_test(test_refusals),
 	};
 	if (getenv("CROWD_TEST_FILTER")) cmocka_set_test_filter(getenv("CROWD_TEST_FILTER")); /* one test by name */
