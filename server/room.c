@@ -138,7 +138,8 @@ static void storage_batch_to_followers(void *user, const uint8_t *records, size_
 /* replication: a follower's journal is durable up to `upto`: FollowAck what it holds */
 static void storage_durable_to_primary(void *user, uint64_t upto) {
 	room *r = user;
-	if (r->following && r->is_default && r->srv->follower && !r->follow_sync.pending && r->storage)
+	if (r->following && r->is_default && r->srv->follower && !r->follow_sync.pending &&
+	    !r->follow_sync.installing && r->storage)
 		repl_follower_durable(r->srv->follower, upto);
 }
 
@@ -258,6 +259,8 @@ void room_destroy(room *r) {
 	follow_queue_clear(r);
 	crowd_buf_free(&r->follow_held);
 	free(r->follow_sync.data);
+	free(r->follow_sync.idata);
+	if (r->follow_sync.sim) sim_destroy(r->follow_sync.sim);
 	free(r->promote.records);
 	command_queue_clear(&r->queue);
 	sim_destroy(r->sim);
@@ -898,70 +901,133 @@ void room_follower_ack(room *r, uint32_t client_id, uint64_t seq, uint64_t tick)
 	if (held && r->storage) storage_set_replicated(r->storage, held);
 }
 
-/* A full sync: the data dir takes the checkpoint, the world is recovered from it (no step runs). */
-static int follow_install(room *r, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history) {
-	if (r->storage) { /* a new full sync: what was kept is replaced */
-		storage *old = r->storage;
-		r->storage = NULL; /* its last durable point is nothing to acknowledge any more */
-		storage_close(old);
-	}
+/* A full sync, on the pool: the data dir takes the checkpoint, a new sim is
+ * recovered from it (decode, navigation). Reads only its own copies and the
+ * idle world (no step runs: step_running is held meanwhile). */
+static void follow_install_work(uv_work_t *req) {
+	room *r = req->data;
+	struct room_follow_sync *fs = &r->follow_sync;
+	fs->st = NULL;
+	fs->sim = NULL;
 	uint64_t ckpt_tick = 0;
-	if (replay_checkpoint_settings(checkpoint, len, &r->cfg, &ckpt_tick) != 0 || ckpt_tick != tick) {
+	if (replay_checkpoint_settings(fs->idata, fs->ilen, &fs->cfg, &ckpt_tick) != 0 || ckpt_tick != fs->itick) {
 		log_error("replication: the primary's checkpoint does not read");
-		return -1;
+		fs->rc = -1;
+		return;
 	}
-	int rc = storage_install_checkpoint(r->cfg.data_dir, history, checkpoint, len, tick);
+	int rc = storage_install_checkpoint(fs->cfg.data_dir, fs->ihistory, fs->idata, fs->ilen, fs->itick);
 	if (rc != 0) {
-		log_error("replication: cannot write the checkpoint into %s: %s", r->cfg.data_dir, strerror(-rc));
-		return -1;
+		log_error("replication: cannot write the checkpoint into %s: %s", fs->cfg.data_dir, strerror(-rc));
+		fs->rc = -1;
+		return;
 	}
 	storage_recovery rec;
 	const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r, storage_batch_to_followers,
 	                             storage_durable_to_primary};
-	storage *st = NULL;
-	rc = storage_open(&r->cfg, r->srv->loop, r->sim, &hooks, &st, &rec);
-	r->storage = st;
-	if (rec.sim) {
-		sim_destroy(r->sim);
-		r->sim = rec.sim;
-	}
+	rc = storage_open(&fs->cfg, NULL, r->sim, &hooks, &fs->st, &rec); /* the writer starts on the loop */
+	fs->sim = rec.sim;
+	fs->state_hash = rec.state_hash;
 	if (rc != 0 || !rec.sim) {
-		log_error("replication: the checkpoint of tick %" PRIu64 " did not open in %s", tick, r->cfg.data_dir);
-		return -1;
+		log_error("replication: the checkpoint of tick %" PRIu64 " did not open in %s", fs->itick, fs->cfg.data_dir);
+		fs->rc = -1;
+		return;
 	}
+	fs->rc = 0;
+}
+
+static void follow_install_done(uv_work_t *req, int status) {
+	room *r = req->data;
+	struct room_follow_sync *fs = &r->follow_sync;
+	r->step_running = false;
+	fs->installing = false;
+	free(fs->idata);
+	fs->idata = NULL;
+	storage *st = fs->st;
+	fs->st = NULL;
+	if (status != 0 || fs->rc != 0 || r->closing || server_stopping(r)) {
+		if (fs->sim) sim_destroy(fs->sim);
+		fs->sim = NULL;
+		storage_close(st);
+		if (r->closing) {
+			room_finish_close(r);
+			return;
+		}
+		if (server_stopping(r)) return;
+		log_error("replication: the follower stops");
+		fflush(NULL);
+		_exit(1);
+	}
+	r->cfg = fs->cfg; /* the checkpoint's settings */
+	storage_use_config(st, &r->cfg);
+	if (storage_attach(st, r->srv->loop) != 0) {
+		log_error("replication: the journal's writer did not start: the follower stops");
+		fflush(NULL);
+		_exit(1);
+	}
+	r->storage = st;
+	sim_destroy(r->sim);
+	r->sim = fs->sim;
+	fs->sim = NULL;
 	r->following = true;
 	r->period_ns = 1000000000ull / r->cfg.tick_rate_hz;
 	r->status->tick = orca_world_step_count(r->sim->world);
-	r->status->state_hash = rec.state_hash;
+	r->status->state_hash = fs->state_hash;
 	r->status->agents = orca_world_agent_count(r->sim->world);
 	r->status->obstacles = orca_world_obstacle_count(r->sim->world);
 	for (uint32_t i = 0; i < r->members.count; i++) r->members.items[i]->need_keyframe = true;
 	r->obstacle_set_valid = false;
-	return 0;
+	log_info("replication: the checkpoint of tick %" PRIu64 " is installed", r->status->tick);
+	if (r->is_default && !fs->pending && r->srv->follower) r->metrics->replication.connected = true;
+	if (!fs->pending) follow_flush_held(r); /* else a newer sync came meanwhile: its records wait for it */
+	follow_kick(r);
+}
+
+/* The pending full sync onto the pool (no step runs). The old journal is
+ * closed first: its last durable point is nothing to acknowledge any more. */
+static void follow_install_start(room *r) {
+	struct room_follow_sync *fs = &r->follow_sync;
+	fs->pending = false;
+	fs->idata = fs->data;
+	fs->ilen = fs->len;
+	fs->itick = fs->tick;
+	memcpy(fs->ihistory, fs->history, sizeof fs->ihistory);
+	fs->data = NULL;
+	if (r->storage) {
+		storage *old = r->storage;
+		r->storage = NULL;
+		storage_close(old);
+	}
+	fs->cfg = r->cfg;
+	fs->installing = true;
+	r->step_running = true; /* no step, no close, until it is in */
+	fs->work.data = r;
+	int rc = uv_queue_work(r->srv->loop, &fs->work, follow_install_work, follow_install_done);
+	if (rc != 0) {
+		log_error("uv_queue_work: %s; installing the checkpoint on the loop thread", uv_strerror(rc));
+		follow_install_work(&fs->work);
+		follow_install_done(&fs->work, 0);
+	}
 }
 
 int room_follow_checkpoint(room *r, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history) {
 	/* the ticks queued and the records held belong to the stream this one replaces */
 	follow_queue_clear(r);
 	r->follow_held.len = 0;
-	r->follow_holding = false;
 	r->follow_ckpt_tick = 0;
-	free(r->follow_sync.data);
-	r->follow_sync.data = NULL;
-	r->follow_sync.pending = false;
-	if (!r->step_running) return follow_install(r, checkpoint, len, tick, history);
-	/* a step runs on the old world: installed once it is done; what comes meanwhile waits */
-	r->follow_sync.data = malloc(len ? len : 1);
-	if (!r->follow_sync.data) {
+	struct room_follow_sync *fs = &r->follow_sync;
+	free(fs->data); /* a sync not installed yet: this one replaces it */
+	fs->data = malloc(len ? len : 1);
+	if (!fs->data) {
 		log_error("replication: out of memory keeping the primary's checkpoint");
 		return -1;
 	}
-	memcpy(r->follow_sync.data, checkpoint, len);
-	r->follow_sync.len = len;
-	r->follow_sync.tick = tick;
-	snprintf(r->follow_sync.history, sizeof r->follow_sync.history, "%s", history);
-	r->follow_sync.pending = true;
-	r->follow_holding = true;
+	memcpy(fs->data, checkpoint, len);
+	fs->len = len;
+	fs->tick = tick;
+	snprintf(fs->history, sizeof fs->history, "%s", history);
+	fs->pending = true;
+	r->follow_holding = true; /* what comes next goes into the new journal, once it is open */
+	follow_kick(r);
 	return 0;
 }
 
@@ -994,7 +1060,10 @@ static void follow_flush_held(room *r) {
 
 uint64_t room_follow_commit(room *r) {
 	if (r->follow_holding) /* held: they go in the next batch, committed as one when the hold ends */
-		return (r->storage && !r->follow_sync.pending ? storage_committed_seq(r->storage) : 0) + 1;
+		return (r->storage && !r->follow_sync.pending && !r->follow_sync.installing
+		            ? storage_committed_seq(r->storage)
+		            : 0) +
+		       1;
 	if (!r->storage) return 0;
 	storage_commit(r->storage);
 	return storage_committed_seq(r->storage);
@@ -1033,18 +1102,9 @@ int room_follow_tick(room *r, uint64_t tick, uint64_t state_hash, const uint8_t 
  * by the recovery's replay code, then the live step; step_done compares the hash. */
 static void follow_kick(room *r) {
 	if (!r->following || r->step_running || server_stopping(r)) return;
-	if (r->follow_sync.pending) {
-		r->follow_sync.pending = false;
-		int rc = follow_install(r, r->follow_sync.data, r->follow_sync.len, r->follow_sync.tick,
-		                        r->follow_sync.history);
-		free(r->follow_sync.data);
-		r->follow_sync.data = NULL;
-		if (rc != 0) {
-			log_error("replication: the follower stops");
-			fflush(NULL);
-			_exit(1);
-		}
-		follow_flush_held(r);
+	if (r->follow_sync.pending) { /* a full sync first: installed on the pool, then the ticks after it */
+		follow_install_start(r);
+		return;
 	}
 	follow_tick *t = r->follow_head;
 	if (!t) {

@@ -127,12 +127,24 @@ typedef struct room {
 	bool follow_holding;       /* ... because of a checkpoint due at follow_ckpt_tick, or a full sync waiting */
 	uint64_t follow_ckpt_tick; /* the journal ends at this tick's TickEnd until the world is copied there */
 	uint32_t follow_max_client; /* the newest client id the primary's identities named */
-	struct {
-		bool pending; /* a full sync came while a step ran: installed once it is done */
-		uint8_t *data;
+	struct room_follow_sync {
+		bool pending;    /* a full sync came: installed on the pool once no step runs */
+		bool installing; /* on the pool now (step_running meanwhile) */
+		uint8_t *data;   /* the pending one's checkpoint */
 		size_t len;
 		uint64_t tick;
 		char history[33];
+		/* the one being installed (moved from the above) */
+		uint8_t *idata;
+		size_t ilen;
+		uint64_t itick;
+		char ihistory[33];
+		uv_work_t work;
+		server_config cfg; /* r->cfg with the checkpoint's settings (the pool's copy) */
+		int rc;
+		struct storage *st;
+		sim *sim;
+		uint64_t state_hash;
 	} follow_sync;
 	struct {
 		bool pending; /* Promote came: it finishes once every received tick is stepped */

@@ -479,7 +479,7 @@ static int follower_checkpoint(void *user, const uint8_t *checkpoint, size_t len
 		_exit(1);
 	}
 	srv->metrics.replication.syncs++;
-	srv->metrics.replication.connected = true;
+	srv->metrics.replication.connected = false; /* once the checkpoint is installed (on the pool) */
 	log_info("replication: in sync with the primary at tick %" PRIu64 " (history %s)", tick, history);
 	return 0;
 }
@@ -499,7 +499,8 @@ static uint64_t follower_batch_done(void *user) {
 	const uint64_t seq = room_follow_commit(srv->world);
 	repl_follower_stats st;
 	repl_follower_get_stats(srv->follower, &st);
-	srv->metrics.replication.connected = st.connected;
+	const room *r = srv->world;
+	srv->metrics.replication.connected = st.connected && !r->follow_sync.pending && !r->follow_sync.installing;
 	srv->metrics.replication.lag_ticks = st.lag_ticks;
 	return seq;
 }

@@ -1283,7 +1283,15 @@ int storage_open(const server_config *cfg, uv_loop_t *loop, const sim *current, 
 	}
 	if (recovered->sim) st->tick = orca_world_step_count(recovered->sim->world);
 	st->checkpoint_ns = now_ns(); /* tick 0's or the recovered tick's checkpoint was just written */
-	if (!st->recording) return 0;
+	return loop ? storage_attach(st, loop) : 0;
+}
+
+void storage_use_config(storage *st, const server_config *cfg) {
+	st->cfg = cfg;
+}
+
+int storage_attach(storage *st, uv_loop_t *loop) {
+	if (!st->recording || st->async_open) return 0;
 	if (uv_async_init(loop, &st->async, on_progress) != 0) return -1;
 	st->async.data = st;
 	st->async_open = true;

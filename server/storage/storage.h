@@ -78,6 +78,13 @@ typedef struct storage_recovery {
 int storage_open(const server_config *cfg, uv_loop_t *loop, const sim *current, const storage_hooks *hooks,
                  storage **out, storage_recovery *recovered);
 
+/** storage_open with a NULL loop does the work that needs no loop (any
+ * thread: the data dir, recovery); this, on the loop thread, starts the
+ * writer. 0, or -1 (logged). */
+int storage_attach(storage *st, uv_loop_t *loop);
+/** The settings it reads from now on (a copy's, moved to where it stays). */
+void storage_use_config(storage *st, const server_config *cfg);
+
 /** The server is closing its handles: commit the last tick's records, let
  * the writer write and fsync them, answer what became durable, stop. */
 void storage_stop(storage *st);
