@@ -425,7 +425,8 @@ static void host_promote(void *user, session *s, uint32_t request_id) {
 		                   "a promotion is under way: its Ack comes once the received ticks are applied");
 		return;
 	}
-	if (!srv->follower || !r->following) {
+	if (!srv->follower || !r->following ||
+	    (!r->storage && !r->follow_sync.pending && !r->follow_sync.installing)) {
 		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
 		                   srv->follower ? "nothing received from the primary yet: nothing to promote"
 		                                 : "this server follows no primary: it is one");

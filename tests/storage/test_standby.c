@@ -20,8 +20,9 @@
  * the follower's journal cannot hold it; once the disk is back, it is.
  *
  * promote_drains: a follower stopped (SIGSTOP) while the primary runs
- * keeps the primary's frames in its socket; the primary is SIGKILLed at a
- * known tick, the follower resumed and promoted at once. The promotion
+ * keeps the primary's frames in its socket; the primary is stopped too at a
+ * known tick (SIGSTOP: its connection stays, nothing is reset), the follower
+ * resumed and promoted at once. The promotion
  * applies every complete tick the follower received (stepped off the loop,
  * queued meanwhile) before it answers: it starts from the primary's last
  * tick or later, the agents the primary acknowledged while the follower
@@ -392,7 +393,7 @@ static void test_promote_drains(void **state) {
 	assert_true(last > 0);
 	assert_true(await_metric(&primary, "crowd_tick", last + 2)); /* the TickEnd of `last` went out */
 	tc_close(player);
-	assert_int_equal(server_signal_and_wait(&primary, SIGKILL) & 0x7f, SIGKILL);
+	assert_int_equal(kill(primary.pid, SIGSTOP), 0); /* gone for the follower, its frames all sent */
 
 	/* resumed and promoted at once: the Ack comes once every received tick is applied */
 	assert_int_equal(kill(follower.pid, SIGCONT), 0);
@@ -411,7 +412,7 @@ static void test_promote_drains(void **state) {
 	unsigned long long from = 0;
 	assert_int_equal(sscanf(done, "the primary of the world default from tick %llu", &from), 1);
 	const char *eol = strchr(line, '\n');
-	print_message("%.*s; promoted at tick %llu, the primary was killed past tick %.0f",
+	print_message("%.*s; promoted at tick %llu, the primary was stopped past tick %.0f",
 	              eol ? (int)(eol - line) : 80, line, from, last);
 	free(log);
 	if ((double)from < last) server_dump_output(&follower);
@@ -419,6 +420,7 @@ static void test_promote_drains(void **state) {
 	assert_true(metric_of(&follower, "crowd_agents") >= 2016); /* the spawn the follower slept through */
 	tc_assert_ack(tc_await(admin, tc_spawn_grid(admin, 4, 2, -80, 80, 2.5f, 1.0f))); /* a primary now */
 	tc_close(admin);
+	assert_int_equal(server_signal_and_wait(&primary, SIGKILL) & 0x7f, SIGKILL);
 	assert_int_equal(server_signal_and_wait(&follower, SIGTERM), 0);
 	char verified[256];
 	assert_int_equal(run_replay_verify(fdir, verified, sizeof verified), 0);
