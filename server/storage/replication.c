@@ -456,7 +456,16 @@ static void on_poll(uv_poll_t *h, int status, int events) {
 	(void)events;
 	repl_follower *f = h->data;
 	if (!f->client) return;
-	int r = status < 0 ? CROWD_CLIENT_ERR_IO : crowd_client_poll(f->client, 0);
+	int r;
+	if (status < 0) {
+		/* an error on the socket (a primary killed may reset the connection): what it still holds was
+		 * sent before, and a promotion applies it, so it is read first */
+		while ((r = crowd_client_poll(f->client, 0)) > 0 && !f->broken) {
+		}
+		if (r >= 0) r = CROWD_CLIENT_ERR_IO;
+	} else {
+		r = crowd_client_poll(f->client, 0);
+	}
 	if (r < 0) {
 		/* a crowd server says why before it closes (an Error): bytes that do not frame, or a close
 		 * without a word three times over, come from something else */
