@@ -19,6 +19,7 @@
 #include "log.h"
 #include "messages.h"
 #include "navigation.h"
+#include "record.h"
 #include "replay.h"
 #include "replication.h"
 #include "server.h"
@@ -87,6 +88,29 @@ static void room_config(room *r, const server_config *base, const crowd_v1_World
 		r->cfg.data_dir[0] = '\0'; /* too long a path: room_create refuses it */
 }
 
+/* ------------------------------------------------------------------ follower's queue */
+
+/* A tick received from the primary, waiting for its step. */
+typedef struct follow_tick {
+	struct follow_tick *next;
+	uint64_t tick, state_hash;
+	size_t len;
+	uint8_t records[]; /* framed: its commands */
+} follow_tick;
+
+static void follow_flush_held(room *r);
+static void follow_kick(room *r);
+
+static void follow_queue_clear(room *r) {
+	while (r->follow_head) {
+		follow_tick *t = r->follow_head;
+		r->follow_head = t->next;
+		free(t);
+	}
+	r->follow_tail = NULL;
+	r->follow_queued = 0;
+}
+
 /* ------------------------------------------------------------------ storage hooks */
 
 static void storage_reply_to_client(void *user, const storage_reply *rp) {
@@ -109,6 +133,14 @@ static void storage_resume_tick(void *user) {
 static void storage_batch_to_followers(void *user, const uint8_t *records, size_t len, uint64_t seq) {
 	room *r = user;
 	if (r->repl) repl_primary_batch(r->repl, records, len, seq, r->status->tick);
+}
+
+/* replication: a follower's journal is durable up to `upto`: FollowAck what it holds */
+static void storage_durable_to_primary(void *user, uint64_t upto) {
+	room *r = user;
+	if (r->following && r->is_default && r->srv->follower && !r->follow_sync.pending &&
+	    !r->follow_sync.installing && r->storage)
+		repl_follower_durable(r->srv->follower, upto);
 }
 
 /* ------------------------------------------------------------------ create / close */
@@ -160,7 +192,7 @@ int room_create(server *srv, const char *name, const crowd_v1_WorldSettings *set
 		}
 		storage_recovery rec;
 		const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r,
-		                             storage_batch_to_followers};
+		                             storage_batch_to_followers, storage_durable_to_primary};
 		/* a follower opens its data dir once the primary's checkpoint is in (room_follow_checkpoint) */
 		int rc = r->cfg.follow[0] ? 0 : storage_open(&r->cfg, srv->loop, r->sim, &hooks, &r->storage, &rec);
 		if (r->cfg.follow[0]) memset(&rec, 0, sizeof rec);
@@ -224,6 +256,12 @@ void room_destroy(room *r) {
 	if (r->tick_trace) fclose(r->tick_trace);
 	if (r->storage) storage_close(r->storage);
 	repl_primary_free(r->repl);
+	follow_queue_clear(r);
+	crowd_buf_free(&r->follow_held);
+	free(r->follow_sync.data);
+	free(r->follow_sync.idata);
+	if (r->follow_sync.sim) sim_destroy(r->follow_sync.sim);
+	free(r->promote.records);
 	command_queue_clear(&r->queue);
 	sim_destroy(r->sim);
 	world_table_free(&r->table);
@@ -555,7 +593,14 @@ static void step_done(uv_work_t *req, int status) {
 		fflush(NULL);
 		_exit(3);
 	}
-	if (r->storage) { /* persistence hook: journal the hash; snapshots wait until the tick is durable */
+	if (r->storage && r->following) { /* its TickEnd is journaled as received; a checkpoint due here */
+		const bool ckpt = r->follow_ckpt_tick == st->tick;
+		storage_follow_tick_done(r->storage, r->sim, st->tick, st->state_hash, ckpt);
+		if (ckpt) {
+			r->follow_ckpt_tick = 0;
+			follow_flush_held(r);
+		}
+	} else if (r->storage) { /* persistence hook: journal the hash; snapshots wait until the tick is durable */
 		storage_tick_end(r->storage, r->sim, st->tick, st->state_hash, st->agents);
 		if (r->repl && repl_primary_wants_checkpoint(r->repl)) { /* replication: a full sync at this boundary */
 			crowd_buf ckpt;
@@ -636,6 +681,7 @@ static void step_finish(room *r) {
 	}
 	tick_end(r);
 	if (!server_stopping(r) && !r->following) schedule_next_tick(r);
+	if (r->following) follow_kick(r); /* the next received tick, if any */
 }
 
 static room *room_of_lane_job(step_lane_job *job) {
@@ -660,6 +706,8 @@ static bool idle_too_long(room *r, uint64_t now) {
 	if (r->idle_since_ns == 0) r->idle_since_ns = now;
 	return (double)(now - r->idle_since_ns) * 1e-9 >= r->cfg.world_idle_seconds;
 }
+
+static void start_step(room *r, uint64_t now);
 
 static void room_tick(room *r) {
 	if (r->step_running || server_stopping(r)) return;
@@ -690,6 +738,11 @@ static void room_tick(room *r) {
 			r->build_table = true;
 			break;
 		}
+	start_step(r, now);
+}
+
+/* The step of the tick (its commands applied since `now`) on the pool, or on the lane for a heavy world. */
+static void start_step(room *r, uint64_t now) {
 	r->step_running = true;
 	r->step_work.data = r;
 	r->tick_queued_ns = uv_hrtime();
@@ -848,88 +901,267 @@ void room_follower_ack(room *r, uint32_t client_id, uint64_t seq, uint64_t tick)
 	if (held && r->storage) storage_set_replicated(r->storage, held);
 }
 
-int room_follow_checkpoint(room *r, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history) {
-	if (r->storage) { /* a new full sync: what was kept is replaced */
-		storage_close(r->storage);
-		r->storage = NULL;
-	}
+/* A full sync, on the pool: the data dir takes the checkpoint, a new sim is
+ * recovered from it (decode, navigation). Reads only its own copies and the
+ * idle world (no step runs: step_running is held meanwhile). */
+static void follow_install_work(uv_work_t *req) {
+	room *r = req->data;
+	struct room_follow_sync *fs = &r->follow_sync;
+	fs->st = NULL;
+	fs->sim = NULL;
 	uint64_t ckpt_tick = 0;
-	if (replay_checkpoint_settings(checkpoint, len, &r->cfg, &ckpt_tick) != 0 || ckpt_tick != tick) {
+	if (replay_checkpoint_settings(fs->idata, fs->ilen, &fs->cfg, &ckpt_tick) != 0 || ckpt_tick != fs->itick) {
 		log_error("replication: the primary's checkpoint does not read");
-		return -1;
+		fs->rc = -1;
+		return;
 	}
-	int rc = storage_install_checkpoint(r->cfg.data_dir, history, checkpoint, len, tick);
+	int rc = storage_install_checkpoint(fs->cfg.data_dir, fs->ihistory, fs->idata, fs->ilen, fs->itick);
 	if (rc != 0) {
-		log_error("replication: cannot write the checkpoint into %s: %s", r->cfg.data_dir, strerror(-rc));
-		return -1;
+		log_error("replication: cannot write the checkpoint into %s: %s", fs->cfg.data_dir, strerror(-rc));
+		fs->rc = -1;
+		return;
 	}
 	storage_recovery rec;
-	const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r, storage_batch_to_followers};
-	rc = storage_open(&r->cfg, r->srv->loop, r->sim, &hooks, &r->storage, &rec);
-	if (rec.sim) {
-		sim_destroy(r->sim);
-		r->sim = rec.sim;
-	}
+	const storage_hooks hooks = {storage_reply_to_client, storage_resume_tick, r, storage_batch_to_followers,
+	                             storage_durable_to_primary};
+	rc = storage_open(&fs->cfg, NULL, r->sim, &hooks, &fs->st, &rec); /* the writer starts on the loop */
+	fs->sim = rec.sim;
+	fs->state_hash = rec.state_hash;
 	if (rc != 0 || !rec.sim) {
-		log_error("replication: the checkpoint of tick %" PRIu64 " did not open in %s", tick, r->cfg.data_dir);
-		return -1;
+		log_error("replication: the checkpoint of tick %" PRIu64 " did not open in %s", fs->itick, fs->cfg.data_dir);
+		fs->rc = -1;
+		return;
 	}
+	fs->rc = 0;
+}
+
+static void follow_install_done(uv_work_t *req, int status) {
+	room *r = req->data;
+	struct room_follow_sync *fs = &r->follow_sync;
+	r->step_running = false;
+	fs->installing = false;
+	free(fs->idata);
+	fs->idata = NULL;
+	storage *st = fs->st;
+	fs->st = NULL;
+	if (status != 0 || fs->rc != 0 || r->closing || server_stopping(r)) {
+		if (fs->sim) sim_destroy(fs->sim);
+		fs->sim = NULL;
+		storage_close(st);
+		if (r->closing) {
+			room_finish_close(r);
+			return;
+		}
+		if (server_stopping(r)) return;
+		log_error("replication: the follower stops");
+		fflush(NULL);
+		_exit(1);
+	}
+	r->cfg = fs->cfg; /* the checkpoint's settings */
+	storage_use_config(st, &r->cfg);
+	if (storage_attach(st, r->srv->loop) != 0) {
+		log_error("replication: the journal's writer did not start: the follower stops");
+		fflush(NULL);
+		_exit(1);
+	}
+	r->storage = st;
+	sim_destroy(r->sim);
+	r->sim = fs->sim;
+	fs->sim = NULL;
 	r->following = true;
 	r->period_ns = 1000000000ull / r->cfg.tick_rate_hz;
 	r->status->tick = orca_world_step_count(r->sim->world);
-	r->status->state_hash = rec.state_hash;
+	r->status->state_hash = fs->state_hash;
 	r->status->agents = orca_world_agent_count(r->sim->world);
 	r->status->obstacles = orca_world_obstacle_count(r->sim->world);
 	for (uint32_t i = 0; i < r->members.count; i++) r->members.items[i]->need_keyframe = true;
 	r->obstacle_set_valid = false;
+	log_info("replication: the checkpoint of tick %" PRIu64 " is installed", r->status->tick);
+	if (r->is_default && !fs->pending && r->srv->follower) r->metrics->replication.connected = true;
+	if (!fs->pending) follow_flush_held(r); /* else a newer sync came meanwhile: its records wait for it */
+	follow_kick(r);
+}
+
+/* The pending full sync onto the pool (no step runs). The old journal is
+ * closed first: its last durable point is nothing to acknowledge any more. */
+static void follow_install_start(room *r) {
+	struct room_follow_sync *fs = &r->follow_sync;
+	fs->pending = false;
+	fs->idata = fs->data;
+	fs->ilen = fs->len;
+	fs->itick = fs->tick;
+	memcpy(fs->ihistory, fs->history, sizeof fs->ihistory);
+	fs->data = NULL;
+	if (r->storage) {
+		storage *old = r->storage;
+		r->storage = NULL;
+		storage_close(old);
+	}
+	fs->cfg = r->cfg;
+	fs->installing = true;
+	r->step_running = true; /* no step, no close, until it is in */
+	fs->work.data = r;
+	int rc = uv_queue_work(r->srv->loop, &fs->work, follow_install_work, follow_install_done);
+	if (rc != 0) {
+		log_error("uv_queue_work: %s; installing the checkpoint on the loop thread", uv_strerror(rc));
+		follow_install_work(&fs->work);
+		follow_install_done(&fs->work, 0);
+	}
+}
+
+int room_follow_checkpoint(room *r, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history) {
+	/* the ticks queued and the records held belong to the stream this one replaces */
+	follow_queue_clear(r);
+	r->follow_held.len = 0;
+	r->follow_ckpt_tick = 0;
+	struct room_follow_sync *fs = &r->follow_sync;
+	free(fs->data); /* a sync not installed yet: this one replaces it */
+	fs->data = malloc(len ? len : 1);
+	if (!fs->data) {
+		log_error("replication: out of memory keeping the primary's checkpoint");
+		return -1;
+	}
+	memcpy(fs->data, checkpoint, len);
+	fs->len = len;
+	fs->tick = tick;
+	snprintf(fs->history, sizeof fs->history, "%s", history);
+	fs->pending = true;
+	r->follow_holding = true; /* what comes next goes into the new journal, once it is open */
+	follow_kick(r);
 	return 0;
 }
 
-void room_follow_record(room *r, const uint8_t *msg, size_t len) {
-	if (!r->storage) return;
+static void follow_journal(room *r, const uint8_t *msg, size_t len) {
 	uint32_t id = storage_journal_replicated(r->storage, msg, len);
-	if (id >= r->sim->next_client_id) r->sim->next_client_id = id + 1;
+	if (id > r->follow_max_client) r->follow_max_client = id;
 }
 
-void room_follow_commit(room *r) {
-	if (r->storage) storage_commit(r->storage);
+void room_follow_record(room *r, const uint8_t *msg, size_t len) {
+	if (r->follow_holding) { /* into the journal once it may take it, in this order */
+		if (!record_append_message(&r->follow_held, msg, len))
+			log_error("replication: out of memory holding a record for the journal");
+		return;
+	}
+	if (r->storage) follow_journal(r, msg, len);
+}
+
+/* The records held back go into the journal, in their order, as one batch. */
+static void follow_flush_held(room *r) {
+	r->follow_holding = false;
+	if (!r->storage || r->follow_held.len == 0) return;
+	size_t pos = 0;
+	const uint8_t *msg;
+	size_t len;
+	while (record_next(r->follow_held.data, r->follow_held.len, &pos, &msg, &len) == RECORD_OK)
+		follow_journal(r, msg, len);
+	r->follow_held.len = 0;
+	storage_commit(r->storage);
+}
+
+uint64_t room_follow_commit(room *r) {
+	if (r->follow_holding) /* held: they go in the next batch, committed as one when the hold ends */
+		return (r->storage && !r->follow_sync.pending && !r->follow_sync.installing
+		            ? storage_committed_seq(r->storage)
+		            : 0) +
+		       1;
+	if (!r->storage) return 0;
+	storage_commit(r->storage);
+	return storage_committed_seq(r->storage);
 }
 
 int room_follow_tick(room *r, uint64_t tick, uint64_t state_hash, const uint8_t *records, size_t len) {
-	if (!r->following || r->step_running || tick != r->status->tick + 1) return -1;
+	if (!r->following) return -1;
+	follow_tick *t = malloc(sizeof *t + (len ? len : 1));
+	if (!t) {
+		log_error("replication: out of memory queueing tick %" PRIu64, tick);
+		return -1;
+	}
+	t->next = NULL;
+	t->tick = tick;
+	t->state_hash = state_hash;
+	t->len = len;
+	if (len) memcpy(t->records, records, len);
+	if (r->follow_tail)
+		r->follow_tail->next = t;
+	else
+		r->follow_head = t;
+	r->follow_tail = t;
+	r->follow_queued++;
+	/* its TickEnd is the last record journaled: a checkpoint due here ends the segment there, and the
+	 * records after it wait until the world is copied at this tick */
+	if (!r->follow_holding && r->follow_ckpt_tick == 0 && r->storage &&
+	    storage_follow_checkpoint_due(r->storage, tick)) {
+		r->follow_ckpt_tick = tick;
+		r->follow_holding = true;
+	}
+	follow_kick(r);
+	return 0;
+}
+
+/* The next received tick onto the pool, when no step runs: its commands applied
+ * by the recovery's replay code, then the live step; step_done compares the hash. */
+static void follow_kick(room *r) {
+	if (!r->following || r->step_running || server_stopping(r)) return;
+	if (r->follow_sync.pending) { /* a full sync first: installed on the pool, then the ticks after it */
+		follow_install_start(r);
+		return;
+	}
+	follow_tick *t = r->follow_head;
+	if (!t) {
+		if (r->promote.pending) server_promote_done(r->srv);
+		return;
+	}
+	r->follow_head = t->next;
+	if (!r->follow_head) r->follow_tail = NULL;
+	r->follow_queued--;
+	if (t->tick != r->status->tick + 1) {
+		log_error("replication: tick %" PRIu64 " queued after tick %" PRIu64 ": the follower stops", t->tick,
+		          r->status->tick);
+		fflush(NULL);
+		_exit(3);
+	}
 	uint64_t now = uv_hrtime();
 	r->tick_started_ns = now;
 	for (uint32_t i = r->members.count; i-- > 0;) session_check_timers(r->members.items[i], now);
 	const session_list *all = &r->srv->host.sessions;
 	for (uint32_t i = all->count; i-- > 0;)
 		if (!all->items[i]->world) session_check_timers(all->items[i], now);
+	if (r->follow_max_client >= r->sim->next_client_id) r->sim->next_client_id = r->follow_max_client + 1;
 	/* the recovery's replay code: the recorded commands by the recorded settings, then the live step */
-	if (replay_apply_records(r->sim, records, len, tick) < 0) {
-		log_error("replication: a record of tick %" PRIu64 " does not apply", tick);
-		return -1;
+	if (replay_apply_records(r->sim, t->records, t->len, t->tick) < 0) {
+		log_error("replication: a record of tick %" PRIu64 " does not apply: the follower stops", t->tick);
+		fflush(NULL);
+		_exit(3);
 	}
-	storage_commit(r->storage);
+	r->follow_hash = t->state_hash;
+	free(t);
 	r->build_table = false;
 	for (uint32_t i = 0; i < r->members.count; i++)
 		if (r->members.items[i]->subscribed) {
 			r->build_table = true;
 			break;
 		}
-	r->follow_hash = state_hash;
-	r->step_work.data = r;
-	r->tick_queued_ns = uv_hrtime();
-	step_work(&r->step_work);
-	step_done(&r->step_work, 0); /* on the loop thread: the next frame waits for this tick */
-	return 0;
+	start_step(r, now); /* on the pool: the loop goes on answering viewers and /metrics */
+}
+
+uint32_t room_follow_backlog(const room *r) {
+	return r->follow_queued + (r->following && r->step_running ? 1u : 0u);
+}
+
+void room_promote_when_drained(room *r) {
+	r->promote.pending = true;
+	follow_kick(r); /* at once when nothing is queued and no step runs */
 }
 
 void room_promote(room *r, const uint8_t *pending, size_t len) {
 	const uint64_t tick = r->status->tick;
+	if (r->follow_max_client >= r->sim->next_client_id) r->sim->next_client_id = r->follow_max_client + 1;
 	if (pending && len) {
 		int n = replay_apply_records(r->sim, pending, len, tick + 1);
 		log_info("replication: %d command(s) of the unfinished tick %" PRIu64 " applied", n, tick + 1);
 	}
 	r->following = false;
+	r->promote.pending = false;
 	/* the next tick is the one the old primary may have run and shown: exactly these commands */
 	storage_quiet_next_tick(r->storage);
 	room_start(r);

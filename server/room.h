@@ -120,6 +120,38 @@ typedef struct room {
 	struct repl_primary *repl; /* its followers, once one asked (NULL: none ever) */
 	bool following;            /* a follower's world: it steps on the primary's TickEnds, not by its timer */
 	uint64_t follow_hash;      /* the primary's state hash of the tick being stepped */
+	/* a follower steps the primary's ticks on the pool, one at a time in order; the loop only queues them */
+	struct follow_tick *follow_head, *follow_tail; /* received, not stepped yet */
+	uint32_t follow_queued;
+	crowd_buf follow_held;     /* records received while the journal may not take them (framed) */
+	bool follow_holding;       /* ... because of a checkpoint due at follow_ckpt_tick, or a full sync waiting */
+	uint64_t follow_ckpt_tick; /* the journal ends at this tick's TickEnd until the world is copied there */
+	uint32_t follow_max_client; /* the newest client id the primary's identities named */
+	struct room_follow_sync {
+		bool pending;    /* a full sync came: installed on the pool once no step runs */
+		bool installing; /* on the pool now (step_running meanwhile) */
+		uint8_t *data;   /* the pending one's checkpoint */
+		size_t len;
+		uint64_t tick;
+		char history[33];
+		/* the one being installed (moved from the above) */
+		uint8_t *idata;
+		size_t ilen;
+		uint64_t itick;
+		char ihistory[33];
+		uv_work_t work;
+		server_config cfg; /* r->cfg with the checkpoint's settings (the pool's copy) */
+		int rc;
+		struct storage *st;
+		sim *sim;
+		uint64_t state_hash;
+	} follow_sync;
+	struct {
+		bool pending; /* Promote came: it finishes once every received tick is stepped */
+		uint8_t *records; /* the unfinished tick's (framed) */
+		size_t len;
+		uint32_t client_id, request_id; /* who asked: answered then */
+	} promote;
 
 	bool opening;        /* CreateWorld: its mesh is being built on the pool (step_running meanwhile) */
 	int open_status;     /* what that build returned */
@@ -183,13 +215,19 @@ void room_follower_ack(room *r, uint32_t client_id, uint64_t seq, uint64_t tick)
 int room_follow_checkpoint(room *r, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history);
 /** A record received: journaled (an identity is kept for resume). */
 void room_follow_record(room *r, const uint8_t *msg, size_t len);
-/** The records of a frame are all in: commit them to the journal. */
-void room_follow_commit(room *r);
+/** The records of a frame are all in: commit them to the journal. Returns
+ * the journal's batch that holds them (storage_committed_seq; 0 without storage). */
+uint64_t room_follow_commit(room *r);
 /** The primary's tick: apply its records, step, compare the state hash (a
  * mismatch stops the process: a log line and exit status 3). 0, or -1. */
 int room_follow_tick(room *r, uint64_t tick, uint64_t state_hash, const uint8_t *records, size_t len);
 /** Promotion: apply the unfinished tick's records (framed), tick by its own timer from here. */
 void room_promote(room *r, const uint8_t *pending, size_t len);
+/** Promote once every received tick is stepped (r->promote filled in):
+ * server_promote_done is called then (at once when nothing is queued). */
+void room_promote_when_drained(room *r);
+/** Received ticks not stepped yet (queued or stepping). */
+uint32_t room_follow_backlog(const room *r);
 
 /** The 99th percentile of its recent ticks' lateness, in milliseconds. */
 float room_lateness_p99_ms(const room *r);

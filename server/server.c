@@ -420,26 +420,47 @@ static void host_follow_ack(void *user, session *s, const crowd_v1_FollowAck *m)
 static void host_promote(void *user, session *s, uint32_t request_id) {
 	server *srv = user;
 	room *r = srv->world;
-	if (!srv->follower || !r->following) {
+	if (r->promote.pending) {
+		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
+		                   "a promotion is under way: its Ack comes once the received ticks are applied");
+		return;
+	}
+	if (!srv->follower || !r->following ||
+	    (!r->storage && !r->follow_sync.pending && !r->follow_sync.installing)) {
 		session_send_error(s, request_id, crowd_v1_ErrorCode_ERROR_INVALID_ARGUMENT, 0,
 		                   srv->follower ? "nothing received from the primary yet: nothing to promote"
 		                                 : "this server follows no primary: it is one");
 		return;
 	}
-	uint8_t *pending = NULL;
-	size_t len = 0;
-	repl_follower_stop(srv->follower, &pending, &len);
+	/* everything the primary's connection holds now, then every complete tick received is stepped
+	 * before this server takes commands; world changes get READ_ONLY until then */
+	repl_follower_drain(srv->follower);
+	repl_follower_stop(srv->follower, &r->promote.records, &r->promote.len);
 	srv->follower = NULL;
-	room_promote(r, pending, len);
-	free(pending);
+	srv->metrics.replication.connected = false;
+	r->promote.client_id = s->client_id;
+	r->promote.request_id = request_id;
+	log_info("promotion asked by client %u: %u received tick(s) to apply first", s->client_id,
+	         room_follow_backlog(r));
+	room_promote_when_drained(r);
+}
+
+void server_promote_done(server *srv) {
+	room *r = srv->world;
+	room_promote(r, r->promote.records, r->promote.len);
+	free(r->promote.records);
+	r->promote.records = NULL;
+	r->promote.len = 0;
 	srv->host.read_only = false;
 	srv->metrics.replication.following = false;
 	srv->metrics.replication.connected = false;
+	srv->metrics.replication.lag_ticks = 0;
 	/* new ids go on above the viewers' (the session list is kept in id order), so past every primary's id */
 	if (srv->next_client_id < r->sim->next_client_id) srv->next_client_id = r->sim->next_client_id;
-	log_info("promoted by client %u: the primary of the world %s from tick %" PRIu64, s->client_id, r->name,
-	         r->status->tick);
-	session_send_ack(s, request_id, NULL, 0);
+	log_info("promoted by client %u: the primary of the world %s from tick %" PRIu64, r->promote.client_id,
+	         r->name, r->status->tick);
+	session *s = session_find(&srv->host, r->promote.client_id);
+	if (s && !s->closing) session_send_ack(s, r->promote.request_id, NULL, 0);
 }
 
 /* ---- replication: a follower's side (repl_follower_hooks on the default world) */
@@ -459,7 +480,7 @@ static int follower_checkpoint(void *user, const uint8_t *checkpoint, size_t len
 		_exit(1);
 	}
 	srv->metrics.replication.syncs++;
-	srv->metrics.replication.connected = true;
+	srv->metrics.replication.connected = false; /* once the checkpoint is installed (on the pool) */
 	log_info("replication: in sync with the primary at tick %" PRIu64 " (history %s)", tick, history);
 	return 0;
 }
@@ -474,13 +495,15 @@ static int follower_tick(void *user, uint64_t tick, uint64_t state_hash, const u
 	return room_follow_tick(srv->world, tick, state_hash, records, len);
 }
 
-static void follower_batch_done(void *user) {
+static uint64_t follower_batch_done(void *user) {
 	server *srv = user;
-	room_follow_commit(srv->world);
+	const uint64_t seq = room_follow_commit(srv->world);
 	repl_follower_stats st;
 	repl_follower_get_stats(srv->follower, &st);
-	srv->metrics.replication.connected = st.connected;
+	const room *r = srv->world;
+	srv->metrics.replication.connected = st.connected && !r->follow_sync.pending && !r->follow_sync.installing;
 	srv->metrics.replication.lag_ticks = st.lag_ticks;
+	return seq;
 }
 
 static uint64_t follower_applied_tick(void *user) {

@@ -135,6 +135,10 @@ int server_open_world(server *srv, const char *name, const crowd_v1_WorldSetting
 /** Close a world other than the default: its clients get Error{WORLD_CLOSED}
  * and are closed, its data is written (and removed with delete_data). */
 void server_close_world(server *srv, room *r, bool delete_data);
+
+/** A follower's promotion (room_promote_when_drained): every received tick is
+ * stepped; become the primary and answer who asked. */
+void server_promote_done(server *srv);
 /** uv_hrtime(): monotonic nanoseconds. */
 uint64_t server_now_ns(void);
 

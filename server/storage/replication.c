@@ -201,10 +201,72 @@ struct repl_follower {
 	crowd_buf stream;  /* journal bytes not yet a whole record */
 	crowd_buf pending; /* framed records of the next tick, not applied yet */
 	uint64_t primary_tick;
+	uint64_t received_tick; /* the newest tick whose TickEnd was handed over (stepped or queued) */
 	repl_follower_stats stats;
+
+	/* FollowAck only for what the follower's own journal holds durably: the
+	 * primary's batches waiting for the follower's batch that holds them */
+	struct ack_wait {
+		uint64_t local; /* the follower's batch (storage_committed_seq) */
+		uint64_t seq;   /* the primary's */
+	} *acks;
+	uint32_t ack_count, ack_cap;
+	uint64_t durable_local; /* the follower's batches durable so far (this storage) */
+	uint64_t acked_seq;     /* the primary's newest batch acknowledged on this connection */
+	uint64_t told_tick;     /* the applied tick the last FollowAck said */
 };
 
 static void schedule_connect(repl_follower *f, uint64_t ms);
+
+/* FollowAck: the primary's batches held durably, and the tick applied (its lag). */
+static void send_ack(repl_follower *f) {
+	if (!f->client || !f->synced) return;
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_follow_ack_tag;
+	m.msg.follow_ack.seq = f->acked_seq;
+	m.msg.follow_ack.tick = f->hooks.applied_tick(f->hooks.user);
+	f->told_tick = m.msg.follow_ack.tick;
+	crowd_client_send_message(f->client, &m);
+}
+
+static void acks_clear(repl_follower *f) {
+	f->ack_count = 0;
+	f->acked_seq = 0;
+	f->told_tick = 0;
+}
+
+/* The primary's batch `seq` is in the follower's batch `local`: acknowledged
+ * now if that is durable already, else once it is. False: out of memory. */
+static bool ack_when_durable(repl_follower *f, uint64_t local, uint64_t seq) {
+	if (local <= f->durable_local && f->ack_count == 0) {
+		if (seq > f->acked_seq) f->acked_seq = seq;
+		return true;
+	}
+	if (f->ack_count == f->ack_cap) {
+		uint32_t cap = f->ack_cap ? f->ack_cap * 2 : 64;
+		struct ack_wait *p = realloc(f->acks, sizeof *p * cap);
+		if (!p) return false;
+		f->acks = p;
+		f->ack_cap = cap;
+	}
+	f->acks[f->ack_count++] = (struct ack_wait){local, seq};
+	return true;
+}
+
+void repl_follower_durable(repl_follower *f, uint64_t upto) {
+	if (!f) return;
+	if (upto > f->durable_local) f->durable_local = upto;
+	uint32_t k = 0;
+	const uint64_t before = f->acked_seq;
+	while (k < f->ack_count && f->acks[k].local <= f->durable_local) {
+		if (f->acks[k].seq > f->acked_seq) f->acked_seq = f->acks[k].seq;
+		k++;
+	}
+	if (k == 0) return;
+	memmove(f->acks, f->acks + k, sizeof *f->acks * (f->ack_count - k));
+	f->ack_count -= k;
+	if (f->acked_seq != before) send_ack(f);
+}
 
 static void refuse(repl_follower *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void refuse(repl_follower *f, const char *fmt, ...) {
@@ -275,27 +337,29 @@ static void take_records(repl_follower *f) {
 			f->broken = true;
 			return;
 		}
-		const uint64_t applied = f->hooks.applied_tick(f->hooks.user);
+		const uint64_t received = f->received_tick;
 		if (rec.has_tick_end) {
-			if (rec.tick_end.tick <= applied) continue; /* in the checkpoint already */
-			if (rec.tick_end.tick != applied + 1) {
+			if (rec.tick_end.tick <= received) continue; /* in the checkpoint already */
+			if (rec.tick_end.tick != received + 1) {
 				log_error("replication: tick %" PRIu64 " follows tick %" PRIu64 ": a full sync follows",
-				          rec.tick_end.tick, applied);
+				          rec.tick_end.tick, received);
 				f->broken = true;
 				return;
 			}
+			f->hooks.record(f->hooks.user, msg, len); /* journaled as it came, then stepped in turn */
 			if (f->hooks.tick(f->hooks.user, rec.tick_end.tick, rec.tick_end.state_hash, f->pending.data,
 			                  f->pending.len) != 0) {
 				f->broken = true;
 				return;
 			}
+			f->received_tick = rec.tick_end.tick;
 			f->pending.len = 0;
 			continue;
 		}
 		if (rec.has_command || rec.has_drop_owners) {
 			const uint64_t t = rec.has_command ? rec.command.tick : rec.drop_owners.tick;
-			if (t <= applied) continue;
-			if (t != applied + 1 || !record_append_message(&f->pending, msg, len)) {
+			if (t <= received) continue;
+			if (t != received + 1 || !record_append_message(&f->pending, msg, len)) {
 				f->broken = true;
 				return;
 			}
@@ -322,11 +386,14 @@ static void on_replication(void *user, const crowd_v1_ReplicationFrame *fr) {
 			f->broken = true;
 			return;
 		}
+		acks_clear(f); /* the old journal goes: what it held durably is no longer said */
 		if (f->hooks.checkpoint(f->hooks.user, f->checkpoint.data, f->checkpoint.len, f->checkpoint_tick,
 		                        fr->history_id) != 0) {
 			f->broken = true;
 			return;
 		}
+		f->durable_local = 0; /* a new journal: its batches count from 1 */
+		f->received_tick = f->checkpoint_tick;
 		snprintf(f->history, sizeof f->history, "%s", fr->history_id);
 		crowd_buf_free(&f->checkpoint);
 		crowd_buf_init(&f->checkpoint);
@@ -344,16 +411,17 @@ static void on_replication(void *user, const crowd_v1_ReplicationFrame *fr) {
 	}
 	take_records(f);
 	if (f->broken) return;
-	f->hooks.batch_done(f->hooks.user);
+	const uint64_t local = f->hooks.batch_done(f->hooks.user);
+	const uint64_t before = f->acked_seq;
+	if (fr->seq && !ack_when_durable(f, local, fr->seq)) {
+		log_error("replication: out of memory keeping a FollowAck: a full sync follows");
+		f->broken = true;
+		return;
+	}
 	const uint64_t applied = f->hooks.applied_tick(f->hooks.user);
 	f->stats.lag_ticks = f->primary_tick > applied ? f->primary_tick - applied : 0;
-	if (fr->seq) {
-		crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
-		m.which_msg = crowd_v1_ClientMessage_follow_ack_tag;
-		m.msg.follow_ack.seq = fr->seq;
-		m.msg.follow_ack.tick = applied;
-		crowd_client_send_message(f->client, &m);
-	}
+	/* the tick applied goes to the primary at once (its view of the lag); the seq only once durable */
+	if (f->acked_seq != before || applied != f->told_tick) send_ack(f);
 }
 
 static void on_poll_closed(uv_handle_t *h) {
@@ -378,6 +446,7 @@ static void disconnect(repl_follower *f, const char *why) {
 	f->synced = false;
 	f->broken = false;
 	f->checkpoint.len = 0;
+	acks_clear(f); /* a new connection acknowledges from its own checkpoint on */
 	f->stream.len = 0; /* a partial record: sent again, or replaced by the next full sync */
 	/* f->pending stays: those records are journaled here; a promotion applies them, a full sync drops them */
 	if (!f->stopping) schedule_connect(f, RETRY_MS);
@@ -387,7 +456,16 @@ static void on_poll(uv_poll_t *h, int status, int events) {
 	(void)events;
 	repl_follower *f = h->data;
 	if (!f->client) return;
-	int r = status < 0 ? CROWD_CLIENT_ERR_IO : crowd_client_poll(f->client, 0);
+	int r;
+	if (status < 0) {
+		/* an error on the socket (a primary killed may reset the connection): what it still holds was
+		 * sent before, and a promotion applies it, so it is read first */
+		while ((r = crowd_client_poll(f->client, 0)) > 0 && !f->broken) {
+		}
+		if (r >= 0) r = CROWD_CLIENT_ERR_IO;
+	} else {
+		r = crowd_client_poll(f->client, 0);
+	}
 	if (r < 0) {
 		/* a crowd server says why before it closes (an Error): bytes that do not frame, or a close
 		 * without a word three times over, come from something else */
@@ -482,6 +560,7 @@ static void on_timer_closed(uv_handle_t *h) {
 	crowd_buf_free(&f->checkpoint);
 	crowd_buf_free(&f->stream);
 	crowd_buf_free(&f->pending);
+	free(f->acks);
 	free(f);
 }
 
@@ -500,6 +579,12 @@ void repl_follower_stop(repl_follower *f, uint8_t **pending, size_t *pending_len
 	disconnect(f, "stopped following");
 	uv_timer_stop(&f->timer);
 	uv_close((uv_handle_t *)&f->timer, on_timer_closed);
+}
+
+void repl_follower_drain(repl_follower *f) {
+	if (!f) return;
+	while (f->client && !f->broken && crowd_client_poll(f->client, 0) > 0) {
+	}
 }
 
 void repl_follower_get_stats(const repl_follower *f, repl_follower_stats *out) {

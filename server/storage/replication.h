@@ -4,8 +4,9 @@
  * world's checkpoint at a tick boundary, in chunks) and then every journal
  * batch as storage hands it to its writer (ReplicationFrame). The payload is
  * the journal's own framed records (proto/storage.proto): there is no second
- * format. The follower acknowledges every batch it holds (FollowAck), which is
- * what --min-followers-ack waits for.
+ * format. The follower acknowledges a batch (FollowAck.seq) only once its own
+ * journal holds it durably (as its --fsync says), which is what
+ * --min-followers-ack waits for; FollowAck.tick is the tick it applied.
  *
  * repl_primary: one per world that is followed; who follows and what each
  * holds. repl_follower: the follower's connection, the checkpoint's chunks put
@@ -62,13 +63,19 @@ typedef struct repl_follower_hooks {
 	/** A full sync: the checkpoint of `tick` (one framed Record) and the
 	 * primary's history. 0, or -1: the follower stops (the caller said why). */
 	int (*checkpoint)(void *user, const uint8_t *checkpoint, size_t len, uint64_t tick, const char *history);
-	/** A record to keep (its message bytes): a Command or DropOwners of the next tick, or a ClientIdentity. */
+	/** A record to keep (its message bytes), in the primary's order: a
+	 * Command or DropOwners of the next tick, its TickEnd, or a ClientIdentity. */
 	void (*record)(void *user, const uint8_t *msg, size_t len);
-	/** The primary's TickEnd of the next tick: apply `records` (framed:
-	 * that tick's commands), step, compare state_hash. 0, or -1 (stop). */
+	/** The primary's TickEnd of the next tick (handed to `record` just
+	 * before): apply `records` (framed: that tick's commands), step, compare
+	 * state_hash -- in turn: the ticks may queue while an earlier one steps.
+	 * 0, or -1 (stop). */
 	int (*tick)(void *user, uint64_t tick, uint64_t state_hash, const uint8_t *records, size_t len);
-	/** Every record of a frame was handed over (the journal batch may be committed). */
-	void (*batch_done)(void *user);
+	/** Every record of a frame was handed over: commit the journal batch;
+	 * returns the follower's own batch number (storage_committed_seq) that
+	 * holds them. The frame is acknowledged once repl_follower_durable says
+	 * that batch is durable. */
+	uint64_t (*batch_done)(void *user);
 	/** The ticks the follower completed. */
 	uint64_t (*applied_tick)(void *user);
 	void *user;
@@ -79,9 +86,16 @@ typedef struct repl_follower_hooks {
  * Connection failures are retried; refusals end in hooks.refused. */
 int repl_follower_start(uv_loop_t *loop, const server_config *cfg, const char *history,
                         const repl_follower_hooks *hooks, repl_follower **out);
+/** Take in every frame the primary's connection holds now (a promotion
+ * applies all it received): their ticks are handed over (hooks.tick). */
+void repl_follower_drain(repl_follower *f);
 /** Stop following (promotion, shutdown); frees it. The records of the
  * unfinished tick (received, not applied: framed) are handed back (malloc'd; NULL when none). */
 void repl_follower_stop(repl_follower *f, uint8_t **pending, size_t *pending_len);
+
+/** The follower's own journal is durable up to its batch `upto` (storage's
+ * hooks.durable): the primary's batches it holds are acknowledged. */
+void repl_follower_durable(repl_follower *f, uint64_t upto);
 
 typedef struct repl_follower_stats {
 	bool connected;     /* streaming from the primary */

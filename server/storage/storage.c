@@ -76,6 +76,7 @@ struct storage {
 	double copy_seconds;
 	uint64_t refused;
 	uint64_t replicated_seq; /* --min-followers-ack: batches held by enough followers */
+	uint64_t durable_told;   /* the last durable seq hooks.durable was given */
 	char history[33];        /* the data dir's history id */
 	uv_async_t async;
 	bool async_open;
@@ -574,6 +575,10 @@ static void on_progress(uv_async_t *h) {
 		}
 	}
 	st->reply_count = k;
+	if (durable > st->durable_told) { /* replication: a follower acknowledges what is durable */
+		st->durable_told = durable;
+		if (st->hooks.durable) st->hooks.durable(st->hooks.user, durable);
+	}
 	/* a held tick goes on once durable; while the disk fails, viewers keep their snapshots */
 	if (st->held && (durable >= st->tick_seq || !available)) {
 		st->held = false;
@@ -643,6 +648,10 @@ void storage_commit(storage *st) {
 	submit(st, j);
 }
 
+uint64_t storage_committed_seq(const storage *st) {
+	return st->next_seq - 1;
+}
+
 static void start_checkpoint(storage *st, const sim *sm, uint64_t state_hash) {
 	job *j = calloc(1, sizeof *j);
 	if (!j) return;
@@ -670,6 +679,27 @@ static void start_checkpoint(storage *st, const sim *sm, uint64_t state_hash) {
 	submit(st, j);
 }
 
+/* A checkpoint is due at `tick` (logging one skipped because the last is still being written). */
+static bool checkpoint_due(storage *st, uint64_t tick) {
+	if (!st->available_seen) return false;
+	const uint32_t every = st->cfg->checkpoint_every;
+	if (every) {
+		if (tick % every != 0) return false;
+		if (st->checkpoint_in_flight) { /* said, so that a missing checkpoint is never a mystery */
+			log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the one before is still being written; "
+			         "the next one is due at tick %" PRIu64,
+			         tick, tick + every);
+			return false;
+		}
+		return true;
+	}
+	/* by wall time: replaying a tick costs about what running it did, so recovery
+	 * replays about --checkpoint-seconds whatever the tick rate or the load */
+	const uint64_t period_ns = (uint64_t)(st->cfg->checkpoint_seconds * 1e9);
+	if (now_ns() - st->checkpoint_ns < period_ns) return false;
+	return !st->checkpoint_in_flight; /* due: the first tick after the one before is written */
+}
+
 void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, uint32_t agents) {
 	st->tick = tick;
 	if (!st->recording) return;
@@ -679,25 +709,20 @@ void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_
 	rec.tick_end.state_hash = state_hash;
 	rec.tick_end.agents = agents;
 	append(st, &rec);
-	if (!st->available_seen) return;
-	const uint32_t every = st->cfg->checkpoint_every;
-	if (every) {
-		if (tick % every != 0) return;
-		if (st->checkpoint_in_flight) { /* said, so that a missing checkpoint is never a mystery */
-			log_warn("storage: checkpoint of tick %" PRIu64 " skipped: the one before is still being written; "
-			         "the next one is due at tick %" PRIu64,
-			         tick, tick + every);
-			return;
-		}
-	} else {
-		/* by wall time: replaying a tick costs about what running it did, so recovery
-		 * replays about --checkpoint-seconds whatever the tick rate or the load */
-		const uint64_t period_ns = (uint64_t)(st->cfg->checkpoint_seconds * 1e9);
-		if (now_ns() - st->checkpoint_ns < period_ns) return;
-		if (st->checkpoint_in_flight) return; /* due: the first tick after the one before is written */
-	}
+	if (!checkpoint_due(st, tick)) return;
 	storage_commit(st); /* the segment ends exactly at this tick */
 	start_checkpoint(st, sm, state_hash);
+}
+
+bool storage_follow_checkpoint_due(storage *st, uint64_t tick) {
+	if (!st->recording || !checkpoint_due(st, tick)) return false;
+	storage_commit(st); /* the segment ends exactly at this tick's TickEnd */
+	return true;
+}
+
+void storage_follow_tick_done(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, bool checkpoint) {
+	st->tick = tick;
+	if (checkpoint && st->recording) start_checkpoint(st, sm, state_hash);
 }
 
 bool storage_quiet_tick(storage *st) {
@@ -1258,7 +1283,15 @@ int storage_open(const server_config *cfg, uv_loop_t *loop, const sim *current, 
 	}
 	if (recovered->sim) st->tick = orca_world_step_count(recovered->sim->world);
 	st->checkpoint_ns = now_ns(); /* tick 0's or the recovered tick's checkpoint was just written */
-	if (!st->recording) return 0;
+	return loop ? storage_attach(st, loop) : 0;
+}
+
+void storage_use_config(storage *st, const server_config *cfg) {
+	st->cfg = cfg;
+}
+
+int storage_attach(storage *st, uv_loop_t *loop) {
+	if (!st->recording || st->async_open) return 0;
 	if (uv_async_init(loop, &st->async, on_progress) != 0) return -1;
 	st->async.data = st;
 	st->async_open = true;

@@ -54,6 +54,10 @@ typedef struct storage_hooks {
 	/** Replication (may be NULL): a batch of framed records, as it goes to the
 	 * writer (storage_commit), numbered from 1 in this process. */
 	void (*batch)(void *user, const uint8_t *records, size_t len, uint64_t seq);
+	/** (may be NULL) The batches up to `upto` (storage_committed_seq) are
+	 * durable as --fsync says: written, and fsynced with always. Called on
+	 * the loop thread when that point moves (a follower's FollowAck). */
+	void (*durable)(void *user, uint64_t upto);
 } storage_hooks;
 
 /** What recovery hands back: a new sim, run by the server's settings, at the
@@ -73,6 +77,13 @@ typedef struct storage_recovery {
  * is still handed back, for the caller to free). */
 int storage_open(const server_config *cfg, uv_loop_t *loop, const sim *current, const storage_hooks *hooks,
                  storage **out, storage_recovery *recovered);
+
+/** storage_open with a NULL loop does the work that needs no loop (any
+ * thread: the data dir, recovery); this, on the loop thread, starts the
+ * writer. 0, or -1 (logged). */
+int storage_attach(storage *st, uv_loop_t *loop);
+/** The settings it reads from now on (a copy's, moved to where it stays). */
+void storage_use_config(storage *st, const server_config *cfg);
 
 /** The server is closing its handles: commit the last tick's records, let
  * the writer write and fsync them, answer what became durable, stop. */
@@ -94,6 +105,9 @@ void storage_journal_drop_owners(storage *st, const uint32_t *client_ids, uint32
 bool storage_quiet_tick(storage *st);
 /** Hand the batch to the writer (the tick calls this after applying commands). */
 void storage_commit(storage *st);
+/** The number of the last batch storage_commit handed over (0: none yet):
+ * hooks.durable says when it is durable. */
+uint64_t storage_committed_seq(const storage *st);
 /** After a step of sim to `tick`: journal its hash; start a checkpoint of
  * sim when one is due. */
 void storage_tick_end(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, uint32_t agents);
@@ -128,6 +142,15 @@ int storage_install_checkpoint(const char *dir, const char *history, const uint8
                                uint64_t tick);
 /** The checkpoint of sm as it is now (a tick boundary): one framed Record. */
 bool storage_encode_checkpoint(const storage *st, const sim *sm, uint64_t state_hash, crowd_buf *out);
+/** A follower journaled the primary's TickEnd of `tick` (the records it
+ * receives are journaled as they come, TickEnds included): true when a
+ * checkpoint is due at that tick. The journal is then committed up to it, and
+ * nothing more may be journaled until storage_follow_tick_done(.., true)
+ * copied the world at that tick. */
+bool storage_follow_checkpoint_due(storage *st, uint64_t tick);
+/** A follower's world stepped to `tick` (its TickEnd is in the journal
+ * already); checkpoint: the one storage_follow_checkpoint_due asked for. */
+void storage_follow_tick_done(storage *st, const sim *sm, uint64_t tick, uint64_t state_hash, bool checkpoint);
 /** A follower journals a record it received (its message bytes): a command
  * or DropOwners of the next tick, or a ClientIdentity (kept for resume).
  * Returns the client id of an identity (0 for other records). */

@@ -12,10 +12,15 @@ then, by mode:
       connecting). Repeated --runs times.
   --mode ack: interleaved pairs of runs of crowd-load against the primary,
       with --min-followers-ack 0 and 1 (the follower attached in both), each
-      --duration seconds; prints crowd-load's request->Ack p50 / p99.
+      --duration seconds; prints crowd-load's request->Ack p50 / p99. With
+      --ack-demo-agents N the primary also runs N walking demo agents (--map
+      city), and the load starts once the follower has caught up (all N
+      agents, lag of at most 2 ticks).
   --mode lag: the primary runs --agents demo agents (walking, --map city) and
       crowd-load's players; the follower's crowd_follower_lag_ticks is sampled
-      every 0.2 s for --duration seconds: p50 / p99 / max.
+      every 0.2 s for --duration seconds: p50 / p99 / max. It also prints the
+      slowest answer of the follower's /metrics (asked back to back) from the
+      follower's start until it holds every agent (its first sync).
 
 It prints the load average: the machine may be shared. No figure is asserted.
 """
@@ -29,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -85,7 +91,36 @@ def wait_metric(srv, name, want, limit_s=120):
     raise RuntimeError("%s did not reach %g" % (name, want))
 
 
-def pair(args, tmp, name, primary_args, follower_args=()):
+class MetricsProbe:
+    """Asks a server's /metrics back to back on a thread; keeps the slowest answer."""
+
+    def __init__(self, port):
+        self.port = port
+        self.slowest = 0.0
+        self.count = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stopping.is_set():
+            t0 = time.monotonic()
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.port, timeout=120) as r:
+                    r.read()
+            except OSError:
+                continue
+            dt = time.monotonic() - t0
+            self.count += 1
+            self.slowest = max(self.slowest, dt)
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+        return self.slowest
+
+
+def pair(args, tmp, name, primary_args, follower_args=(), on_follower=None):
     pdir, fdir = os.path.join(tmp, name + "-p"), os.path.join(tmp, name + "-f")
     shutil.rmtree(pdir, ignore_errors=True)
     shutil.rmtree(fdir, ignore_errors=True)
@@ -96,6 +131,8 @@ def pair(args, tmp, name, primary_args, follower_args=()):
     except Exception:
         p.stop()
         raise
+    if on_follower:
+        on_follower(f)
     try:
         wait_metric(f, "crowd_follower_connected", 1, limit_s=600)
     except Exception:
@@ -143,18 +180,42 @@ def load(args, tmp, server, tag):
         return json.load(fh)
 
 
+def caught_up(f, agents, limit_s=600):
+    """The follower holds every agent and is at most 2 ticks behind."""
+    wait_metric(f, "crowd_agents", agents, limit_s=limit_s)
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        lag = metric(f.ports["http"], "crowd_follower_lag_ticks")
+        if lag is not None and lag <= 2:
+            return
+        time.sleep(0.05)
+    raise RuntimeError("the follower did not catch up")
+
+
 def mode_ack(args, tmp):
     rows = {0: [], 1: []}
+    demo = []
+    if args.ack_demo_agents:
+        demo = ["--demo", "--demo-agents", str(args.ack_demo_agents), "--map", "city", "--max-agents",
+                str(args.ack_demo_agents + 10000)]
     for i in range(args.pairs):
         for acks in (0, 1):
-            p, f = pair(args, tmp, "ack%d-%d" % (i, acks), ["--min-followers-ack", str(acks)])
+            p, f = pair(args, tmp, "ack%d-%d" % (i, acks), ["--min-followers-ack", str(acks)] + demo)
+            if args.ack_demo_agents:
+                try:
+                    caught_up(f, args.ack_demo_agents)
+                except Exception:
+                    p.stop()
+                    f.stop()
+                    raise
             j = load(args, tmp, p.addr(), "ack%d-%d" % (i, acks))
             p.stop()
             f.stop()
             ack = j["latency_ms"]["request_ack"]
             p50, p99 = ack["p50"], ack["p99"]
             rows[acks].append((p50, p99))
-            print("pair %d --min-followers-ack %d: request->Ack p50 %s ms p99 %s ms" % (i, acks, p50, p99))
+            print("pair %d --min-followers-ack %d: request->Ack p50 %s ms p99 %s ms (%d demo agents)" %
+                  (i, acks, p50, p99, args.ack_demo_agents))
     for acks in (0, 1):
         p99s = [r[1] for r in rows[acks] if r[1] is not None]
         if p99s:
@@ -163,14 +224,21 @@ def mode_ack(args, tmp):
 
 
 def mode_lag(args, tmp):
+    probes = []
     p, f = pair(args, tmp, "lag", ["--demo", "--demo-agents", str(args.agents), "--map", "city",
-                                   "--max-agents", str(args.agents + 10000)])
+                                   "--max-agents", str(args.agents + 10000)],
+                on_follower=lambda srv: probes.append(MetricsProbe(srv.ports["http"])))
     try:
         wait_metric(f, "crowd_agents", args.agents, limit_s=600)
     except Exception:
+        for probe in probes:
+            probe.stop()
         p.stop()
         f.stop()
         raise
+    slowest = probes[0].stop()
+    print("follower's /metrics during its first sync: slowest answer %.1f ms (%d asked)" %
+          (slowest * 1e3, probes[0].count))
     loader = subprocess.Popen([args.load, "--server", p.addr(), "--token", "pl", "--connections",
                                str(args.connections), "--agents", str(args.load_agents), "--area", "none",
                                "--duration", str(args.duration), "--quiet"], stdout=subprocess.DEVNULL,
@@ -203,6 +271,8 @@ def main():
     ap.add_argument("--connections", type=int, default=10)
     ap.add_argument("--load-agents", type=int, default=100)
     ap.add_argument("--duration", type=float, default=10)
+    ap.add_argument("--ack-demo-agents", type=int, default=0,
+                    help="--mode ack: walking demo agents on the primary (the follower catches up first)")
     args = ap.parse_args()
     print("load average: %.2f %.2f %.2f" % os.getloadavg())
     tmp = tempfile.mkdtemp(prefix="standby_bench_")

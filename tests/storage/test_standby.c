@@ -13,6 +13,21 @@
  * is cut as a slow consumer; after SIGCONT it reconnects and catches up from
  * a new checkpoint (crowd_follower_syncs_total 2), and its journal verifies.
  *
+ * ack_when_durable: a follower whose journal cannot be written (its
+ * --storage-fail-file) applies the primary's ticks and says so (its applied
+ * tick reaches the primary), but sends no FollowAck for them: the player's
+ * command on a primary with --min-followers-ack 1 is not acknowledged while
+ * the follower's journal cannot hold it; once the disk is back, it is.
+ *
+ * promote_drains: a follower stopped (SIGSTOP) while the primary runs
+ * keeps the primary's frames in its socket; the primary is stopped too at a
+ * known tick (SIGSTOP: its connection stays, nothing is reset), the follower
+ * resumed and promoted at once. The promotion
+ * applies every complete tick the follower received (stepped off the loop,
+ * queued meanwhile) before it answers: it starts from the primary's last
+ * tick or later, the agents the primary acknowledged while the follower
+ * slept are there, and its journal verifies.
+ *
  * refusals: a follower pointed at something that is not a crowd server, at a
  * world the primary does not have, or at a primary whose history differs
  * from its data dir exits with status 1 and a line that says so, leaving its
@@ -259,6 +274,162 @@ static void test_behind(void **state) {
 	server_stop(&primary);
 }
 
+/* ------------------------------------------------------------------ ack when durable */
+
+/* The applied tick the primary's /metrics shows for its first follower; -1 if none. */
+static double follower_acked_tick(const server_proc *primary) {
+	char *m = server_metrics(primary);
+	if (!m) return -1;
+	const char *p = strstr(m, "\ncrowd_follower_acked_tick{");
+	double v = -1;
+	if (p && (p = strchr(p, '}')) != NULL) v = strtod(p + 1, NULL);
+	free(m);
+	return v;
+}
+
+static bool answered(const tc *t, int64_t request_id) {
+	for (uint64_t k = 0; k < t->answer_count && k < TC_ANSWERS; k++)
+		if ((int64_t)t->answers[k].request_id == request_id) return true;
+	return false;
+}
+
+static void test_ack_when_durable(void **state) {
+	(void)state;
+	char pdir[192], fdir[192], fail[192], addr[64];
+	dir_path(pdir, sizeof pdir, "durable_primary");
+	dir_path(fdir, sizeof fdir, "durable_follower");
+	dir_path(fail, sizeof fail, "durable_follower_disk_fails");
+	server_proc primary, follower;
+	const char *pargs[] = {"--data-dir", pdir, PRIMARY_TOKENS, "--min-followers-ack", "1", "--tick-rate", "30",
+	                       NULL};
+	assert_true(server_start(&primary, pargs));
+	snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)primary.port);
+	const char *fargs[] = {"--data-dir", fdir, "--follow", addr, "--follow-token", "adm", PRIMARY_TOKENS,
+	                       "--storage-fail-file", fail, NULL};
+	assert_true(server_start(&follower, fargs));
+	assert_true(await_metric(&follower, "crowd_follower_connected", 1));
+	assert_true(await_metric(&primary, "crowd_followers", 1));
+	tc *player = tc_connect(primary.port, "pl", true);
+	assert_non_null(player);
+	tc_assert_ack(tc_await(player, tc_spawn_grid(player, 4, 2, 0, 0, 2.5f, 1.0f))); /* 4 agents, both disks fine */
+
+	/* the follower's disk fails: it still applies every tick, it holds nothing durably */
+	FILE *ff = fopen(fail, "w");
+	assert_non_null(ff);
+	fclose(ff);
+	assert_true(await_metric(&follower, "crowd_storage_write_errors_total", 1));
+	const int64_t rid = tc_spawn_grid(player, 16, 4, 20, 20, 2.5f, 1.0f);
+	assert_true(rid > 0);
+	if (!await_metric(&follower, "crowd_agents", 20)) { /* in the follower's memory */
+		char *fm = server_metrics(&follower);
+		fprintf(stderr, "%s\n", fm ? fm : "(no metrics)");
+		free(fm);
+		server_dump_output(&follower);
+		fail_msg("the follower never applied the spawn");
+	}
+	char *m = server_metrics(&follower);
+	assert_non_null(m);
+	const double applied = metric_value(m, "crowd_tick");
+	free(m);
+	/* the primary has heard of that tick from the follower: an ack of it would have come with it */
+	const uint64_t end = now_ms() + HARNESS_GUARD_MS;
+	while (follower_acked_tick(&primary) < applied && now_ms() < end) tc_pump(20);
+	assert_true(follower_acked_tick(&primary) >= applied);
+	for (int i = 0; i < 5; i++) tc_pump(20); /* whatever the primary sent before its /metrics answer */
+	if (answered(player, rid)) {
+		server_dump_output(&follower);
+		fail_msg("the spawn was acknowledged while the follower's journal could not hold it");
+	}
+
+	/* the disk is back: the follower's journal holds it, the player gets its Ack */
+	assert_int_equal(unlink(fail), 0);
+	const tc_answer *a = tc_await(player, rid);
+	tc_assert_ack(a);
+	assert_int_equal(a->ids_count, 16);
+	tc_close(player);
+	assert_int_equal(server_signal_and_wait(&follower, SIGTERM), 0);
+	char last[256];
+	assert_int_equal(run_replay_verify(fdir, last, sizeof last), 0);
+	print_message("follower's data dir: %s", last);
+	server_stop(&follower);
+	server_stop(&primary);
+}
+
+/* ------------------------------------------------------------------ promote drains */
+
+static double metric_of(const server_proc *s, const char *sample) {
+	char *m = server_metrics(s);
+	double v = m ? metric_value(m, sample) : -1;
+	free(m);
+	return v;
+}
+
+static void test_promote_drains(void **state) {
+	(void)state;
+	char pdir[192], fdir[192], addr[64];
+	dir_path(pdir, sizeof pdir, "drains_primary");
+	dir_path(fdir, sizeof fdir, "drains_follower");
+	server_proc primary, follower;
+	const char *pargs[] = {"--data-dir", pdir, PRIMARY_TOKENS, "--tick-rate", "60", "--fsync", "no", NULL};
+	assert_true(server_start(&primary, pargs));
+	snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)primary.port);
+	/* checkpoints often: records held back behind a due checkpoint while ticks queue */
+	const char *fargs[] = {"--data-dir", fdir, "--follow", addr, "--follow-token", "adm", PRIMARY_TOKENS,
+	                       "--checkpoint-every", "10", NULL};
+	assert_true(server_start(&follower, fargs));
+	assert_true(await_metric(&follower, "crowd_follower_connected", 1));
+	tc *player = tc_connect(primary.port, "pl", true);
+	assert_non_null(player);
+	tc_assert_ack(tc_await(player, tc_spawn_grid(player, 2000, 50, -60, -60, 2.2f, 1.0f)));
+	assert_true(await_metric(&follower, "crowd_agents", 2000));
+
+	/* the follower sleeps; the primary runs on, takes a spawn, and its frames pile up in the socket */
+	assert_int_equal(kill(follower.pid, SIGSTOP), 0);
+	const double t0 = metric_of(&primary, "crowd_tick");
+	assert_true(await_metric(&primary, "crowd_tick", t0 + 60));
+	tc_assert_ack(tc_await(player, tc_spawn_grid(player, 16, 4, 80, 80, 2.5f, 1.0f)));
+	assert_true(await_metric(&primary, "crowd_tick", t0 + 120));
+	const double last = metric_of(&primary, "crowd_tick");
+	assert_true(last > 0);
+	assert_true(await_metric(&primary, "crowd_tick", last + 2)); /* the TickEnd of `last` went out */
+	tc_close(player);
+	assert_int_equal(kill(primary.pid, SIGSTOP), 0); /* gone for the follower, its frames all sent */
+
+	/* resumed and promoted at once: the Ack comes once every received tick is applied */
+	assert_int_equal(kill(follower.pid, SIGCONT), 0);
+	tc *admin = tc_connect(follower.port, "adm", true);
+	assert_non_null(admin);
+	crowd_v1_ClientMessage m = crowd_v1_ClientMessage_init_zero;
+	m.which_msg = crowd_v1_ClientMessage_promote_tag;
+	tc_assert_ack(tc_await(admin, crowd_client_send_message(admin->client, &m)));
+	char *log = harness_read_file(follower.err_path);
+	assert_non_null(log);
+	const char *line = strstr(log, "promotion asked by client");
+	const char *done = strstr(log, "the primary of the world default from tick ");
+	if (!line || !done) server_dump_output(&follower);
+	assert_non_null(line);
+	assert_non_null(done);
+	unsigned long long from = 0;
+	assert_int_equal(sscanf(done, "the primary of the world default from tick %llu", &from), 1);
+	const char *eol = strchr(line, '\n');
+	print_message("%.*s; promoted at tick %llu, the primary was stopped past tick %.0f",
+	              eol ? (int)(eol - line) : 80, line, from, last);
+	free(log);
+	if ((double)from < last) server_dump_output(&follower);
+	assert_true((double)from >= last);
+	assert_true(metric_of(&follower, "crowd_agents") >= 2016); /* the spawn the follower slept through */
+	tc_assert_ack(tc_await(admin, tc_spawn_grid(admin, 4, 2, -80, 80, 2.5f, 1.0f))); /* a primary now */
+	tc_close(admin);
+	assert_int_equal(server_signal_and_wait(&primary, SIGKILL) & 0x7f, SIGKILL);
+	assert_int_equal(server_signal_and_wait(&follower, SIGTERM), 0);
+	char verified[256];
+	assert_int_equal(run_replay_verify(fdir, verified, sizeof verified), 0);
+	print_message("promoted follower's data dir: %s", verified);
+	if (getenv("CROWD_TEST_DUMP")) server_dump_output(&follower);
+	server_stop(&follower);
+	server_stop(&primary);
+}
+
 /* ------------------------------------------------------------------ refusals */
 
 /* Run a follower to its exit (stderr into a file); its log must say `want`; its data dir keeps its files. */
@@ -343,8 +514,11 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_failover),
 	    cmocka_unit_test(test_behind),
+	    cmocka_unit_test(test_ack_when_durable),
+	    cmocka_unit_test(test_promote_drains),
 	    cmocka_unit_test(test_refusals),
 	};
+	if (getenv("CROWD_TEST_FILTER")) cmocka_set_test_filter(getenv("CROWD_TEST_FILTER")); /* one test by name */
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[256];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", base_dir);
