@@ -1167,16 +1167,8 @@ void room_promote(room *r, const uint8_t *pending, size_t len) {
 	room_start(r);
 }
 
-static int compare_float(const void *a, const void *b) {
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
+_Static_assert(ROOM_LATENESS_SAMPLES <= TICK_LATENESS_SAMPLES_MAX, "tick_lateness_p99 takes the whole ring");
 
 float room_lateness_p99_ms(const room *r) {
-	if (r->lateness_count == 0) return 0.0f;
-	float v[ROOM_LATENESS_SAMPLES];
-	memcpy(v, r->lateness_ms, sizeof v[0] * r->lateness_count);
-	qsort(v, r->lateness_count, sizeof v[0], compare_float);
-	uint32_t k = (uint32_t)((double)r->lateness_count * 0.99);
-	return v[k < r->lateness_count ? k : r->lateness_count - 1];
+	return tick_lateness_p99(r->lateness_ms, r->lateness_count);
 }

@@ -118,3 +118,24 @@ uint64_t tick_phase_first_deadline(uint64_t now_ns, uint64_t period_ns, uint64_t
 	uint64_t at = now_ns % period_ns;
 	return now_ns + (phase_ns + period_ns - at) % period_ns;
 }
+
+float tick_lateness_p99(const float *samples, uint32_t n) {
+	if (n == 0) return 0.0f;
+	uint32_t k = (uint32_t)((double)n * 0.99);
+	if (k >= n) k = n - 1;
+	const uint32_t m = n - k; /* the m-th largest: at most n / 100 + 2 */
+	float top[TICK_LATENESS_SAMPLES_MAX / 100 + 3]; /* the m largest so far, descending */
+	if (m > sizeof top / sizeof top[0]) return 0.0f; /* n past TICK_LATENESS_SAMPLES_MAX */
+	uint32_t have = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const float x = samples[i];
+		if (have == m && !(x > top[m - 1])) continue;
+		uint32_t j = have < m ? have++ : m - 1;
+		while (j > 0 && top[j - 1] < x) {
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = x;
+	}
+	return top[m - 1];
+}

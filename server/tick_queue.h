@@ -3,7 +3,8 @@
  * ticks earliest-deadline-first from one timer, and can start them between
  * two worlds' snapshot fan-outs instead of after all of them; and where a new
  * world's deadlines go in its period (tick_phase_place), so that worlds
- * opened together do not all tick at once. Pure data: no libuv, no rooms
+ * opened together do not all tick at once; and the 99th percentile of a
+ * world's recent lateness (tick_lateness_p99). Pure data: no libuv, no rooms
  * (room.c drives it). */
 #ifndef CROWD_SERVER_TICK_QUEUE_H
 #define CROWD_SERVER_TICK_QUEUE_H
@@ -49,5 +50,13 @@ uint64_t tick_phase_place(uint64_t period_ns, uint64_t *phases, uint32_t n);
 
 /** The first deadline at or after now_ns whose offset in the period is phase_ns. */
 uint64_t tick_phase_first_deadline(uint64_t now_ns, uint64_t period_ns, uint64_t phase_ns);
+
+/** The 99th percentile of n samples (n <= TICK_LATENESS_SAMPLES_MAX): the
+ * value an ascending sort puts at index floor(0.99 n), 0 when n is 0. Found
+ * as the (n - that index)-th largest, keeping only the few largest: /metrics
+ * asks it of every world at every scrape, and sorting every world's samples
+ * took most of a scrape with 200 worlds. */
+#define TICK_LATENESS_SAMPLES_MAX 4096u
+float tick_lateness_p99(const float *samples, uint32_t n);
 
 #endif

@@ -150,11 +150,43 @@ static void first_deadline_at_the_phase(void **state) {
 	assert_int_equal(tick_phase_first_deadline(PERIOD * 3, PERIOD, 0), PERIOD * 3); /* exactly now */
 }
 
+static int compare_float(const void *a, const void *b) {
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+/* The selection gives what a sort gives at floor(0.99 n), for every n up to
+ * a ring's size, with ties (values drawn from a few) and without. */
+static void lateness_p99_is_the_sorted_value(void **state) {
+	(void)state;
+	static float v[TICK_LATENESS_SAMPLES_MAX], sorted[TICK_LATENESS_SAMPLES_MAX];
+	assert_true(tick_lateness_p99(v, 0) == 0.0f);
+	for (uint32_t n = 1; n <= TICK_LATENESS_SAMPLES_MAX; n += n < 300 ? 1 : 97) {
+		for (int ties = 0; ties < 2; ties++) {
+			for (uint32_t i = 0; i < n; i++) {
+				rng ^= rng << 13;
+				rng ^= rng >> 7;
+				rng ^= rng << 17;
+				v[i] = ties ? (float)(rng % 5) : (float)(rng % 100000) * 0.001f;
+				sorted[i] = v[i];
+			}
+			qsort(sorted, n, sizeof sorted[0], compare_float);
+			uint32_t k = (uint32_t)((double)n * 0.99);
+			assert_true(tick_lateness_p99(v, n) == sorted[k < n ? k : n - 1]);
+		}
+	}
+	float one_late[1024] = {0};
+	for (int i = 0; i < 11; i++) one_late[100 * i] = 60.0f; /* 11 of 1,024 late: the p99 is one of them */
+	assert_true(tick_lateness_p99(one_late, 1024) == 60.0f);
+	one_late[0] = 0.0f; /* 10 of 1,024 */
+	assert_true(tick_lateness_p99(one_late, 1024) == 0.0f);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(due_in_deadline_order),       cmocka_unit_test(matches_brute_force),
 	    cmocka_unit_test(phases_spread_evenly),        cmocka_unit_test(phase_fills_the_gap_a_closed_world_left),
-	    cmocka_unit_test(first_deadline_at_the_phase),
+	    cmocka_unit_test(first_deadline_at_the_phase),  cmocka_unit_test(lateness_p99_is_the_sorted_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
