@@ -130,7 +130,7 @@ def run_rooms(a, work):
         # stopped at the end: a busy machine makes the spawns slow, and crowd-load must not leave early
         duration = 24 * 3600
         load = subprocess.Popen(
-            [a.load, "--server", "127.0.0.1:%d" % srv.port, "--worlds", str(a.worlds), "--world-prefix", prefix,
+            (["nice", "-n", str(a.load_nice)] if a.load_nice else []) + [a.load, "--server", "127.0.0.1:%d" % srv.port, "--worlds", str(a.worlds), "--world-prefix", prefix,
              "--connections", str(a.connections), "--agents", str(a.agents * a.worlds // a.connections),
              "--retarget", "1", "--retarget-count", "5", "--area", a.area, "--divisor", "1",
              "--ramp-up", str(a.ramp), "--duration", str(duration), "--quiet", "--json", load_json],
@@ -224,6 +224,8 @@ def main():
     p.add_argument("--quick", action="store_true", help="the 200 worlds and the big world only (no memory phase)")
     p.add_argument("--rounds", type=int, default=1, help="run each --server this many times, alternating")
     p.add_argument("--no-big", action="store_true", help="skip the big world")
+    p.add_argument("--load-nice", type=int, default=0,
+                   help="run crowd-load at this nice value (the players are not on the server's machine in a game)")
     p.add_argument("--json")
     a = p.parse_args()
     help_text = subprocess.run([a.load, "--help"], capture_output=True, text=True).stdout
