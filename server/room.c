@@ -709,6 +709,24 @@ static bool idle_too_long(room *r, uint64_t now) {
 
 static void start_step(room *r, uint64_t now);
 
+/* Backwards: a check may close a session (it is freed later, in a close
+ * callback). Sessions not past Hello belong to no world: the default's tick checks them. */
+static void check_session_timers(room *r, uint64_t now) {
+	for (uint32_t i = r->members.count; i-- > 0;) session_check_timers(r->members.items[i], now);
+	if (r->is_default) {
+		const session_list *all = &r->srv->host.sessions;
+		for (uint32_t i = all->count; i-- > 0;)
+			if (!all->items[i]->world) session_check_timers(all->items[i], now);
+	}
+}
+
+/* Some member wants snapshots: the step fills the table. */
+static bool any_subscribed(const room *r) {
+	for (uint32_t i = 0; i < r->members.count; i++)
+		if (r->members.items[i]->subscribed) return true;
+	return false;
+}
+
 static void room_tick(room *r) {
 	if (r->step_running || server_stopping(r)) return;
 	uint64_t now = uv_hrtime();
@@ -722,22 +740,10 @@ static void room_tick(room *r) {
 		server_close_world(r->srv, r, false);
 		return;
 	}
-	/* Backwards: a check may close a session (it is freed later, in a close
-	 * callback). Sessions not past Hello belong to no world: the default's tick checks them. */
-	for (uint32_t i = r->members.count; i-- > 0;) session_check_timers(r->members.items[i], now);
-	if (r->is_default) {
-		const session_list *all = &r->srv->host.sessions;
-		for (uint32_t i = all->count; i-- > 0;)
-			if (!all->items[i]->world) session_check_timers(all->items[i], now);
-	}
+	check_session_timers(r, now);
 	if (!(r->storage && storage_quiet_tick(r->storage))) room_apply_commands(r); /* persistence hook */
 	if (r->storage) storage_commit(r->storage); /* persistence hook: group commit while the step runs */
-	r->build_table = false;
-	for (uint32_t i = 0; i < r->members.count; i++)
-		if (r->members.items[i]->subscribed) {
-			r->build_table = true;
-			break;
-		}
+	r->build_table = any_subscribed(r);
 	start_step(r, now);
 }
 
@@ -1122,10 +1128,7 @@ static void follow_kick(room *r) {
 	}
 	uint64_t now = uv_hrtime();
 	r->tick_started_ns = now;
-	for (uint32_t i = r->members.count; i-- > 0;) session_check_timers(r->members.items[i], now);
-	const session_list *all = &r->srv->host.sessions;
-	for (uint32_t i = all->count; i-- > 0;)
-		if (!all->items[i]->world) session_check_timers(all->items[i], now);
+	check_session_timers(r, now); /* the follower's world is the default */
 	if (r->follow_max_client >= r->sim->next_client_id) r->sim->next_client_id = r->follow_max_client + 1;
 	/* the recovery's replay code: the recorded commands by the recorded settings, then the live step */
 	if (replay_apply_records(r->sim, t->records, t->len, t->tick) < 0) {
@@ -1135,12 +1138,7 @@ static void follow_kick(room *r) {
 	}
 	r->follow_hash = t->state_hash;
 	free(t);
-	r->build_table = false;
-	for (uint32_t i = 0; i < r->members.count; i++)
-		if (r->members.items[i]->subscribed) {
-			r->build_table = true;
-			break;
-		}
+	r->build_table = any_subscribed(r);
 	start_step(r, now); /* on the pool: the loop goes on answering viewers and /metrics */
 }
 
