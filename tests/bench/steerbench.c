@@ -19,8 +19,15 @@
  * ratchet, tests/data/steersuite/expected.txt) and the run fails if fewer
  * agents arrive or more deep overlaps happen than it allows.
  *
+ * With --stuck, every agent still walking at the end gets a line on stderr:
+ * where it started, its goal, where it stands, its velocity and navigation
+ * phase, and its path's next corner (to find why a case does not finish).
+ * --time-horizon and --time-horizon-obst replace the server's default time
+ * horizons (10 s each) for every agent.
+ *
  *   steerbench [--mode quality|reference|quality,reference] [--workers N]
- *              [--time-limit S] [--expect FILE] [--no-header] CASE.txt... */
+ *              [--time-limit S] [--expect FILE] [--time-horizon S] [--time-horizon-obst S]
+ *              [--stuck] [--no-header] CASE.txt... */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +142,32 @@ static uint32_t index_of(orca_agent_id id) {
 	return (id & ((1u << ORCA_ID_INDEX_BITS) - 1u)) - 1u; /* a fresh world hands out slot + 1 */
 }
 
+/* --stuck: one line per agent still walking */
+static void report_stuck(const sb_case *c, const char *mode, orca_nav *nav, const orca_agent_id *ids,
+                         const orca_agent_motion *mo, const bool *active, const uint32_t *goal) {
+	for (uint32_t i = 0; i < c->agent_count; ++i) {
+		if (!active[i]) continue;
+		const sb_agent *a = &c->agents[i];
+		orca_nav_path p = {0};
+		orca_vec2 corner = {0};
+		orca_nav_get_path(nav, ids[i], &p, &corner, 1);
+		fprintf(stderr,
+		        "%s %s: agent %u from (%.2f, %.2f) to goal %u (%.2f, %.2f): at (%.2f, %.2f) velocity (%.2f, "
+		        "%.2f), phase %d%s, %u corners, next (%.2f, %.2f)\n",
+		        c->name, mode, i, a->start.x, a->start.y, goal[i], a->goals[goal[i]].x, a->goals[goal[i]].y,
+		        mo[i].position.x, mo[i].position.y, mo[i].velocity.x, mo[i].velocity.y, (int)p.phase,
+		        p.unreachable ? " unreachable" : "", p.corner_count, corner.x, corner.y);
+	}
+}
+
+/* The agents' time horizons: the server's defaults unless --time-horizon
+ * and --time-horizon-obst say otherwise. */
+typedef struct horizons {
+	float agents, obstacles;
+} horizons;
+
 static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance, int workers, float time_limit,
-               sb_summary *out, double *ms_per_step) {
+               horizons horizon, bool stuck, sb_summary *out, double *ms_per_step) {
 	const uint32_t n = c->agent_count;
 	orca_world_def wd = orca_default_world_def();
 	wd.worker_count = workers;
@@ -164,8 +195,8 @@ static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance
 		orca_agent_def d = orca_default_agent_def(); /* the server's defaults, as config.c sets them */
 		d.neighbor_dist = 15.0f;
 		d.max_neighbors = 10;
-		d.time_horizon = 10.0f;
-		d.time_horizon_obst = 10.0f;
+		d.time_horizon = horizon.agents;
+		d.time_horizon_obst = horizon.obstacles;
 		d.weight = 0.5f;
 		d.radius = a->radius;
 		d.pref_speed = a->speed;
@@ -239,6 +270,9 @@ static int run(const sb_case *c, const float *shortest, orca_avoidance avoidance
 			orca_agent_remove(w, ids[i]);
 		}
 	}
+	if (stuck)
+		report_stuck(c, avoidance == ORCA_AVOIDANCE_QUALITY ? "quality" : "reference", nav, ids, mo, active,
+		             goal);
 	sb_metrics_summary(m, out);
 	*ms_per_step = step ? ms / (double)step : 0.0;
 	rc = 0;
@@ -254,7 +288,8 @@ int main(int argc, char **argv) {
 	const char *modes = "quality,reference", *expect = NULL;
 	int workers = 1;
 	float limit_override = 0.0f;
-	bool header = true;
+	bool header = true, stuck = false;
+	horizons horizon = {10.0f, 10.0f};
 	int first = argc;
 	for (int i = 1; i < argc; ++i) {
 		if (!strcmp(argv[i], "--mode") && i + 1 < argc)
@@ -267,6 +302,12 @@ int main(int argc, char **argv) {
 			expect = argv[++i];
 		else if (!strcmp(argv[i], "--no-header"))
 			header = false;
+		else if (!strcmp(argv[i], "--time-horizon") && i + 1 < argc)
+			horizon.agents = strtof(argv[++i], NULL);
+		else if (!strcmp(argv[i], "--time-horizon-obst") && i + 1 < argc)
+			horizon.obstacles = strtof(argv[++i], NULL);
+		else if (!strcmp(argv[i], "--stuck"))
+			stuck = true;
 		else if (argv[i][0] == '-') {
 			first = argc;
 			break;
@@ -275,9 +316,10 @@ int main(int argc, char **argv) {
 			break;
 		}
 	}
-	if (first >= argc || workers < 1) {
+	if (first >= argc || workers < 1 || !(horizon.agents > 0.0f) || !(horizon.obstacles > 0.0f)) {
 		fprintf(stderr, "usage: steerbench [--mode quality|reference|quality,reference] [--workers N] "
-		                "[--time-limit S] [--expect FILE] [--no-header] CASE.txt...\n");
+		                "[--time-limit S] [--expect FILE] [--time-horizon S] [--time-horizon-obst S] [--stuck] "
+		                "[--no-header] CASE.txt...\n");
 		return 2;
 	}
 	if (header) sb_print_header();
@@ -314,7 +356,7 @@ int main(int argc, char **argv) {
 			                                           : c.time_limit;
 			sb_summary s;
 			double ms;
-			if (run(&c, shortest, all[k].mode, workers, limit, &s, &ms) != 0) {
+			if (run(&c, shortest, all[k].mode, workers, limit, horizon, stuck, &s, &ms) != 0) {
 				fprintf(stderr, "steerbench: %s %s: run failed\n", c.name, all[k].name);
 				return 1;
 			}

@@ -42,6 +42,9 @@
 #define FLOW_DT (1.0f / 30.0f)
 #define FLOW_ARRIVAL 0.5f
 #define FLOW_DEEP 0.01f
+/* the server's default time horizons (--agent-time-horizon, -obst); the
+ * nav_flow tool may set others */
+static float flow_time_horizon = 10.0f, flow_time_horizon_obst = 10.0f;
 #define FLOW_MAX_RECTS 64
 
 typedef enum flow_kind { FLOW_CROSSING, FLOW_DOOR, FLOW_EVACUATION, FLOW_CITY, FLOW_KINDS } flow_kind;
@@ -317,6 +320,8 @@ static int flow_run(flow_kind kind, uint32_t size, int workers, uint32_t max_ste
 		a.radius = FLOW_RADIUS;
 		a.max_speed = 2.0f;
 		a.pref_speed = 1.5f;
+		a.time_horizon = flow_time_horizon;
+		a.time_horizon_obst = flow_time_horizon_obst;
 		if (orca_agent_add(w, &a, &ids[i]) != ORCA_OK)
 			goto done;
 	}

@@ -1,7 +1,8 @@
 /* nav_flow — runs one of flow_run.h's crowds and prints what happened:
- *   nav_flow KIND SIZE [WORKERS [MAX_STEPS [SETTLE]]]
+ *   nav_flow KIND SIZE [WORKERS [MAX_STEPS [SETTLE [TIME_HORIZON [TIME_HORIZON_OBST]]]]]
  * KIND: crossing, door, evacuation, city (or all: every kind at SIZE).
- * MAX_STEPS default 45,000 (25 simulated minutes at 30 Hz), SETTLE 300.
+ * MAX_STEPS default 45,000 (25 simulated minutes at 30 Hz), SETTLE 300;
+ * TIME_HORIZON and TIME_HORIZON_OBST the server's defaults.
  * With FLOW_PICTURE=PREFIX (and FLOW_PICTURE_EVERY=N, default 300) it also writes
  * a picture every N steps: PREFIX-STEP.ppm (walls grey, agents coloured by
  * group, arrived ones outlined black, goals as dots). */
@@ -78,14 +79,18 @@ static void write_picture(void *ctx, const orca_world *world, orca_nav *nav, uin
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: nav_flow crossing|door|evacuation|city|all SIZE [WORKERS [MAX_STEPS [SETTLE]]]\n");
+		fprintf(stderr, "usage: nav_flow crossing|door|evacuation|city|all SIZE [WORKERS [MAX_STEPS [SETTLE "
+		                "[TIME_HORIZON [TIME_HORIZON_OBST]]]]]\n");
 		return 2;
 	}
 	const uint32_t size = (uint32_t)strtoul(argv[2], NULL, 10);
 	const int workers = argc > 3 ? atoi(argv[3]) : 1;
 	const uint32_t max_steps = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 45000u;
 	const uint32_t settle = argc > 5 ? (uint32_t)strtoul(argv[5], NULL, 10) : 300u;
-	if (size == 0 || workers < 1 || workers > 64) {
+	if (argc > 6) flow_time_horizon = strtof(argv[6], NULL);
+	if (argc > 7) flow_time_horizon_obst = strtof(argv[7], NULL);
+	if (size == 0 || workers < 1 || workers > 64 || !(flow_time_horizon > 0.0f) ||
+	    !(flow_time_horizon_obst > 0.0f)) {
 		fprintf(stderr, "nav_flow: bad SIZE or WORKERS\n");
 		return 2;
 	}
