@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 	if (argc > 7) flow_time_horizon_obst = strtof(argv[7], NULL);
 	if (size == 0 || workers < 1 || workers > 64 || !(flow_time_horizon > 0.0f) ||
 	    !(flow_time_horizon_obst > 0.0f)) {
-		fprintf(stderr, "nav_flow: bad SIZE or WORKERS\n");
+		fprintf(stderr, "nav_flow: bad SIZE, WORKERS or time horizon\n");
 		return 2;
 	}
 	int found = 0;
