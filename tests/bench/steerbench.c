@@ -149,14 +149,14 @@ static void report_stuck(const sb_case *c, const char *mode, orca_nav *nav, cons
 		if (!active[i]) continue;
 		const sb_agent *a = &c->agents[i];
 		orca_nav_path p = {0};
-		orca_vec2 corner = {0};
-		orca_nav_get_path(nav, ids[i], &p, &corner, 1);
+		orca_vec2 corner[2] = {{0}}; /* room for two: the mesh's corner query answers nothing with one */
+		orca_nav_get_path(nav, ids[i], &p, corner, 2);
 		fprintf(stderr,
 		        "%s %s: agent %u from (%.2f, %.2f) to goal %u (%.2f, %.2f): at (%.2f, %.2f) velocity (%.2f, "
 		        "%.2f), phase %d%s, %u corners, next (%.2f, %.2f)\n",
 		        c->name, mode, i, a->start.x, a->start.y, goal[i], a->goals[goal[i]].x, a->goals[goal[i]].y,
 		        mo[i].position.x, mo[i].position.y, mo[i].velocity.x, mo[i].velocity.y, (int)p.phase,
-		        p.unreachable ? " unreachable" : "", p.corner_count, corner.x, corner.y);
+		        p.unreachable ? " unreachable" : "", p.corner_count, corner[0].x, corner[0].y);
 	}
 }
 
