@@ -22,6 +22,11 @@
  *     the same positions, then applied), each taking its share, then pushed
  *     out of obstacle edges; the velocity becomes what the agent really did,
  *     pushes included, so the next step's ORCA sees the crowd as it moves.
+ *  5. A shorter obstacle horizon while blocked: the more an agent turns
+ *     (1), the shorter the time horizon its obstacle lines use (down to
+ *     1 s), so a jammed agent may pass close by a wall or round a block's
+ *     corner; a free agent keeps the horizon it was given
+ *     (quality_hooks.h, orca_quality_obstacle_horizon).
  *
  * Float operations only (+ - * / sqrtf), -ffp-contract=off, nothing
  * allocated in the step, each agent written by one task only. */

@@ -31,6 +31,28 @@ static inline vec2 orca_quality_aim(const struct orca_world *w, uint32_t self, u
 	return v2_scale(aim, sqrtf(pref_sq / v2_abs_sq(aim)));
 }
 
+/* The obstacle time horizon a blocked agent looks ahead with: its own over
+ * (1 + ORCA_Q_OBST_GAIN * turn), at least ORCA_Q_OBST_MIN seconds (or its own,
+ * if shorter). A long horizon keeps a walker well off the walls, but it also
+ * pins a jammed one: its speed toward a wall is at most its gap over the
+ * horizon, so the way round a corner or past a block stays closed to it
+ * (SteerSuite's overtake-obstacle: the fast agent stalled beside the block).
+ * The turn grows with being blocked and stuck (aim_turn, quality.c), so the
+ * horizon shortens only for agents kept from their way; a free agent (turn
+ * NAN) keeps the one it was given, bit for bit. */
+#define ORCA_Q_OBST_GAIN 10.0f
+#define ORCA_Q_OBST_MIN 1.0f
+
+static inline float orca_quality_obstacle_horizon(const struct orca_world *w, uint32_t self, float horizon)
+{
+	const float turn = w->q_agents[self].turn;
+	if (!(turn > 0.0f))
+		return horizon;
+	const float shorter = horizon / (1.0f + ORCA_Q_OBST_GAIN * turn);
+	const float least = horizon < ORCA_Q_OBST_MIN ? horizon : ORCA_Q_OBST_MIN;
+	return shorter > least ? shorter : least;
+}
+
 /* After the linear program: update the stuck timer, remember close neighbours. */
 static inline void orca_quality_after(struct orca_world *w, uint32_t self, uint32_t slot, vec2 pref, vec2 aim, vec2 new_velocity,
                         const nb_entry *nb, uint32_t nb_count, float dt)

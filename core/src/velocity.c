@@ -390,10 +390,12 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 		agent_count = orca_agent_neighbors(w, sc, self, slot, p, max_nb, position);
 	}
 
+	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
 	const orca_lines lines_soa = orca_lines_of(sc->lines, sc->lines_cap), *lines = &lines_soa;
+	const float horizon_obst =
+	    quality ? orca_quality_obstacle_horizon(w, self, p->time_horizon_obst) : p->time_horizon_obst;
 	const uint32_t num_obst_lines =
-	    obst_count ? obstacle_lines(w, sc->obst_nb, obst_count, position, velocity, radius, p->time_horizon_obst,
-	                                lines)
+	    obst_count ? obstacle_lines(w, sc->obst_nb, obst_count, position, velocity, radius, horizon_obst, lines)
 	               : 0;
 	uint32_t n = num_obst_lines;
 
@@ -403,7 +405,6 @@ static void compute_one(struct orca_world *w, worker_scratch *sc, uint32_t self,
 	sc->neighbor_count += agent_count;
 	sc->obstacle_line_count += num_obst_lines;
 
-	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
 	const vec2 aim = quality ? orca_quality_aim(w, self, slot, pref) : pref;
 	vec2 new_velocity;
 	const uint32_t line_fail = orca_linear_program2(lines, n, p->max_speed, aim, false, &new_velocity, avx);
