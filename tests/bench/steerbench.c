@@ -149,8 +149,8 @@ static void report_stuck(const sb_case *c, const char *mode, orca_nav *nav, cons
 		if (!active[i]) continue;
 		const sb_agent *a = &c->agents[i];
 		orca_nav_path p = {0};
-		orca_vec2 corner[2] = {{0}}; /* room for two: the mesh's corner query answers nothing with one */
-		orca_nav_get_path(nav, ids[i], &p, corner, 2);
+		orca_vec2 corner[1] = {{0}};
+		orca_nav_get_path(nav, ids[i], &p, corner, 1);
 		fprintf(stderr,
 		        "%s %s: agent %u from (%.2f, %.2f) to goal %u (%.2f, %.2f): at (%.2f, %.2f) velocity (%.2f, "
 		        "%.2f), phase %d%s, %u corners, next (%.2f, %.2f)\n",

@@ -1,7 +1,10 @@
 /* test_nav_maze.c — the four walled set-ups of tests/nav/data (a wall with a
  * gap, a U open away from the goal, a serpentine of five walls, a room with a
  * door): straight-line steering gets no agent home in 4,000 steps;
- * navigation gets every agent home, and no agent centre is ever inside a wall. */
+ * navigation gets every agent home, and no agent centre is ever inside a wall.
+ * orca_nav_get_path answers as many corners as it is given room for (a
+ * comb of walls). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,6 +99,60 @@ static void room_door(void **state)
 	check("room_door", 9);
 }
 
+/* A path through a comb of twelve walls, open at alternate ends: the whole
+ * of it with room for it (far more corners than steering looks ahead at,
+ * ending at the goal), and with room for k corners exactly its first k
+ * (Detour's corner query drops the agent's own position, which once left
+ * room for only k - 1). */
+static void path_corners(void **state)
+{
+	(void)state;
+	orca_world_def wd = orca_default_world_def();
+	wd.agent_capacity = 4;
+	orca_world *w;
+	assert_int_equal(orca_world_create(&wd, &w), ORCA_OK);
+	enum { WALLS = 12 };
+	for (int k = 0; k < WALLS; ++k) {
+		const float x = -55.0f + 10.0f * (float)k, y0 = k % 2 ? -30.0f : -40.0f, y1 = k % 2 ? 40.0f : 30.0f;
+		const orca_vec2 wall[4] = {{x - 1.0f, y0}, {x + 1.0f, y0}, {x + 1.0f, y1}, {x - 1.0f, y1}};
+		assert_int_equal(orca_obstacle_add(w, wall, 4, NULL), ORCA_OK);
+	}
+	orca_nav_def nd = orca_nav_default_def();
+	nd.bounds_min = (orca_vec2){-70.0f, -40.0f};
+	nd.bounds_max = (orca_vec2){70.0f, 40.0f};
+	nd.agent_radius = 1.0f;
+	orca_nav *nav;
+	assert_int_equal(orca_nav_create(&nd, w, &nav), ORCA_OK);
+	orca_agent_def ad = orca_default_agent_def();
+	ad.radius = 1.0f;
+	ad.position = (orca_vec2){-65.0f, 0.0f};
+	ad.target = ad.position;
+	ad.steer_mode = ORCA_STEER_TARGET;
+	orca_agent_id id;
+	assert_int_equal(orca_agent_add(w, &ad, &id), ORCA_OK);
+	const orca_vec2 goal = {65.0f, 0.0f};
+	assert_int_equal(orca_nav_set_target(nav, id, goal), ORCA_OK);
+	assert_int_equal(orca_nav_update(nav, 0.1f), ORCA_OK);
+
+	enum { ROOM = 64 };
+	orca_vec2 all[ROOM], some[ROOM];
+	orca_nav_path p;
+	assert_int_equal(orca_nav_get_path(nav, id, &p, all, ROOM), ORCA_OK);
+	assert_int_equal(p.phase, ORCA_NAV_MOVING);
+	const uint32_t n = p.corner_count;
+	printf("a comb of %d walls: %u corners\n", WALLS, n);
+	assert_true(n >= 2 * WALLS && n < ROOM); /* round each wall's end: two corners each */
+	assert_true(fabsf(all[n - 1].x - goal.x) < 1e-3f && fabsf(all[n - 1].y - goal.y) < 1e-3f);
+	for (uint32_t k = 1; k <= n + 1; ++k) {
+		assert_int_equal(orca_nav_get_path(nav, id, &p, some, k), ORCA_OK);
+		assert_int_equal(p.corner_count, k < n ? k : n);
+		for (uint32_t i = 0; i < p.corner_count; ++i)
+			assert_true(some[i].x == all[i].x && some[i].y == all[i].y);
+	}
+	orca_nav_destroy(nav);
+	orca_world_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -103,6 +160,7 @@ int main(void)
 	    cmocka_unit_test(u_trap),
 	    cmocka_unit_test(serpentine),
 	    cmocka_unit_test(room_door),
+	    cmocka_unit_test(path_corners),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

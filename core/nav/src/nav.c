@@ -86,16 +86,13 @@ int orca_nav_get_path(orca_nav *nav, orca_agent_id id, orca_nav_path *out, orca_
 		return ORCA_OK;
 	orca_agent_state st;
 	orca_agent_get(nav->world, id, &st);
-	orca_vec2 c[8];
 	bool end_is_last;
 	float off;
 	orca_vec2 on_mesh;
 	/* on a copy: asking must not move the corridor (that would change what comes next) */
-	const int n = navmesh_corridor_peek_corners(nav->mesh, a->corridor, st.position, c,
-	                                            corner_capacity < 8 ? (int)corner_capacity : 8, &end_is_last, &off,
-	                                            &on_mesh);
-	for (int i = 0; i < n; ++i)
-		corners[i] = c[i];
+	const int n = navmesh_corridor_peek_corners(nav->mesh, a->corridor, st.position, corners,
+	                                            corner_capacity < INT32_MAX - 1 ? (int)corner_capacity : INT32_MAX - 1,
+	                                            &end_is_last, &off, &on_mesh);
 	out->corner_count = n > 0 ? (uint32_t)n : 0;
 	return ORCA_OK;
 }

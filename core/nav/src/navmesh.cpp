@@ -69,6 +69,9 @@ inline float pow2_floor(float v)
 
 } // namespace
 
+// Corners steering asks Detour for (see corridor_corners).
+enum { kCornersMax = 8 };
+
 struct navmesh {
 	navmesh_params p;
 	int tiles_x = 0, tiles_y = 0;
@@ -108,6 +111,10 @@ struct navmesh {
 	uint64_t add_count = 0;
 	int scratch_cap = 0;
 	dtPathCorridor scratch; // a copy to string-pull from without moving the agent's own corridor
+	// a query's straight path when it asks for more corners than steering does
+	std::vector<float> peek_verts;
+	std::vector<unsigned char> peek_flags;
+	std::vector<dtPolyRef> peek_polys;
 	// Workers 1.. of a parallel update: a query each (Detour's query holds
 	// its node pools and is not thread-safe) and a path scratch each;
 	// worker 0 is query and path above.
@@ -846,8 +853,12 @@ static bool shortcut_fits(navmesh *m, int worker, const dtPathCorridor &pc, int 
 static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
                             const dtPolyRef *path, int n);
 
+// Detour's findCorners(ask) answers at most ask - 1 corners: the first point
+// of its straight path is the position itself, which it drops. Steering asks
+// for kMax (its shortcut aims at the furthest of them); a query asks for one
+// more than it has room for. At most `max` corners are written.
 static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capacity, orca_vec2 pos,
-                            bool optimize, orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                            bool optimize, int ask, orca_vec2 *corners, int max, bool *end_is_last, float *off,
                             orca_vec2 *on_mesh)
 {
 	dtNavMeshQuery *query = query_of(m, worker);
@@ -882,13 +893,22 @@ static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capa
 	*on_mesh = to2(cp);
 	const float dx = cp[0] - pos.x, dy = cp[2] - pos.y;
 	*off = sqrtf(dx * dx + dy * dy);
-	enum { kMax = 8 };
-	float verts[kMax * 3];
-	unsigned char flags[kMax];
-	dtPolyRef polys[kMax];
-	if (max > kMax)
-		max = kMax;
-	int n = pc.findCorners(verts, flags, polys, max, query, &m->filter);
+	float stack_verts[kCornersMax * 3];
+	unsigned char stack_flags[kCornersMax];
+	dtPolyRef stack_polys[kCornersMax];
+	float *verts = stack_verts;
+	unsigned char *flags = stack_flags;
+	dtPolyRef *polys = stack_polys;
+	if (ask > kCornersMax) {
+		// a query's long answer (only queries ask for more; they run alone)
+		m->peek_verts.resize((size_t)ask * 3);
+		m->peek_flags.resize((size_t)ask);
+		m->peek_polys.resize((size_t)ask);
+		verts = m->peek_verts.data();
+		flags = m->peek_flags.data();
+		polys = m->peek_polys.data();
+	}
+	int n = pc.findCorners(verts, flags, polys, ask, query, &m->filter);
 	if (optimize && n > 0) {
 		// Shortcut toward the furthest corner when it is in view (DetourCrowd's
 		// rule: a ray toward it, past it to 30 radii). The ray's end is
@@ -907,10 +927,12 @@ static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capa
 			const float range = sqrtf(ex * ex + ez * ez);
 			if (range > 0.02f && shortcut_fits(m, worker, pc, capacity, end, range)) {
 				pc.optimizePathVisibility(end, range, query, &m->filter);
-				n = pc.findCorners(verts, flags, polys, max, query, &m->filter);
+				n = pc.findCorners(verts, flags, polys, ask, query, &m->filter);
 			}
 		}
 	}
+	if (n > max)
+		n = max;
 	for (int i = 0; i < n; ++i)
 		corners[i] = to2(&verts[i * 3]);
 	*end_is_last = n > 0 && (flags[n - 1] & DT_STRAIGHTPATH_END);
@@ -921,7 +943,8 @@ extern "C" int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor
                                         orca_vec2 *corners, int max, bool *end_is_last, float *off,
                                         orca_vec2 *on_mesh)
 {
-	return corridor_corners(m, worker, c->corridor, c->max_path, pos, optimize, corners, max, end_is_last, off,
+	const int ask = max < kCornersMax ? max : kCornersMax;
+	return corridor_corners(m, worker, c->corridor, c->max_path, pos, optimize, ask, corners, ask, end_is_last, off,
 	                        on_mesh);
 }
 
@@ -945,7 +968,11 @@ extern "C" int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor 
 		m->scratch_cap = c->max_path;
 	}
 	corridor_assign(m->scratch, m->scratch_cap, c->corridor.getPos(), c->corridor.getTarget(), c->corridor.getPath(), n);
-	return corridor_corners(m, 0, m->scratch, m->scratch_cap, pos, false, corners, max, end_is_last, off, on_mesh);
+	// a straight path has at most one corner per polygon and its end
+	if (max > c->max_path + 1)
+		max = c->max_path + 1;
+	return corridor_corners(m, 0, m->scratch, m->scratch_cap, pos, false, max + 1, corners, max, end_is_last, off,
+	                        on_mesh);
 }
 
 extern "C" bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c)

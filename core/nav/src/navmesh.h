@@ -110,7 +110,8 @@ int navmesh_corridor_length(const navmesh_corridor *c);
 int navmesh_corridor_polygon(const navmesh *m, const navmesh_corridor *c, int i, orca_vec2 *vertices, int max);
 size_t navmesh_corridor_memory(const navmesh_corridor *c);
 /* As navmesh_corridor_corners (no shortcut) on a copy: the corridor itself
- * does not move (a query must not change what comes next). */
+ * does not move (a query must not change what comes next). Up to max
+ * corners, any number (steering's own corners are at most 7). */
 int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor *c, orca_vec2 pos, orca_vec2 *corners, int max,
                                   bool *end_is_last, float *off, orca_vec2 *on_mesh);
 
