@@ -855,7 +855,7 @@ static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3]
 
 // Detour's findCorners(ask) answers at most ask - 1 corners: the first point
 // of its straight path is the position itself, which it drops. Steering asks
-// for kMax (its shortcut aims at the furthest of them); a query asks for one
+// for kCornersMax (its shortcut aims at the furthest of them); a query asks for one
 // more than it has room for. At most `max` corners are written.
 static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capacity, orca_vec2 pos,
                             bool optimize, int ask, orca_vec2 *corners, int max, bool *end_is_last, float *off,
