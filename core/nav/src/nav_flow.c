@@ -450,14 +450,13 @@ void nav_make_way_found(orca_nav *nav, const nav_agent *a, const orca_agent_stat
  * Agents sent to one spot do not hold it from each other: they press for it
  * as before (SteerSuite's hallways send a hundred to one point; with this
  * rule between them those that gave up on it were pressed through, deep).
- * Reads the engine's state, what the last commit left (was_waiting) and
- * goals (set outside the visits) only: visits run in parallel. */
-static bool goal_held(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, float mine)
+ * near: the n agents within the two radii of the goal (nav_goal_taken's
+ * query). Reads the engine's state, what the last commit left (was_waiting)
+ * and goals (set outside the visits) only: visits run in parallel. */
+static bool goal_held(const orca_nav *nav, const nav_agent *a, const orca_agent_state *st, float mine,
+                      const orca_agent_id *near, uint32_t n)
 {
 	const float pref = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
-	orca_agent_id near[16];
-	uint32_t n = orca_query_radius(nav->world, a->goal, st->radius + nav->def.agent_radius, near, 16);
-	n = n < 16 ? n : 16;
 	for (uint32_t i = 0; i < n; ++i) {
 		orca_agent_state os;
 		if (near[i] == a->id || orca_agent_get(nav->world, near[i], &os) != ORCA_OK)
@@ -509,7 +508,7 @@ bool nav_goal_taken(const orca_nav *nav, const nav_agent *a, const orca_agent_st
 		          dist(os.position, a->goal) < st->radius + os.radius;
 	}
 	if (!covered)
-		return mine <= NAV_HELD * st->radius && goal_held(nav, a, st, mine);
+		return mine <= NAV_HELD * st->radius && goal_held(nav, a, st, mine, near, n);
 	n = orca_query_radius(nav->world, st->position, reach, near, 16);
 	n = n < 16 ? n : 16;
 	for (uint32_t i = 0; i < n; ++i) {
