@@ -18,6 +18,7 @@
  * own room's next tick: the other rooms' ticks start on the loop, which the
  * step never blocks, and their steps take the pool's other threads. With --heavy-world-nice, a
  * world (other than the default) whose step takes more than half its period
+ * of CPU time (its thread's, not the wall time a preempted step inflates)
  * steps on the server's step lane instead (step_lane.h): one thread at a lower
  * CPU priority, so that when the cores are short the kernel serves the light
  * worlds' steps first, and the heavy world slows itself; below a quarter of
@@ -85,6 +86,7 @@ typedef struct room {
 	uint64_t tick_started_ns;
 	double step_seconds;
 	double table_seconds;
+	double step_cpu_seconds; /* the step and table on their thread: what judges a world heavy */
 	uint64_t tick_queued_ns;
 	uint64_t tick_worked_ns;
 	double tick_part[TICK_PARTS];

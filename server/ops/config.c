@@ -273,8 +273,8 @@ static const config_option option_table[] = {
      "a world with no clients and no agents this long closes (its data stays; the default world never closes)",
      config_set_double, OFF(world_idle_seconds), 0.001, 1e9, NULL},
     {"heavy-world-nice", "worlds", "N", "10",
-     "a world whose steps take over half its period steps on one thread at this nice (1-19), so light worlds go "
-     "first; 0: no such thread",
+     "a world whose steps take over half its period of CPU time steps on one thread at this nice (1-19), so light "
+     "worlds go first; 0: no such thread",
      config_set_u32, OFF(heavy_world_nice), 0, 19, NULL},
 
     /* ---- persistence (server/storage) */
