@@ -470,7 +470,12 @@ static bool visit_agent(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, f
 		return true;
 	}
 	if (a->queued) {
-		a->next_visit = nav->updates + 1; /* its new path comes in this update or a later one */
+		/* Its new path comes when the queue reaches it (plan schedules its
+		 * next visit then); until then it is looked at as often as a walker,
+		 * not every update: with the queue longer than path_budget (100,000
+		 * agents, 40,000 queued) most of an update went to visits of queued
+		 * agents that changed nothing. */
+		nav_schedule(nav, a, st, dt);
 		return true;
 	}
 	const uint32_t interval = nav->def.refresh_interval ? nav->def.refresh_interval : 1;
