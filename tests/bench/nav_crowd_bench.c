@@ -10,7 +10,9 @@
  * ticks are timed: wall and calling-thread CPU of each update, and the wall
  * time of the world's step after it (the tick: update and step). Prints
  * their medians (and the update's wall p90 and max) and a hash of every
- * tick's state hash and events, which must not change with the code's speed.
+ * tick's state hash and events, which must not change with the code's speed,
+ * and how many updates the timed ticks' retargets waited for their paths
+ * (the path queue: new targets go before re-plans).
  * Other crowd sizes from a set-up file written by
  * tests/data/gen_random_setup.py (targets stay within the crowd's square,
  * and navigation's bounds hold it). A benchmark, never a pass/fail test. For instruction counts
@@ -38,6 +40,11 @@ static float frand(float lo, float hi)
 	rng = rng * 1664525u + 1013904223u;
 	return lo + (hi - lo) * (float)(rng >> 8) / 16777216.0f;
 }
+
+typedef struct retarget {
+	orca_agent_id id;
+	int tick;
+} retarget;
 
 static float clampf(float v, float lo, float hi)
 {
@@ -122,6 +129,11 @@ int main(int argc, char **argv)
 	double *step = malloc((size_t)ticks * sizeof *step), *tick = malloc((size_t)ticks * sizeof *tick);
 	uint64_t hash = 14695981039346656037ull, events = 0;
 	uint32_t cursor = 0;
+	/* the timed ticks' retargets not answered yet (their agents still
+	 * WAITING), and how many updates each answered one waited */
+	retarget *open = malloc((size_t)ticks * 100 * sizeof *open);
+	double *waited = malloc((size_t)ticks * 100 * sizeof *waited);
+	uint32_t open_count = 0, answered = 0, asked = 0;
 	for (int t = 0; t < warmup + ticks; ++t) {
 		for (int k = 0; k < 100; ++k, cursor = (cursor + 7919u) % n) {
 			orca_agent_state st;
@@ -129,6 +141,10 @@ int main(int argc, char **argv)
 			const orca_vec2 p = {clampf(st.position.x + frand(-20, 20), 2, hi),
 			                     clampf(st.position.y + frand(-20, 20), 2, hi)};
 			orca_nav_set_target(nav, ids[cursor], p);
+			if (t >= warmup) {
+				open[open_count++] = (retarget){ids[cursor], t};
+				asked++;
+			}
 		}
 		const double w0 = wall_ms(), c0 = thread_cpu_ms();
 		if (t >= warmup)
@@ -138,6 +154,15 @@ int main(int argc, char **argv)
 		if (t >= warmup) {
 			wall[t - warmup] = wall_ms() - w0;
 			cpu[t - warmup] = thread_cpu_ms() - c0;
+		}
+		for (uint32_t k = 0, kept = 0; k < open_count; ++k) {
+			orca_nav_path path;
+			if (orca_nav_get_path(nav, open[k].id, &path, NULL, 0) == ORCA_OK && path.phase == ORCA_NAV_WAITING)
+				open[kept++] = open[k];
+			else
+				waited[answered++] = (double)(t - open[k].tick + 1);
+			if (k + 1 == open_count)
+				open_count = kept;
 		}
 		uint32_t count;
 		const orca_nav_event *ev = orca_nav_events(nav, &count);
@@ -164,6 +189,14 @@ int main(int argc, char **argv)
 	       "step) median %.3f ms; %" PRIu64 " paths planned, %" PRIu64 " events; hash %016" PRIx64 "\n",
 	       n, workers, warmup, ticks, wall_median, wall[(ticks * 9) / 10], wall[ticks - 1], median(cpu, ticks),
 	       median(step, ticks), median(tick, ticks), st.paths_planned, events, hash);
+	/* how soon a command gets its path: updates from the retarget to the one
+	 * that answered it (1: the next update) */
+	qsort(waited, answered, sizeof *waited, bench_cmp_double);
+	printf("retargets in the timed ticks: %u, %u answered; updates until answered p50 %.0f, p99 %.0f, max %.0f\n", asked,
+	       answered, answered ? waited[answered / 2] : 0.0, answered ? waited[(answered * 99) / 100] : 0.0,
+	       answered ? waited[answered - 1] : 0.0);
+	free(open);
+	free(waited);
 	orca_nav_destroy(nav);
 	orca_world_destroy(w);
 	free(ids);

@@ -9,7 +9,8 @@
  * agents removed while navigating and their slots reused, agents stopped.
  * The uninterrupted run also asks for paths every step (as GetPaths does);
  * the loaded ones do not: asking must not change anything. A damaged save
- * (truncated, bytes flipped) loads with an error or not at all, never crashes. */
+ * (truncated, bytes flipped) loads with an error or not at all, never crashes.
+ * A save of the format before ("nav3", one path queue) loads too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -309,10 +310,74 @@ static void loaded_runs_continue_exactly(void **state)
 	}
 }
 
+/* A save of the format before the path queue had two rings ("nav3": one
+ * queue, targets and re-plans in one order) loads: each live entry goes to
+ * its agent's ring, and every agent waiting for its path gets one. The old
+ * save is made from a new one: the same bytes with the rings as one list. */
+static void older_save_loads(void **state)
+{
+	(void)state;
+	orca_world *w = new_world();
+	orca_nav *nav;
+	run_state rs;
+	setup(w, &nav, &rs);
+	uint64_t ev;
+	for (int s = 0; s <= 297; ++s) /* retargets at 296: new targets and re-plans queued */
+		step(w, nav, &rs, s, false, &ev);
+	saved sv;
+	save_now(w, nav, &rs, 297, &sv);
+	orca_nav_stats st;
+	orca_nav_get_stats(nav, &st);
+	const uint32_t pending = st.paths_pending;
+	assert_true(pending > 0);
+	orca_nav_destroy(nav);
+	orca_world_destroy(w);
+
+	/* the rings are the save's last 8 + 4 * pending bytes: u32 n, n ids, u32 m, m ids */
+	const size_t rings = 8u + 4u * pending, head = sv.nav_len - rings;
+	uint32_t n;
+	memcpy(&n, sv.nav + head, 4);
+	assert_true(n <= pending);
+	printf("older save: %u new targets and %u re-plans queued\n", n, pending - n);
+	const size_t old_len = head + 4u + 4u * pending;
+	uint8_t *old = malloc(old_len);
+	memcpy(old, sv.nav, head);
+	const uint8_t magic3[4] = {'n', 'a', 'v', '3'};
+	memcpy(old, magic3, 4);
+	memcpy(old + head, &pending, 4);
+	memcpy(old + head + 4, sv.nav + head + 4, 4u * n);
+	memcpy(old + head + 4 + 4u * n, sv.nav + head + 8 + 4u * n, 4u * (pending - n));
+
+	orca_world *w2;
+	orca_nav *nav2;
+	assert_int_equal(load(&sv, old, old_len, &w2, &nav2), ORCA_OK);
+	orca_nav_get_stats(nav2, &st);
+	assert_true(st.paths_pending > 0 && st.paths_pending <= pending);
+	for (int s = 0; s < 200; ++s) {
+		assert_int_equal(orca_nav_update(nav2, DT), ORCA_OK);
+		assert_int_equal(orca_world_step(w2, DT), ORCA_OK);
+	}
+	uint32_t navigating = 0;
+	for (uint32_t i = 0; i < AGENTS; ++i) {
+		orca_nav_path p;
+		if (orca_nav_get_path(nav2, sv.rs.ids[i], &p, NULL, 0) != ORCA_OK)
+			continue;
+		navigating++;
+		assert_int_not_equal(p.phase, ORCA_NAV_WAITING);
+	}
+	assert_true(navigating > AGENTS / 2);
+	orca_nav_destroy(nav2);
+	orca_world_destroy(w2);
+	free(old);
+	free(sv.world);
+	free(sv.nav);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(loaded_runs_continue_exactly),
+	    cmocka_unit_test(older_save_loads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * an enclosed target is UNREACHABLE and the agent stops at the point chosen;
  * a target inside a solid block likewise; a wall added at run time closes the
  * near door and agents re-plan through the other (tiles rebuilt one per
- * update); the path queue answers at most `path_budget` queries per update;
+ * update); the path queue answers at most `path_budget` queries per update,
+ * new targets before re-plans;
  * an agent held back by one that never yields is STUCK; save/load; taking an
  * agent over through orca.h ends its navigation; a path longer than the
  * corridor holds is walked in parts. */
@@ -192,6 +193,54 @@ static void path_queue_has_a_budget(void **state)
 	orca_world_destroy(w);
 }
 
+/* A new target is answered before the re-plans waiting in the queue: a wall
+ * across 300 corridors floods the queue with re-plans (budget 50 a update);
+ * a new agent's target and an old agent's new one are both answered at the
+ * next update, while re-plans still wait. */
+static void new_target_goes_before_replans(void **state)
+{
+	(void)state;
+	orca_world *w = make_world();
+	orca_nav_def d = small_def(100);
+	d.path_budget = 50;
+	orca_nav *nav;
+	assert_int_equal(orca_nav_create(&d, w, &nav), ORCA_OK);
+	orca_agent_id ids[300];
+	for (int i = 0; i < 300; ++i) {
+		ids[i] = add_agent(w, -80 + (float)(i % 20) * 4, -80 + (float)(i / 20) * 4);
+		assert_int_equal(orca_nav_set_target(nav, ids[i], (orca_vec2){60, 60}), ORCA_OK);
+	}
+	for (int u = 0; u < 6; ++u) {
+		assert_int_equal(orca_nav_update(nav, 0.25f), ORCA_OK);
+		assert_int_equal(orca_world_step(w, 0.25f), ORCA_OK);
+	}
+	orca_nav_stats s;
+	orca_nav_get_stats(nav, &s);
+	assert_int_equal(s.paths_pending, 0);
+	add_rect(w, -95, 20, 40, 22); /* across every corridor, open on the right */
+	for (int u = 0; u < 40 && s.paths_pending < 120; ++u) {
+		assert_int_equal(orca_nav_update(nav, 0.25f), ORCA_OK);
+		assert_int_equal(orca_world_step(w, 0.25f), ORCA_OK);
+		orca_nav_get_stats(nav, &s);
+	}
+	assert_true(s.paths_pending >= 120);
+	assert_true(s.replans[ORCA_NAV_REPLAN_MESH_CHANGED] >= 120);
+	const orca_agent_id fresh = add_agent(w, 0, -60);
+	assert_int_equal(orca_nav_set_target(nav, fresh, (orca_vec2){80, -60}), ORCA_OK);
+	assert_int_equal(orca_nav_set_target(nav, ids[299], (orca_vec2){-80, 60}), ORCA_OK);
+	assert_int_equal(orca_nav_update(nav, 0.25f), ORCA_OK);
+	orca_nav_path p;
+	assert_int_equal(orca_nav_get_path(nav, fresh, &p, NULL, 0), ORCA_OK);
+	assert_int_equal(p.phase, ORCA_NAV_MOVING);
+	assert_int_equal(orca_nav_get_path(nav, ids[299], &p, NULL, 0), ORCA_OK);
+	assert_int_equal(p.phase, ORCA_NAV_MOVING);
+	assert_true(p.target.x == -80 && p.target.y == 60);
+	orca_nav_get_stats(nav, &s);
+	assert_true(s.paths_pending >= 120 - 50);
+	orca_nav_destroy(nav);
+	orca_world_destroy(w);
+}
+
 /* A corridor 5 wide; halfway along it an agent that never yields and stands. */
 static void blocked_agent_is_stuck(void **state)
 {
@@ -298,6 +347,7 @@ int main(void)
 	    cmocka_unit_test(target_inside_block),
 	    cmocka_unit_test(wall_added_replans_through_other_door),
 	    cmocka_unit_test(path_queue_has_a_budget),
+	    cmocka_unit_test(new_target_goes_before_replans),
 	    cmocka_unit_test(blocked_agent_is_stuck),
 	    cmocka_unit_test(save_load_and_takeover),
 	    cmocka_unit_test(long_path_in_parts),

@@ -118,7 +118,7 @@ void orca_nav_get_counts(const orca_nav *nav, orca_nav_stats *out)
 	out->tiles_pending = nav->tile_len;
 	out->polygons = navmesh_poly_count(nav->mesh);
 	out->agents = nav->agent_count;
-	out->paths_pending = nav->queue_len;
+	out->paths_pending = queue_length(nav);
 	out->paths_planned = nav->paths_planned;
 	out->tiles_built = nav->tiles_built;
 	memcpy(out->replans, nav->replans, sizeof out->replans);
@@ -131,7 +131,8 @@ void orca_nav_get_stats(const orca_nav *nav, orca_nav_stats *out)
 	bytes += (size_t)nav->agent_cap * sizeof *nav->agents + (size_t)nav->slot_cap * sizeof *nav->index_of_slot;
 	bytes += (size_t)nav->due_cap * sizeof *nav->due + 2u * (size_t)nav->hint_cap;
 	bytes += (size_t)nav->crowd_cap * sizeof *nav->crowd_poly;
-	bytes += (size_t)nav->queue_cap * sizeof *nav->queue;
+	for (int q = 0; q < NAV_RINGS; ++q)
+		bytes += (size_t)nav->queue[q].cap * sizeof *nav->queue[q].ids;
 	for (uint32_t i = 0; i < nav->agent_count; ++i)
 		bytes += navmesh_corridor_memory(nav->agents[i].corridor);
 	for (uint32_t i = 0; i < nav->obstacle_count; ++i)
@@ -209,7 +210,8 @@ void orca_nav_destroy(orca_nav *nav)
 	nav_free(nav, nav->index_of_slot, (size_t)nav->slot_cap * sizeof *nav->index_of_slot);
 	nav_free(nav, nav->done_hint, nav->hint_cap);
 	nav_free(nav, nav->phase_hint, nav->hint_cap);
-	nav_free(nav, nav->queue, (size_t)nav->queue_cap * sizeof *nav->queue);
+	for (int q = 0; q < NAV_RINGS; ++q)
+		nav_free(nav, nav->queue[q].ids, (size_t)nav->queue[q].cap * sizeof *nav->queue[q].ids);
 	nav_free(nav, nav->id_scratch, (size_t)nav->id_scratch_cap * sizeof *nav->id_scratch);
 	nav_free(nav, nav->build_scratch, (size_t)nav->build_scratch_cap * sizeof *nav->build_scratch);
 	nav_free(nav, nav->tile_queue, total * sizeof *nav->tile_queue);

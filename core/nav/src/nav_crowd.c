@@ -28,22 +28,23 @@ static void drop_agent(orca_nav *nav, uint32_t index)
 	nav->agent_count--;
 }
 
-static bool queue_push(orca_nav *nav, orca_agent_id id)
+bool nav_queue_push(orca_nav *nav, int ring, orca_agent_id id)
 {
-	if (nav->queue_len == nav->queue_cap) {
-		const uint32_t nc = nav->queue_cap ? nav->queue_cap * 2 : 256;
-		orca_agent_id *q = nav_alloc(nav, (size_t)nc * sizeof *q);
-		if (!q)
+	nav_ring *q = &nav->queue[ring];
+	if (q->len == q->cap) {
+		const uint32_t nc = q->cap ? q->cap * 2 : 256;
+		orca_agent_id *ids = nav_alloc(nav, (size_t)nc * sizeof *ids);
+		if (!ids)
 			return false;
-		for (uint32_t i = 0; i < nav->queue_len; ++i)
-			q[i] = nav->queue[(nav->queue_head + i) % nav->queue_cap];
-		nav_free(nav, nav->queue, (size_t)nav->queue_cap * sizeof *nav->queue);
-		nav->queue = q;
-		nav->queue_head = 0;
-		nav->queue_cap = nc;
+		for (uint32_t i = 0; i < q->len; ++i)
+			ids[i] = q->ids[(q->head + i) % q->cap];
+		nav_free(nav, q->ids, (size_t)q->cap * sizeof *q->ids);
+		q->ids = ids;
+		q->head = 0;
+		q->cap = nc;
 	}
-	nav->queue[(nav->queue_head + nav->queue_len) % nav->queue_cap] = id;
-	nav->queue_len++;
+	q->ids[(q->head + q->len) % q->cap] = id;
+	q->len++;
 	return true;
 }
 
@@ -106,7 +107,7 @@ static void commit_shared(orca_nav *nav, nav_agent *a, const nav_visit *v)
 {
 	for (int r = 0; r < ORCA_NAV_REPLAN_REASONS; ++r)
 		nav->replans[r] += v->replans[r];
-	if (v->enqueue && !queue_push(nav, a->id))
+	if (v->enqueue && !nav_queue_push(nav, queue_ring(a), a->id))
 		a->queued = false; /* out of memory: asked again at a later visit */
 	for (uint8_t k = 0; k < v->event_count; ++k)
 		nav_emit(nav, a, v->kinds[k], v->points[k]);
@@ -157,6 +158,7 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	}
 	orca_agent_state st;
 	orca_agent_get(nav->world, id, &st);
+	const bool queued_for_target = a->queued && queue_ring(a) == NAV_RING_TARGETS;
 	a->target = target;
 	a->goal = target;
 	a->phase = ORCA_NAV_WAITING;
@@ -169,8 +171,8 @@ int orca_nav_set_target(orca_nav *nav, orca_agent_id id, orca_vec2 target)
 	a->best_dist = a->prev_best = dist(st.position, target);
 	a->stall_time = 0.0f;
 	a->final_leg = false;
-	if (!a->queued) {
-		if (!queue_push(nav, a->id))
+	if (!queued_for_target) { /* a re-plan's entry, if any, is stale now */
+		if (!nav_queue_push(nav, NAV_RING_TARGETS, a->id))
 			return ORCA_ERR_NO_MEMORY;
 		a->queued = true;
 	}
@@ -580,8 +582,9 @@ static void find_paths(orca_nav *nav, const nav_agent *first, uint32_t left)
 {
 	enum { NAV_FIND_BATCH = 1024 };
 	uint32_t want = left == 0 || left > NAV_FIND_BATCH ? NAV_FIND_BATCH : left;
-	if (want > nav->queue_len + 1u)
-		want = nav->queue_len + 1u;
+	const uint32_t queued = queue_length(nav);
+	if (want > queued + 1u)
+		want = queued + 1u;
 	nav->found_count = nav->found_next = 0;
 	if (want > nav->found_cap) {
 		nav_found *found = nav_alloc(nav, (size_t)want * sizeof *found);
@@ -597,11 +600,12 @@ static void find_paths(orca_nav *nav, const nav_agent *first, uint32_t left)
 		nav->found_cap = want;
 	}
 	const uint64_t mark = nav->updates + 1u;
-	for (uint32_t k = 0; nav->found_count < want && k <= nav->queue_len; ++k) {
+	for (uint32_t k = 0; nav->found_count < want && k <= queued; ++k) {
 		nav_agent *a = (nav_agent *)first;
 		if (k > 0) {
-			a = find_agent(nav, nav->queue[(nav->queue_head + k - 1u) % nav->queue_cap]);
-			if (!a || !a->queued || a->found_in == mark)
+			int ring;
+			a = find_agent(nav, queue_at(nav, k - 1u, &ring));
+			if (!queue_entry_live(a, ring) || a->found_in == mark)
 				continue;
 		}
 		orca_agent_state st;
@@ -624,12 +628,14 @@ static void answer_paths(orca_nav *nav, float dt)
 {
 	uint32_t done = 0;
 	nav->found_count = nav->found_next = 0;
-	while (nav->queue_len > 0 && (nav->def.path_budget == 0 || done < nav->def.path_budget)) {
-		const orca_agent_id id = nav->queue[nav->queue_head];
-		nav->queue_head = (nav->queue_head + 1) % nav->queue_cap;
-		nav->queue_len--;
+	while (queue_length(nav) > 0 && (nav->def.path_budget == 0 || done < nav->def.path_budget)) {
+		const int ring = nav->queue[NAV_RING_TARGETS].len > 0 ? NAV_RING_TARGETS : NAV_RING_REPLANS;
+		nav_ring *q = &nav->queue[ring];
+		const orca_agent_id id = q->ids[q->head];
+		q->head = (q->head + 1) % q->cap;
+		q->len--;
 		nav_agent *a = find_agent(nav, id);
-		if (!a || !a->queued)
+		if (!queue_entry_live(a, ring))
 			continue;
 		a->queued = false;
 		if (orca_agent_check(nav->world, id) != ORCA_OK) {

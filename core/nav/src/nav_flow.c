@@ -571,12 +571,13 @@ void nav_crowd_mark(orca_nav *nav)
 {
 	if (!crowd_costs_on(nav))
 		return;
-	const uint32_t head = nav->def.path_budget && nav->def.path_budget < nav->queue_len ? nav->def.path_budget
-	                                                                                    : nav->queue_len;
+	const uint32_t len = queue_length(nav);
+	const uint32_t head = nav->def.path_budget && nav->def.path_budget < len ? nav->def.path_budget : len;
 	bool wanted = false;
 	for (uint32_t k = 0; k < head && !wanted; ++k) {
-		const nav_agent *a = find_agent(nav, nav->queue[(nav->queue_head + k) % nav->queue_cap]);
-		wanted = a && a->queued && held_up(nav, a);
+		int ring;
+		const nav_agent *a = find_agent(nav, queue_at(nav, k, &ring));
+		wanted = queue_entry_live(a, ring) && held_up(nav, a);
 	}
 	if (!wanted)
 		return;

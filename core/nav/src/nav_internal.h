@@ -25,6 +25,14 @@
 #define NAV_WAIT_VISIT 4u  /* agents waiting their turn are looked at this often */
 #define NAV_RETURN 4.0f    /* an arrived agent pushed this many radii (and arrival_distance) off its goal navigates back */
 
+/* A FIFO ring of agent ids. */
+typedef struct nav_ring {
+	orca_agent_id *ids;
+	uint32_t head, len, cap;
+} nav_ring;
+
+enum { NAV_RING_TARGETS = 0, NAV_RING_REPLANS = 1, NAV_RINGS = 2 };
+
 typedef struct nav_agent {
 	orca_agent_id id;
 	orca_nav_agent_phase phase;
@@ -145,8 +153,13 @@ struct orca_nav {
 	uint8_t *phase_hint;
 	uint32_t hint_cap;          /* of done_hint and phase_hint */
 
-	orca_agent_id *queue;       /* ring of agents waiting for a path */
-	uint32_t queue_head, queue_len, queue_cap;
+	/* The path queue: agents waiting for a path, in two rings served in
+	 * order, new targets (phase WAITING) before re-plans, so that a command
+	 * is answered within path_budget's reach even when a jam floods the
+	 * queue with re-plans (100,000 agents in a jam keep about 40,000 queued).
+	 * An entry whose agent is no longer queued for its ring's kind is stale
+	 * and skipped. */
+	nav_ring queue[NAV_RINGS];
 
 	nav_obstacle *obstacles;    /* ascending id */
 	uint32_t obstacle_count, obstacle_cap;
@@ -252,6 +265,39 @@ static inline nav_agent *find_agent(const orca_nav *nav, orca_agent_id id)
 		return NULL;
 	nav_agent *a = &nav->agents[nav->index_of_slot[s]];
 	return a->id == id ? a : NULL;
+}
+
+/* The k-th entry of the path queue (the targets' ring, then the re-plans')
+ * and its ring. */
+static inline orca_agent_id queue_at(const orca_nav *nav, uint32_t k, int *ring)
+{
+	*ring = NAV_RING_TARGETS;
+	if (k >= nav->queue[NAV_RING_TARGETS].len) {
+		k -= nav->queue[NAV_RING_TARGETS].len;
+		*ring = NAV_RING_REPLANS;
+	}
+	const nav_ring *q = &nav->queue[*ring];
+	return q->ids[(q->head + k) % q->cap];
+}
+
+static inline uint32_t queue_length(const orca_nav *nav)
+{
+	return nav->queue[NAV_RING_TARGETS].len + nav->queue[NAV_RING_REPLANS].len;
+}
+
+/* The ring an agent queued now waits in. */
+static inline int queue_ring(const nav_agent *a)
+{
+	return a->phase == ORCA_NAV_WAITING ? NAV_RING_TARGETS : NAV_RING_REPLANS;
+}
+
+/* Appends to a ring of the path queue; false: out of memory. */
+bool nav_queue_push(orca_nav *nav, int ring, orca_agent_id id);
+
+/* An entry of `ring` for a: not stale. */
+static inline bool queue_entry_live(const nav_agent *a, int ring)
+{
+	return a && a->queued && queue_ring(a) == ring;
 }
 
 /* A path query for the agent, counted under `reason` (in a visit: queued at

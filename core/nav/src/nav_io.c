@@ -6,7 +6,7 @@
 #include "bytes.h"
 #include "nav_internal.h"
 
-/* "nav3": everything that decides navigation's future, so that a world and
+/* "nav4": everything that decides navigation's future, so that a world and
  * its navigation loaded from a save step exactly as the ones saved would
  * have. Little-endian:
  *   u32 magic, tiles_x, tiles_y, max_path; u64 updates, paths_planned,
@@ -20,9 +20,11 @@
  *     f32 x 18 (target, goal, steer, heading, progress_ref, best_dist,
  *     prev_ref, prev_best, stuck_pos, stall_time, plan_off), u64 next_visit, last_visit,
  *     corridor: f32 x 6 (position, target, 3-D), u32 n, n x u32 polygon refs
- *   u32 queued; each u32 agent id (the path queue in order, stale entries too) */
-#define NAV_SAVE_MAGIC 0x3376616eu /* "nav3" */
-#define NAV_SAVE_MAGIC_2 0x3276616eu /* "nav2": without prev_ref, prev_best (loaded as if just planned) */
+ *   the path queue's rings, new targets' then re-plans', each in order, stale
+ *   entries too: u32 queued; each u32 agent id */
+#define NAV_SAVE_MAGIC 0x3476616eu /* "nav4" */
+#define NAV_SAVE_MAGIC_3 0x3376616eu /* "nav3": one path queue (its live entries go to their rings) */
+#define NAV_SAVE_MAGIC_2 0x3276616eu /* "nav2": nav3 without prev_ref, prev_best (loaded as if just planned) */
 
 enum {
 	NAV_FLAG_QUEUED = 1,
@@ -129,9 +131,12 @@ size_t orca_nav_save(const orca_nav *nav, uint8_t *buf, size_t capacity)
 		for (int k = 0; k < n; ++k)
 			bytes_put_u32(&w, path[k]);
 	}
-	bytes_put_u32(&w, nav->queue_len);
-	for (uint32_t i = 0; i < nav->queue_len; ++i)
-		bytes_put_u32(&w, nav->queue[(nav->queue_head + i) % nav->queue_cap]);
+	for (int q = 0; q < NAV_RINGS; ++q) {
+		const nav_ring *ring = &nav->queue[q];
+		bytes_put_u32(&w, ring->len);
+		for (uint32_t i = 0; i < ring->len; ++i)
+			bytes_put_u32(&w, ring->ids[(ring->head + i) % ring->cap]);
+	}
 	return w.at;
 }
 
@@ -163,8 +168,8 @@ typedef struct nav_loaded {
 	nav_agent *agents;
 	bool *named;
 	uint32_t agent_count, agent_cap;
-	orca_agent_id *queue;
-	uint32_t queue_len, queue_cap;
+	nav_ring queue[NAV_RINGS];
+	bool one_queue; /* an older save's one queue, in queue[NAV_RING_REPLANS] */
 } nav_loaded;
 
 static void loaded_free(orca_nav *nav, nav_loaded *l)
@@ -176,7 +181,8 @@ static void loaded_free(orca_nav *nav, nav_loaded *l)
 	nav_free(nav, l->dirty, (size_t)l->dirty_cap * sizeof *l->dirty);
 	nav_free(nav, l->agents, (size_t)l->agent_cap * sizeof *l->agents);
 	nav_free(nav, l->named, (size_t)l->agent_cap * sizeof *l->named);
-	nav_free(nav, l->queue, (size_t)l->queue_cap * sizeof *l->queue);
+	for (int q = 0; q < NAV_RINGS; ++q)
+		nav_free(nav, l->queue[q].ids, (size_t)l->queue[q].cap * sizeof *l->queue[q].ids);
 }
 
 static bool finite2(orca_vec2 v)
@@ -189,7 +195,8 @@ static int parse_save(orca_nav *nav, bytes_in *r, nav_loaded *l, uint64_t counte
 	const uint32_t total = navmesh_tile_count(nav->mesh);
 	const uint32_t magic = bytes_get_u32(r);
 	const bool v2 = magic == NAV_SAVE_MAGIC_2;
-	if ((magic != NAV_SAVE_MAGIC && !v2) || bytes_get_u32(r) != (uint32_t)nav->tiles_x || bytes_get_u32(r) != (uint32_t)nav->tiles_y ||
+	l->one_queue = v2 || magic == NAV_SAVE_MAGIC_3;
+	if ((magic != NAV_SAVE_MAGIC && !l->one_queue) || bytes_get_u32(r) != (uint32_t)nav->tiles_x || bytes_get_u32(r) != (uint32_t)nav->tiles_y ||
 	    bytes_get_u32(r) != nav->def.max_path)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	for (int i = 0; i < 7; ++i)
@@ -339,13 +346,16 @@ static int parse_save(orca_nav *nav, bytes_in *r, nav_loaded *l, uint64_t counte
 			if (l->named[k] && slot_of(l->agents[k].id) == slot_of(l->agents[i].id))
 				return ORCA_ERR_INVALID_ARGUMENT;
 
-	l->queue_len = r_count(r, 4);
-	l->queue = nav_alloc(nav, (size_t)(l->queue_len ? l->queue_len : 1) * sizeof *l->queue);
-	if (!l->queue)
-		return ORCA_ERR_NO_MEMORY;
-	l->queue_cap = l->queue_len ? l->queue_len : 1;
-	for (uint32_t i = 0; i < l->queue_len; ++i)
-		l->queue[i] = bytes_get_u32(r);
+	for (int q = l->one_queue ? NAV_RING_REPLANS : 0; q < NAV_RINGS; ++q) {
+		nav_ring *ring = &l->queue[q];
+		ring->len = r_count(r, 4);
+		ring->ids = nav_alloc(nav, (size_t)(ring->len ? ring->len : 1) * sizeof *ring->ids);
+		if (!ring->ids)
+			return ORCA_ERR_NO_MEMORY;
+		ring->cap = ring->len ? ring->len : 1;
+		for (uint32_t i = 0; i < ring->len; ++i)
+			ring->ids[i] = bytes_get_u32(r);
+	}
 	if (r->bad || r->left != 0)
 		return ORCA_ERR_INVALID_ARGUMENT;
 	return ORCA_OK;
@@ -371,12 +381,10 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 		for (uint32_t i = old; i < nav->slot_cap; ++i)
 			nav->index_of_slot[i] = NAV_NO_INDEX;
 	}
-	if (rc == ORCA_OK && l.queue_len > 0) {
-		nav_free(nav, nav->queue, (size_t)nav->queue_cap * sizeof *nav->queue);
-		nav->queue = l.queue;
-		nav->queue_cap = l.queue_cap;
-		l.queue = NULL;
-		l.queue_cap = 0;
+	for (int q = 0; rc == ORCA_OK && !l.one_queue && q < NAV_RINGS; ++q) {
+		nav_free(nav, nav->queue[q].ids, (size_t)nav->queue[q].cap * sizeof *nav->queue[q].ids);
+		nav->queue[q] = l.queue[q];
+		memset(&l.queue[q], 0, sizeof l.queue[q]);
 	}
 	uint64_t *due = NULL;
 	const uint32_t due_cap = l.agent_count ? l.agent_count : 1;
@@ -428,8 +436,13 @@ int orca_nav_load(orca_nav *nav, const uint8_t *buf, size_t len)
 	nav_free(nav, l.named, (size_t)l.agent_cap * sizeof *l.named);
 	l.named = NULL;
 	l.agent_cap = 0;
-	nav->queue_head = 0;
-	nav->queue_len = l.queue_len;
+	/* an older save's one queue: each live entry to its agent's ring, in order */
+	const nav_ring *old = &l.queue[NAV_RING_REPLANS];
+	for (uint32_t i = 0; l.one_queue && i < old->len; ++i) {
+		nav_agent *a = find_agent(nav, old->ids[i]);
+		if (a && a->queued && !nav_queue_push(nav, queue_ring(a), a->id))
+			a->queued = false; /* out of memory: asked again at a later visit */
+	}
 	nav->updates = counters[0];
 	nav->paths_planned = counters[1];
 	nav->tiles_built = counters[2];

@@ -8,7 +8,8 @@
  * Each step: orca_nav_update(nav, dt) then orca_world_step(world, dt). The
  * update reads obstacle changes from the world (orca_world_obstacle_version)
  * and rebuilds the tiles they touch, at most `tile_budget` tiles per update;
- * answers at most `path_budget` path queries from a FIFO queue; refreshes each
+ * answers at most `path_budget` path queries from its queue (new targets
+ * first, in order, then re-plans, in order); refreshes each
  * agent's corridor, re-plans when needed, and sets each navigating agent's
  * target (ORCA_STEER_TARGET) to its next corner. It runs on the calling thread
  * and depends only on the sequence of calls, never on timing or the world's
