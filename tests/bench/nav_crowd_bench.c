@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 	const float dt = 0.05f;
 	double *wall = malloc((size_t)ticks * sizeof *wall), *cpu = malloc((size_t)ticks * sizeof *cpu);
 	double *step = malloc((size_t)ticks * sizeof *step), *tick = malloc((size_t)ticks * sizeof *tick);
-	uint64_t hash = 14695981039346656037ull, events = 0;
+	uint64_t hash = 14695981039346656037ull, events = 0, kinds[4] = {0};
 	uint32_t cursor = 0;
 	/* the timed ticks' retargets not answered yet (their agents still
 	 * WAITING), and how many updates each answered one waited */
@@ -172,6 +172,8 @@ int main(int argc, char **argv)
 			hash = fnv(hash, &ev[k].point, sizeof ev[k].point);
 		}
 		events += count;
+		for (uint32_t k = 0; k < count; ++k)
+			kinds[ev[k].kind & 3u]++;
 		const double s0 = wall_ms();
 		orca_world_step(w, dt);
 		if (t >= warmup) {
@@ -192,6 +194,8 @@ int main(int argc, char **argv)
 	/* how soon a command gets its path: updates from the retarget to the one
 	 * that answered it (1: the next update) */
 	qsort(waited, answered, sizeof *waited, bench_cmp_double);
+	printf("events: %" PRIu64 " ARRIVED, %" PRIu64 " UNREACHABLE, %" PRIu64 " STUCK\n", kinds[ORCA_NAV_ARRIVED],
+	       kinds[ORCA_NAV_UNREACHABLE], kinds[ORCA_NAV_STUCK]);
 	printf("retargets in the timed ticks: %u, %u answered; updates until answered p50 %.0f, p99 %.0f, max %.0f\n", asked,
 	       answered, answered ? waited[answered / 2] : 0.0, answered ? waited[(answered * 99) / 100] : 0.0,
 	       answered ? waited[answered - 1] : 0.0);
