@@ -194,6 +194,8 @@ static void free_vertex(struct orca_world *w, uint32_t vi)
 
 int orca_obstacle_grid_insert(struct orca_world *w, uint32_t slot, const vec2 *v, uint32_t n, uint32_t *first)
 {
+	w->opack.valid = false;
+	w->opack.stale = true; /* packed again once the obstacles stay as they are for a step */
 	if (!orca_mem_reserve(w, (void **)&w->verts, &w->vert_cap, w->vert_count + n, sizeof(obst_vertex)) ||
 	    !orca_mem_reserve(w, (void **)&w->obst_scratch, &w->obst_scratch_cap, n, sizeof(uint32_t)))
 		return ORCA_ERR_NO_MEMORY;
@@ -235,6 +237,8 @@ int orca_obstacle_grid_insert(struct orca_world *w, uint32_t slot, const vec2 *v
 
 void orca_obstacle_grid_remove(struct orca_world *w, uint32_t first, uint32_t n)
 {
+	w->opack.valid = false;
+	w->opack.stale = true;
 	uint32_t vi = first;
 	for (uint32_t k = 0; k < n; ++k) {
 		const uint32_t next = w->verts[vi].next;
@@ -252,6 +256,8 @@ void orca_obstacle_grid_remove(struct orca_world *w, uint32_t first, uint32_t n)
 
 int orca_obstacle_grid_rebuild(struct orca_world *w)
 {
+	w->opack.valid = false;
+	w->opack.stale = true;
 	w->obst_grid = true;
 	w->vert_count = 0;
 	w->onode_count = 0;
@@ -329,6 +335,105 @@ static void consider_cell(grid_query *q, const obst_cell *c)
 		consider(q, &c->edges[k]);
 }
 
+/* Packing pays while the box of used cells is not much larger than the
+ * cells themselves (a city: about twice); past that, or past this many
+ * cells, queries read the hash table. */
+#define PACK_MAX_CELLS (1u << 22)
+#define PACK_SPARSENESS 8u
+
+int orca_obstacle_grid_pack(struct orca_world *w)
+{
+	obst_pack *p = &w->opack;
+	p->valid = false;
+	p->stale = false;
+	if (!w->obst_grid || w->ocell_used == 0)
+		return ORCA_OK;
+	int32_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+	bool first = true;
+	uint64_t edges = 0;
+	for (uint32_t i = 0; i < w->ocell_cap; ++i) {
+		const obst_cell *c = &w->ocells[i];
+		if (!c->used)
+			continue;
+		if (first || c->cx < x0)
+			x0 = c->cx;
+		if (first || c->cx > x1)
+			x1 = c->cx;
+		if (first || c->cy < y0)
+			y0 = c->cy;
+		if (first || c->cy > y1)
+			y1 = c->cy;
+		first = false;
+		edges += c->count;
+	}
+	const uint64_t nx = (uint64_t)((int64_t)x1 - x0 + 1), ny = (uint64_t)((int64_t)y1 - y0 + 1);
+	if (nx * ny > PACK_MAX_CELLS || nx * ny > (uint64_t)PACK_SPARSENESS * w->ocell_used + 4096u || edges >= UINT32_MAX)
+		return ORCA_OK;
+	const uint32_t cells = (uint32_t)(nx * ny);
+	if (cells + 1u > p->start_cap) {
+		uint32_t *start = orca_mem_alloc(w, sizeof(uint32_t) * (cells + 1u));
+		if (!start)
+			return ORCA_ERR_NO_MEMORY;
+		orca_mem_free(w, p->start, sizeof(uint32_t) * p->start_cap);
+		p->start = start;
+		p->start_cap = cells + 1u;
+	}
+	if (edges > p->edge_cap) {
+		obst_grid_edge *e = orca_mem_alloc(w, sizeof(obst_grid_edge) * edges);
+		if (!e)
+			return ORCA_ERR_NO_MEMORY;
+		orca_mem_free(w, p->edges, sizeof(obst_grid_edge) * p->edge_cap);
+		p->edges = e;
+		p->edge_cap = (uint32_t)edges;
+	}
+	/* counts, then running sums, then each cell's edges in its run */
+	memset(p->start, 0, sizeof(uint32_t) * (cells + 1u));
+	for (uint32_t i = 0; i < w->ocell_cap; ++i) {
+		const obst_cell *c = &w->ocells[i];
+		if (c->used)
+			p->start[(uint32_t)(c->cy - y0) * nx + (uint32_t)(c->cx - x0) + 1u] = c->count;
+	}
+	for (uint32_t k = 0; k < cells; ++k)
+		p->start[k + 1u] += p->start[k];
+	for (uint32_t i = 0; i < w->ocell_cap; ++i) {
+		const obst_cell *c = &w->ocells[i];
+		if (c->used && c->count)
+			memcpy(&p->edges[p->start[(uint32_t)(c->cy - y0) * nx + (uint32_t)(c->cx - x0)]], c->edges,
+			       sizeof(obst_grid_edge) * c->count);
+	}
+	p->x0 = x0;
+	p->y0 = y0;
+	p->nx = (uint32_t)nx;
+	p->ny = (uint32_t)ny;
+	p->valid = true;
+	return ORCA_OK;
+}
+
+/* The query's cells from the pack: those of the box [cx0, cx1] x [cy0, cy1]
+ * within h of the agent, as the table's loop takes them. */
+static void query_pack(grid_query *q, const obst_pack *p, int32_t cx0, int32_t cx1, int32_t cy0, int32_t cy1,
+                       float h)
+{
+	const int64_t px0 = p->x0, py0 = p->y0, px1 = px0 + p->nx - 1, py1 = py0 + p->ny - 1;
+	const int64_t bx0 = cx0 > px0 ? cx0 : px0, bx1 = cx1 < px1 ? cx1 : px1;
+	const int64_t by0 = cy0 > py0 ? cy0 : py0, by1 = cy1 < py1 ? cy1 : py1;
+	const double px = q->position.x, py = q->position.y, hh = (double)h * h;
+	for (int64_t cy = by0; cy <= by1; ++cy) {
+		const double y0 = (double)cy * CELL_SIZE, y1 = y0 + CELL_SIZE;
+		const double dy = py < y0 ? y0 - py : (py > y1 ? py - y1 : 0.0);
+		const uint32_t *row = p->start + (uint64_t)(cy - py0) * p->nx;
+		for (int64_t cx = bx0; cx <= bx1; ++cx) {
+			const double x0 = (double)cx * CELL_SIZE, x1 = x0 + CELL_SIZE;
+			const double dx = px < x0 ? x0 - px : (px > x1 ? px - x1 : 0.0);
+			if (dx * dx + dy * dy > hh)
+				continue;
+			const uint32_t k = (uint32_t)(cx - px0);
+			for (uint32_t e = row[k]; e < row[k + 1u]; ++e)
+				consider(q, &p->edges[e]);
+		}
+	}
+}
+
 uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out)
 {
 	grid_query q = {w, position, range_sq, out, 0};
@@ -341,7 +446,9 @@ uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, flo
 	const int32_t cx0 = cell_index((double)position.x - h), cx1 = cell_index((double)position.x + h);
 	const int32_t cy0 = cell_index((double)position.y - h), cy1 = cell_index((double)position.y + h);
 	const uint64_t box = (uint64_t)((int64_t)cx1 - cx0 + 1) * (uint64_t)((int64_t)cy1 - cy0 + 1);
-	if (box > w->ocell_used) {
+	if (w->opack.valid && box <= w->ocell_used) {
+		query_pack(&q, &w->opack, cx0, cx1, cy0, cy1, h);
+	} else if (box > w->ocell_used) {
 		/* a range wider than the occupied cells: read the table instead */
 		for (uint32_t i = 0; i < w->ocell_cap; ++i) {
 			const obst_cell *c = &w->ocells[i];
@@ -377,6 +484,9 @@ void orca_obstacle_grid_free(struct orca_world *w)
 			orca_mem_free(w, w->ocells[i].edges, sizeof(obst_grid_edge) * w->ocells[i].cap);
 	orca_mem_free(w, w->ocells, sizeof(obst_cell) * w->ocell_cap);
 	orca_mem_free(w, w->obig, sizeof(obst_grid_edge) * w->obig_cap);
+	orca_mem_free(w, w->opack.start, sizeof(uint32_t) * w->opack.start_cap);
+	orca_mem_free(w, w->opack.edges, sizeof(obst_grid_edge) * w->opack.edge_cap);
+	memset(&w->opack, 0, sizeof w->opack);
 	w->ocells = NULL;
 	w->obig = NULL;
 	w->ocell_cap = w->ocell_used = w->obig_count = w->obig_cap = 0;

@@ -54,6 +54,23 @@ typedef struct obst_cell {
 	obst_grid_edge *edges;
 } obst_cell;
 
+/* The grid's cells read by a step's queries, packed (obstacle_grid.c): a
+ * dense array over the box of the used cells, row by row, each cell's edges
+ * one run of `edges`. Dropped by any change to the grid and built again by
+ * the first step whose obstacles did not change (a world that changes them
+ * every step never pays for it); a query reads it while it is valid, else the
+ * hash table. In a city of blocks the table's scattered cells and edge arrays
+ * were most of the query's time. */
+typedef struct obst_pack {
+	int32_t x0, y0;     /* the box's first cell */
+	uint32_t nx, ny;    /* cells across and down; 0: no pack */
+	uint32_t *start;    /* nx * ny + 1: cell (x0 + i, y0 + j)'s edges are [start[j * nx + i], start[... + 1]) */
+	obst_grid_edge *edges;
+	uint32_t start_cap, edge_cap;
+	bool valid;
+	bool stale; /* the grid changed since the last packing */
+} obst_pack;
+
 /* obstacle_tree.c */
 int orca_obstacles_process(struct orca_world *w);
 uint32_t orca_obstacle_tree_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
@@ -64,5 +81,6 @@ void orca_obstacle_grid_remove(struct orca_world *w, uint32_t first, uint32_t n)
 int orca_obstacle_grid_rebuild(struct orca_world *w);
 uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
 void orca_obstacle_grid_free(struct orca_world *w);
+int orca_obstacle_grid_pack(struct orca_world *w);
 
 #endif /* ORCA_OBSTACLES_H */

@@ -170,6 +170,8 @@ struct orca_world {
 	 * (velocity.c, linear_program.c, agent_neighbors.c), so that both are
 	 * checked to give the same bits. */
 	bool simd_sse2_only;
+
+	obst_pack opack; /* the obstacle grid's cells packed for the step's queries (obstacle_grid.c) */
 };
 
 /* The world's allocations (memory.h), by the names the modules use. */
