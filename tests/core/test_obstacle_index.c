@@ -1,7 +1,7 @@
 /* test_obstacle_index.c — obstacles that change while the world runs (the
  * edge grid of obstacle_grid.c): the grid query equals a brute-force scan
  * through adds and removes (long edges, far coordinates, wide ranges
- * included); a crowd crossing a field where polygons appear and disappear
+ * included), from its hash table and from its packed copy; a crowd crossing a field where polygons appear and disappear
  * every few steps never has an agent centre inside a live polygon; the same
  * run hashes identically for 1, 2, 3 and 4 workers; AUTO keeps RVO2's tree
  * for obstacles present at the first step, then changes to the grid; and a
@@ -77,12 +77,21 @@ static uint32_t brute(const struct orca_world *w, vec2 pos, float range_sq, nb_e
 	return n;
 }
 
+static uint32_t packed_checks; /* check_queries passes that read the packed grid */
+
+/* Queries against the brute force: from the hash table, then from the
+ * packed grid (what a step's queries read once the obstacles stay put). */
 static void check_queries(orca_world *w, float spread, int queries)
 {
 	nb_entry *a = calloc(w->vert_count + 1, sizeof *a), *b = calloc(w->vert_count + 1, sizeof *b);
 	assert_non_null(a);
 	assert_non_null(b);
-	for (int q = 0; q < queries; ++q) {
+	assert_false(w->opack.valid);
+	for (int q = 0; q < 2 * queries; ++q) {
+		if (q == queries) {
+			assert_int_equal(orca_obstacle_grid_pack(w), ORCA_OK);
+			packed_checks += w->opack.valid;
+		}
 		const vec2 pos = v2(frand(-spread, spread), frand(-spread, spread));
 		const float range = (q % 10 == 0) ? frand(100.0f, 3000.0f) : frand(0.5f, 40.0f);
 		const uint32_t na = orca_obstacle_grid_query(w, pos, range * range, a);
@@ -133,6 +142,7 @@ static void test_grid_query_matches_brute_force(void **state)
 		}
 		check_queries(w, 300.0f, 400);
 	}
+	assert_true(packed_checks >= 12); /* the packed grid was read, not only the table */
 	/* far from the origin, where a float's spacing is coarse */
 	ngon(v, 40, 3.0e6f, -2.0e6f, 50.0f, 0.3f);
 	assert_int_equal(orca_obstacle_add(w, v, 40, NULL), ORCA_OK);
