@@ -346,8 +346,14 @@ int orca_obstacle_grid_pack(struct orca_world *w)
 	obst_pack *p = &w->opack;
 	p->valid = false;
 	p->stale = false;
-	if (!w->obst_grid || w->ocell_used == 0)
+	if (!w->obst_grid || w->ocell_used == 0) { /* no obstacles: no memory kept for them */
+		orca_mem_free(w, p->start, sizeof(uint32_t) * p->start_cap);
+		orca_mem_free(w, p->edges, sizeof(obst_grid_edge) * p->edge_cap);
+		p->start = NULL;
+		p->edges = NULL;
+		p->start_cap = p->edge_cap = 0;
 		return ORCA_OK;
+	}
 	int32_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 	bool first = true;
 	uint64_t edges = 0;
