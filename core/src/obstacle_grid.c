@@ -341,7 +341,7 @@ static void consider_cell(grid_query *q, const obst_cell *c)
 #define PACK_MAX_CELLS (1u << 22)
 #define PACK_SPARSENESS 8u
 
-int orca_obstacle_grid_pack(struct orca_world *w)
+void orca_obstacle_grid_pack(struct orca_world *w)
 {
 	obst_pack *p = &w->opack;
 	p->valid = false;
@@ -352,7 +352,7 @@ int orca_obstacle_grid_pack(struct orca_world *w)
 		p->start = NULL;
 		p->edges = NULL;
 		p->start_cap = p->edge_cap = 0;
-		return ORCA_OK;
+		return;
 	}
 	int32_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 	bool first = true;
@@ -374,12 +374,12 @@ int orca_obstacle_grid_pack(struct orca_world *w)
 	}
 	const uint64_t nx = (uint64_t)((int64_t)x1 - x0 + 1), ny = (uint64_t)((int64_t)y1 - y0 + 1);
 	if (nx * ny > PACK_MAX_CELLS || nx * ny > (uint64_t)PACK_SPARSENESS * w->ocell_used + 4096u || edges >= UINT32_MAX)
-		return ORCA_OK;
+		return;
 	const uint32_t cells = (uint32_t)(nx * ny);
 	if (cells + 1u > p->start_cap) {
 		uint32_t *start = orca_mem_alloc(w, sizeof(uint32_t) * (cells + 1u));
 		if (!start)
-			return ORCA_ERR_NO_MEMORY;
+			return; /* out of memory: the queries read the table */
 		orca_mem_free(w, p->start, sizeof(uint32_t) * p->start_cap);
 		p->start = start;
 		p->start_cap = cells + 1u;
@@ -387,7 +387,7 @@ int orca_obstacle_grid_pack(struct orca_world *w)
 	if (edges > p->edge_cap) {
 		obst_grid_edge *e = orca_mem_alloc(w, sizeof(obst_grid_edge) * edges);
 		if (!e)
-			return ORCA_ERR_NO_MEMORY;
+			return;
 		orca_mem_free(w, p->edges, sizeof(obst_grid_edge) * p->edge_cap);
 		p->edges = e;
 		p->edge_cap = (uint32_t)edges;
@@ -412,7 +412,6 @@ int orca_obstacle_grid_pack(struct orca_world *w)
 	p->nx = (uint32_t)nx;
 	p->ny = (uint32_t)ny;
 	p->valid = true;
-	return ORCA_OK;
 }
 
 /* The query's cells from the pack: those of the box [cx0, cx1] x [cy0, cy1]

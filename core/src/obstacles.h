@@ -59,11 +59,11 @@ typedef struct obst_cell {
  * one run of `edges`. Dropped by any change to the grid and built again by
  * the first step whose obstacles did not change (a world that changes them
  * every step never pays for it); a query reads it while it is valid, else the
- * hash table. In a city of blocks the table's scattered cells and edge arrays
- * were most of the query's time. */
+ * hash table. In a city of blocks the query's hottest loads were those of the
+ * table's cells and of each cell's own edge array. */
 typedef struct obst_pack {
 	int32_t x0, y0;     /* the box's first cell */
-	uint32_t nx, ny;    /* cells across and down; 0: no pack */
+	uint32_t nx, ny;    /* cells across and down */
 	uint32_t *start;    /* nx * ny + 1: cell (x0 + i, y0 + j)'s edges are [start[j * nx + i], start[... + 1]) */
 	obst_grid_edge *edges;
 	uint32_t start_cap, edge_cap;
@@ -81,6 +81,6 @@ void orca_obstacle_grid_remove(struct orca_world *w, uint32_t first, uint32_t n)
 int orca_obstacle_grid_rebuild(struct orca_world *w);
 uint32_t orca_obstacle_grid_query(const struct orca_world *w, vec2 position, float range_sq, nb_entry *out);
 void orca_obstacle_grid_free(struct orca_world *w);
-int orca_obstacle_grid_pack(struct orca_world *w);
+void orca_obstacle_grid_pack(struct orca_world *w); /* a speed-up only: never fails the step */
 
 #endif /* ORCA_OBSTACLES_H */

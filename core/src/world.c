@@ -424,9 +424,7 @@ int orca_world_step(orca_world *w, float dt)
 			return rc;
 		w->obst_built_version = w->obst_version;
 	} else if (w->obst_grid && w->opack.stale) {
-		const int rc = orca_obstacle_grid_pack(w);
-		if (rc != ORCA_OK)
-			return rc;
+		orca_obstacle_grid_pack(w);
 	}
 	const double t2 = now_ms();
 

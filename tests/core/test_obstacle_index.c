@@ -89,7 +89,7 @@ static void check_queries(orca_world *w, float spread, int queries)
 	assert_false(w->opack.valid);
 	for (int q = 0; q < 2 * queries; ++q) {
 		if (q == queries) {
-			assert_int_equal(orca_obstacle_grid_pack(w), ORCA_OK);
+			orca_obstacle_grid_pack(w);
 			packed_checks += w->opack.valid;
 		}
 		const vec2 pos = v2(frand(-spread, spread), frand(-spread, spread));
