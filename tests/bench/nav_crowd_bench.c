@@ -155,25 +155,24 @@ int main(int argc, char **argv)
 			wall[t - warmup] = wall_ms() - w0;
 			cpu[t - warmup] = thread_cpu_ms() - c0;
 		}
-		for (uint32_t k = 0, kept = 0; k < open_count; ++k) {
+		uint32_t kept = 0;
+		for (uint32_t k = 0; k < open_count; ++k) {
 			orca_nav_path path;
 			if (orca_nav_get_path(nav, open[k].id, &path, NULL, 0) == ORCA_OK && path.phase == ORCA_NAV_WAITING)
 				open[kept++] = open[k];
 			else
 				waited[answered++] = (double)(t - open[k].tick + 1);
-			if (k + 1 == open_count)
-				open_count = kept;
 		}
+		open_count = kept;
 		uint32_t count;
 		const orca_nav_event *ev = orca_nav_events(nav, &count);
 		for (uint32_t k = 0; k < count; ++k) {
 			hash = fnv(hash, &ev[k].agent, sizeof ev[k].agent);
 			hash = fnv(hash, &ev[k].kind, sizeof ev[k].kind);
 			hash = fnv(hash, &ev[k].point, sizeof ev[k].point);
+			kinds[ev[k].kind & 3u]++;
 		}
 		events += count;
-		for (uint32_t k = 0; k < count; ++k)
-			kinds[ev[k].kind & 3u]++;
 		const double s0 = wall_ms();
 		orca_world_step(w, dt);
 		if (t >= warmup) {
