@@ -111,7 +111,7 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 	rec.checkpoint.clients.arg = rw;
 	bool ok = record_decode(msg, msg_len, &rec);
 	const crowd_storage_v1_Checkpoint *c = &rec.checkpoint;
-	if (!ok || !rec.has_checkpoint || c->format != 1 || !c->has_config || c->config.tick_rate_hz == 0 ||
+	if (!ok || !rec.has_checkpoint || !storage_format_known(c->format) || !c->has_config || c->config.tick_rate_hz == 0 ||
 	    c->config.tick_rate_hz > 1000) {
 		snprintf(err, errlen, "not a checkpoint this version reads");
 		goto fail_blobs;
@@ -131,7 +131,7 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 	                       .next_client_id = c->next_client_id};
 	const sim_load_options lopt = {.world_def = &def};
 	if (sim_load(&rw->cfg, &img, &lopt, &rw->sim, err, errlen) != 0) goto fail_blobs;
-	if (orca_world_step_count(rw->sim->world) != c->tick || orca_world_state_hash(rw->sim->world) != c->state_hash) {
+	if (orca_world_step_count(rw->sim->world) != c->tick || storage_state_hash(c->format, rw->sim->world) != c->state_hash) {
 		snprintf(err, errlen, "world does not match its tick %" PRIu64 " / state hash", c->tick);
 		goto fail_blobs;
 	}
@@ -281,7 +281,7 @@ int replay_checkpoint_settings(const uint8_t *file, size_t len, server_config *c
 	size_t msg_len;
 	crowd_storage_v1_Record rec;
 	if (record_next(file, len, &pos, &msg, &msg_len) != RECORD_OK || !peek(msg, msg_len, &rec) ||
-	    !rec.has_checkpoint || rec.checkpoint.format != 1 || !rec.checkpoint.has_config ||
+	    !rec.has_checkpoint || !storage_format_known(rec.checkpoint.format) || !rec.checkpoint.has_config ||
 	    rec.checkpoint.config.tick_rate_hz == 0 || rec.checkpoint.config.tick_rate_hz > 1000)
 		return -1;
 	apply_sim_config(cfg, &rec.checkpoint.config);
@@ -303,11 +303,13 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 	size_t msg_len;
 	crowd_storage_v1_Record rec;
 	record_status st = record_next(file, len, &pos, &msg, &msg_len);
-	if (st != RECORD_OK || !peek(msg, msg_len, &rec) || !rec.has_segment || rec.segment.format != 1) {
+	if (st != RECORD_OK || !peek(msg, msg_len, &rec) || !rec.has_segment ||
+	    !storage_format_known(rec.segment.format)) {
 		snprintf(err, errlen, "no segment header");
 		res->tail = st == RECORD_OK ? RECORD_CORRUPT : st;
 		return -1;
 	}
+	const uint32_t format = rec.segment.format; /* how its state hashes were computed */
 	if (rec.segment.start_tick != rw->tick) {
 		snprintf(err, errlen, "starts at tick %" PRIu64 ", the world is at tick %" PRIu64, rec.segment.start_tick,
 		         rw->tick);
@@ -359,7 +361,7 @@ int replay_segment(replay_world *rw, const uint8_t *file, size_t len, const repl
 		}
 		sim_step(rw->sim, NULL);
 		rw->tick = orca_world_step_count(rw->sim->world);
-		rw->state_hash = orca_world_state_hash(rw->sim->world);
+		rw->state_hash = storage_state_hash(format, rw->sim->world);
 		res->ticks++;
 		tick_begin = pos;
 		tick_records = 0;

@@ -17,6 +17,19 @@
 #include "record.h"
 #include "sim.h"
 
+/** The format this server writes (SegmentHeader.format, Checkpoint.format).
+ * 2: state hashes by orca_world_state_hash; 1 (still read): by
+ * orca_world_state_hash_v1. */
+#define STORAGE_FORMAT 2u
+
+/** Whether this server reads files of `format`. */
+static inline bool storage_format_known(uint32_t format) { return format == 1u || format == STORAGE_FORMAT; }
+
+/** A world's state hash as files of `format` record it. */
+static inline uint64_t storage_state_hash(uint32_t format, const orca_world *w) {
+	return format == 1u ? orca_world_state_hash_v1(w) : orca_world_state_hash(w);
+}
+
 /** A client that may take its id back with its resume key. */
 typedef struct replay_identity {
 	uint32_t client_id;
@@ -28,7 +41,7 @@ typedef struct replay_world {
 	server_config cfg; /* defaults, with the checkpoint's SimConfig over them */
 	sim *sim;          /* run by cfg: world, demo, navigation (SimConfig.navigation), ids */
 	uint64_t tick;       /* ticks completed */
-	uint64_t state_hash; /* after that tick */
+	uint64_t state_hash; /* after that tick, as its file records it (storage_state_hash) */
 	replay_identity *clients;
 	uint32_t client_count, client_cap;
 	uint64_t commands_applied;

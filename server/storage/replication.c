@@ -283,8 +283,8 @@ static void on_welcome(void *user, const crowd_v1_Welcome *w) {
 	f->welcomed = true;
 	f->silent_closes = 0;
 	uv_timer_stop(&f->timer);
-	if (w->protocol_minor < 3) {
-		refuse(f, "%s:%u speaks crowd.v1 minor %u: it cannot be followed (minor 3 or later)", f->host,
+	if (w->protocol_minor < 4) { /* minor 3 has replication, but its state hashes are the older definition */
+		refuse(f, "%s:%u speaks crowd.v1 minor %u: it cannot be followed (minor 4 or later)", f->host,
 		       (unsigned)f->port, (unsigned)w->protocol_minor);
 		return;
 	}

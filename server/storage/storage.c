@@ -22,7 +22,6 @@
 #include "record.h"
 #include "replay.h"
 
-#define FORMAT_VERSION 1u
 #define RETRY_NS 200000000ull /* a failing disk is tried again this often */
 
 typedef struct pending_reply {
@@ -178,7 +177,7 @@ static bool encode_checkpoint(const job *j, crowd_buf *out) {
 	crowd_storage_v1_Record rec = crowd_storage_v1_Record_init_zero;
 	rec.has_checkpoint = true;
 	crowd_storage_v1_Checkpoint *c = &rec.checkpoint;
-	c->format = FORMAT_VERSION;
+	c->format = STORAGE_FORMAT;
 	c->tick = j->image.tick;
 	c->state_hash = j->hash;
 	c->next_client_id = j->image.next_client_id;
@@ -202,7 +201,7 @@ static bool encode_checkpoint(const job *j, crowd_buf *out) {
 static bool encode_segment_header(uint64_t tick, crowd_buf *out) {
 	crowd_storage_v1_Record rec = crowd_storage_v1_Record_init_zero;
 	rec.has_segment = true;
-	rec.segment.format = FORMAT_VERSION;
+	rec.segment.format = STORAGE_FORMAT;
 	rec.segment.start_tick = tick;
 	return record_append(out, &rec);
 }
@@ -1175,7 +1174,8 @@ static int recover(storage *st, int64_t stop_at, storage_recovery *out) {
 	replay_journal(st, &rw, stop_at, &last, &last_len, &res);
 	log_info("storage: %" PRIu64 " tick(s) after the checkpoint replayed in %.3f s with %d worker(s)",
 	         rw.tick - checkpoint_tick, (double)(now_ns() - t0) * 1e-9, orca_world_worker_count(rw.sim->world));
-	const uint64_t tick = rw.tick, hash = rw.state_hash;
+	/* by this version's definition: the files may be of an older format */
+	const uint64_t tick = rw.tick, hash = orca_world_state_hash(rw.sim->world);
 	const uint32_t agents = orca_world_agent_count(rw.sim->world);
 	if (adopt(st, &rw, &out->sim) != 0) {
 		replay_world_free(&rw);

@@ -156,13 +156,17 @@ void dump(std::FILE *f, const RVO::RVOSimulator &sim, unsigned step) {
   }
 }
 
-// The engine's orca_world_state_hash over RVO2's state: FNV-1a over every
-// agent's id (index + 1) and position / velocity bits, in id order, so a test
-// can hold RVO2's end state in 16 hex digits.
+// The engine's state hashes over RVO2's state, so a test can hold RVO2's end
+// state in 16 hex digits: orca_world_state_hash (core/include/orca/orca.h:
+// each agent's id (index + 1) and position / velocity bits as one word, in
+// blocks of 4,096) and orca_world_state_hash_v1 (FNV-1a over their bytes).
+constexpr std::uint64_t kBasis = 14695981039346656037ull, kPrime = 1099511628211ull;
+constexpr std::size_t kHashBlock = 4096;
+
 std::uint64_t fnv_u32(std::uint64_t h, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) {
     h ^= (v >> (8 * i)) & 0xffu;
-    h *= 1099511628211ull;
+    h *= kPrime;
   }
   return h;
 }
@@ -173,8 +177,34 @@ std::uint32_t bits(float f) {
   return u;
 }
 
+std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
 std::uint64_t state_hash(const RVO::RVOSimulator &sim) {
-  std::uint64_t h = 14695981039346656037ull;
+  const std::size_t n = sim.getNumAgents();
+  std::uint64_t h = (kBasis ^ n) * kPrime;
+  for (std::size_t begin = 0; begin < n; begin += kHashBlock) {
+    std::uint64_t b = kBasis;
+    for (std::size_t i = begin; i < n && i < begin + kHashBlock; ++i) {
+      const RVO::Vector2 &p = sim.getAgentPosition(i), &v = sim.getAgentVelocity(i);
+      const std::uint64_t pv = static_cast<std::uint64_t>(bits(p.x())) << 32 | bits(p.y());
+      const std::uint64_t vv = static_cast<std::uint64_t>(bits(v.x())) << 32 | bits(v.y());
+      const std::uint64_t word = mix64(static_cast<std::uint64_t>(i + 1) ^ mix64(pv ^ mix64(vv)));
+      b = (b ^ word) * kPrime;
+    }
+    h = (h ^ mix64(b)) * kPrime;
+  }
+  return h;
+}
+
+std::uint64_t state_hash_v1(const RVO::RVOSimulator &sim) {
+  std::uint64_t h = kBasis;
   for (std::size_t i = 0; i < sim.getNumAgents(); ++i) {
     const RVO::Vector2 &p = sim.getAgentPosition(i), &v = sim.getAgentVelocity(i);
     h = fnv_u32(h, static_cast<std::uint32_t>(i + 1));
@@ -260,5 +290,6 @@ int main(int argc, char **argv) {
   std::printf("median ms/step %.3f\n", median(ms));
   std::printf("median CPU ms/step (all threads) %.3f\n", median(cpu));
   std::printf("final state hash %016llx\n", static_cast<unsigned long long>(state_hash(sim)));
+  std::printf("final state hash v1 %016llx\n", static_cast<unsigned long long>(state_hash_v1(sim)));
   return 0;
 }

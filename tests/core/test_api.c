@@ -476,6 +476,41 @@ static int compare_ids(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+/* orca_world_state_hash as orca.h defines it, from the public API only. */
+static uint64_t hash_by_definition(const orca_world *w)
+{
+	const uint64_t basis = 14695981039346656037ull, prime = 1099511628211ull;
+	const uint32_t n = orca_world_agent_ids(w, NULL, 0);
+	orca_agent_id *live = calloc(n ? n : 1, sizeof *live);
+	assert_non_null(live);
+	assert_int_equal(orca_world_agent_ids(w, live, n), n);
+	qsort(live, n, sizeof live[0], compare_ids);
+	uint64_t h = (basis ^ n) * prime;
+	for (uint32_t begin = 0; begin < n; begin += ORCA_HASH_BLOCK) {
+		uint64_t b = basis;
+		for (uint32_t i = begin; i < n && i < begin + ORCA_HASH_BLOCK; ++i) {
+			orca_agent_state st;
+			assert_int_equal(orca_agent_get(w, live[i], &st), ORCA_OK);
+			const uint64_t p = (uint64_t)bits_of(st.position.x) << 32 | bits_of(st.position.y);
+			const uint64_t v = (uint64_t)bits_of(st.velocity.x) << 32 | bits_of(st.velocity.y);
+			b = (b ^ mix64(st.id ^ mix64(p ^ mix64(v)))) * prime;
+		}
+		h = (h ^ mix64(b)) * prime;
+	}
+	free(live);
+	return h;
+}
+
 static void test_state_hash_in_id_order(void **state)
 {
 	(void)state;
@@ -513,7 +548,46 @@ static void test_state_hash_in_id_order(void **state)
 		h = fnv_word(h, bits_of(st.velocity.x));
 		h = fnv_word(h, bits_of(st.velocity.y));
 	}
-	assert_int_equal(orca_world_state_hash(w), h);
+	assert_int_equal(orca_world_state_hash_v1(w), h);
+	assert_int_equal(orca_world_state_hash(w), hash_by_definition(w));
+	orca_world_destroy(w);
+}
+
+/* More agents than two blocks, slots reused: the hash is its definition's,
+ * block by block, and any one agent's change changes it. */
+static void test_state_hash_blocks(void **state)
+{
+	(void)state;
+	orca_world_def wd = orca_default_world_def();
+	orca_world *w = NULL;
+	assert_int_equal(orca_world_create(&wd, &w), ORCA_OK);
+	orca_agent_def ad = orca_default_agent_def();
+	const uint32_t count = 2u * ORCA_HASH_BLOCK + 917u;
+	orca_agent_id *ids = calloc(count, sizeof *ids);
+	assert_non_null(ids);
+	for (uint32_t i = 0; i < count; ++i) {
+		ad.position = (orca_vec2){(float)(i % 97) * 2.5f, (float)(i / 97) * 2.5f};
+		ad.pref_velocity = (orca_vec2){(float)(i % 5) * 0.1f, 0.3f};
+		assert_int_equal(orca_agent_add(w, &ad, &ids[i]), ORCA_OK);
+	}
+	assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+	assert_int_equal(orca_world_state_hash(w), hash_by_definition(w));
+	for (uint32_t i = 0; i < count; i += 7) /* reused slots: ids out of slot order */
+		assert_int_equal(orca_agent_remove(w, ids[i]), ORCA_OK);
+	for (uint32_t i = 0; i < count; i += 7)
+		assert_int_equal(orca_agent_add(w, &ad, &ids[i]), ORCA_OK);
+	assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+	const uint64_t before = orca_world_state_hash(w);
+	assert_int_equal(before, hash_by_definition(w));
+	/* one agent of the last block moved by one float step */
+	orca_agent_state st;
+	assert_int_equal(orca_agent_get(w, ids[count - 2], &st), ORCA_OK);
+	assert_int_equal(orca_agent_set_position(w, ids[count - 2], (orca_vec2){nextafterf(st.position.x, INFINITY),
+	                                                                        st.position.y}),
+	                 ORCA_OK);
+	assert_true(orca_world_state_hash(w) != before);
+	assert_int_equal(orca_world_state_hash(w), hash_by_definition(w));
+	free(ids);
 	orca_world_destroy(w);
 }
 
@@ -523,6 +597,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults_are_rvo2s),
 	    cmocka_unit_test(test_ids),
 	    cmocka_unit_test(test_state_hash_in_id_order),
+	    cmocka_unit_test(test_state_hash_blocks),
 	    cmocka_unit_test(test_generation_retire),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_no_allocation_in_step),

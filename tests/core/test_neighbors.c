@@ -19,11 +19,13 @@
 #include "../../core/src/internal.h"
 #include "scenario.h"
 
-/* RVO2's own end state (the engine's state hash over RVO2's positions and
+/* RVO2's own end state (the engine's state hashes over RVO2's positions and
  * velocities) after 300 steps of random1000_setup.csv: printed by
  * tests/bench/rvo2_driver.cpp built from snape/RVO2 1c25b27 by
- * tests/bench/vs_rvo2.sh (`rvo2_driver setup random1000_setup.csv --steps 300`). */
-#define RVO2_RANDOM1000_300 0x29b4b885699dbdf6ull
+ * tests/bench/vs_rvo2.sh (`rvo2_driver setup random1000_setup.csv --steps 300`:
+ * "final state hash" and "final state hash v1"). */
+#define RVO2_RANDOM1000_300 0x499b8196def0d304ull
+#define RVO2_RANDOM1000_300_V1 0x29b4b885699dbdf6ull
 
 enum { PLAIN, KD_ONLY };
 
@@ -57,6 +59,7 @@ static void test_random1000_equals_rvo2(void **state)
 		for (int s = 0; s < 300; ++s)
 			assert_int_equal(orca_world_step(w, sc.time_step), ORCA_OK);
 		assert_true(orca_world_state_hash(w) == RVO2_RANDOM1000_300);
+		assert_true(orca_world_state_hash_v1(w) == RVO2_RANDOM1000_300_V1);
 		orca_world_destroy(w);
 		free(ids);
 	}

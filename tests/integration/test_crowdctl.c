@@ -119,7 +119,7 @@ static void test_crowdctl_json_session(void **state) {
 	char *out = crowdctl(&code, (const char *[]){"ping", "--count", "3", NULL});
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(out, "\"ok\":true"));
-	assert_non_null(strstr(out, "\"protocol\":\"1.3\""));
+	assert_non_null(strstr(out, "\"protocol\":\"1.4\""));
 	assert_non_null(strstr(out, "\"pings\":3"));
 	free(out);
 

@@ -157,9 +157,24 @@ uint32_t orca_world_agent_count(const orca_world *world);
 /** Steps taken since creation. */
 uint64_t orca_world_step_count(const orca_world *world);
 
-/** A 64-bit FNV-1a hash of every live agent's id, position and velocity bits,
- * in ascending id order. Equal worlds hash equal on every platform. */
+/** Agents per block of the state hash (orca_world_state_hash). */
+#define ORCA_HASH_BLOCK 4096u
+
+/** A 64-bit hash of every live agent's id, position and velocity bits, in
+ * ascending id order. Equal worlds hash equal on every platform. Its
+ * definition (protocol 1.4, storage format 2): each agent's fields make one
+ * word, w = m(id ^ m(p ^ m(v))), with p = x bits << 32 | y bits, v = vx bits
+ * << 32 | vy bits and m splitmix64's finalizer; the agents in id order are cut
+ * into blocks of ORCA_HASH_BLOCK, a block's hash b folds its words from the
+ * FNV-1a basis (b = (b ^ w) * FNV prime) and is finished by m; the state hash
+ * folds the live count into the basis, then each m(b) in block order. Blocks
+ * are independent: the hash may be computed in parts, in parallel. */
 uint64_t orca_world_state_hash(const orca_world *world);
+
+/** The state hash of protocol 1.3 and storage format 1 and before: FNV-1a
+ * over 20 little-endian bytes per live agent (id, x, y, vx, vy bits), in
+ * ascending id order. Kept so that data recorded with it still verifies. */
+uint64_t orca_world_state_hash_v1(const orca_world *world);
 
 /** Fill `ids` with up to `capacity` live agent ids in slot order; returns the
  * number of live agents (which may exceed capacity). */

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define CROWD_PROTOCOL_MAJOR 1u
-#define CROWD_PROTOCOL_MINOR 3u
+#define CROWD_PROTOCOL_MINOR 4u
 #define CROWD_VARINT_MAX 10u
 
 /** The wire name of an ErrorCode without its "ERROR_" prefix ("MALFORMED",
