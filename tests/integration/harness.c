@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -36,6 +37,24 @@ static void sleep_ms(int ms) {
 
 static uint64_t now_ms(void) {
 	return crowd_client_now_us() / 1000u;
+}
+
+replay_hashes harness_replay_hashes(const char *replay, const char *args, uint64_t cap) {
+	replay_hashes r = {calloc(cap ? cap : 1, sizeof(uint64_t)), cap, 0, -1};
+	assert_non_null(r.hashes);
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "%s %s", replay, args);
+	FILE *f = popen(cmd, "r");
+	assert_non_null(f);
+	char line[256];
+	uint64_t t, h;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "tick %" SCNu64 " state_hash 0x%" SCNx64, &t, &h) == 2) {
+			if (t < cap) r.hashes[t] = h;
+			if (t > r.last) r.last = t;
+		}
+	r.status = pclose(f);
+	return r;
 }
 
 char *harness_read_file(const char *path) {

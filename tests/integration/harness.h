@@ -63,6 +63,16 @@ uint16_t server_http_port(const server_proc *s);
 double metric_value(const char *metrics, const char *sample);
 /** A whole file as a NUL-terminated string (malloc'd), or NULL. */
 char *harness_read_file(const char *path);
+/** What `REPLAY ARGS` (a crowd-replay) printed: hashes[t] is tick t's
+ * "tick T state_hash 0x..." line (0: none; ticks from `cap` on are not kept),
+ * last the highest tick printed, status pclose's. */
+typedef struct replay_hashes {
+	uint64_t *hashes, cap, last;
+	int status;
+} replay_hashes;
+/** Run it and read its lines (hashes: calloc'd, free it). */
+replay_hashes harness_replay_hashes(const char *replay, const char *args, uint64_t cap);
+
 /** Print the server's stdout and stderr to our stderr (on failure). */
 void server_dump_output(const server_proc *s);
 

@@ -303,19 +303,12 @@ static void run_crash_test(bool navigation, int runs) {
 	}
 
 	/* the whole history, re-simulated with every recorded hash verified */
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "%s %s --verify --hashes", CROWD_REPLAY_PATH, data);
-	FILE *f = popen(cmd, "r");
-	assert_non_null(f);
-	uint64_t *hist = calloc(1u << 20, sizeof *hist);
-	uint64_t max_tick = 0, t, h;
-	char line[256];
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "tick %" SCNu64 " state_hash 0x%" SCNx64, &t, &h) == 2 && t < (1u << 20)) {
-			hist[t] = h;
-			if (t > max_tick) max_tick = t;
-		}
-	assert_int_equal(pclose(f), 0); /* --verify: exit 0 only when every recorded hash matched */
+	char replay_args[512];
+	snprintf(replay_args, sizeof replay_args, "%s --verify --hashes", data);
+	const replay_hashes replayed = harness_replay_hashes(CROWD_REPLAY_PATH, replay_args, 1u << 20);
+	assert_int_equal(replayed.status, 0); /* --verify: exit 0 only when every recorded hash matched */
+	uint64_t *hist = replayed.hashes;
+	const uint64_t max_tick = replayed.last < (1u << 20) ? replayed.last : (1u << 20) - 1u;
 	size_t compared = 0;
 	for (size_t i = 0; i < seen_count; i++) {
 		if (seen[i].tick > max_tick || seen[i].tick == 0 || !hist[seen[i].tick]) continue;
@@ -332,6 +325,7 @@ static void run_crash_test(bool navigation, int runs) {
 	        compared, max_tick);
 	assert_true(compared > 0);
 	free(hist);
+	char cmd[512];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 }

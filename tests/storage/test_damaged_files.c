@@ -169,25 +169,18 @@ static int setup(void **state) {
 	assert_true(server_signal_and_wait(&srv, SIGTERM) >= 0);
 	server_stop(&srv);
 
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "%s %s --verify --hashes", CROWD_REPLAY_PATH, pristine);
-	FILE *f = popen(cmd, "r");
-	assert_non_null(f);
-	char line[256];
-	uint64_t t, h;
-	last_tick = 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "tick %" SCNu64 " state_hash 0x%" SCNx64, &t, &h) == 2 && t < MAX_TICKS) {
-			history[t] = h;
-			if (t > last_tick) last_tick = t;
-		}
-	assert_int_equal(pclose(f), 0);
+	char replay_args[512];
+	snprintf(replay_args, sizeof replay_args, "%s --verify --hashes", pristine);
+	replay_hashes r = harness_replay_hashes(CROWD_REPLAY_PATH, replay_args, MAX_TICKS);
+	assert_int_equal(r.status, 0);
+	memcpy(history, r.hashes, sizeof history);
+	last_tick = r.last < MAX_TICKS ? r.last : MAX_TICKS - 1u;
+	free(r.hashes);
 	/* tick 0's hash: the first checkpoint's, as recovery to tick 0 would print */
-	snprintf(cmd, sizeof cmd, "%s %s --to-tick 0", CROWD_REPLAY_PATH, pristine);
-	f = popen(cmd, "r");
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "tick %" SCNu64 " state_hash 0x%" SCNx64, &t, &h) == 2 && t == 0) history[0] = h;
-	pclose(f);
+	snprintf(replay_args, sizeof replay_args, "%s --to-tick 0", pristine);
+	r = harness_replay_hashes(CROWD_REPLAY_PATH, replay_args, 1);
+	if (r.hashes[0]) history[0] = r.hashes[0];
+	free(r.hashes);
 	newest_checkpoint = (last_tick / 20) * 20;
 	older_checkpoint = newest_checkpoint - 20;
 	char p[256];

@@ -37,29 +37,23 @@ static void on_snapshot(void *user, const crowd_client_snapshot *s) {
 	if (s->tick > last_tick) last_tick = s->tick;
 }
 
-/* `crowd-replay ARGS`: its last "tick T state_hash H" line, and every tick's
+/* `crowd-replay ARGS`: its last tick and that tick's hash, and every tick's
  * hash compared with what the client saw; the exit status. */
 static int replay(const char *args, uint64_t *tick, uint64_t *hash, uint64_t *compared) {
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "%s %s", CROWD_REPLAY_PATH, args);
-	FILE *f = popen(cmd, "r");
-	assert_non_null(f);
-	char line[256];
-	uint64_t t, h;
-	*tick = *hash = *compared = 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "tick %" SCNu64 " state_hash 0x%" SCNx64, &t, &h) == 2) {
-			*tick = t;
-			*hash = h;
-			if (t < MAX_TICKS && seen_hash[t]) {
-				if (seen_hash[t] != h)
-					fprintf(stderr, "tick %" PRIu64 ": live 0x%016" PRIx64 ", replay 0x%016" PRIx64 "\n", t,
-					        seen_hash[t], h);
-				assert_int_equal(seen_hash[t], h);
-				(*compared)++;
-			}
+	const replay_hashes r = harness_replay_hashes(CROWD_REPLAY_PATH, args, MAX_TICKS);
+	*tick = r.last;
+	*hash = r.last < MAX_TICKS ? r.hashes[r.last] : 0;
+	*compared = 0;
+	for (uint64_t t = 0; t < MAX_TICKS && t <= r.last; t++)
+		if (seen_hash[t] && r.hashes[t]) {
+			if (seen_hash[t] != r.hashes[t])
+				fprintf(stderr, "tick %" PRIu64 ": live 0x%016" PRIx64 ", replay 0x%016" PRIx64 "\n", t,
+				        seen_hash[t], r.hashes[t]);
+			assert_int_equal(seen_hash[t], r.hashes[t]);
+			(*compared)++;
 		}
-	return pclose(f);
+	free(r.hashes);
+	return r.status;
 }
 
 static void test_format1_verifies_recovers_and_continues(void **state) {
