@@ -106,41 +106,6 @@ static int load_checkpoint(const options *opt, replay_world *rw) {
 	return rc;
 }
 
-/* A server restarted with other settings (tick rate, agent defaults, ...)
- * wrote a checkpoint at the tick its segment starts and recorded the ticks
- * after it by them: the replay goes on from that checkpoint, once the world
- * replayed so far is the one it holds. 0: on (switched or not); 1: the
- * replayed world differs from it (a desync at that tick); -1: it does not
- * read (on with the settings so far). */
-static int follow_settings(const options *opt, replay_world *rw) {
-	char path[1200], err[200];
-	snprintf(path, sizeof path, "%s/checkpoint-%020" PRIu64 ".ckpt", opt->dir, rw->tick);
-	size_t len = 0;
-	uint8_t *file = file_read_all(path, &len);
-	if (!file) return 0; /* none kept here */
-	int rc = 0;
-	if (replay_settings_differ(rw, file, len)) {
-		replay_world next;
-		memset(&next, 0, sizeof next);
-		if (replay_load_checkpoint(&next, file, len, opt->workers, err, sizeof err) != 0) {
-			fprintf(stderr, "crowd-replay: %s: %s\n", path, err);
-			rc = -1;
-		} else if (next.tick != rw->tick || storage_state_hash(next.format, rw->sim->world) != next.state_hash) {
-			fprintf(stderr, "crowd-replay: %s: the world replayed to tick %" PRIu64 " is not the one it holds\n", path,
-			        rw->tick);
-			replay_world_free(&next);
-			rc = 1;
-		} else {
-			fprintf(stderr, "crowd-replay: the settings change at tick %" PRIu64 ": on from %s\n", rw->tick, path);
-			next.commands_applied = rw->commands_applied;
-			replay_world_free(rw);
-			*rw = next;
-		}
-	}
-	free(file);
-	return rc;
-}
-
 int main(int argc, char **argv) {
 	options opt = {.to = UINT64_MAX, .workers = 1};
 	for (int i = 1; i < argc; i++) {
@@ -206,14 +171,6 @@ int main(int argc, char **argv) {
 		if (segs[i] != rw.tick) {
 			fprintf(stderr, "crowd-replay: %s does not continue tick %" PRIu64 "; stopping\n", path, rw.tick);
 			break;
-		}
-		if (follow_settings(&opt, &rw) == 1) {
-			out.mismatches++;
-			if (!first_mismatch) first_mismatch = rw.tick;
-			if (opt.verify) {
-				exit_code = 1;
-				break;
-			}
 		}
 		size_t len = 0;
 		uint8_t *file = file_read_all(path, &len);
