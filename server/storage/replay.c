@@ -117,6 +117,8 @@ int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, in
 		goto fail_blobs;
 	}
 	apply_sim_config(&rw->cfg, &c->config);
+	rw->format = c->format;
+	rw->sim_config = c->config;
 	orca_world_def def = orca_default_world_def();
 	def.worker_count = workers < 1 ? 1 : workers;
 	def.max_agents = rw->cfg.max_agents <= ORCA_MAX_AGENTS ? rw->cfg.max_agents : ORCA_MAX_AGENTS;
@@ -273,6 +275,18 @@ int replay_apply_records(sim *target, const uint8_t *records, size_t len, uint64
 		if (a == APPLY_OK) n++;
 	}
 	return n;
+}
+
+bool replay_settings_differ(const replay_world *rw, const uint8_t *file, size_t len) {
+	size_t pos = 0;
+	const uint8_t *msg;
+	size_t msg_len;
+	crowd_storage_v1_Record rec;
+	if (record_next(file, len, &pos, &msg, &msg_len) != RECORD_OK || !peek(msg, msg_len, &rec) ||
+	    !rec.has_checkpoint || !rec.checkpoint.has_config)
+		return false;
+	/* both decoded into zeroed structs of scalars: equal settings, equal bytes */
+	return memcmp(&rec.checkpoint.config, &rw->sim_config, sizeof rw->sim_config) != 0;
 }
 
 int replay_checkpoint_settings(const uint8_t *file, size_t len, server_config *cfg, uint64_t *tick) {

@@ -37,6 +37,7 @@ typedef struct replay_identity {
 	char key[33];
 } replay_identity;
 
+/* Not to be moved once loaded: its sim reads cfg where it is. */
 typedef struct replay_world {
 	server_config cfg; /* defaults, with the checkpoint's SimConfig over them */
 	sim *sim;          /* run by cfg: world, demo, navigation (SimConfig.navigation), ids */
@@ -45,12 +46,19 @@ typedef struct replay_world {
 	replay_identity *clients;
 	uint32_t client_count, client_cap;
 	uint64_t commands_applied;
+	uint32_t format;                      /* the checkpoint's (STORAGE_FORMAT or older) */
+	crowd_storage_v1_SimConfig sim_config; /* as the checkpoint recorded it */
 } replay_world;
 
 /** Load a checkpoint file's bytes into rw (which must be zeroed). workers: the
  * world's threads. 0, or -1 with err filled (rw then holds nothing). */
 int replay_load_checkpoint(replay_world *rw, const uint8_t *file, size_t len, int workers, char *err, size_t errlen);
 void replay_world_free(replay_world *rw);
+
+/** Whether a checkpoint file's recorded settings (SimConfig) differ from
+ * those rw was loaded with: a server restarted with other settings wrote it,
+ * and the journal after it was recorded by them. */
+bool replay_settings_differ(const replay_world *rw, const uint8_t *file, size_t len);
 
 /** Set the identity of a client (a later record for the same id replaces it). */
 bool replay_set_identity(replay_world *rw, const replay_identity *id);

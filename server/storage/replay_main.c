@@ -106,6 +106,45 @@ static int load_checkpoint(const options *opt, replay_world *rw) {
 	return rc;
 }
 
+/* A server restarted with other settings (tick rate, agent defaults, ...)
+ * wrote a checkpoint at the tick its segment starts and recorded the ticks
+ * after it by them: the replay goes on from that checkpoint, once the world
+ * replayed so far is the one it holds. 0: on (switched or not); 1: the
+ * replayed world differs from it (a desync at that tick); -1: it does not
+ * read (on with the settings so far). */
+static int follow_settings(const options *opt, replay_world **rw) {
+	char path[1200], err[200];
+	snprintf(path, sizeof path, "%s/checkpoint-%020" PRIu64 ".ckpt", opt->dir, (*rw)->tick);
+	size_t len = 0;
+	uint8_t *file = file_read_all(path, &len);
+	if (!file) return 0; /* none kept here */
+	int rc = 0;
+	if (replay_settings_differ(*rw, file, len)) {
+		/* on the heap, not moved after: its sim reads next->cfg */
+		replay_world *next = calloc(1, sizeof *next);
+		if (!next || replay_load_checkpoint(next, file, len, opt->workers, err, sizeof err) != 0) {
+			fprintf(stderr, "crowd-replay: %s: %s\n", path, next ? err : "out of memory");
+			free(next);
+			rc = -1;
+		} else if (next->tick != (*rw)->tick ||
+		           storage_state_hash(next->format, (*rw)->sim->world) != next->state_hash) {
+			fprintf(stderr, "crowd-replay: %s: the world replayed to tick %" PRIu64 " is not the one it holds\n", path,
+			        (*rw)->tick);
+			replay_world_free(next);
+			free(next);
+			rc = 1;
+		} else {
+			fprintf(stderr, "crowd-replay: the settings change at tick %" PRIu64 ": on from %s\n", (*rw)->tick, path);
+			next->commands_applied = (*rw)->commands_applied;
+			replay_world_free(*rw);
+			free(*rw);
+			*rw = next;
+		}
+	}
+	free(file);
+	return rc;
+}
+
 int main(int argc, char **argv) {
 	options opt = {.to = UINT64_MAX, .workers = 1};
 	for (int i = 1; i < argc; i++) {
@@ -142,9 +181,11 @@ int main(int argc, char **argv) {
 		usage(stderr);
 		return 2;
 	}
-	replay_world rw;
-	if (load_checkpoint(&opt, &rw) != 0) {
+	/* on the heap and never moved: its sim reads rw->cfg */
+	replay_world *rw = calloc(1, sizeof *rw);
+	if (!rw || load_checkpoint(&opt, rw) != 0) {
 		fprintf(stderr, "crowd-replay: %s: no checkpoint that reads\n", opt.dir);
+		free(rw);
 		return 1;
 	}
 	tick_output out = {.opt = &opt};
@@ -152,25 +193,34 @@ int main(int argc, char **argv) {
 		out.csv = fopen(opt.csv_path, "w");
 		if (!out.csv) {
 			fprintf(stderr, "crowd-replay: %s: %s\n", opt.csv_path, strerror(errno));
-			replay_world_free(&rw);
+			replay_world_free(rw);
+			free(rw);
 			return 1;
 		}
 		fprintf(out.csv, "tick,id,x,y,vx,vy\n");
-		if (rw.tick >= opt.from && rw.tick <= opt.to) write_csv(&out, &rw);
+		if (rw->tick >= opt.from && rw->tick <= opt.to) write_csv(&out, rw);
 	}
-	fprintf(stderr, "crowd-replay: checkpoint of tick %" PRIu64 ", %u agents\n", rw.tick,
-	        orca_world_agent_count(rw.sim->world));
+	fprintf(stderr, "crowd-replay: checkpoint of tick %" PRIu64 ", %u agents\n", rw->tick,
+	        orca_world_agent_count(rw->sim->world));
 	uint32_t n = 0;
 	uint64_t *segs = dir_list_ticks(opt.dir, "journal-", ".log", &n);
 	int exit_code = 0;
 	uint64_t first_mismatch = 0;
-	for (uint32_t i = 0; i < n && rw.tick < opt.to; i++) {
-		if (segs[i] < rw.tick) continue;
+	for (uint32_t i = 0; i < n && rw->tick < opt.to; i++) {
+		if (segs[i] < rw->tick) continue;
 		char path[1200], err[200];
 		snprintf(path, sizeof path, "%s/journal-%020" PRIu64 ".log", opt.dir, segs[i]);
-		if (segs[i] != rw.tick) {
-			fprintf(stderr, "crowd-replay: %s does not continue tick %" PRIu64 "; stopping\n", path, rw.tick);
+		if (segs[i] != rw->tick) {
+			fprintf(stderr, "crowd-replay: %s does not continue tick %" PRIu64 "; stopping\n", path, rw->tick);
 			break;
+		}
+		if (follow_settings(&opt, &rw) == 1) {
+			out.mismatches++;
+			if (!first_mismatch) first_mismatch = rw->tick;
+			if (opt.verify) {
+				exit_code = 1;
+				break;
+			}
 		}
 		size_t len = 0;
 		uint8_t *file = file_read_all(path, &len);
@@ -180,7 +230,7 @@ int main(int argc, char **argv) {
 		}
 		replay_options ro = {.to_tick = opt.to, .verify = opt.verify, .on_tick = on_tick, .user = &out};
 		replay_result res;
-		int rc = replay_segment(&rw, file, len, &ro, &res, err, sizeof err);
+		int rc = replay_segment(rw, file, len, &ro, &res, err, sizeof err);
 		free(file);
 		if (rc != 0) {
 			fprintf(stderr, "crowd-replay: %s: %s\n", path, err);
@@ -204,15 +254,16 @@ int main(int argc, char **argv) {
 	}
 	free(segs);
 	if (out.csv) fclose(out.csv);
-	printf("tick %" PRIu64 " state_hash 0x%016" PRIx64 "\n", rw.tick, rw.state_hash);
+	printf("tick %" PRIu64 " state_hash 0x%016" PRIx64 "\n", rw->tick, rw->state_hash);
 	if (out.mismatches) {
 		fprintf(stderr, "crowd-replay: %" PRIu64 " tick(s) differ from the recording\n", out.mismatches);
 		exit_code = 1;
 	} else {
 		fprintf(stderr, "crowd-replay: %" PRIu64 " command(s) replayed, every recorded hash matched\n",
-		        rw.commands_applied);
+		        rw->commands_applied);
 	}
 	free(out.ids);
-	replay_world_free(&rw);
+	replay_world_free(rw);
+	free(rw);
 	return exit_code;
 }

@@ -6,9 +6,10 @@
  * added by crowdctl; checkpoints of ticks 0 and 900, segments every 300
  * ticks, to tick 1172). crowd-replay verifies every recorded hash with the
  * older definition; the server recovers the world and records on in format 2
- * (orca_world_state_hash); a replay from tick 0 then crosses from the old
- * segments into the new ones, and every snapshot hash a client saw after the
- * recovery equals the replayed hash of its tick. */
+ * (orca_world_state_hash), at 1000 Hz; a replay from tick 0 then crosses from
+ * the old segments into the new ones (taking the new settings from the
+ * checkpoint the recovery wrote), and every snapshot hash a client saw after
+ * the recovery equals the replayed hash of its tick. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -74,7 +75,7 @@ static void test_format1_verifies_recovers_and_continues(void **state) {
 
 	const char *server_args[] = {"--data-dir", data, "--fsync", "no", "--checkpoint-every", "300",
 	                             "--keep-checkpoints", "100", "--demo", "--demo-agents", "40", "--tick-rate",
-	                             "200", "--log-level", "warn", NULL}; /* the recording's settings */
+	                             "1000", "--log-level", "warn", NULL}; /* the recording's, but 1000 Hz, not 200 */
 	server_proc srv;
 	assert_true(server_start(&srv, server_args));
 	crowd_client_options o = crowd_client_default_options();
