@@ -99,6 +99,59 @@ static inline void AL_FN(load_lanes)(const tree_agent *ta, const nb_entry *e, al
 #endif
 }
 
+/* The lanes' neighbours' follow-rule inputs (quality.h, QF_*): each one's
+ * row of w->q_follow, transposed into one vector per field. */
+static inline void AL_FN(load_follow_lanes)(const float *q_follow, const nb_entry *e, al_v *bx, al_v *by, al_v *left,
+                                            al_v *target)
+{
+#define ROW(l) (q_follow + QF_STRIDE * (size_t)e[l].index)
+#if AL_AVX
+#define ROWS8(lo, hi) _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1)
+	const __m256 r0 = ROWS8(ROW(0), ROW(4)), r1 = ROWS8(ROW(1), ROW(5));
+	const __m256 r2 = ROWS8(ROW(2), ROW(6)), r3 = ROWS8(ROW(3), ROW(7));
+#undef ROWS8
+	const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpacklo_ps(r2, r3);
+	const __m256 t2 = _mm256_unpackhi_ps(r0, r1), t3 = _mm256_unpackhi_ps(r2, r3);
+	*bx = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(1, 0, 1, 0));
+	*by = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
+	*left = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(1, 0, 1, 0));
+	*target = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
+#else
+	__m128 r0 = _mm_loadu_ps(ROW(0)), r1 = _mm_loadu_ps(ROW(1)), r2 = _mm_loadu_ps(ROW(2)), r3 = _mm_loadu_ps(ROW(3));
+	_MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+	*bx = r0, *by = r1, *left = r2, *target = r3;
+#endif
+#undef ROW
+}
+
+/* The follow rule's shares for the lanes (quality.h, quality_follow's
+ * operations lane by lane): self's inputs (ax, ay, a_sq, a_left, a_target),
+ * the neighbours' offsets (rpx, rpy) and squared distances, which lanes are
+ * of self's rank (equal), and each lane's share by rank (by_rank, kept
+ * where the rule does not apply). */
+static inline al_v AL_FN(follow_shares)(const float *q_follow, const nb_entry *e, al_v ax, al_v ay, al_v a_sq,
+                                        al_v a_left, al_v a_target, al_v rpx, al_v rpy, al_v dist_sq, al_v equal,
+                                        al_v by_rank)
+{
+	const al_v zero = V_ZERO();
+	al_v bx, by, b_left, b_target;
+	AL_FN(load_follow_lanes)(q_follow, e, &bx, &by, &b_left, &b_target);
+	const al_v one_point = V_AND(V_EQ(a_target, b_target), V_LT(V_SET1(-1.0f), a_target));
+	const al_v dot = V_ADD(V_MUL(ax, bx), V_MUL(ay, by));
+	const al_v b_sq = V_ADD(V_MUL(bx, bx), V_MUL(by, by));
+	const al_v along = V_AND(V_GT(dot, zero), V_GT(V_MUL(dot, dot), V_MUL(V_SET1(QF_ALONG_COS_SQ), V_MUL(a_sq, b_sq))));
+	const al_v sdx = V_ADD(ax, bx), sdy = V_ADD(ay, by);
+	const al_v ahead = V_ADD(V_MUL(rpx, sdx), V_MUL(rpy, sdy));
+	const al_v in_line =
+	    V_GT(V_MUL(ahead, ahead), V_MUL(V_SET1(QF_AHEAD_COS_SQ), V_MUL(dist_sq, V_ADD(V_MUL(sdx, sdx), V_MUL(sdy, sdy)))));
+	const al_v b_nearer = V_LT(b_left, a_left), a_nearer = V_LT(a_left, b_left);
+	const al_v behind = AL_FN(blend)(one_point, b_nearer, V_GT(ahead, zero));
+	const al_v ordered = AL_FN(blend)(behind, b_nearer, a_nearer);
+	const al_v use = V_AND(V_AND(equal, ordered), V_OR(one_point, V_AND(along, in_line)));
+	const al_v follow = AL_FN(blend)(behind, V_SET1(ORCA_Q_YIELD_SHARE), V_SET1(1.0f - ORCA_Q_YIELD_SHARE));
+	return AL_FN(blend)(use, follow, by_rank);
+}
+
 /* Coincident agents: no direction in the formula, pick one (lanes in `stuck`).
  * Out of line: rare, and its indices would otherwise stay live in the loop. */
 static __attribute__((noinline, cold)) void AL_FN(separate_lanes)(uint32_t self, const nb_entry *e, unsigned stuck,
@@ -132,7 +185,17 @@ static uint32_t AL_FN(agent_lines)(const struct orca_world *w, uint32_t self, co
 	const al_v inv_th = V_SET1(inv_time_horizon), inv_dt = V_SET1(inv_time_step);
 
 	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
-	const bool uniform = w->uniform_share && !(quality && w->q_any_rank);
+	const bool follow = quality && w->q_follow_now;
+	const bool uniform = w->uniform_share && !(quality && (w->q_any_rank || follow));
+	/* quality mode: self's follow-rule inputs (quality.h, quality_follow) */
+	const float *q_follow = quality ? w->q_follow : NULL;
+	const float *qf_self = quality ? &q_follow[QF_STRIDE * (size_t)self] : NULL;
+	const uint8_t rank_self = quality ? w->q_rank[self] : 0;
+	const al_v half = V_SET1(0.5f);
+	const al_v ax = V_SET1(quality ? qf_self[QF_PVX] : 0.0f), ay = V_SET1(quality ? qf_self[QF_PVY] : 0.0f);
+	const al_v a_sq = V_ADD(V_MUL(ax, ax), V_MUL(ay, ay));
+	const al_v a_left = V_SET1(quality ? qf_self[QF_LEFT] : 0.0f);
+	const al_v a_target = V_SET1(quality ? qf_self[QF_TARGET] : -1.0f);
 	for (uint32_t b = 0; b < agent_count; b += AL_W) {
 		const uint32_t lanes = agent_count - b < AL_W ? agent_count - b : AL_W;
 		const nb_entry *e = nb + b;
@@ -142,21 +205,35 @@ static uint32_t AL_FN(agent_lines)(const struct orca_world *w, uint32_t self, co
 				tail[l] = e[l < lanes ? l : 0];
 			e = tail;
 		}
+		al_v px, py, ovx, ovy, orad;
+		AL_FN(load_lanes)(ta, e, &px, &py, &ovx, &ovy, &orad);
+		const al_v rpx = V_SUB(px, ppx), rpy = V_SUB(py, ppy);
+		const al_v rvx = V_SUB(vx, ovx), rvy = V_SUB(vy, ovy);
+		const al_v dist_sq = V_ADD(V_MUL(rpx, rpx), V_MUL(rpy, rpy));
 		float share[AL_W];
-		for (uint32_t l = 0; l < AL_W; ++l)
-			share[l] = 0.5f;
 		bool store_all = uniform; /* no share is 0: every lane's line is written */
+		al_v sh = half;
 		if (!uniform && w->uniform_share) {
-			/* quality mode, equal weights: only the right of way differs */
-			store_all = true;
-			const uint8_t rank_self = w->q_rank[self];
-			for (uint32_t l = 0; l < AL_W; ++l) {
-				const uint8_t rank_other = w->q_rank[e[l].index];
-				if (rank_self != rank_other) {
-					share[l] = rank_self < rank_other ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
-					store_all = store_all && share[l] != 0.0f;
+			/* quality mode, equal weights: the right of way, then between
+			 * equals the follow rule, quality_follow's operations lane by lane */
+			al_v equal = all, by_rank = half;
+			if (w->q_any_rank) {
+				float equal_l[AL_W];
+				for (uint32_t l = 0; l < AL_W; ++l) {
+					const uint8_t rank_other = w->q_rank[e[l].index];
+					equal_l[l] = rank_self == rank_other ? 1.0f : 0.0f;
+					share[l] = rank_self == rank_other  ? 0.5f
+					           : rank_self < rank_other ? ORCA_Q_YIELD_SHARE
+					                                    : 1.0f - ORCA_Q_YIELD_SHARE;
 				}
+				equal = V_GT(V_LOADU(equal_l), zero);
+				by_rank = V_LOADU(share);
 			}
+			sh = follow ? AL_FN(follow_shares)(q_follow, e, ax, ay, a_sq, a_left, a_target, rpx, rpy, dist_sq, equal,
+			                                  by_rank)
+			            : by_rank;
+			V_STOREU(share, sh);
+			store_all = ((unsigned)V_MOVEMASK(V_EQ(sh, zero)) & ((1u << lanes) - 1u)) == 0;
 		} else if (!uniform) {
 			for (uint32_t l = 0; l < AL_W; ++l) {
 				const tree_agent *other = &ta[e[l].index];
@@ -164,12 +241,8 @@ static uint32_t AL_FN(agent_lines)(const struct orca_world *w, uint32_t self, co
 				if (quality)
 					share[l] = quality_share(w, self, e[l].index, share[l]);
 			}
+			sh = V_LOADU(share);
 		}
-		al_v px, py, ovx, ovy, orad;
-		AL_FN(load_lanes)(ta, e, &px, &py, &ovx, &ovy, &orad);
-		const al_v rpx = V_SUB(px, ppx), rpy = V_SUB(py, ppy);
-		const al_v rvx = V_SUB(vx, ovx), rvy = V_SUB(vy, ovy);
-		const al_v dist_sq = V_ADD(V_MUL(rpx, rpx), V_MUL(rpy, rpy));
 		const al_v cr = V_ADD(radius, orad);
 		const al_v cr_sq = V_MUL(cr, cr);
 		const al_v apart = V_GT(dist_sq, cr_sq);
@@ -210,7 +283,6 @@ static uint32_t AL_FN(agent_lines)(const struct orca_world *w, uint32_t self, co
 		const al_v l_ux = V_SUB(V_MUL(l_dx, dot2), rvx);
 		const al_v l_uy = V_SUB(V_MUL(l_dy, dot2), rvy);
 
-		const al_v sh = V_LOADU(share);
 		const al_v opx = V_ADD(vx, V_MUL(AL_FN(blend)(circle, c_ux, l_ux), sh));
 		const al_v opy = V_ADD(vy, V_MUL(AL_FN(blend)(circle, c_uy, l_uy), sh));
 		const al_v odx = AL_FN(blend)(circle, c_dx, l_dx), ody = AL_FN(blend)(circle, c_dy, l_dy);

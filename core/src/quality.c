@@ -16,7 +16,9 @@
  *     symmetric agents do not stay symmetric.
  *  3. Right of way between equals (equal weights, see internal.h's
  *     quality_share): idle < walking < newly retargeted; the lower rank takes
- *     the whole avoidance, in ORCA and in the overlap pass.
+ *     the whole avoidance, in ORCA and in the overlap pass. Between equals
+ *     the follow rule (quality.h, quality_follow): in ORCA, the one behind
+ *     yields to the one ahead that is nearer its target, as a queue does.
  *  4. An overlap pass after each move: agents closer than their radii plus
  *     Q_SLOP are pushed apart (Jacobi iterations: every push is computed from
  *     the same positions, then applied), each taking its share, then pushed
@@ -30,6 +32,7 @@
  *
  * Float operations only (+ - * / sqrtf), -ffp-contract=off, nothing
  * allocated in the step, each agent written by one task only. */
+#include <math.h>
 #include <string.h>
 
 #include "agents.h"
@@ -82,6 +85,8 @@ static void free_tree_arrays(struct orca_world *w, uint32_t c)
 	orca_mem_free(w, w->q_moved, (size_t)w->worker_count * Q_LINE_U32 * sizeof(uint32_t));
 	orca_mem_free(w, w->q_agents, c * sizeof(q_agent));
 	orca_mem_free(w, w->q_rank, c * sizeof(uint8_t));
+	orca_mem_free(w, w->q_follow, QF_STRIDE * (size_t)c * sizeof(float));
+	w->q_follow = NULL;
 	w->q_contact = NULL;
 	w->q_contact_count = w->q_flag = w->q_look = w->q_rank = NULL;
 	w->q_agents = NULL;
@@ -111,7 +116,8 @@ bool orca_quality_reserve(struct orca_world *w)
 	w->q_moved = orca_mem_alloc(w, (size_t)w->worker_count * Q_LINE_U32 * sizeof(uint32_t));
 	w->q_agents = orca_mem_alloc(w, c * sizeof(q_agent));
 	w->q_rank = orca_mem_alloc(w, c * sizeof(uint8_t));
-	if (!w->q_contact || !w->q_contact_count || !w->q_bx || !w->q_by || !w->q_flag ||
+	w->q_follow = orca_mem_alloc(w, QF_STRIDE * (size_t)c * sizeof(float));
+	if (!w->q_follow || !w->q_contact || !w->q_contact_count || !w->q_bx || !w->q_by || !w->q_flag ||
 	    !w->q_look || !w->q_moved || !w->q_agents || !w->q_rank) {
 		free_tree_arrays(w, c);
 		return false;
@@ -157,12 +163,24 @@ static float aim_turn(const turn_inputs *in, uint32_t self, uint32_t slot, float
 	return turn + Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
 }
 
+/* A target point as a number quality_follow compares: a 24-bit hash of its
+ * coordinates' bits, exact as a float (never NaN; equal points, equal keys;
+ * two points share one by chance once in 16 million, and then only order
+ * two agents by their ways left). */
+static inline float target_key(float x, float y)
+{
+	uint32_t a, b;
+	memcpy(&a, &x, sizeof a);
+	memcpy(&b, &y, sizeof b);
+	return (float)(hash_u32(a, b) >> 8);
+}
+
 /* Each agent's right of way (q_rank) and aim turn, in tree order: called by
  * each gather chunk (agent_tree.c) right after it copied the chunk, when the
  * slots' lines it read are still in cache. */
 void orca_quality_rank_range(struct orca_world *w, uint32_t begin, uint32_t end, int worker)
 {
-	uint32_t count[3] = {0, 0, 0};
+	uint32_t count[3] = {0, 0, 0}, targets = 0;
 	float r_min = w->tself[begin].radius, r_max = r_min;
 	/* the arrays in locals: the byte stores (q_rank) could alias the
 	 * world's fields, and every one would be reloaded per agent */
@@ -171,6 +189,7 @@ void orca_quality_rank_range(struct orca_world *w, uint32_t begin, uint32_t end,
 	const uint32_t *order = w->order;
 	const float *q_stuck = w->q_stuck, *q_blocked = w->q_blocked;
 	uint8_t *q_rank = w->q_rank;
+	float *q_follow = w->q_follow;
 	q_agent *q_agents = w->q_agents;
 	for (uint32_t i = begin; i < end; ++i) {
 		const self_params *p = &tself[i];
@@ -179,6 +198,14 @@ void orca_quality_rank_range(struct orca_world *w, uint32_t begin, uint32_t end,
 		const float stuck = q_stuck[s];
 		const uint8_t rank = idle ? 0 : (stuck < 0.0f ? 2 : 1);
 		q_rank[i] = rank;
+		float *f = &q_follow[QF_STRIDE * (size_t)i];
+		const bool has_target = p->steer_mode == ORCA_STEER_TARGET;
+		targets += has_target;
+		const float tx = p->target_x - in.tpx[i], ty = p->target_y - in.tpy[i];
+		f[QF_PVX] = p->pvx;
+		f[QF_PVY] = p->pvy;
+		f[QF_LEFT] = has_target ? tx * tx + ty * ty : INFINITY;
+		f[QF_TARGET] = has_target ? target_key(p->target_x, p->target_y) : -1.0f;
 		q_agents[i].stuck = stuck;
 		q_agents[i].turn = aim_turn(&in, i, s, stuck, q_blocked[s]);
 		count[rank]++;
@@ -188,6 +215,7 @@ void orca_quality_rank_range(struct orca_world *w, uint32_t begin, uint32_t end,
 	worker_scratch *sc = &w->scratch[worker];
 	for (int r = 0; r < 3; ++r)
 		sc->q_rank_count[r] += count[r];
+	sc->q_target_count += targets;
 	sc->q_radius_min = r_min < sc->q_radius_min ? r_min : sc->q_radius_min;
 	sc->q_radius_max = r_max > sc->q_radius_max ? r_max : sc->q_radius_max;
 }
@@ -196,6 +224,7 @@ void orca_quality_rank_reset(struct orca_world *w)
 {
 	for (int k = 0; k < w->worker_count; ++k) {
 		memset(w->scratch[k].q_rank_count, 0, sizeof w->scratch[k].q_rank_count);
+		w->scratch[k].q_target_count = 0;
 		w->scratch[k].q_radius_min = INFINITY;
 		w->scratch[k].q_radius_max = 0.0f;
 	}
@@ -205,19 +234,22 @@ void orca_quality_prepare(struct orca_world *w)
 {
 	w->q_radius_max = 0.0f;
 	w->q_same_radius = false;
+	w->q_follow_now = false;
 	if (w->order_count == 0)
 		return;
 	/* the gather ranked every agent (orca_quality_rank_range) */
-	uint32_t count[3] = {0, 0, 0};
+	uint32_t count[3] = {0, 0, 0}, targets = 0;
 	float r_min = INFINITY, r_max = 0.0f;
 	for (int k = 0; k < w->worker_count; ++k) {
 		for (int r = 0; r < 3; ++r)
 			count[r] += w->scratch[k].q_rank_count[r];
+		targets += w->scratch[k].q_target_count;
 		r_min = w->scratch[k].q_radius_min < r_min ? w->scratch[k].q_radius_min : r_min;
 		r_max = w->scratch[k].q_radius_max > r_max ? w->scratch[k].q_radius_max : r_max;
 	}
 	/* one rank for all is as good as none: every share stays 0.5 */
 	w->q_any_rank = count[0] < w->order_count && count[1] < w->order_count && count[2] < w->order_count;
+	w->q_follow_now = w->q_follow_rule && targets >= 2;
 	w->q_radius_max = r_max;
 	/* one radius and one share rule for all: the overlap pass reads no
 	 * other agent's parameters */
@@ -396,7 +428,7 @@ static void pass_task(void *ctx, uint32_t begin, uint32_t end, int worker)
 			if (share == 0.0f)
 				continue;
 			if (any_rank)
-				share = quality_share(w, i, j, share);
+				share = quality_rank_share(w, i, j, share);
 			if (share == 0.0f)
 				continue;
 			add_push(i, j, rx, ry, d_sq, rsum, share, &dx, &dy);

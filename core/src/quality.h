@@ -31,11 +31,75 @@ typedef struct q_agent {
 #define ORCA_Q_IDLE 0.1f
 #define ORCA_Q_FRESH 1.0f
 #define ORCA_Q_YIELD_SHARE 1.0f
-static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
+
+/* Between equals of one rank, the follow rule: a crowd heading one way
+ * queues behind its front instead of pressing on it. Of two agents heading
+ * for the same target point, the one farther from it takes the whole
+ * avoidance (ORCA_Q_YIELD_SHARE); of two walking the same way (preferred
+ * velocities within 60 degrees), the one behind (the other lies within 45
+ * degrees of their summed direction) does, if the other is nearer its own
+ * target. The way left to the target orders all agents, so no ring of
+ * agents can each wait on the next, and every test is exactly antisymmetric
+ * (offsets and sums are the same numbers negated or swapped): two agents
+ * never both yield or both hold on. ORCA's lines only: the overlap pass
+ * shares every contact, so an agent pinned behind another is still pushed
+ * free. Each agent's inputs, per tree index (w->q_follow, written while
+ * ranking): */
+#define QF_PVX 0    /* preferred velocity */
+#define QF_PVY 1
+#define QF_LEFT 2   /* squared way left to its target; +inf without one */
+#define QF_TARGET 3 /* its target point as a number (quality.c, target_key); -1 without one */
+#define QF_STRIDE 4
+#define QF_ALONG_COS_SQ 0.25f /* 60 degrees */
+#define QF_AHEAD_COS_SQ 0.5f  /* 45 degrees */
+
+/* The rule's share for self (inputs a) against other (inputs b), whose
+ * centre lies (rx, ry) from self's; vectorized lane by lane in
+ * agent_lines_impl.h, with the same operations. */
+static inline float quality_follow(const float *a, const float *b, float rx, float ry)
+{
+	const float ax = a[QF_PVX], ay = a[QF_PVY], bx = b[QF_PVX], by = b[QF_PVY];
+	const float a_left = a[QF_LEFT], b_left = b[QF_LEFT];
+	bool behind;
+	if (a[QF_TARGET] == b[QF_TARGET] && a[QF_TARGET] > -1.0f) {
+		behind = b_left < a_left;
+	} else {
+		const float dot = ax * bx + ay * by;
+		const float a_sq = ax * ax + ay * ay, b_sq = bx * bx + by * by;
+		if (!(dot > 0.0f && dot * dot > QF_ALONG_COS_SQ * (a_sq * b_sq)))
+			return 0.5f;
+		const float dx = ax + bx, dy = ay + by;
+		const float ahead = rx * dx + ry * dy;
+		const float dist_sq = rx * rx + ry * ry;
+		if (!(ahead * ahead > QF_AHEAD_COS_SQ * (dist_sq * (dx * dx + dy * dy))))
+			return 0.5f;
+		behind = ahead > 0.0f;
+	}
+	if (behind)
+		return b_left < a_left ? ORCA_Q_YIELD_SHARE : 0.5f;
+	return a_left < b_left ? 1.0f - ORCA_Q_YIELD_SHARE : 0.5f;
+}
+
+/* Quality mode's share for self against other (tree indices), given the
+ * share by weights and masks: the right of way (the overlap pass's share). */
+static inline float quality_rank_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
 {
 	if (share != 0.5f || w->q_rank[self] == w->q_rank[other])
 		return share;
 	return w->q_rank[self] < w->q_rank[other] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+}
+
+/* ORCA's lines: the right of way, then between equals the follow rule. */
+static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
+{
+	if (share != 0.5f)
+		return share;
+	if (w->q_rank[self] != w->q_rank[other])
+		return w->q_rank[self] < w->q_rank[other] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
+	if (!w->q_follow_now)
+		return 0.5f;
+	return quality_follow(&w->q_follow[QF_STRIDE * (size_t)self], &w->q_follow[QF_STRIDE * (size_t)other],
+	                      w->tpx[other] - w->tpx[self], w->tpy[other] - w->tpy[self]);
 }
 
 bool orca_quality_reserve(struct orca_world *w);

@@ -237,7 +237,7 @@ static uint32_t agent_lines_scalar(const struct orca_world *w, uint32_t self, co
 		const uint32_t j = nb[i].index;
 		const tree_agent *other = &ta[j];
 		float share = avoidance_share(p->weight, other->weight, (other->mask & p->layer) != 0);
-		if (w->avoidance == ORCA_AVOIDANCE_QUALITY && w->q_any_rank)
+		if (w->avoidance == ORCA_AVOIDANCE_QUALITY && (w->q_any_rank || w->q_follow_now))
 			share = quality_share(w, self, j, share);
 		if (share == 0.0f)
 			continue; /* this agent never yields to that one */

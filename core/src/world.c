@@ -106,6 +106,7 @@ orca_world_def orca_default_world_def(void)
 	d.agent_capacity = 1024;
 	d.obstacle_vertex_capacity = 1024;
 	d.max_agents = ORCA_MAX_AGENTS;
+	d.quality_follow = true;
 	return d;
 }
 
@@ -135,6 +136,7 @@ int orca_world_create(const orca_world_def *def, orca_world **out)
 	w->heap = heap;
 	w->worker_count = def->worker_count;
 	w->avoidance = def->avoidance;
+	w->q_follow_rule = def->quality_follow;
 	w->max_agents = def->max_agents ? def->max_agents : ORCA_MAX_AGENTS;
 	w->has_bounds = def->has_bounds;
 	w->bounds_min_x = def->bounds_min.x;

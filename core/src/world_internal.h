@@ -40,6 +40,7 @@ typedef struct worker_scratch {
 	uint64_t neighbor_count, obstacle_line_count;
 	uint32_t lp3_fallbacks, arrived;
 	uint32_t q_rank_count[3]; /* quality: agents of each rank this worker saw */
+	uint32_t q_target_count;  /* quality: agents steered at a target this worker saw */
 	float q_radius_min, q_radius_max; /* quality: the radii this worker saw */
 	float bb_min_x, bb_min_y, bb_max_x, bb_max_y; /* grid order: the positions this worker saw */
 	uint32_t part_count, part_occupied; /* grid order: agents and occupied cells of cell range [this worker's index] */
@@ -148,6 +149,8 @@ struct orca_world {
 
 	/* quality avoidance (quality.c) */
 	orca_avoidance avoidance;
+	bool q_follow_rule;   /* the follow rule (quality.h, quality_follow); saved with the world */
+	bool q_follow_now;    /* the rule, and this step two agents or more with a target (velocity-steered ones never follow) */
 	float *q_blocked;     /* per slot: how far avoidance kept the agent from its aim last step (0..1); saved with the world */
 	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); below 0:
 	                       * seconds left of a new target's right of way; saved with the world */
@@ -158,6 +161,7 @@ struct orca_world {
 	uint8_t *q_look;      /* 2 x per tree index: overlap pass, who looks in the next iteration, 0 between steps */
 	uint32_t *q_moved;    /* per worker (a cache line each): agents its overlap pass pushed deeper than Q_MOVED */
 	struct q_agent *q_agents; /* per tree index: this step's quality state (quality.c) */
+	float *q_follow;      /* per tree index: the follow rule's four inputs (quality.h, QF_*) */
 	uint8_t *q_rank;      /* per tree index: right of way this step (0 idle, 1 walking, 2 newly retargeted) */
 	bool q_any_rank;      /* ranks differ this step (else every share stays uniform) */
 	float q_radius_max;   /* the largest radius this step */

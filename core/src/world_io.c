@@ -28,6 +28,7 @@ enum io_section {
 	IO_SECTION_SETTINGS = 3,  /* what the definition set and a step reads: bounds, avoidance, obstacle index */
 	IO_SECTION_QUALITY = 4,   /* quality avoidance (quality.c): per slot, time stuck and how blocked */
 	IO_SECTION_OBST_INDEX = 5, /* which obstacle index is built; the edge grid's vertex numbering */
+	IO_SECTION_FOLLOW = 6,    /* quality's follow rule on or off; a save without it ran without the rule */
 };
 
 /* Which obstacle index a world has (IO_SECTION_OBST_INDEX). */
@@ -191,7 +192,7 @@ int orca_world_save(const orca_world *w, void *buf, size_t capacity, size_t *siz
 	const size_t a = agents_bytes(w), ob = obstacles_bytes(w), q = quality_bytes(w), oi = obst_index_bytes(w);
 	if (a > UINT32_MAX || ob > UINT32_MAX || q > UINT32_MAX || oi > UINT32_MAX)
 		return ORCA_ERR_CAPACITY;
-	const size_t total = 16 + 8 + a + 8 + ob + 8 + SETTINGS_BYTES + 8 + q + 8 + oi;
+	const size_t total = 16 + 8 + a + 8 + ob + 8 + SETTINGS_BYTES + 8 + q + 8 + oi + 8 + 1;
 	*size = total;
 	if (capacity < total)
 		return ORCA_ERR_CAPACITY;
@@ -214,6 +215,9 @@ int orca_world_save(const orca_world *w, void *buf, size_t capacity, size_t *siz
 	bytes_put_u32(&o, IO_SECTION_OBST_INDEX);
 	bytes_put_u32(&o, (uint32_t)oi);
 	write_obst_index(w, &o);
+	bytes_put_u32(&o, IO_SECTION_FOLLOW);
+	bytes_put_u32(&o, 1);
+	bytes_put_u8(&o, w->q_follow_rule ? 1 : 0);
 	return ORCA_OK;
 }
 
@@ -602,7 +606,10 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 	const float def_b[4] = {w->bounds_min_x, w->bounds_min_y, w->bounds_max_x, w->bounds_max_y};
 	const orca_avoidance def_avoidance = w->avoidance;
 	const int def_index = w->obst_index;
-	bool got_agents = false, got_obstacles = false, got_settings = false, got_quality = false, got_index = false;
+	const bool def_follow = w->q_follow_rule;
+	w->q_follow_rule = false; /* a save without the section ran without the rule */
+	bool got_agents = false, got_obstacles = false, got_settings = false, got_quality = false, got_index = false,
+	     got_follow = false;
 	int rc = ORCA_OK;
 	while (rc == ORCA_OK && in.left > 0) {
 		const uint32_t tag = bytes_get_u32(&in), len = bytes_get_u32(&in);
@@ -628,6 +635,11 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 		} else if (tag == IO_SECTION_OBST_INDEX && got_obstacles && !got_index) {
 			got_index = true;
 			rc = read_obst_index(w, &sec);
+		} else if (tag == IO_SECTION_FOLLOW && !got_follow) {
+			got_follow = true;
+			const uint8_t on = bytes_get_u8(&sec);
+			rc = on > 1 ? ORCA_ERR_INVALID_ARGUMENT : ORCA_OK;
+			w->q_follow_rule = on == 1;
 		} else {
 			rc = ORCA_ERR_INVALID_ARGUMENT; /* unknown or repeated: cannot restore it exactly */
 		}
@@ -643,6 +655,7 @@ int orca_world_load(orca_world *w, const void *buf, size_t size)
 		w->has_bounds = def_bounds;
 		w->bounds_min_x = def_b[0], w->bounds_min_y = def_b[1], w->bounds_max_x = def_b[2], w->bounds_max_y = def_b[3];
 		w->avoidance = def_avoidance;
+		w->q_follow_rule = def_follow;
 		w->obst_index = def_index;
 		w->obst_grid = def_grid;
 		if (!def_grid)

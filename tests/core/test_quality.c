@@ -757,6 +757,91 @@ static void test_waypoint_keeps_right_of_way(void **state)
 	orca_world_destroy(w);
 }
 
+/* SteerSuite's way with one shared goal: N agents start in a block and all
+ * head for one point; each leaves the world once within its radius of it.
+ * Returns how many left within `seconds`; *deep: pair-steps closer than the
+ * two radii less 0.01. */
+static uint32_t shared_point(bool follow, uint32_t n, float seconds, int workers, uint32_t *deep, uint64_t *hash)
+{
+	orca_world_def d = orca_default_world_def();
+	d.avoidance = ORCA_AVOIDANCE_QUALITY;
+	d.quality_follow = follow;
+	d.worker_count = workers;
+	orca_world *w;
+	assert_int_equal(orca_world_create(&d, &w), ORCA_OK);
+	orca_agent_id *ids = calloc(n, sizeof *ids);
+	bool *in = calloc(n, sizeof *in);
+	assert_non_null(ids);
+	assert_non_null(in);
+	const orca_vec2 goal = {0.0f, 0.0f};
+	for (uint32_t i = 0; i < n; ++i) {
+		orca_agent_def a = orca_default_agent_def(); /* the server's agent defaults */
+		a.neighbor_dist = 15.0f;
+		a.max_neighbors = 10;
+		a.time_horizon = a.time_horizon_obst = 10.0f;
+		a.weight = 0.5f;
+		a.radius = 0.5f;
+		a.pref_speed = 1.3f;
+		a.max_speed = 2.0f;
+		a.position = (orca_vec2){10.0f + 1.5f * (float)(i % 10), -7.5f + 1.5f * (float)(i / 10)};
+		a.steer_mode = ORCA_STEER_TARGET;
+		a.target = goal;
+		assert_int_equal(orca_agent_add(w, &a, &ids[i]), ORCA_OK);
+		in[i] = true;
+	}
+	uint32_t left = 0;
+	*deep = 0;
+	orca_agent_state *st = calloc(n, sizeof *st);
+	assert_non_null(st);
+	for (uint32_t step = 0; (float)step * 0.05f < seconds && left < n; ++step) {
+		assert_int_equal(orca_world_step(w, 0.05f), ORCA_OK);
+		for (uint32_t i = 0; i < n; ++i)
+			if (in[i])
+				assert_int_equal(orca_agent_get(w, ids[i], &st[i]), ORCA_OK);
+		for (uint32_t i = 0; i < n; ++i)
+			for (uint32_t j = i + 1; j < n; ++j)
+				if (in[i] && in[j]) {
+					const float dx = st[i].position.x - st[j].position.x, dy = st[i].position.y - st[j].position.y;
+					*deep += dx * dx + dy * dy < 0.99f * 0.99f;
+				}
+		for (uint32_t i = 0; i < n; ++i) {
+			const float dx = st[i].position.x - goal.x, dy = st[i].position.y - goal.y;
+			if (in[i] && dx * dx + dy * dy <= 0.25f) {
+				assert_int_equal(orca_agent_remove(w, ids[i]), ORCA_OK);
+				in[i] = false;
+				++left;
+			}
+		}
+	}
+	*hash = orca_world_state_hash(w);
+	free(st);
+	free(in);
+	free(ids);
+	orca_world_destroy(w);
+	return left;
+}
+
+/* The follow rule: a crowd sent to one point queues behind its front and
+ * leaves one by one; without the rule the last ones press on the point from
+ * every side and mill round it. The same for any worker count. */
+static void test_shared_point_queues(void **state)
+{
+	(void)state;
+	uint32_t deep_on, deep_off, deep_two;
+	uint64_t hash_on, hash_off, hash_two;
+	const uint32_t n = 100;
+	const uint32_t on = shared_point(true, n, 300.0f, 1, &deep_on, &hash_on);
+	const uint32_t off = shared_point(false, n, 300.0f, 1, &deep_off, &hash_off);
+	const uint32_t two = shared_point(true, n, 300.0f, 2, &deep_two, &hash_two);
+	fprintf(stderr, "one point, %u agents, 300 s: %u left with the follow rule (deep %u), %u without (deep %u)\n", n,
+	        on, deep_on, off, deep_off);
+	assert_int_equal(on, n);
+	assert_true(off < n);
+	assert_int_equal(two, on);
+	assert_int_equal(deep_two, deep_on);
+	assert_true(hash_two == hash_on);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -767,6 +852,7 @@ int main(void)
 	    cmocka_unit_test(test_dense_crowd_no_deep_overlaps),
 	    cmocka_unit_test(test_retarget_in_jam_turns),
 	    cmocka_unit_test(test_waypoint_keeps_right_of_way),
+	    cmocka_unit_test(test_shared_point_queues),
 	    cmocka_unit_test(test_obstacles_never_entered),
 	    cmocka_unit_test(test_deterministic_across_workers),
 	    cmocka_unit_test(test_bounds_deterministic),

@@ -110,9 +110,18 @@ typedef struct orca_world_def {
 	orca_obstacle_index obstacle_index;
 	/** ORCA_AVOIDANCE_REFERENCE (default) or ORCA_AVOIDANCE_QUALITY. */
 	orca_avoidance avoidance;
+	/** Quality avoidance's follow rule (default true): between agents of
+	 * equal weight and right of way walking one way, the one behind takes
+	 * the whole avoidance of the one ahead that is nearer its target, and of
+	 * agents heading for one target point the one farther from it yields, so
+	 * crowds queue at exits and shared goals instead of pressing on them
+	 * (docs/engine.md). Saved with the world: a save made without the rule
+	 * loads without it, so a recording replays as it ran. */
+	bool quality_follow;
 } orca_world_def;
 
-/** Defaults: 1 worker, capacity 1024 agents / 1024 vertices, max ORCA_MAX_AGENTS. */
+/** Defaults: 1 worker, capacity 1024 agents / 1024 vertices, max ORCA_MAX_AGENTS,
+ * reference avoidance, the quality follow rule on. */
 orca_world_def orca_default_world_def(void);
 
 /** Create a world. Returns ORCA_OK and sets *out, or an error. */

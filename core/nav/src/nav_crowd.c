@@ -219,9 +219,16 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 			steer_to(nav, v, a, a->goal);
 		return;
 	}
-	/* look past a corner the agent is about to reach, so it never slows at one */
+	/* look past a corner the agent is about to reach, so it never slows at
+	 * one; not once it has made no progress for the whole stuck time: a
+	 * corridor that turns at a polygon junction the agent has not passed
+	 * (nav_scale: a way across a tile border through one shared vertex)
+	 * lists that corner again as soon as the agent turns early for the
+	 * next, and it walks to and fro between the two for ever */
 	const float speed = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
-	const float look = nav->def.agent_radius + 2.0f * speed * dt; /* visits come sooner near a corner */
+	const bool stuck_now = nav->def.stuck_time > 0.0f && a->stall_time >= nav->def.stuck_time;
+	const float look = stuck_now ? 0.5f * nav->def.agent_radius
+	                               : nav->def.agent_radius + 2.0f * speed * dt; /* visits come sooner near a corner */
 	int k = 0;
 	while (k + 1 < n && dist(st->position, corners[k]) < look)
 		++k;
