@@ -101,8 +101,8 @@ static inline void AL_FN(load_lanes)(const tree_agent *ta, const nb_entry *e, al
 
 /* The lanes' neighbours' follow-rule inputs (quality.h, QF_*): each one's
  * row of w->q_follow, transposed into one vector per field. */
-static inline void AL_FN(load_follow_lanes)(const float *q_follow, const nb_entry *e, al_v *bx, al_v *by, al_v *left,
-                                            al_v *target)
+static inline void AL_FN(load_follow_lanes)(const float *q_follow, const nb_entry *e, al_v *bx, al_v *by, al_v *bgx,
+                                            al_v *bgy)
 {
 #define ROW(l) (q_follow + QF_STRIDE * (size_t)e[l].index)
 #if AL_AVX
@@ -114,40 +114,60 @@ static inline void AL_FN(load_follow_lanes)(const float *q_follow, const nb_entr
 	const __m256 t2 = _mm256_unpackhi_ps(r0, r1), t3 = _mm256_unpackhi_ps(r2, r3);
 	*bx = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(1, 0, 1, 0));
 	*by = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
-	*left = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(1, 0, 1, 0));
-	*target = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
+	*bgx = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(1, 0, 1, 0));
+	*bgy = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
 #else
 	__m128 r0 = _mm_loadu_ps(ROW(0)), r1 = _mm_loadu_ps(ROW(1)), r2 = _mm_loadu_ps(ROW(2)), r3 = _mm_loadu_ps(ROW(3));
 	_MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-	*bx = r0, *by = r1, *left = r2, *target = r3;
+	*bx = r0, *by = r1, *bgx = r2, *bgy = r3;
 #endif
 #undef ROW
 }
 
-/* The follow rule's shares for the lanes (quality.h, quality_follow's
- * operations lane by lane): self's inputs (ax, ay, a_sq, a_left, a_target),
- * the neighbours' offsets (rpx, rpy) and squared distances, which lanes are
- * of self's rank (equal), and each lane's share by rank (by_rank, kept
- * where the rule does not apply). */
-static inline al_v AL_FN(follow_shares)(const float *q_follow, const nb_entry *e, al_v ax, al_v ay, al_v a_sq,
-                                        al_v a_left, al_v a_target, al_v rpx, al_v rpy, al_v dist_sq, al_v equal,
-                                        al_v by_rank)
+/* Self's follow-rule inputs, one vector each (quality.h, quality_follow). */
+typedef struct AL_FN(follow_self) {
+	al_v ax, ay, a_sq, agx, agy, a_left, ppx, ppy;
+} AL_FN(follow_self);
+
+/* The follow rules' shares for the lanes (quality.h, quality_follow's
+ * operations lane by lane): self's inputs, the neighbours' positions (px,
+ * py), offsets (rpx, rpy) and squared distances, which lanes are of self's
+ * rank (equal), and each lane's share by rank (by_rank, kept where no rule
+ * applies). */
+static inline al_v AL_FN(follow_shares)(const float *q_follow, const nb_entry *e, const AL_FN(follow_self) * a, al_v px,
+                                        al_v py, al_v rpx, al_v rpy, al_v dist_sq, al_v equal, al_v by_rank)
 {
 	const al_v zero = V_ZERO();
-	al_v bx, by, b_left, b_target;
-	AL_FN(load_follow_lanes)(q_follow, e, &bx, &by, &b_left, &b_target);
-	const al_v one_point = V_AND(V_EQ(a_target, b_target), V_LT(V_SET1(-1.0f), a_target));
-	const al_v dot = V_ADD(V_MUL(ax, bx), V_MUL(ay, by));
+	al_v bx, by, bgx, bgy;
+	AL_FN(load_follow_lanes)(q_follow, e, &bx, &by, &bgx, &bgy);
+	const al_v blx = V_SUB(bgx, px), bly = V_SUB(bgy, py);
+	const al_v b_left = V_ADD(V_MUL(blx, blx), V_MUL(bly, bly));
+	const al_v one_point = V_AND(V_EQ(a->agx, bgx), V_EQ(a->agy, bgy));
+	/* let them out first: b leaving a's target, a leaving b's */
+	const al_v box = V_SUB(px, a->agx), boy = V_SUB(py, a->agy);
+	const al_v aox = V_SUB(a->ppx, bgx), aoy = V_SUB(a->ppy, bgy);
+	const al_v bo_sq = V_ADD(V_MUL(box, box), V_MUL(boy, boy)), ao_sq = V_ADD(V_MUL(aox, aox), V_MUL(aoy, aoy));
+	const al_v near = V_SET1(QF_LET_OUT_NEAR_SQ);
+	const al_v a_waits = V_AND(V_AND(V_LT(bo_sq, a->a_left), V_LT(bo_sq, near)),
+	                           V_GT(V_ADD(V_MUL(bx, box), V_MUL(by, boy)), zero));
+	const al_v b_waits = V_AND(V_AND(V_LT(ao_sq, b_left), V_LT(ao_sq, near)),
+	                           V_GT(V_ADD(V_MUL(a->ax, aox), V_MUL(a->ay, aoy)), zero));
+	const al_v let_out = V_XOR(a_waits, b_waits);
+	/* walking the same way */
+	const al_v dot = V_ADD(V_MUL(a->ax, bx), V_MUL(a->ay, by));
 	const al_v b_sq = V_ADD(V_MUL(bx, bx), V_MUL(by, by));
-	const al_v along = V_AND(V_GT(dot, zero), V_GT(V_MUL(dot, dot), V_MUL(V_SET1(QF_ALONG_COS_SQ), V_MUL(a_sq, b_sq))));
-	const al_v sdx = V_ADD(ax, bx), sdy = V_ADD(ay, by);
+	const al_v along =
+	    V_AND(V_GT(dot, zero), V_GT(V_MUL(dot, dot), V_MUL(V_SET1(QF_ALONG_COS_SQ), V_MUL(a->a_sq, b_sq))));
+	const al_v sdx = V_ADD(a->ax, bx), sdy = V_ADD(a->ay, by);
 	const al_v ahead = V_ADD(V_MUL(rpx, sdx), V_MUL(rpy, sdy));
 	const al_v in_line =
 	    V_GT(V_MUL(ahead, ahead), V_MUL(V_SET1(QF_AHEAD_COS_SQ), V_MUL(dist_sq, V_ADD(V_MUL(sdx, sdx), V_MUL(sdy, sdy)))));
-	const al_v b_nearer = V_LT(b_left, a_left), a_nearer = V_LT(a_left, b_left);
-	const al_v behind = AL_FN(blend)(one_point, b_nearer, V_GT(ahead, zero));
-	const al_v ordered = AL_FN(blend)(behind, b_nearer, a_nearer);
-	const al_v use = V_AND(V_AND(equal, ordered), V_OR(one_point, V_AND(along, in_line)));
+	const al_v b_nearer = V_LT(b_left, a->a_left), a_nearer = V_LT(a->a_left, b_left);
+	const al_v behind = AL_FN(blend)(one_point, b_nearer, AL_FN(blend)(let_out, a_waits, V_GT(ahead, zero)));
+	const al_v ordered = V_OR(let_out, AL_FN(blend)(behind, b_nearer, a_nearer));
+	const al_v rule = AL_FN(blend)(one_point, AL_FN(blend)(behind, b_nearer, a_nearer),
+	                               V_OR(let_out, V_AND(V_AND(along, in_line), ordered)));
+	const al_v use = V_AND(equal, rule);
 	const al_v follow = AL_FN(blend)(behind, V_SET1(ORCA_Q_YIELD_SHARE), V_SET1(1.0f - ORCA_Q_YIELD_SHARE));
 	return AL_FN(blend)(use, follow, by_rank);
 }
@@ -187,15 +207,15 @@ static uint32_t AL_FN(agent_lines)(const struct orca_world *w, uint32_t self, co
 	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
 	const bool follow = quality && w->q_follow_now;
 	const bool uniform = w->uniform_share && !(quality && (w->q_any_rank || follow));
-	/* quality mode: self's follow-rule inputs (quality.h, quality_follow) */
-	const float *q_follow = quality ? w->q_follow : NULL;
-	const float *qf_self = quality ? &q_follow[QF_STRIDE * (size_t)self] : NULL;
+		const float *q_follow = quality ? w->q_follow : NULL;
 	const uint8_t rank_self = quality ? w->q_rank[self] : 0;
 	const al_v half = V_SET1(0.5f);
-	const al_v ax = V_SET1(quality ? qf_self[QF_PVX] : 0.0f), ay = V_SET1(quality ? qf_self[QF_PVY] : 0.0f);
-	const al_v a_sq = V_ADD(V_MUL(ax, ax), V_MUL(ay, ay));
-	const al_v a_left = V_SET1(quality ? qf_self[QF_LEFT] : 0.0f);
-	const al_v a_target = V_SET1(quality ? qf_self[QF_TARGET] : -1.0f);
+	static const float no_row[QF_STRIDE] = {0.0f, 0.0f, 0.0f, 0.0f};
+	const float *a = follow ? &q_follow[QF_STRIDE * (size_t)self] : no_row;
+	const float alx = a[QF_GX] - position.x, aly = a[QF_GY] - position.y;
+	const al_v fax = V_SET1(a[QF_PVX]), fay = V_SET1(a[QF_PVY]);
+	const AL_FN(follow_self) fs = {fax, fay, V_ADD(V_MUL(fax, fax), V_MUL(fay, fay)), V_SET1(a[QF_GX]), V_SET1(a[QF_GY]),
+	                               V_SET1(alx * alx + aly * aly), ppx, ppy};
 	for (uint32_t b = 0; b < agent_count; b += AL_W) {
 		const uint32_t lanes = agent_count - b < AL_W ? agent_count - b : AL_W;
 		const nb_entry *e = nb + b;
@@ -215,7 +235,7 @@ static uint32_t AL_FN(agent_lines)(const struct orca_world *w, uint32_t self, co
 		al_v sh = half;
 		if (!uniform && w->uniform_share) {
 			/* quality mode, equal weights: the right of way, then between
-			 * equals the follow rule, quality_follow's operations lane by lane */
+			 * equals the follow rules, quality_follow's operations lane by lane */
 			al_v equal = all, by_rank = half;
 			if (w->q_any_rank) {
 				float equal_l[AL_W];
@@ -229,9 +249,7 @@ static uint32_t AL_FN(agent_lines)(const struct orca_world *w, uint32_t self, co
 				equal = V_GT(V_LOADU(equal_l), zero);
 				by_rank = V_LOADU(share);
 			}
-			sh = follow ? AL_FN(follow_shares)(q_follow, e, ax, ay, a_sq, a_left, a_target, rpx, rpy, dist_sq, equal,
-			                                  by_rank)
-			            : by_rank;
+			sh = follow ? AL_FN(follow_shares)(q_follow, e, &fs, px, py, rpx, rpy, dist_sq, equal, by_rank) : by_rank;
 			V_STOREU(share, sh);
 			store_all = ((unsigned)V_MOVEMASK(V_EQ(sh, zero)) & ((1u << lanes) - 1u)) == 0;
 		} else if (!uniform) {

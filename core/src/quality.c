@@ -17,8 +17,9 @@
  *  3. Right of way between equals (equal weights, see internal.h's
  *     quality_share): idle < walking < newly retargeted; the lower rank takes
  *     the whole avoidance, in ORCA and in the overlap pass. Between equals
- *     the follow rule (quality.h, quality_follow): in ORCA, the one behind
- *     yields to the one ahead that is nearer its target, as a queue does.
+ *     the follow rules (quality.h, quality_follow): in ORCA, the one behind
+ *     yields to the one ahead that is nearer its target, as a queue does,
+ *     and one going in lets out first one leaving where it goes.
  *  4. An overlap pass after each move: agents closer than their radii plus
  *     Q_SLOP are pushed apart (Jacobi iterations: every push is computed from
  *     the same positions, then applied), each taking its share, then pushed
@@ -163,18 +164,6 @@ static float aim_turn(const turn_inputs *in, uint32_t self, uint32_t slot, float
 	return turn + Q_JITTER * ((float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f);
 }
 
-/* A target point as a number quality_follow compares: a 24-bit hash of its
- * coordinates' bits, exact as a float (never NaN; equal points, equal keys;
- * two points share one by chance once in 16 million, and then only order
- * two agents by their ways left). */
-static inline float target_key(float x, float y)
-{
-	uint32_t a, b;
-	memcpy(&a, &x, sizeof a);
-	memcpy(&b, &y, sizeof b);
-	return (float)(hash_u32(a, b) >> 8);
-}
-
 /* Each agent's right of way (q_rank) and aim turn, in tree order: called by
  * each gather chunk (agent_tree.c) right after it copied the chunk, when the
  * slots' lines it read are still in cache. */
@@ -201,11 +190,10 @@ void orca_quality_rank_range(struct orca_world *w, uint32_t begin, uint32_t end,
 		float *f = &q_follow[QF_STRIDE * (size_t)i];
 		const bool has_target = p->steer_mode == ORCA_STEER_TARGET;
 		targets += has_target;
-		const float tx = p->target_x - in.tpx[i], ty = p->target_y - in.tpy[i];
 		f[QF_PVX] = p->pvx;
 		f[QF_PVY] = p->pvy;
-		f[QF_LEFT] = has_target ? tx * tx + ty * ty : INFINITY;
-		f[QF_TARGET] = has_target ? target_key(p->target_x, p->target_y) : -1.0f;
+		f[QF_GX] = has_target ? p->target_x : NAN;
+		f[QF_GY] = has_target ? p->target_y : NAN;
 		q_agents[i].stuck = stuck;
 		q_agents[i].turn = aim_turn(&in, i, s, stuck, q_blocked[s]);
 		count[rank]++;

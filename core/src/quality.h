@@ -32,42 +32,64 @@ typedef struct q_agent {
 #define ORCA_Q_FRESH 1.0f
 #define ORCA_Q_YIELD_SHARE 1.0f
 
-/* Between equals of one rank, the follow rule: a crowd heading one way
- * queues behind its front instead of pressing on it. Of two agents heading
- * for the same target point, the one farther from it takes the whole
- * avoidance (ORCA_Q_YIELD_SHARE); of two walking the same way (preferred
- * velocities within 60 degrees), the one behind (the other lies within 45
- * degrees of their summed direction) does, if the other is nearer its own
- * target. The way left to the target orders all agents, so no ring of
- * agents can each wait on the next, and every test is exactly antisymmetric
- * (offsets and sums are the same numbers negated or swapped): two agents
- * never both yield or both hold on. ORCA's lines only: the overlap pass
- * shares every contact, so an agent pinned behind another is still pushed
- * free. Each agent's inputs, per tree index (w->q_follow, written while
- * ranking): */
-#define QF_PVX 0    /* preferred velocity */
+/* Between equals of one rank, the follow rules: a crowd heading one way
+ * queues behind its front instead of pressing on it, and lets out first
+ * those who leave where it goes. In order, for self a against other b:
+ *  - the same target point: the one farther from it takes the whole
+ *    avoidance (ORCA_Q_YIELD_SHARE);
+ *  - let them out first: one leaving the other's target (within 4 m of that
+ *    point, nearer it than the other is, and walking away from it) is let
+ *    out, the other takes the avoidance; unless both leave each other's;
+ *  - walking the same way (preferred velocities within 60 degrees): the one
+ *    behind (the other lies within 45 degrees of their summed direction)
+ *    takes it, if the other is nearer its own target.
+ * The way left to the target orders all agents, so no ring of agents can
+ * each wait on the next, and every test is exactly antisymmetric (offsets
+ * and sums are the same numbers negated or swapped): two agents never both
+ * yield or both hold on. ORCA's lines only: the overlap pass shares every
+ * contact, so an agent pinned behind another is still pushed free. Each
+ * agent's inputs, per tree index (w->q_follow, written while ranking): */
+#define QF_PVX 0 /* preferred velocity */
 #define QF_PVY 1
-#define QF_LEFT 2   /* squared way left to its target; +inf without one */
-#define QF_TARGET 3 /* its target point as a number (quality.c, target_key); -1 without one */
+#define QF_GX 2 /* its target point; NaN without one (never equal, never nearer) */
+#define QF_GY 3
 #define QF_STRIDE 4
 #define QF_ALONG_COS_SQ 0.25f /* 60 degrees */
 #define QF_AHEAD_COS_SQ 0.5f  /* 45 degrees */
+/* Let them out first near the target only: within 4 m of it. A target is
+ * often a corner of a path, not a destination, and at a corridor's mouth
+ * the agent just in "leaves" the corner the one coming out heads for: with
+ * 5 m, the server demo's corridor between two rooms let 4 agents through
+ * one way in two minutes and 31 the other (tests/server/test_demo.c), with
+ * 4 m 13 and 36. Unbounded, the whole SteerSuite run (steersuite.md) had 3
+ * times the deep overlaps. */
+#define QF_LET_OUT_NEAR_SQ 16.0f
 
-/* The rule's share for self (inputs a) against other (inputs b), whose
- * centre lies (rx, ry) from self's; vectorized lane by lane in
- * agent_lines_impl.h, with the same operations. */
-static inline float quality_follow(const float *a, const float *b, float rx, float ry)
+/* The rules' share for self (inputs a, at pa) against other (inputs b, at
+ * pb); vectorized lane by lane in agent_lines_impl.h, with the same
+ * operations. */
+static inline float quality_follow(const float *a, const float *b, float pax, float pay, float pbx, float pby)
 {
 	const float ax = a[QF_PVX], ay = a[QF_PVY], bx = b[QF_PVX], by = b[QF_PVY];
-	const float a_left = a[QF_LEFT], b_left = b[QF_LEFT];
+	const float agx = a[QF_GX], agy = a[QF_GY], bgx = b[QF_GX], bgy = b[QF_GY];
+	const float alx = agx - pax, aly = agy - pay, blx = bgx - pbx, bly = bgy - pby;
+	const float a_left = alx * alx + aly * aly, b_left = blx * blx + bly * bly;
 	bool behind;
-	if (a[QF_TARGET] == b[QF_TARGET] && a[QF_TARGET] > -1.0f) {
+	if (agx == bgx && agy == bgy) {
 		behind = b_left < a_left;
 	} else {
+		/* b leaving a's target, a leaving b's */
+		const float box = pbx - agx, boy = pby - agy, aox = pax - bgx, aoy = pay - bgy;
+		const float bo_sq = box * box + boy * boy, ao_sq = aox * aox + aoy * aoy;
+		const bool a_waits = bo_sq < a_left && bo_sq < QF_LET_OUT_NEAR_SQ && bx * box + by * boy > 0.0f;
+		const bool b_waits = ao_sq < b_left && ao_sq < QF_LET_OUT_NEAR_SQ && ax * aox + ay * aoy > 0.0f;
+		if (a_waits != b_waits)
+			return a_waits ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
 		const float dot = ax * bx + ay * by;
 		const float a_sq = ax * ax + ay * ay, b_sq = bx * bx + by * by;
 		if (!(dot > 0.0f && dot * dot > QF_ALONG_COS_SQ * (a_sq * b_sq)))
 			return 0.5f;
+		const float rx = pbx - pax, ry = pby - pay;
 		const float dx = ax + bx, dy = ay + by;
 		const float ahead = rx * dx + ry * dy;
 		const float dist_sq = rx * rx + ry * ry;
@@ -89,7 +111,7 @@ static inline float quality_rank_share(const struct orca_world *w, uint32_t self
 	return w->q_rank[self] < w->q_rank[other] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
 }
 
-/* ORCA's lines: the right of way, then between equals the follow rule. */
+/* ORCA's lines: the right of way, then between equals the follow rules. */
 static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
 {
 	if (share != 0.5f)
@@ -99,7 +121,7 @@ static inline float quality_share(const struct orca_world *w, uint32_t self, uin
 	if (!w->q_follow_now)
 		return 0.5f;
 	return quality_follow(&w->q_follow[QF_STRIDE * (size_t)self], &w->q_follow[QF_STRIDE * (size_t)other],
-	                      w->tpx[other] - w->tpx[self], w->tpy[other] - w->tpy[self]);
+	                      w->tpx[self], w->tpy[self], w->tpx[other], w->tpy[other]);
 }
 
 bool orca_quality_reserve(struct orca_world *w);

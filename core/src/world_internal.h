@@ -149,7 +149,7 @@ struct orca_world {
 
 	/* quality avoidance (quality.c) */
 	orca_avoidance avoidance;
-	bool q_follow_rule;   /* the follow rule (quality.h, quality_follow); saved with the world */
+	bool q_follow_rule;   /* the follow rules (quality.h, quality_follow); saved with the world */
 	bool q_follow_now;    /* the rule, and this step two agents or more with a target (velocity-steered ones never follow) */
 	float *q_blocked;     /* per slot: how far avoidance kept the agent from its aim last step (0..1); saved with the world */
 	float *q_stuck;       /* per slot: seconds of being blocked (decays while moving); below 0:

@@ -759,9 +759,13 @@ static void test_waypoint_keeps_right_of_way(void **state)
 
 /* SteerSuite's way with one shared goal: N agents start in a block and all
  * head for one point; each leaves the world once within its radius of it.
- * Returns how many left within `seconds`; *deep: pair-steps closer than the
- * two radii less 0.01. */
-static uint32_t shared_point(bool follow, uint32_t n, float seconds, int workers, uint32_t *deep, uint64_t *hash)
+ * With `onward` (SteerSuite's free-tickets), each then walks on from the
+ * point to a goal of its own, on a circle round it (half of them back
+ * through the crowd still coming), and leaves the
+ * world within its radius of that. Returns how many left within `seconds`;
+ * *deep: pair-steps closer than the two radii less 0.01. */
+static uint32_t shared_point(bool follow, bool onward, uint32_t n, float seconds, int workers, uint32_t *deep,
+                             uint64_t *hash)
 {
 	orca_world_def d = orca_default_world_def();
 	d.avoidance = ORCA_AVOIDANCE_QUALITY;
@@ -770,9 +774,12 @@ static uint32_t shared_point(bool follow, uint32_t n, float seconds, int workers
 	orca_world *w;
 	assert_int_equal(orca_world_create(&d, &w), ORCA_OK);
 	orca_agent_id *ids = calloc(n, sizeof *ids);
-	bool *in = calloc(n, sizeof *in);
+	bool *in = calloc(n, sizeof *in), *passed = calloc(n, sizeof *passed);
+	orca_vec2 *own = calloc(n, sizeof *own);
 	assert_non_null(ids);
 	assert_non_null(in);
+	assert_non_null(passed);
+	assert_non_null(own);
 	const orca_vec2 goal = {0.0f, 0.0f};
 	for (uint32_t i = 0; i < n; ++i) {
 		orca_agent_def a = orca_default_agent_def(); /* the server's agent defaults */
@@ -788,6 +795,8 @@ static uint32_t shared_point(bool follow, uint32_t n, float seconds, int workers
 		a.target = goal;
 		assert_int_equal(orca_agent_add(w, &a, &ids[i]), ORCA_OK);
 		in[i] = true;
+		const float angle = 6.2831855f * (float)i / (float)n;
+		own[i] = (orca_vec2){12.0f * cosf(angle), 12.0f * sinf(angle)};
 	}
 	uint32_t left = 0;
 	*deep = 0;
@@ -805,41 +814,67 @@ static uint32_t shared_point(bool follow, uint32_t n, float seconds, int workers
 					*deep += dx * dx + dy * dy < 0.99f * 0.99f;
 				}
 		for (uint32_t i = 0; i < n; ++i) {
-			const float dx = st[i].position.x - goal.x, dy = st[i].position.y - goal.y;
-			if (in[i] && dx * dx + dy * dy <= 0.25f) {
-				assert_int_equal(orca_agent_remove(w, ids[i]), ORCA_OK);
-				in[i] = false;
-				++left;
+			const orca_vec2 at = passed[i] ? own[i] : goal;
+			const float dx = st[i].position.x - at.x, dy = st[i].position.y - at.y;
+			if (!in[i] || dx * dx + dy * dy > 0.25f)
+				continue;
+			if (onward && !passed[i]) {
+				passed[i] = true;
+				assert_int_equal(orca_agent_set_target(w, ids[i], own[i]), ORCA_OK);
+				continue;
 			}
+			assert_int_equal(orca_agent_remove(w, ids[i]), ORCA_OK);
+			in[i] = false;
+			++left;
 		}
 	}
 	*hash = orca_world_state_hash(w);
 	free(st);
+	free(own);
+	free(passed);
 	free(in);
 	free(ids);
 	orca_world_destroy(w);
 	return left;
 }
 
-/* The follow rule: a crowd sent to one point queues behind its front and
- * leaves one by one; without the rule the last ones press on the point from
- * every side and mill round it. The same for any worker count. */
-static void test_shared_point_queues(void **state)
+/* shared_point with the rules and without, and with the rules on 2
+ * workers: every agent arrives with them, not all without, and the same
+ * result and state for any worker count. */
+static void rules_get_them_through(bool onward, const char *what)
 {
-	(void)state;
 	uint32_t deep_on, deep_off, deep_two;
 	uint64_t hash_on, hash_off, hash_two;
 	const uint32_t n = 100;
-	const uint32_t on = shared_point(true, n, 300.0f, 1, &deep_on, &hash_on);
-	const uint32_t off = shared_point(false, n, 300.0f, 1, &deep_off, &hash_off);
-	const uint32_t two = shared_point(true, n, 300.0f, 2, &deep_two, &hash_two);
-	fprintf(stderr, "one point, %u agents, 300 s: %u left with the follow rule (deep %u), %u without (deep %u)\n", n,
-	        on, deep_on, off, deep_off);
+	const uint32_t on = shared_point(true, onward, n, 300.0f, 1, &deep_on, &hash_on);
+	const uint32_t off = shared_point(false, onward, n, 300.0f, 1, &deep_off, &hash_off);
+	const uint32_t two = shared_point(true, onward, n, 300.0f, 2, &deep_two, &hash_two);
+	fprintf(stderr, "%s, %u agents, 300 s: %u arrived with the follow rules (deep %u), %u without (deep %u)\n", what,
+	        n, on, deep_on, off, deep_off);
 	assert_int_equal(on, n);
 	assert_true(off < n);
 	assert_int_equal(two, on);
 	assert_int_equal(deep_two, deep_on);
 	assert_true(hash_two == hash_on);
+}
+
+/* The follow rule: a crowd sent to one point queues behind its front and
+ * leaves one by one; without the rule the last ones press on the point from
+ * every side and mill round it. */
+static void test_shared_point_queues(void **state)
+{
+	(void)state;
+	rules_get_them_through(false, "one point");
+}
+
+/* Let them out first: a crowd passes one point on the way to goals of its
+ * own round it (SteerSuite's free-tickets). Those still heading for the
+ * point make way for those leaving it; without the rules the ones through
+ * are pressed back into the point by the ones behind. */
+static void test_shared_point_let_out_first(void **state)
+{
+	(void)state;
+	rules_get_them_through(true, "one point, then goals of their own");
 }
 
 int main(void)
@@ -853,6 +888,7 @@ int main(void)
 	    cmocka_unit_test(test_retarget_in_jam_turns),
 	    cmocka_unit_test(test_waypoint_keeps_right_of_way),
 	    cmocka_unit_test(test_shared_point_queues),
+	    cmocka_unit_test(test_shared_point_let_out_first),
 	    cmocka_unit_test(test_obstacles_never_entered),
 	    cmocka_unit_test(test_deterministic_across_workers),
 	    cmocka_unit_test(test_bounds_deterministic),

@@ -110,11 +110,12 @@ typedef struct orca_world_def {
 	orca_obstacle_index obstacle_index;
 	/** ORCA_AVOIDANCE_REFERENCE (default) or ORCA_AVOIDANCE_QUALITY. */
 	orca_avoidance avoidance;
-	/** Quality avoidance's follow rule (default true): between agents of
+	/** Quality avoidance's follow rules (default true): between agents of
 	 * equal weight and right of way walking one way, the one behind takes
-	 * the whole avoidance of the one ahead that is nearer its target, and of
-	 * agents heading for one target point the one farther from it yields, so
-	 * crowds queue at exits and shared goals instead of pressing on them
+	 * the whole avoidance of the one ahead that is nearer its target; of
+	 * agents heading for one target point the one farther from it yields;
+	 * and an agent lets out first one that leaves its target, so crowds
+	 * queue at exits and shared goals instead of pressing on them
 	 * (docs/engine.md). Saved with the world: a save made without the rule
 	 * loads without it, so a recording replays as it ran. */
 	bool quality_follow;

@@ -202,8 +202,11 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	bool end_is_last;
 	float off;
 	orca_vec2 on_mesh;
-	const int n = navmesh_corridor_corners(nav->mesh, worker, a->corridor, st->position, optimize, corners,
-	                                       NAV_MAX_CORNERS, &end_is_last, &off, &on_mesh);
+	/* stuck for the whole stuck time: the corridor may lead back through
+	 * where the crowd pushed the agent from (navmesh.cpp, skip_loop) */
+	const bool stuck_now = nav->def.stuck_time > 0.0f && a->stall_time >= nav->def.stuck_time;
+	const int n = navmesh_corridor_corners(nav->mesh, worker, a->corridor, st->position, optimize, stuck_now,
+	                                       corners, NAV_MAX_CORNERS, &end_is_last, &off, &on_mesh);
 	if (n < 0) {
 		request_path(v, a, ORCA_NAV_REPLAN_MESH_CHANGED);
 		return;
@@ -222,11 +225,9 @@ static void refresh(orca_nav *nav, nav_visit *v, int worker, nav_agent *a, const
 	/* look past a corner the agent is about to reach, so it never slows at
 	 * one; not once it has made no progress for the whole stuck time: a
 	 * corridor that turns at a polygon junction the agent has not passed
-	 * (nav_scale: a way across a tile border through one shared vertex)
 	 * lists that corner again as soon as the agent turns early for the
-	 * next, and it walks to and fro between the two for ever */
+	 * next, and it can walk to and fro between the two */
 	const float speed = st->pref_speed > 0.0f ? st->pref_speed : 1.0f;
-	const bool stuck_now = nav->def.stuck_time > 0.0f && a->stall_time >= nav->def.stuck_time;
 	const float look = stuck_now ? 0.5f * nav->def.agent_radius
 	                               : nav->def.agent_radius + 2.0f * speed * dt; /* visits come sooner near a corner */
 	int k = 0;

@@ -853,12 +853,55 @@ static bool shortcut_fits(navmesh *m, int worker, const dtPathCorridor &pc, int 
 static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
                             const dtPolyRef *path, int n);
 
+// A corridor that runs back on itself. Detour's movePosition puts the
+// polygons an agent was pushed into in front of its corridor, which then
+// leads back through the polygon it left, though the new first polygon may
+// border one further on (nav_scale: pushed across a tile border, the way led
+// back through the tiles' shared corner, and the agent walked to and fro
+// there for good; DetourCrowd mends this with a periodic local search). When
+// the first polygon links directly to one of the next kLoopLook, the corridor
+// goes there straight, to the furthest such one. Only for a stuck agent
+// (the caller's mend_loop): cutting every loop locked SteerSuite's symmetric
+// concentric-circles solid in reference mode (the loops broke its symmetry).
+enum { kLoopLook = 8 };
+static void skip_loop(navmesh *m, int worker, dtPathCorridor &pc, int capacity)
+{
+	const dtPolyRef *path = pc.getPath();
+	const int np = pc.getPathCount();
+	if (np < 3)
+		return;
+	const dtMeshTile *t;
+	const dtPoly *poly;
+	if (dtStatusFailed(m->mesh->getTileAndPolyByRef(path[0], &t, &poly)))
+		return;
+	const int look = np < kLoopLook ? np : kLoopLook;
+	int furthest = 1;
+	for (unsigned int l = poly->firstLink; l != DT_NULL_LINK; l = t->links[l].next)
+		for (int j = look - 1; j > furthest; --j)
+			if (path[j] == t->links[l].ref) {
+				furthest = j;
+				break;
+			}
+	if (furthest < 2)
+		return;
+	std::vector<dtPolyRef> &scratch_path = path_of(m, worker);
+	const int kept = 1 + np - furthest;
+	if (scratch_path.size() < (size_t)kept)
+		scratch_path.resize((size_t)kept);
+	scratch_path[0] = path[0];
+	memcpy(scratch_path.data() + 1, path + furthest, (size_t)(np - furthest) * sizeof(dtPolyRef));
+	float pos[3], target[3];
+	dtVcopy(pos, pc.getPos());
+	dtVcopy(target, pc.getTarget());
+	corridor_assign(pc, capacity, pos, target, scratch_path.data(), kept);
+}
+
 // Detour's findCorners(ask) answers at most ask - 1 corners: the first point
 // of its straight path is the position itself, which it drops. Steering asks
 // for kCornersMax (its shortcut aims at the furthest of them); a query asks for one
 // more than it has room for. At most `max` corners are written.
 static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capacity, orca_vec2 pos,
-                            bool optimize, int ask, orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                            bool optimize, bool mend_loop, int ask, orca_vec2 *corners, int max, bool *end_is_last, float *off,
                             orca_vec2 *on_mesh)
 {
 	dtNavMeshQuery *query = query_of(m, worker);
@@ -889,6 +932,8 @@ static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capa
 			corridor_assign(pc, capacity, sp, target, scratch_path.data(), np); // a full corridor too
 		}
 	}
+	if (mend_loop)
+		skip_loop(m, worker, pc, capacity);
 	const float *cp = pc.getPos();
 	*on_mesh = to2(cp);
 	const float dx = cp[0] - pos.x, dy = cp[2] - pos.y;
@@ -940,11 +985,11 @@ static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capa
 }
 
 extern "C" int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor *c, orca_vec2 pos, bool optimize,
-                                        orca_vec2 *corners, int max, bool *end_is_last, float *off,
+                                        bool mend_loop, orca_vec2 *corners, int max, bool *end_is_last, float *off,
                                         orca_vec2 *on_mesh)
 {
 	const int ask = max < kCornersMax ? max : kCornersMax;
-	return corridor_corners(m, worker, c->corridor, c->max_path, pos, optimize, ask, corners, ask, end_is_last, off,
+	return corridor_corners(m, worker, c->corridor, c->max_path, pos, optimize, mend_loop, ask, corners, ask, end_is_last, off,
 	                        on_mesh);
 }
 
@@ -971,7 +1016,7 @@ extern "C" int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor 
 	// a straight path has at most one corner per polygon and its end
 	if (max > c->max_path + 1)
 		max = c->max_path + 1;
-	return corridor_corners(m, 0, m->scratch, m->scratch_cap, pos, false, max + 1, corners, max, end_is_last, off,
+	return corridor_corners(m, 0, m->scratch, m->scratch_cap, pos, false, false, max + 1, corners, max, end_is_last, off,
 	                        on_mesh);
 }
 

@@ -96,13 +96,14 @@ typedef struct navmesh_plan_answer {
 navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, orca_vec2 pos, orca_vec2 target, bool crowded,
                                       uint32_t *path, int max_path, navmesh_plan_answer *a);
 void navmesh_plan_apply(navmesh_corridor *c, const navmesh_plan_answer *a);
-/* Move the corridor's start to pos and string-pull up to max corners.
- * *off gets how far pos is from the corridor (0 when on it) and *on_mesh the
+/* Move the corridor's start to pos and string-pull up to max corners;
+ * with mend_loop, first cut short a corridor that runs back on itself
+ * (navmesh.cpp, skip_loop). *off gets how far pos is from the corridor (0 when on it) and *on_mesh the
  * corridor's own position (pos moved onto the mesh); *end_is_last is
  * true when the last corner returned is the corridor's end. Returns the corner
  * count, or -1 when the corridor is empty. */
 int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor *c, orca_vec2 pos, bool optimize,
-                             orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh);
+                             bool mend_loop, orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh);
 /* False when a polygon of the corridor was removed (its tile was rebuilt). */
 bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c);
 int navmesh_corridor_length(const navmesh_corridor *c);
