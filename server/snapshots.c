@@ -278,14 +278,20 @@ typedef struct snapshot_follower {
 	uint32_t job, client_id, epoch;
 } snapshot_follower;
 
-/* Jobs encoded on the thread pool at a time (with overlap), each batch sent
- * by the loop as soon as it is done. */
+/* The fewest and the most jobs a pool thread claims at a time (with
+ * overlap). The most bounds how long the next tick's step, queued on the
+ * same thread pool, can wait behind a piece when every pool thread has one. */
 #define SNAPSHOT_BATCH 8u
+#define SNAPSHOT_PIECE_MAX 32u
 
+/* One lane's piece of work on libuv's thread pool: it claims its jobs when it
+ * runs (a range from the shared counter), so a lane that finishes early takes
+ * more; the loop sends the range once the piece is done. */
 typedef struct snapshot_batch {
 	uv_work_t req;
 	struct snapshot_workers *w;
-	uint32_t begin, end; /* jobs */
+	uint32_t quota;      /* jobs to claim, set by the loop when it queues the piece */
+	uint32_t begin, end; /* the jobs claimed (set by the pool thread; empty if none were left) */
 } snapshot_batch;
 
 enum helper_state { HELPER_IDLE, HELPER_POSTED, HELPER_RUNNING };
@@ -297,10 +303,13 @@ enum helper_task { TASK_ENCODE, TASK_TABLE };
  *   and sessions stay its own): each of its own as soon as it is encoded, and
  *   each of the helper's as soon as the helper hands it over (`handed`, in the
  *   order encoded), so the last send follows the last encoding closely.
- * - snapshots_start (overlap): in batches on libuv's thread pool, at most
- *   `workers` batches at a time, the loop sending each batch when it is done
- *   and queuing the next, while the loop goes on and the next tick steps; the
- *   table is set aside (`stage_table`) so that the step fills another.
+ * - snapshots_start (overlap): on libuv's thread pool in `workers` lanes,
+ *   each piece of a lane claiming a range of jobs from the shared counter when
+ *   it runs (large ranges first, then smaller, so the lanes end together and
+ *   the loop has few pieces to wait for); the loop queues the lane's next
+ *   piece, then sends the finished one, while the loop goes on and the next
+ *   tick steps; the table is set aside (`stage_table`) so that the step fills
+ *   another.
  * Every job encodes into its own buffer (kept across ticks). */
 struct snapshot_workers {
 	snapshot_encoder encoders[2]; /* [0]: loop thread, [1]: helper */
@@ -339,11 +348,10 @@ struct snapshot_workers {
 
 	/* overlap (snapshots_start) */
 	world_table stage_table; /* the rows being sent while the room's table is refilled */
-	snapshot_batch *batches;
-	uint32_t batch_count, batch_cap, batches_queued, batches_running;
+	snapshot_batch *batches; /* one per lane, queued again as each piece is done */
+	uint32_t lanes, batch_cap, batches_running;
 	snapshot_encoder *free_encoders; /* the pool's, taken under lock */
 	bool busy;                       /* a tick's snapshots are being encoded or sent */
-	bool starting;                   /* snapshots_start is queuing: on_done waits for it to return */
 	void (*on_done)(room *rm);
 };
 
@@ -767,40 +775,70 @@ static void encoder_give(struct snapshot_workers *w, snapshot_encoder *e) {
 	uv_mutex_unlock(&w->lock);
 }
 
-/* A pool thread: one batch's encodings (without an encoder, its area jobs
- * fail as out of memory). */
+/* Jobs not claimed yet (next_job runs past job_count once every job is). */
+static uint32_t jobs_unclaimed(struct snapshot_workers *w) {
+	uint32_t claimed = atomic_load_explicit(&w->next_job, memory_order_relaxed);
+	return claimed < w->job_count ? w->job_count - claimed : 0;
+}
+
+/* A pool thread: claim a range of jobs and encode it (without an encoder,
+ * its area jobs fail as out of memory). */
 static void batch_work(uv_work_t *req) {
 	snapshot_batch *b = req->data;
-	snapshot_encoder *e = encoder_take(b->w);
-	for (uint32_t i = b->begin; i < b->end; i++) encode_job(b->w, e, i);
-	encoder_give(b->w, e);
+	struct snapshot_workers *w = b->w;
+	uint32_t begin = atomic_fetch_add(&w->next_job, b->quota);
+	b->begin = begin < w->job_count ? begin : w->job_count;
+	b->end = w->job_count - b->begin > b->quota ? b->begin + b->quota : w->job_count;
+	if (b->begin == b->end) return;
+	snapshot_encoder *e = encoder_take(w);
+	for (uint32_t i = b->begin; i < b->end; i++) encode_job(w, e, i);
+	encoder_give(w, e);
 }
 
 static void batch_done(uv_work_t *req, int status);
 
-/* Loop thread: queue the next batch; false when every batch was queued. */
-static bool queue_batch(struct snapshot_workers *w) {
-	if (w->batches_queued == w->batch_count) return false;
-	snapshot_batch *b = &w->batches[w->batches_queued++];
+/* Loop thread: the lane's next piece, while jobs are left to claim; its
+ * quota a share of what is left (half of an even split between the lanes,
+ * from SNAPSHOT_BATCH to SNAPSHOT_PIECE_MAX), so pieces shrink as the work
+ * runs out. False: nothing left, or the pool refused it. */
+static bool queue_batch(struct snapshot_workers *w, snapshot_batch *b) {
+	const uint32_t left = jobs_unclaimed(w);
+	if (left == 0) return false;
+	const uint32_t share = (left + 2 * w->lanes - 1) / (2 * w->lanes);
+	b->quota = share < SNAPSHOT_BATCH ? SNAPSHOT_BATCH : share > SNAPSHOT_PIECE_MAX ? SNAPSHOT_PIECE_MAX : share;
+	b->begin = b->end = 0; /* a piece cancelled before it ran claimed nothing */
+	if (uv_queue_work(w->rm->srv->loop, &b->req, batch_work, batch_done) != 0) return false;
 	w->batches_running++;
-	if (uv_queue_work(w->rm->srv->loop, &b->req, batch_work, batch_done) != 0) {
-		batch_work(&b->req); /* should not happen; encode here rather than send nothing */
-		batch_done(&b->req, 0);
-	}
 	return true;
 }
 
-/* Loop thread: a batch is encoded: send it, queue the next, and when the
- * last is sent, the tick's snapshots are done. */
+/* Loop thread, once no piece is queued: the jobs no pool thread claimed (the
+ * pool refused or cancelled the pieces; should not happen), encoded here
+ * rather than not sent. */
+static void finish_unclaimed(struct snapshot_workers *w) {
+	if (jobs_unclaimed(w) == 0) return;
+	snapshot_encoder *e = encoder_take(w);
+	for (uint32_t i; (i = atomic_fetch_add(&w->next_job, 1)) < w->job_count;) {
+		encode_job(w, e, i);
+		complete_job(w->rm, w, i);
+	}
+	encoder_give(w, e);
+}
+
+/* Loop thread: a piece is encoded: queue its lane's next piece first (the
+ * pool thread goes on while these are sent), send it, and when no piece is
+ * left, the tick's snapshots are done. */
 static void batch_done(uv_work_t *req, int status) {
-	(void)status; /* cancelled: its jobs were not encoded, and complete_job says so */
 	snapshot_batch *b = req->data;
 	struct snapshot_workers *w = b->w;
-	for (uint32_t i = b->begin; i < b->end; i++) complete_job(w->rm, w, i);
+	const uint32_t begin = b->begin, end = b->end; /* b is queued again below */
 	w->batches_running--;
-	if (queue_batch(w) || w->batches_running > 0) return;
+	if (status == 0) queue_batch(w, b);
+	for (uint32_t i = begin; i < end; i++) complete_job(w->rm, w, i);
+	if (w->batches_running > 0) return;
+	finish_unclaimed(w);
 	w->busy = false;
-	if (!w->starting) w->on_done(w->rm);
+	w->on_done(w->rm);
 }
 
 /* The rows of a table (what snapshots read), swapped with another's; the
@@ -825,25 +863,24 @@ bool snapshots_start(room *rm, void (*done)(room *rm)) {
 	swap_rows(&w->stage_table, &rm->table);
 	make_jobs(rm, w, &w->stage_table);
 	if (w->job_count == 0) return false;
-	const uint32_t batches = (w->job_count + SNAPSHOT_BATCH - 1) / SNAPSHOT_BATCH;
-	if (!grow((void **)&w->batches, &w->batch_cap, batches, sizeof *w->batches)) {
+	const uint32_t at_once = rm->cfg.workers > 1 ? rm->cfg.workers : 1;
+	w->lanes = at_once < w->job_count ? at_once : w->job_count;
+	if (!grow((void **)&w->batches, &w->batch_cap, w->lanes, sizeof *w->batches)) {
 		encode_and_send_all(rm, w); /* no room to queue them: now, on this thread */
 		return false;
 	}
-	for (uint32_t k = 0; k < batches; k++) {
+	atomic_store(&w->next_job, 0);
+	w->batches_running = 0;
+	w->busy = true;
+	w->on_done = done;
+	for (uint32_t k = 0; k < w->lanes; k++) {
 		snapshot_batch *b = &w->batches[k];
 		b->req.data = b;
 		b->w = w;
-		b->begin = k * SNAPSHOT_BATCH;
-		b->end = b->begin + SNAPSHOT_BATCH < w->job_count ? b->begin + SNAPSHOT_BATCH : w->job_count;
+		if (!queue_batch(w, b)) break;
 	}
-	w->batch_count = batches;
-	w->batches_queued = w->batches_running = 0;
-	w->busy = w->starting = true;
-	w->on_done = done;
-	const uint32_t at_once = rm->cfg.workers > 1 ? rm->cfg.workers : 1;
-	for (uint32_t k = 0; k < at_once && queue_batch(w); k++) {
-	}
-	w->starting = false;
-	return w->busy; /* false: every batch ran here (the pool refused them) */
+	if (w->batches_running > 0) return true;
+	finish_unclaimed(w); /* the pool refused them all */
+	w->busy = false;
+	return false;
 }

@@ -36,10 +36,10 @@ void world_table_free(world_table *t);
 /** Send every due snapshot after a tick, now (the loop thread encodes them
  * with the snapshot helper thread). */
 void snapshots_send(room *r);
-/** Send them overlapped: encoded in batches on libuv's thread pool while the
- * loop goes on and the next tick steps (the table's rows are set aside, so the
- * next step fills others), each batch sent by the loop when it is done; then
- * `done(r)` on the loop. Clients get the same bytes as from snapshots_send.
+/** Send them overlapped: encoded on libuv's thread pool in `workers` lanes
+ * while the loop goes on and the next tick steps (the table's rows are set
+ * aside, so the next step fills others), each lane's piece sent by the loop
+ * when it is done; then `done(r)` on the loop. Clients get the same bytes as from snapshots_send.
  * False when there is nothing to wait for (nothing was due, or it was sent
  * already); never while snapshots_busy. */
 bool snapshots_start(room *r, void (*done)(room *r));
