@@ -207,7 +207,7 @@ static uint32_t AL_FN(agent_lines)(const struct orca_world *w, uint32_t self, co
 	const bool quality = w->avoidance == ORCA_AVOIDANCE_QUALITY;
 	const bool follow = quality && w->q_follow_now;
 	const bool uniform = w->uniform_share && !(quality && (w->q_any_rank || follow));
-		const float *q_follow = quality ? w->q_follow : NULL;
+	const float *q_follow = quality ? w->q_follow : NULL;
 	const uint8_t rank_self = quality ? w->q_rank[self] : 0;
 	const al_v half = V_SET1(0.5f);
 	static const float no_row[QF_STRIDE] = {0.0f, 0.0f, 0.0f, 0.0f};
