@@ -164,9 +164,8 @@ static inline al_v AL_FN(follow_shares)(const float *q_follow, const nb_entry *e
 	    V_GT(V_MUL(ahead, ahead), V_MUL(V_SET1(QF_AHEAD_COS_SQ), V_MUL(dist_sq, V_ADD(V_MUL(sdx, sdx), V_MUL(sdy, sdy)))));
 	const al_v b_nearer = V_LT(b_left, a->a_left), a_nearer = V_LT(a->a_left, b_left);
 	const al_v behind = AL_FN(blend)(one_point, b_nearer, AL_FN(blend)(let_out, a_waits, V_GT(ahead, zero)));
-	const al_v ordered = V_OR(let_out, AL_FN(blend)(behind, b_nearer, a_nearer));
-	const al_v rule = AL_FN(blend)(one_point, AL_FN(blend)(behind, b_nearer, a_nearer),
-	                               V_OR(let_out, V_AND(V_AND(along, in_line), ordered)));
+	const al_v ordered = AL_FN(blend)(behind, b_nearer, a_nearer);
+	const al_v rule = AL_FN(blend)(one_point, ordered, V_OR(let_out, V_AND(V_AND(along, in_line), ordered)));
 	const al_v use = V_AND(equal, rule);
 	const al_v follow = AL_FN(blend)(behind, V_SET1(ORCA_Q_YIELD_SHARE), V_SET1(1.0f - ORCA_Q_YIELD_SHARE));
 	return AL_FN(blend)(use, follow, by_rank);

@@ -114,12 +114,8 @@ static inline float quality_rank_share(const struct orca_world *w, uint32_t self
 /* ORCA's lines: the right of way, then between equals the follow rules. */
 static inline float quality_share(const struct orca_world *w, uint32_t self, uint32_t other, float share)
 {
-	if (share != 0.5f)
-		return share;
-	if (w->q_rank[self] != w->q_rank[other])
-		return w->q_rank[self] < w->q_rank[other] ? ORCA_Q_YIELD_SHARE : 1.0f - ORCA_Q_YIELD_SHARE;
-	if (!w->q_follow_now)
-		return 0.5f;
+	if (share != 0.5f || w->q_rank[self] != w->q_rank[other] || !w->q_follow_now)
+		return quality_rank_share(w, self, other, share);
 	return quality_follow(&w->q_follow[QF_STRIDE * (size_t)self], &w->q_follow[QF_STRIDE * (size_t)other],
 	                      w->tpx[self], w->tpy[self], w->tpx[other], w->tpy[other]);
 }

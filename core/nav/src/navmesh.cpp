@@ -900,8 +900,8 @@ static void skip_loop(navmesh *m, int worker, dtPathCorridor &pc, int capacity)
 // of its straight path is the position itself, which it drops. Steering asks
 // for kCornersMax (its shortcut aims at the furthest of them); a query asks for one
 // more than it has room for. At most `max` corners are written.
-static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capacity, orca_vec2 pos,
-                            bool optimize, bool mend_loop, int ask, orca_vec2 *corners, int max, bool *end_is_last, float *off,
+static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capacity, orca_vec2 pos, bool optimize,
+                            bool mend_loop, int ask, orca_vec2 *corners, int max, bool *end_is_last, float *off,
                             orca_vec2 *on_mesh)
 {
 	dtNavMeshQuery *query = query_of(m, worker);
@@ -989,8 +989,8 @@ extern "C" int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor
                                         orca_vec2 *on_mesh)
 {
 	const int ask = max < kCornersMax ? max : kCornersMax;
-	return corridor_corners(m, worker, c->corridor, c->max_path, pos, optimize, mend_loop, ask, corners, ask, end_is_last, off,
-	                        on_mesh);
+	return corridor_corners(m, worker, c->corridor, c->max_path, pos, optimize, mend_loop, ask, corners, ask,
+	                        end_is_last, off, on_mesh);
 }
 
 static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],

@@ -102,8 +102,8 @@ void navmesh_plan_apply(navmesh_corridor *c, const navmesh_plan_answer *a);
  * corridor's own position (pos moved onto the mesh); *end_is_last is
  * true when the last corner returned is the corridor's end. Returns the corner
  * count, or -1 when the corridor is empty. */
-int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor *c, orca_vec2 pos, bool optimize,
-                             bool mend_loop, orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh);
+int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor *c, orca_vec2 pos, bool optimize, bool mend_loop,
+                             orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh);
 /* False when a polygon of the corridor was removed (its tile was rebuilt). */
 bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c);
 int navmesh_corridor_length(const navmesh_corridor *c);
