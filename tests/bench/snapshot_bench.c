@@ -1,8 +1,12 @@
-/* snapshot_bench — the snapshot encoder's speed on windows like the server's:
+/* snapshot_bench — the snapshot codec's speed on windows like the server's:
  * a 1,000-agent view (ids ascending, quantized values) where most agents move
  * every tick, a few leave and enter, every 30th snapshot a keyframe. Prints
  * ns per encoded agent and an FNV-1a of every byte written, so two encoders
- * can be checked for identical output. A benchmark, never a pass/fail test. */
+ * can be checked for identical output; then ns per decoded agent
+ * (crowd_decode_server_message, what the C client and crowd-load run on every
+ * snapshot they receive) and an FNV-1a of every view decoded, which must equal
+ * what was encoded. A benchmark, never a pass/fail test; it fails only when a
+ * decoded view differs from the encoded one. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +23,21 @@ static uint32_t rng(uint32_t *s)
 	*s ^= *s >> 17;
 	*s ^= *s << 5;
 	return *s;
+}
+
+static uint64_t fnv_view(uint64_t h, const crowd_view *v)
+{
+	for (uint32_t i = 0; i < v->count; ++i) {
+		const crowd_agent_q *a = &v->agents[i];
+		const uint32_t f[7] = {a->id, (uint32_t)a->x, (uint32_t)a->y, (uint32_t)a->vx, (uint32_t)a->vy, a->radius,
+		                       a->owner};
+		for (int k = 0; k < 7; ++k)
+			for (int b = 0; b < 4; ++b) {
+				h ^= (f[k] >> (8 * b)) & 0xffu;
+				h *= 1099511628211ull;
+			}
+	}
+	return h;
 }
 
 int main(int argc, char **argv)
@@ -40,8 +59,10 @@ int main(int argc, char **argv)
 	crowd_view_init(&baseline);
 	crowd_buf out;
 	crowd_buf_init(&out);
-	uint64_t h = 14695981039346656037ull, bytes = 0, encoded = 0;
-	double ms = 0.0;
+	crowd_view received;
+	crowd_view_init(&received);
+	uint64_t h = 14695981039346656037ull, view_h = h, bytes = 0, encoded = 0;
+	double ms = 0.0, decode_ms = 0.0;
 	for (int s = 0; s < snapshots; ++s) {
 		uint32_t n = 0;
 		for (uint32_t i = 0; i < agents; ++i) {
@@ -70,9 +91,26 @@ int main(int argc, char **argv)
 			h ^= out.data[k];
 			h *= 1099511628211ull;
 		}
+		/* the receiver's side: past the length prefix, the bare message */
+		size_t at = 0;
+		while (at < out.len && (out.data[at] & 0x80u))
+			++at;
+		++at;
+		crowd_v1_ServerMessage msg;
+		const double t_decode = cpu_ms();
+		const bool decoded = at <= out.len && crowd_decode_server_message(out.data + at, out.len - at, &msg,
+		                                                                   &received, NULL, NULL);
+		decode_ms += cpu_ms() - t_decode;
+		if (!decoded || received.count != n || memcmp(received.agents, next, (size_t)n * sizeof *next) != 0) {
+			fprintf(stderr, "snapshot_bench: snapshot %d decoded to another view\n", s);
+			return 1;
+		}
+		view_h = fnv_view(view_h, &received);
 	}
 	printf("snapshots %d  agents/window %u  encode %.1f ns/agent (CPU)  %.2f bytes/agent  output fnv %016" PRIx64 "\n",
 	       snapshots, agents, ms * 1e6 / (double)encoded, (double)bytes / (double)encoded, h);
+	printf("decode %.1f ns/agent (CPU)  views fnv %016" PRIx64 "\n", decode_ms * 1e6 / (double)encoded, view_h);
+	crowd_view_free(&received);
 	crowd_buf_free(&out);
 	crowd_view_free(&baseline);
 	free(a);
