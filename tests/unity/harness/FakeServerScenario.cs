@@ -1,11 +1,13 @@
 // FakeServerScenario.cs — CrowdClient against a hostile fake server on loopback:
 // malformed frames, a snapshot that does not apply, a truncated frame, an oversized
-// length prefix, raw garbage and a wrong protocol version. The client must report
-// each, resubscribe or reconnect with back-off, fail lost requests, and never throw.
+// length prefix, raw garbage and a wrong protocol version, and a reconnect while the
+// thread pool is held. The client must report each, resubscribe or reconnect with
+// back-off, fail lost requests, and never throw.
 using System;
 using System.Collections.Generic;
 using System.Net;
 using System.Net.Sockets;
+using System.Threading;
 using Crowd.Client;
 using Crowd.Tests;
 using Crowd.V1;
@@ -54,6 +56,39 @@ namespace Crowd.Harness
             public void Dispose() { try { Socket.Close(); } catch (Exception) { } }
         }
 
+        // The thread pool held until Dispose: its minimum of workers each blocked, and no more
+        // allowed, so work queued to it waits, as on a machine so loaded that the pool runs late.
+        internal sealed class HeldPool : IDisposable
+        {
+            readonly ManualResetEvent release = new ManualResetEvent(false);
+            readonly int maxWorkers, maxIo;
+            bool released;
+
+            public HeldPool()
+            {
+                int minWorkers, minIo;
+                ThreadPool.GetMinThreads(out minWorkers, out minIo);
+                ThreadPool.GetMaxThreads(out maxWorkers, out maxIo);
+                if (!ThreadPool.SetMaxThreads(minWorkers, minIo)) throw new InvalidOperationException("ThreadPool.SetMaxThreads refused");
+                var started = new CountdownEvent(minWorkers);
+                for (int i = 0; i < minWorkers; i++)
+                    ThreadPool.QueueUserWorkItem(_ =>
+                    {
+                        started.Signal();
+                        release.WaitOne();
+                    });
+                started.Wait();
+            }
+
+            public void Dispose()
+            {
+                if (released) return;
+                released = true;
+                release.Set();
+                ThreadPool.SetMaxThreads(maxWorkers, maxIo);
+            }
+        }
+
         public static void Run()
         {
             bool unhandled = false;
@@ -76,6 +111,7 @@ namespace Crowd.Harness
             client.ProtocolFault += f => faults.Add(f);
             client.StateChanged += (st, why) => states.Add(st);
             client.SnapshotReceived += s => snapshots.Add(s);
+            HeldPool held = null;
             try
             {
                 client.Subscribe(new Rect(-5, -5, 5, 5), 2);
@@ -121,6 +157,10 @@ namespace Crowd.Harness
                     p.Send(new ServerMessage()); // no oneof case
                     p.Raw(new byte[] { 100, 1, 2, 3, 4, 5 });                               // a truncated frame, then close
                     Check.That(Wait.Until(() => faults.Count >= 3, client), "malformed, mismatched and empty frames reported as faults (" + faults.Count + ")");
+                    // The reconnect runs with the thread pool held: a connect that waits on the pool times
+                    // out under load on a connection this listener has already accepted, and closes it
+                    // before its Hello (then the first socket accepted below is a dead one).
+                    held = new HeldPool();
                     p.Socket.Shutdown(SocketShutdown.Both);
                     Check.That(Wait.Until(() => lost != null, client) && lost.Code == ErrorCode.None, "the unanswered spawn fails with Code None when the connection drops");
                 }
@@ -128,7 +168,11 @@ namespace Crowd.Harness
                 // ---- connection 2: an oversized length prefix
                 using (var p = new Peer(listener.AcceptSocket()))
                 {
-                    Check.That(p.Read().Hello != null && p.Read().Subscribe != null, "reconnected: Hello and Subscribe again");
+                    var hello = p.Read();
+                    var sub = hello != null ? p.Read() : null;
+                    Check.That(hello != null && hello.Hello != null && sub != null && sub.Subscribe != null,
+                               "reconnected while the thread pool is held: Hello and Subscribe again, on the first connection accepted");
+                    held.Dispose();
                     var w = new ProtoWriter();
                     w.WriteVarint(1UL << 40);
                     p.Raw(w.ToArray());
@@ -173,6 +217,7 @@ namespace Crowd.Harness
             }
             finally
             {
+                if (held != null) held.Dispose();
                 client.Dispose();
                 listener.Stop();
             }

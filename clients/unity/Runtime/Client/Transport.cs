@@ -7,6 +7,8 @@
 // no threads and no sockets: there the browser's WebSocket is reached through
 // Plugins/WebGL/CrowdWebSocket.jslib and polled from CrowdClient.Poll.
 using System;
+using System.Collections.Generic;
+using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Net.WebSockets;
@@ -195,9 +197,7 @@ namespace Crowd.Client
             }
             try
             {
-                IAsyncResult ar = s.BeginConnect(new IPEndPoint(addrs[0], address.Port), null, null);
-                if (!ar.AsyncWaitHandle.WaitOne(options.ConnectTimeoutMs)) throw new TimeoutException("connect timed out");
-                s.EndConnect(ar);
+                ConnectWithin(s, new IPEndPoint(addrs[0], address.Port), options.ConnectTimeoutMs);
                 s.NoDelay = true;
                 s.SendTimeout = options.SendTimeoutMs;
                 s.ReceiveTimeout = options.IdleTimeoutMs > 0 ? options.IdleTimeoutMs : 0;
@@ -207,6 +207,50 @@ namespace Crowd.Client
                 Abort();
                 throw;
             }
+        }
+
+        // Abort cannot wake a wait on a socket that is still connecting (closing it does not end a
+        // poll on it): the wait goes in slices of this, each after a look at whether Abort came.
+        const int AbortCheckMs = 50;
+
+        // A non-blocking connect, waited for here on the connection thread by asking the socket
+        // itself. BeginConnect's completion comes through the runtime's thread pool: on a loaded
+        // machine it can come after the timeout although the kernel connected at once, and the
+        // client then closed, before any Hello, a connection the server had already accepted. Here
+        // a timeout means the connection really did not complete in time.
+        void ConnectWithin(Socket s, EndPoint to, int timeoutMs)
+        {
+            s.Blocking = false;
+            try
+            {
+                s.Connect(to);
+            }
+            catch (SocketException e)
+            {
+                if (e.SocketErrorCode != SocketError.WouldBlock && e.SocketErrorCode != SocketError.InProgress) throw;
+                var waited = Stopwatch.StartNew();
+                var writable = new List<Socket>(1);
+                var failed = new List<Socket>(1);
+                for (;;)
+                {
+                    lock (this)
+                    {
+                        if (aborted) throw new OperationCanceledException("stopped");
+                    }
+                    long left = timeoutMs < 0 ? AbortCheckMs : timeoutMs - waited.ElapsedMilliseconds;
+                    writable.Clear();
+                    writable.Add(s);
+                    failed.Clear();
+                    failed.Add(s); // Windows reports a failed connect here, not as writable
+                    Socket.Select(null, writable, failed, (int)Math.Max(0, Math.Min(left, AbortCheckMs)) * 1000);
+                    if (writable.Count > 0 || failed.Count > 0) break;
+                    // Only once a look made after the deadline found nothing.
+                    if (left <= 0) throw new TimeoutException("connect timed out");
+                }
+                var err = (SocketError)(int)s.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.Error);
+                if (err != SocketError.Success) throw new SocketException((int)err);
+            }
+            s.Blocking = true;
         }
 
         public override void Send(ClientMessage m)
