@@ -260,6 +260,142 @@ static void test_inconsistent_input_leaves_view_unchanged(void **state) {
 	crowd_buf_free(&out);
 }
 
+/* ---- packed arrays as a peer may send them: hand-made bytes */
+
+typedef struct bytes {
+	uint8_t b[8192];
+	size_t n;
+} bytes;
+
+static void put(bytes *o, uint8_t v) {
+	assert_true(o->n < sizeof o->b);
+	o->b[o->n++] = v;
+}
+
+static void put_varint(bytes *o, uint64_t v) {
+	do {
+		put(o, (uint8_t)((v & 0x7fu) | (v > 0x7fu ? 0x80u : 0u)));
+		v >>= 7;
+	} while (v);
+}
+
+static void put_field(bytes *o, uint32_t tag, const bytes *body) {
+	put_varint(o, (uint64_t)tag << 3 | 2u); /* length-delimited */
+	put_varint(o, body->n);
+	for (size_t i = 0; i < body->n; i++) put(o, body->b[i]);
+}
+
+static uint64_t zigzag(int32_t v) {
+	return v < 0 ? ((uint64_t)(~(uint32_t)v) << 1) | 1u : (uint64_t)(uint32_t)v << 1;
+}
+
+/* A keyframe of `n` new agents, ids 1..n, x = 3 * id, y = -id, radius 150,
+ * owner 2, with `x_bytes` as its x array (NULL: each x minimally coded, in
+ * one field); decoded into a fresh view. */
+static bool decode_keyframe(uint32_t n, const bytes *x_bytes, crowd_view *view) {
+	static bytes body, field, msg;
+	body.n = msg.n = 0;
+	put(&body, 0x18); /* keyframe = true */
+	put(&body, 0x01);
+	field.n = 0;
+	for (uint32_t i = 0; i < n; i++) put_varint(&field, 1u << 5 | 16u | 1u | 2u); /* +1, new, x, y */
+	put_field(&body, 5, &field);
+	if (x_bytes) {
+		for (size_t i = 0; i < x_bytes->n; i++) put(&body, x_bytes->b[i]);
+	} else {
+		field.n = 0;
+		for (uint32_t i = 0; i < n; i++) put_varint(&field, zigzag((int32_t)(3 * (i + 1))));
+		put_field(&body, 6, &field);
+	}
+	field.n = 0;
+	for (uint32_t i = 0; i < n; i++) put_varint(&field, zigzag(-(int32_t)(i + 1)));
+	put_field(&body, 7, &field);
+	field.n = 0;
+	for (uint32_t i = 0; i < n; i++) put_varint(&field, 150);
+	put_field(&body, 10, &field);
+	field.n = 0;
+	for (uint32_t i = 0; i < n; i++) put_varint(&field, 2);
+	put_field(&body, 11, &field);
+	put_field(&msg, 4, &body);
+	crowd_view_init(view);
+	crowd_v1_ServerMessage m;
+	return crowd_decode_server_message(msg.b, msg.n, &m, view, NULL, NULL);
+}
+
+static void assert_keyframe_view(const crowd_view *v, uint32_t n) {
+	assert_int_equal(v->count, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const crowd_agent_q want = {i + 1, (int32_t)(3 * (i + 1)), -(int32_t)(i + 1), 0, 0, 150, 2};
+		assert_memory_equal(&v->agents[i], &want, sizeof want);
+	}
+}
+
+/* The packed decoder reads a field's bytes a block at a time: values that
+ * straddle blocks, non-minimal codings, an array split over several
+ * occurrences of its field (protobuf concatenates them) all decode as nanopb
+ * decodes them; a varint cut short, over 10 bytes, past 64 bits, or a sint32
+ * out of range is refused. */
+static void test_packed_arrays_from_a_peer(void **state) {
+	(void)state;
+	crowd_view v;
+	assert_true(decode_keyframe(3, NULL, &v));
+	assert_keyframe_view(&v, 3);
+	crowd_view_free(&v);
+
+	/* 700 x values, each coded in 3 bytes (2,100 bytes: varints cross every block's end) */
+	static bytes x, field;
+	x.n = field.n = 0;
+	for (uint32_t i = 0; i < 700; i++) {
+		const uint64_t z = zigzag((int32_t)(3 * (i + 1)));
+		put(&field, (uint8_t)((z & 0x7fu) | 0x80u));
+		put(&field, (uint8_t)(((z >> 7) & 0x7fu) | 0x80u));
+		put(&field, (uint8_t)(z >> 14));
+	}
+	put_field(&x, 6, &field);
+	assert_true(decode_keyframe(700, &x, &v));
+	assert_keyframe_view(&v, 700);
+	crowd_view_free(&v);
+
+	/* the same array in two occurrences of its field */
+	x.n = 0;
+	for (int part = 0; part < 2; part++) {
+		field.n = 0;
+		for (uint32_t i = part ? 250 : 0; i < (part ? 700u : 250u); i++) put_varint(&field, zigzag((int32_t)(3 * (i + 1))));
+		put_field(&x, 6, &field);
+	}
+	assert_true(decode_keyframe(700, &x, &v));
+	assert_keyframe_view(&v, 700);
+	crowd_view_free(&v);
+
+	/* refusals: a view given is left as it was (here: empty) */
+	const uint8_t bad[][12] = {
+	    {0x86},                                                       /* cut short by the field's end */
+	    {0x86, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, /* 11 bytes */
+	    {0x86, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02},       /* a 65th bit */
+	    {0x80, 0x80, 0x80, 0x80, 0x10},                               /* zigzag 2^32: 2^31, past int32 */
+	};
+	const size_t bad_len[] = {1, 11, 10, 5};
+	for (size_t k = 0; k < sizeof bad_len / sizeof bad_len[0]; k++) {
+		x.n = field.n = 0;
+		for (size_t i = 0; i < bad_len[k]; i++) put(&field, bad[k][i]);
+		put_field(&x, 6, &field);
+		assert_false(decode_keyframe(1, &x, &v));
+		assert_int_equal(v.count, 0);
+		crowd_view_free(&v);
+	}
+	/* the largest sint32 and the smallest are not refused */
+	const int32_t edge[2] = {INT32_MAX, INT32_MIN};
+	for (int k = 0; k < 2; k++) {
+		x.n = field.n = 0;
+		put_varint(&field, zigzag(edge[k]));
+		put_field(&x, 6, &field);
+		assert_true(decode_keyframe(1, &x, &v));
+		assert_int_equal(v.count, 1);
+		assert_int_equal(v.agents[0].x, edge[k]);
+		crowd_view_free(&v);
+	}
+}
+
 static void test_quantize(void **state) {
 	(void)state;
 	assert_int_equal(crowd_quantize(1.234f, 100), 123);
@@ -332,6 +468,7 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_random_change_stream),
 	    cmocka_unit_test(test_inconsistent_input_leaves_view_unchanged),
+	    cmocka_unit_test(test_packed_arrays_from_a_peer),
 	    cmocka_unit_test(test_quantize),
 	    cmocka_unit_test(test_quantize_rounds_as_lrint),
 	    cmocka_unit_test(test_error_code_names),
