@@ -7,7 +7,6 @@ using System;
 using System.Collections.Generic;
 using System.Net;
 using System.Net.Sockets;
-using System.Threading;
 using Crowd.Client;
 using Crowd.Tests;
 using Crowd.V1;
@@ -54,39 +53,6 @@ namespace Crowd.Harness
             public void Send(ServerMessage m) { Raw(FrameSplitter.Delimit(m)); }
             public void Raw(byte[] b) { Socket.Send(b); }
             public void Dispose() { try { Socket.Close(); } catch (Exception) { } }
-        }
-
-        // The thread pool held until Dispose: its minimum of workers each blocked, and no more
-        // allowed, so work queued to it waits, as on a machine so loaded that the pool runs late.
-        internal sealed class HeldPool : IDisposable
-        {
-            readonly ManualResetEvent release = new ManualResetEvent(false);
-            readonly int maxWorkers, maxIo;
-            bool released;
-
-            public HeldPool()
-            {
-                int minWorkers, minIo;
-                ThreadPool.GetMinThreads(out minWorkers, out minIo);
-                ThreadPool.GetMaxThreads(out maxWorkers, out maxIo);
-                if (!ThreadPool.SetMaxThreads(minWorkers, minIo)) throw new InvalidOperationException("ThreadPool.SetMaxThreads refused");
-                var started = new CountdownEvent(minWorkers);
-                for (int i = 0; i < minWorkers; i++)
-                    ThreadPool.QueueUserWorkItem(_ =>
-                    {
-                        started.Signal();
-                        release.WaitOne();
-                    });
-                started.Wait();
-            }
-
-            public void Dispose()
-            {
-                if (released) return;
-                released = true;
-                release.Set();
-                ThreadPool.SetMaxThreads(maxWorkers, maxIo);
-            }
         }
 
         public static void Run()

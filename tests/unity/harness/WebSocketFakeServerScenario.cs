@@ -1,10 +1,11 @@
-// WebSocketFakeServerScenario.cs — CrowdClient's WebSocket link (ClientWebSocket on
-// the client's thread) against a hostile fake server speaking RFC 6455 by hand on
+// WebSocketFakeServerScenario.cs — CrowdClient's WebSocket link (on the client's
+// thread) against a hostile fake server speaking RFC 6455 by hand on
 // loopback: the upgrade request (path /ws, subprotocol crowd.v1 offered), a message
 // split into fragments, a malformed message (skipped), a text message (close 1003,
 // reconnect), a message over MaxFrameBytes (close 1009, reconnect), an upgrade that
-// does not accept crowd.v1, a close with a code and reason right after the upgrade,
-// and Disconnect's close handshake (1000). Reported as faults or reasons, never thrown.
+// does not accept crowd.v1 answered with the thread pool held, and the reconnect after
+// it still held, a close with a code and reason right after the upgrade, and
+// Disconnect's close handshake (1000). Reported as faults or reasons, never thrown.
 using System;
 using System.Collections.Generic;
 using System.Net;
@@ -30,8 +31,9 @@ namespace Crowd.Harness
                 Socket.ReceiveTimeout = 60000;
             }
 
-            // Reads the upgrade request and answers 101 (protocol: the Sec-WebSocket-Protocol to answer, null for none).
-            public static WsPeer Accept(TcpListener listener, string protocol = "crowd.v1")
+            // Reads the upgrade request and answers 101 (protocol: the Sec-WebSocket-Protocol to answer, null for none;
+            // beforeReply runs between the two).
+            public static WsPeer Accept(TcpListener listener, string protocol = "crowd.v1", Action beforeReply = null)
             {
                 var p = new WsPeer(listener.AcceptSocket());
                 var head = new List<byte>();
@@ -57,6 +59,7 @@ namespace Crowd.Harness
                     accept = Convert.ToBase64String(sha.ComputeHash(Encoding.ASCII.GetBytes(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11")));
                 string reply = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + accept + "\r\n" +
                                (protocol != null ? "Sec-WebSocket-Protocol: " + protocol + "\r\n" : "") + "\r\n";
+                if (beforeReply != null) beforeReply();
                 p.Socket.Send(Encoding.ASCII.GetBytes(reply));
                 return p;
             }
@@ -160,7 +163,20 @@ namespace Crowd.Harness
             client.StateChanged += (st, why) => { if (why != null) reasons.Add(st + ": " + why); };
             client.SnapshotReceived += s => snapshots.Add(s);
             Func<string, bool> reasonSaid = text => reasons.Exists(r => r.Contains(text));
+            // The first wait to reconnect reported from reasons[from] on (null if none yet).
+            Func<int, string> waitSince = from =>
+            {
+                int i = reasons.FindIndex(from, r => r.StartsWith("WaitingToReconnect", StringComparison.Ordinal));
+                return i < 0 ? null : reasons[i];
+            };
+            // The wait to reconnect reported next after the one that gave this reason (null if none yet).
+            Func<string, string> waitAfter = why =>
+            {
+                int i = reasons.FindIndex(r => r.StartsWith("WaitingToReconnect: " + why, StringComparison.Ordinal));
+                return i < 0 ? null : waitSince(i + 1);
+            };
             byte[] payload;
+            HeldPool held = null;
             try
             {
                 client.Subscribe();
@@ -207,29 +223,39 @@ namespace Crowd.Harness
                     Check.That(Wait.Until(() => faults.Count == 3, client) && faults[2].Contains("4096"), "and reports it (" + (faults.Count > 2 ? faults[2] : "") + ")");
                 }
 
-                // ---- connection 3: an upgrade that does not accept crowd.v1
-                using (var p = WsPeer.Accept(listener, null))
+                // ---- connection 3: an upgrade that does not accept crowd.v1, answered with the thread pool held.
+                // The client is then waiting for the answer to a connection this listener accepted: a wait
+                // that completes through the pool times out, the answer unread, and so does every connect
+                // after it until the pool is released.
+                using (var p = WsPeer.Accept(listener, null, () => held = new HeldPool()))
                 {
-                    Check.That(Wait.Until(() => reasonSaid("subprotocol crowd.v1"), client), "an upgrade without crowd.v1 fails the connect, saying so");
+                    bool said = Wait.Until(() => waitAfter("message too big") != null, client) && waitAfter("message too big").Contains("subprotocol crowd.v1");
+                    Check.That(said, "an upgrade without crowd.v1, answered with the thread pool held, fails the connect, saying so (" + waitAfter("message too big") + ")");
+                    // A client whose connect timed out instead connects again only once the pool runs.
+                    if (!said) held.Dispose();
                 }
 
-                // ---- connection 4: closed with a code and reason right after the upgrade
+                // ---- connection 4: the reconnect with the thread pool still held, then closed with a code and reason
                 using (var p = WsPeer.Accept(listener))
                 {
-                    p.Read();
+                    var hello = p.Read();
+                    var sub = hello != null ? p.Read() : null;
+                    Check.That(hello != null && hello.Hello != null && sub != null && sub.Subscribe != null,
+                               "reconnected while the thread pool is held: the upgrade, Hello and Subscribe, on the first connection accepted");
+                    held.Dispose();
                     p.Close(1001, "going away");
                     p.Socket.Shutdown(SocketShutdown.Send);
                     Check.That(Wait.Until(() => reasonSaid("1001 going away"), client), "a close from the server gives its code and reason as the reason (" + reasons[reasons.Count - 1] + ")");
                 }
 
-                // ---- connection 4b: 1013 (crowd-server's "server full"), a code Mono's ClientWebSocket refuses as invalid
+                // ---- connection 4b: 1013 (crowd-server's "server full"), a code Mono's managed WebSocket refuses as invalid
                 int before = reasons.Count;
                 using (var p = WsPeer.Accept(listener))
                 {
                     p.Read();
                     p.Close(1013, "server full");
                     p.Socket.Shutdown(SocketShutdown.Send); // as crowd-server does once its close is out
-                    Check.That(Wait.Until(() => reasons.Count > before && reasons.FindIndex(before, r => r.StartsWith("WaitingToReconnect", StringComparison.Ordinal)) >= 0, client),
+                    Check.That(Wait.Until(() => waitSince(before) != null, client),
                                "a close with 1013: the connection ends and the client waits to reconnect (" + reasons[reasons.Count - 1] + ")");
                 }
 
@@ -264,6 +290,7 @@ namespace Crowd.Harness
             }
             finally
             {
+                if (held != null) held.Dispose();
                 client.Dispose();
                 listener.Stop();
             }

@@ -3,15 +3,20 @@
 //   WebSocket  subprotocol crowd.v1, one binary message per protobuf message, at the
 //              HTTP listener's /ws (--http, ws://HOST:8080/ws).
 // Desktop and editor builds run either on the client's background thread
-// (System.Net.Sockets, System.Net.WebSockets.ClientWebSocket). WebGL builds have
+// (System.Net.Sockets; for WebSocket the upgrade done here, then
+// System.Net.WebSockets.WebSocket over the socket). WebGL builds have
 // no threads and no sockets: there the browser's WebSocket is reached through
 // Plugins/WebGL/CrowdWebSocket.jslib and polled from CrowdClient.Poll.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
+using System.IO;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Net.WebSockets;
+using System.Security.Cryptography;
+using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
 using Crowd.V1;
@@ -166,6 +171,47 @@ namespace Crowd.Client
         public abstract void Open();
         /// <summary>Reads frames until the connection ends; returns why it ended (throws on a broken socket).</summary>
         public abstract string ReadFrames(FrameHandler onFrame, Func<bool> stopRequested, Action<int> received, Action<string> fault);
+
+        // Abort cannot wake a wait on a socket that is still connecting (closing it does not end a
+        // poll on it): the wait goes in slices of this, each after a look at whether Abort came.
+        const int AbortCheckMs = 50;
+
+        // A non-blocking connect, waited for here on the connection thread by asking the socket
+        // itself (timeoutMs < 0: no limit). BeginConnect's completion comes through the runtime's
+        // thread pool: on a loaded machine it can come after the timeout although the kernel
+        // connected at once, and the client then closed, before any Hello, a connection the server
+        // had already accepted. Here a timeout means the connection really did not complete in time.
+        protected static void ConnectWithin(Socket s, EndPoint to, int timeoutMs, Func<bool> aborted)
+        {
+            s.Blocking = false;
+            try
+            {
+                s.Connect(to);
+            }
+            catch (SocketException e)
+            {
+                if (e.SocketErrorCode != SocketError.WouldBlock && e.SocketErrorCode != SocketError.InProgress) throw;
+                var waited = Stopwatch.StartNew();
+                var writable = new List<Socket>(1);
+                var failed = new List<Socket>(1);
+                for (;;)
+                {
+                    if (aborted()) throw new OperationCanceledException("stopped");
+                    long left = timeoutMs < 0 ? AbortCheckMs : timeoutMs - waited.ElapsedMilliseconds;
+                    writable.Clear();
+                    writable.Add(s);
+                    failed.Clear();
+                    failed.Add(s); // Windows reports a failed connect here, not as writable
+                    Socket.Select(null, writable, failed, (int)Math.Max(0, Math.Min(left, AbortCheckMs)) * 1000);
+                    if (writable.Count > 0 || failed.Count > 0) break;
+                    // Only once a look made after the deadline found nothing.
+                    if (left <= 0) throw new TimeoutException("connect timed out");
+                }
+                var err = (SocketError)(int)s.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.Error);
+                if (err != SocketError.Success) throw new SocketException((int)err);
+            }
+            s.Blocking = true;
+        }
     }
 
     internal sealed class TcpLink : ThreadedLink
@@ -197,7 +243,7 @@ namespace Crowd.Client
             }
             try
             {
-                ConnectWithin(s, new IPEndPoint(addrs[0], address.Port), options.ConnectTimeoutMs);
+                ConnectWithin(s, new IPEndPoint(addrs[0], address.Port), options.ConnectTimeoutMs, Aborted);
                 s.NoDelay = true;
                 s.SendTimeout = options.SendTimeoutMs;
                 s.ReceiveTimeout = options.IdleTimeoutMs > 0 ? options.IdleTimeoutMs : 0;
@@ -209,48 +255,9 @@ namespace Crowd.Client
             }
         }
 
-        // Abort cannot wake a wait on a socket that is still connecting (closing it does not end a
-        // poll on it): the wait goes in slices of this, each after a look at whether Abort came.
-        const int AbortCheckMs = 50;
-
-        // A non-blocking connect, waited for here on the connection thread by asking the socket
-        // itself. BeginConnect's completion comes through the runtime's thread pool: on a loaded
-        // machine it can come after the timeout although the kernel connected at once, and the
-        // client then closed, before any Hello, a connection the server had already accepted. Here
-        // a timeout means the connection really did not complete in time.
-        void ConnectWithin(Socket s, EndPoint to, int timeoutMs)
+        bool Aborted()
         {
-            s.Blocking = false;
-            try
-            {
-                s.Connect(to);
-            }
-            catch (SocketException e)
-            {
-                if (e.SocketErrorCode != SocketError.WouldBlock && e.SocketErrorCode != SocketError.InProgress) throw;
-                var waited = Stopwatch.StartNew();
-                var writable = new List<Socket>(1);
-                var failed = new List<Socket>(1);
-                for (;;)
-                {
-                    lock (this)
-                    {
-                        if (aborted) throw new OperationCanceledException("stopped");
-                    }
-                    long left = timeoutMs < 0 ? AbortCheckMs : timeoutMs - waited.ElapsedMilliseconds;
-                    writable.Clear();
-                    writable.Add(s);
-                    failed.Clear();
-                    failed.Add(s); // Windows reports a failed connect here, not as writable
-                    Socket.Select(null, writable, failed, (int)Math.Max(0, Math.Min(left, AbortCheckMs)) * 1000);
-                    if (writable.Count > 0 || failed.Count > 0) break;
-                    // Only once a look made after the deadline found nothing.
-                    if (left <= 0) throw new TimeoutException("connect timed out");
-                }
-                var err = (SocketError)(int)s.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.Error);
-                if (err != SocketError.Success) throw new SocketException((int)err);
-            }
-            s.Blocking = true;
+            lock (this) return aborted;
         }
 
         public override void Send(ClientMessage m)
@@ -313,50 +320,50 @@ namespace Crowd.Client
         }
     }
 
-    /// <summary>crowd.v1 over System.Net.WebSockets.ClientWebSocket (editor, desktop, mobile).</summary>
+    /// <summary>crowd.v1 over a WebSocket (editor, desktop, mobile): the connect and the upgrade done
+    /// here on the client's thread, then System.Net.WebSockets.WebSocket over a BlockingStream.</summary>
+    // Not ClientWebSocket: its ConnectAsync, sends and receives complete through the runtime's thread
+    // pool, which on a loaded machine can run late. A wait on them with a timeout then ended connections
+    // that had not failed: a connect the server had accepted and answered was closed before its Hello,
+    // and a send could time out the same way. Here the connect, the upgrade, sends and receives run on
+    // the calling thread, bounded by the socket's own timeouts (Select, SendTimeout, ReceiveTimeout), so
+    // a timeout means the server really did not answer in time. (Over wss://, Mono's SslStream still
+    // waits on the pool inside its synchronous calls, but with no timeout of its own: a late pool
+    // delays such a connection, it does not end it.)
     internal sealed class WebSocketLink : ThreadedLink
     {
+        // The longest answer to the upgrade read (a crowd-server's is about 150 bytes).
+        const int MaxUpgradeAnswerBytes = 16 * 1024;
+
         readonly CrowdAddress address;
         readonly CrowdClientOptions options;
-        readonly ClientWebSocket ws = new ClientWebSocket();
         readonly CancellationTokenSource cancel = new CancellationTokenSource();
-        int aborted;
+        Socket socket;
+        BlockingStream stream;
+        WebSocket ws;
+        bool aborted;
 
         public WebSocketLink(CrowdAddress address, CrowdClientOptions options)
         {
             this.address = address;
             this.options = options;
-            ws.Options.AddSubProtocol(CrowdAddress.SubProtocol);
         }
 
-        static Exception Unwrap(Exception e)
+        bool Aborted()
         {
-            var ae = e as AggregateException;
-            if (ae != null && ae.InnerExceptions.Count == 1) e = ae.InnerExceptions[0];
-            // "Unable to connect to the remote server" hides a refused or unreachable socket.
-            if (e is WebSocketException && e.InnerException is SocketException) e = e.InnerException;
-            return e;
-        }
-
-        static void Wait(Task t, int timeoutMs, string what)
-        {
-            bool done;
-            try
-            {
-                done = t.Wait(timeoutMs);
-            }
-            catch (AggregateException e)
-            {
-                throw Unwrap(e);
-            }
-            if (!done) throw new TimeoutException(what + " timed out");
+            lock (this) return aborted;
         }
 
         public override void Open()
         {
+            var waited = Stopwatch.StartNew();
+            int timeoutMs = options.ConnectTimeoutMs;
+            Func<int> left = () => timeoutMs < 0 ? -1 : (int)Math.Max(0, timeoutMs - waited.ElapsedMilliseconds);
+            string subProtocol;
             try
             {
-                Wait(ws.ConnectAsync(address.Uri, cancel.Token), options.ConnectTimeoutMs, "connect");
+                Connect(left);
+                subProtocol = Upgrade(left);
             }
             catch (SocketException)
             {
@@ -370,11 +377,177 @@ namespace Crowd.Client
                 throw new WebSocketException(e.Message + " (no crowd.v1 WebSocket at " + address.Uri +
                                              "? it is on crowd-server's --http port, path " + CrowdAddress.DefaultWebSocketPath + ")");
             }
-            if (ws.SubProtocol != CrowdAddress.SubProtocol)
+            if (subProtocol != CrowdAddress.SubProtocol)
             {
                 Abort();
                 throw new WebSocketException("the server did not accept subprotocol " + CrowdAddress.SubProtocol + " (not a crowd server?)");
             }
+            try
+            {
+                socket.SendTimeout = options.SendTimeoutMs;
+                socket.ReceiveTimeout = options.IdleTimeoutMs > 0 ? options.IdleTimeoutMs : 0;
+            }
+            catch (Exception)
+            {
+                Abort();
+                throw;
+            }
+            var w = WebSocket.CreateFromStream(stream, false, subProtocol, WebSocket.DefaultKeepAliveInterval);
+            bool stopped;
+            lock (this)
+            {
+                stopped = aborted;
+                if (!stopped) ws = w;
+            }
+            if (stopped)
+            {
+                w.Abort();
+                throw new OperationCanceledException("stopped");
+            }
+        }
+
+        // The TCP connection: each of the host's addresses in turn, until one accepts or the time is up.
+        void Connect(Func<int> left)
+        {
+            IPAddress[] addrs = Dns.GetHostAddresses(Uri.UnescapeDataString(address.Uri.IdnHost)); // an IPv6 scope is escaped (%25)
+            if (addrs.Length == 0) throw new SocketException((int)SocketError.HostNotFound);
+            for (int i = 0; ; i++)
+            {
+                var s = new Socket(addrs[i].AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+                lock (this)
+                {
+                    if (aborted)
+                    {
+                        s.Close();
+                        throw new OperationCanceledException("stopped");
+                    }
+                    socket = s;
+                }
+                try
+                {
+                    ConnectWithin(s, new IPEndPoint(addrs[i], address.Port), left(), Aborted);
+                    return;
+                }
+                catch (SocketException)
+                {
+                    s.Close();
+                    if (i + 1 == addrs.Length) throw;
+                }
+            }
+        }
+
+        // The HTTP upgrade (RFC 6455 section 4) over the connected socket, TLS first for wss://.
+        // Returns the subprotocol the server chose (null for none).
+        string Upgrade(Func<int> left)
+        {
+            Stream net = new NetworkStream(socket, true);
+            if (address.Uri.Scheme == "wss")
+            {
+                var tls = new SslStream(net, false);
+                net = tls;
+                SetTimeouts(left);
+                try
+                {
+                    tls.AuthenticateAsClient(address.Uri.IdnHost);
+                }
+                catch (Exception e)
+                {
+                    if (BlockingStream.IsTimeout(e)) throw new TimeoutException("connect timed out");
+                    throw;
+                }
+            }
+            var st = new BlockingStream(net, socket);
+            lock (this)
+            {
+                if (aborted) throw new OperationCanceledException("stopped");
+                stream = st;
+            }
+            var nonce = new byte[16];
+            using (var rng = RandomNumberGenerator.Create())
+                rng.GetBytes(nonce);
+            string key = Convert.ToBase64String(nonce), accept;
+            using (var sha = SHA1.Create())
+                accept = Convert.ToBase64String(sha.ComputeHash(Encoding.ASCII.GetBytes(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11")));
+            string host = address.Uri.HostNameType == UriHostNameType.IPv6 ? address.Uri.Host : address.Uri.IdnHost; // [::1]
+            byte[] request = Encoding.ASCII.GetBytes(
+                "GET " + address.Uri.PathAndQuery + " HTTP/1.1\r\n" +
+                "Host: " + host + ":" + address.Port + "\r\n" +
+                "Upgrade: websocket\r\n" +
+                "Connection: Upgrade\r\n" +
+                "Sec-WebSocket-Key: " + key + "\r\n" +
+                "Sec-WebSocket-Version: 13\r\n" +
+                "Sec-WebSocket-Protocol: " + CrowdAddress.SubProtocol + "\r\n\r\n");
+            var head = new byte[1024];
+            int len = 0, end;
+            try
+            {
+                SetTimeouts(left);
+                st.Write(request, 0, request.Length);
+                // The answer's head, up to its blank line; what follows it is the WebSocket's.
+                while ((end = HeadEnd(head, len)) < 0)
+                {
+                    if (len == head.Length)
+                    {
+                        if (len >= MaxUpgradeAnswerBytes) throw new WebSocketException("the answer to the upgrade is over " + MaxUpgradeAnswerBytes + " bytes");
+                        Array.Resize(ref head, len * 2);
+                    }
+                    SetTimeouts(left);
+                    int n = st.Read(head, len, head.Length - len);
+                    if (n == 0) throw new WebSocketException("the connection closed before an answer to the upgrade");
+                    len += n;
+                }
+            }
+            catch (IOException e)
+            {
+                if (st.TimedOut) throw new TimeoutException("connect timed out");
+                throw new WebSocketException("the upgrade failed: " + e.GetBaseException().Message);
+            }
+            st.Unread(head, end, len - end);
+
+            string[] lines = Encoding.ASCII.GetString(head, 0, end).Split(new[] { "\r\n" }, StringSplitOptions.RemoveEmptyEntries);
+            string[] status = lines[0].Split(' ');
+            if (status.Length < 2 || !status[0].StartsWith("HTTP/", StringComparison.Ordinal) || status[1] != "101")
+                throw new WebSocketException("the server answered the upgrade with '" + lines[0] + "', not 101 Switching Protocols");
+            string upgrade = null, connection = null, accepted = null, subProtocol = null;
+            for (int i = 1; i < lines.Length; i++)
+            {
+                int colon = lines[i].IndexOf(':');
+                if (colon <= 0) throw new WebSocketException("a malformed header in the answer to the upgrade: '" + lines[i] + "'");
+                string name = lines[i].Substring(0, colon).Trim(), value = lines[i].Substring(colon + 1).Trim();
+                if (string.Equals(name, "Upgrade", StringComparison.OrdinalIgnoreCase)) upgrade = value;
+                else if (string.Equals(name, "Connection", StringComparison.OrdinalIgnoreCase)) connection = value;
+                else if (string.Equals(name, "Sec-WebSocket-Accept", StringComparison.OrdinalIgnoreCase)) accepted = value;
+                else if (string.Equals(name, "Sec-WebSocket-Protocol", StringComparison.OrdinalIgnoreCase) && value.Length > 0) subProtocol = value;
+            }
+            if (!string.Equals(upgrade, "websocket", StringComparison.OrdinalIgnoreCase) || !HasToken(connection, "Upgrade"))
+                throw new WebSocketException("the answer to the upgrade lacks Upgrade: websocket and Connection: Upgrade");
+            if (accepted != accept)
+                throw new WebSocketException("the answer to the upgrade has a wrong Sec-WebSocket-Accept");
+            return subProtocol;
+        }
+
+        // The socket's timeouts for the next blocking step of Open: what is left of ConnectTimeoutMs.
+        void SetTimeouts(Func<int> left)
+        {
+            int ms = left();
+            if (ms == 0) throw new TimeoutException("connect timed out");
+            socket.SendTimeout = socket.ReceiveTimeout = ms < 0 ? 0 : ms;
+        }
+
+        // Where the head ends (after its blank line), or -1.
+        static int HeadEnd(byte[] b, int len)
+        {
+            for (int i = 3; i < len; i++)
+                if (b[i] == '\n' && b[i - 1] == '\r' && b[i - 2] == '\n' && b[i - 3] == '\r') return i + 1;
+            return -1;
+        }
+
+        static bool HasToken(string list, string token)
+        {
+            if (list == null) return false;
+            foreach (string t in list.Split(','))
+                if (string.Equals(t.Trim(), token, StringComparison.OrdinalIgnoreCase)) return true;
+            return false;
         }
 
         public override void Send(ClientMessage m)
@@ -382,13 +555,30 @@ namespace Crowd.Client
             byte[] bytes = ProtoMessage.ToByteArray(m);
             try
             {
-                Wait(ws.SendAsync(new ArraySegment<byte>(bytes), WebSocketMessageType.Binary, true, cancel.Token), options.SendTimeoutMs, "send");
+                // Done before SendAsync returns, bounded by the socket's SendTimeout; the wait bounds only
+                // one behind the WebSocket's own send lock (a keep-alive ping going out at that moment).
+                Task t = ws.SendAsync(new ArraySegment<byte>(bytes), WebSocketMessageType.Binary, true, cancel.Token);
+                bool done;
+                try
+                {
+                    done = t.Wait(options.SendTimeoutMs);
+                }
+                catch (AggregateException e)
+                {
+                    throw Unwrap(e);
+                }
+                if (!done) throw new TimeoutException("send timed out");
             }
             catch (Exception)
             {
                 Abort();
                 throw;
             }
+        }
+
+        static Exception Unwrap(AggregateException e)
+        {
+            return e.InnerExceptions.Count == 1 ? e.InnerExceptions[0] : e;
         }
 
         public override string ReadFrames(FrameHandler onFrame, Func<bool> stopRequested, Action<int> received, Action<string> fault)
@@ -411,18 +601,19 @@ namespace Crowd.Client
                 WebSocketReceiveResult r;
                 try
                 {
-                    var receive = ws.ReceiveAsync(new ArraySegment<byte>(buf, len, buf.Length - len), cancel.Token);
-                    if (options.IdleTimeoutMs > 0 && !receive.Wait(options.IdleTimeoutMs))
-                    {
-                        Abort();
-                        return "nothing from the server for " + options.IdleTimeoutMs + " ms";
-                    }
-                    r = receive.GetAwaiter().GetResult();
+                    // Read here, on this thread, before ReceiveAsync returns; the socket's ReceiveTimeout
+                    // is IdleTimeoutMs.
+                    r = ws.ReceiveAsync(new ArraySegment<byte>(buf, len, buf.Length - len), cancel.Token).GetAwaiter().GetResult();
                 }
                 catch (Exception e)
                 {
                     if (stopRequested()) return "disconnected by the client";
-                    // ClientWebSocket reports a protocol error (or a close code it does not know) as
+                    if (stream.TimedOut && options.IdleTimeoutMs > 0)
+                    {
+                        Abort();
+                        return "nothing from the server for " + options.IdleTimeoutMs + " ms";
+                    }
+                    // The WebSocket reports a protocol error (or a close code it does not know) as
                     // "Aborted": say what is inside.
                     var inner = e.GetBaseException();
                     throw new WebSocketException("the WebSocket failed" + (ws.State == WebSocketState.Aborted ? " (aborted)" : "") + ": " + inner.Message);
@@ -471,17 +662,172 @@ namespace Crowd.Client
 
         public override void Close()
         {
-            var st = ws.State;
+            var w = ws;
+            var st = w != null ? w.State : WebSocketState.None;
             if (st == WebSocketState.Open || st == WebSocketState.CloseReceived) CloseWith(WebSocketCloseStatus.NormalClosure, "closed by the client");
             else Abort();
         }
 
         public override void Abort()
         {
-            if (Interlocked.Exchange(ref aborted, 1) != 0) return;
+            WebSocket w;
+            Socket s;
+            lock (this)
+            {
+                if (aborted) return;
+                aborted = true;
+                w = ws;
+                s = socket;
+            }
             try { cancel.Cancel(); } catch (Exception) { }
-            try { ws.Abort(); } catch (Exception) { }
-            try { ws.Dispose(); } catch (Exception) { }
+            if (w != null)
+            {
+                try { w.Abort(); } catch (Exception) { }
+                try { w.Dispose(); } catch (Exception) { }
+            }
+            if (s == null) return;
+            // Also ends a blocking read or write in progress on another thread.
+            try { s.Shutdown(SocketShutdown.Both); } catch (Exception) { }
+            try { s.Close(); } catch (Exception) { }
+        }
+    }
+
+    /// <summary>A stream whose asynchronous reads and writes are done before they return, blocking, on
+    /// the calling thread (the inner stream's Read and Write), so that a WebSocket over it neither needs
+    /// nor waits for the runtime's thread pool. The socket's SendTimeout and ReceiveTimeout bound them.</summary>
+    internal sealed class BlockingStream : Stream
+    {
+        readonly Stream inner;
+        readonly Socket socket;
+        byte[] unread;   // read past the upgrade's answer: the WebSocket's first bytes
+        int unreadOff, unreadLen;
+        volatile bool timedOut;
+
+        public BlockingStream(Stream inner, Socket socket)
+        {
+            this.inner = inner;
+            this.socket = socket;
+        }
+
+        /// <summary>A read or write ended on the socket's timeout.</summary>
+        public bool TimedOut { get { return timedOut; } }
+
+        /// <summary>Bytes the next reads give before the socket's.</summary>
+        public void Unread(byte[] b, int off, int count)
+        {
+            unread = b;
+            unreadOff = off;
+            unreadLen = count;
+        }
+
+        /// <summary>Whether e comes from a socket's SendTimeout or ReceiveTimeout (Mono reports WouldBlock).</summary>
+        public static bool IsTimeout(Exception e)
+        {
+            for (; e != null; e = e.InnerException)
+            {
+                var se = e as SocketException;
+                if (se != null) return se.SocketErrorCode == SocketError.TimedOut || se.SocketErrorCode == SocketError.WouldBlock;
+            }
+            return false;
+        }
+
+        public override int Read(byte[] buffer, int offset, int count)
+        {
+            if (unreadLen > 0 && count > 0)
+            {
+                int n = Math.Min(count, unreadLen);
+                Buffer.BlockCopy(unread, unreadOff, buffer, offset, n);
+                unreadOff += n;
+                unreadLen -= n;
+                return n;
+            }
+            try
+            {
+                return inner.Read(buffer, offset, count);
+            }
+            catch (Exception e)
+            {
+                if (IsTimeout(e)) timedOut = true;
+                throw;
+            }
+        }
+
+        public override void Write(byte[] buffer, int offset, int count)
+        {
+            try
+            {
+                inner.Write(buffer, offset, count);
+            }
+            catch (Exception e)
+            {
+                if (IsTimeout(e)) timedOut = true;
+                throw;
+            }
+        }
+
+        public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        {
+            var done = new TaskCompletionSource<int>();
+            try
+            {
+                done.SetResult(Read(buffer, offset, count));
+            }
+            catch (Exception e)
+            {
+                done.SetException(e);
+            }
+            return done.Task;
+        }
+
+        public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        {
+            var done = new TaskCompletionSource<bool>();
+            try
+            {
+                Write(buffer, offset, count);
+                done.SetResult(true);
+            }
+            catch (Exception e)
+            {
+                done.SetException(e);
+            }
+            return done.Task;
+        }
+
+        public override void Flush() { inner.Flush(); }
+
+        public override Task FlushAsync(CancellationToken cancellationToken)
+        {
+            var done = new TaskCompletionSource<bool>();
+            try
+            {
+                inner.Flush();
+                done.SetResult(true);
+            }
+            catch (Exception e)
+            {
+                done.SetException(e);
+            }
+            return done.Task;
+        }
+
+        public override bool CanRead { get { return true; } }
+        public override bool CanWrite { get { return true; } }
+        public override bool CanSeek { get { return false; } }
+        public override long Length { get { throw new NotSupportedException(); } }
+        public override long Position { get { throw new NotSupportedException(); } set { throw new NotSupportedException(); } }
+        public override long Seek(long offset, SeekOrigin origin) { throw new NotSupportedException(); }
+        public override void SetLength(long value) { throw new NotSupportedException(); }
+
+        protected override void Dispose(bool disposing)
+        {
+            if (disposing)
+            {
+                // Also ends a blocking read or write in progress on another thread.
+                try { socket.Shutdown(SocketShutdown.Both); } catch (Exception) { }
+                try { inner.Dispose(); } catch (Exception) { }
+            }
+            base.Dispose(disposing);
         }
     }
 
