@@ -212,6 +212,40 @@ namespace Crowd.Client
             }
             s.Blocking = true;
         }
+
+        // A connected socket: the host's addresses in turn, until one accepts or the time is up
+        // (left(): what is left of the connect timeout in ms, < 0: no limit). `adopt` takes each
+        // socket before it connects, so that Abort can close it; false: the link was stopped.
+        protected static Socket ConnectAny(string host, int port, Func<int> left, Func<Socket, bool> adopt, Func<bool> aborted)
+        {
+            IPAddress[] addrs = Dns.GetHostAddresses(host);
+            if (addrs.Length == 0) throw new SocketException((int)SocketError.HostNotFound);
+            for (int i = 0; ; i++)
+            {
+                var s = new Socket(addrs[i].AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+                if (!adopt(s))
+                {
+                    s.Close();
+                    throw new OperationCanceledException("stopped");
+                }
+                try
+                {
+                    ConnectWithin(s, new IPEndPoint(addrs[i], port), left(), aborted);
+                    return s;
+                }
+                catch (SocketException)
+                {
+                    s.Close();
+                    if (i + 1 == addrs.Length) throw;
+                }
+            }
+        }
+
+        // What is left of a timeout of timeoutMs (< 0: none) started by `waited`, in ms (-1: no limit).
+        protected static Func<int> TimeLeft(Stopwatch waited, int timeoutMs)
+        {
+            return () => timeoutMs < 0 ? -1 : (int)Math.Max(0, timeoutMs - waited.ElapsedMilliseconds);
+        }
     }
 
     internal sealed class TcpLink : ThreadedLink
@@ -229,21 +263,9 @@ namespace Crowd.Client
 
         public override void Open()
         {
-            IPAddress[] addrs = Dns.GetHostAddresses(address.Host);
-            if (addrs.Length == 0) throw new SocketException((int)SocketError.HostNotFound);
-            var s = new Socket(addrs[0].AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-            lock (this)
-            {
-                if (aborted)
-                {
-                    s.Close();
-                    throw new OperationCanceledException("stopped");
-                }
-                socket = s;
-            }
             try
             {
-                ConnectWithin(s, new IPEndPoint(addrs[0], address.Port), options.ConnectTimeoutMs, Aborted);
+                Socket s = ConnectAny(address.Host, address.Port, TimeLeft(Stopwatch.StartNew(), options.ConnectTimeoutMs), Adopt, Aborted);
                 s.NoDelay = true;
                 s.SendTimeout = options.SendTimeoutMs;
                 s.ReceiveTimeout = options.IdleTimeoutMs > 0 ? options.IdleTimeoutMs : 0;
@@ -252,6 +274,16 @@ namespace Crowd.Client
             {
                 Abort();
                 throw;
+            }
+        }
+
+        bool Adopt(Socket s)
+        {
+            lock (this)
+            {
+                if (aborted) return false;
+                socket = s;
+                return true;
             }
         }
 
@@ -356,13 +388,11 @@ namespace Crowd.Client
 
         public override void Open()
         {
-            var waited = Stopwatch.StartNew();
-            int timeoutMs = options.ConnectTimeoutMs;
-            Func<int> left = () => timeoutMs < 0 ? -1 : (int)Math.Max(0, timeoutMs - waited.ElapsedMilliseconds);
+            Func<int> left = TimeLeft(Stopwatch.StartNew(), options.ConnectTimeoutMs);
             string subProtocol;
             try
             {
-                Connect(left);
+                ConnectAny(Uri.UnescapeDataString(address.Uri.IdnHost), address.Port, left, Adopt, Aborted); // an IPv6 scope is escaped (%25)
                 subProtocol = Upgrade(left);
             }
             catch (SocketException)
@@ -406,33 +436,13 @@ namespace Crowd.Client
             }
         }
 
-        // The TCP connection: each of the host's addresses in turn, until one accepts or the time is up.
-        void Connect(Func<int> left)
+        bool Adopt(Socket s)
         {
-            IPAddress[] addrs = Dns.GetHostAddresses(Uri.UnescapeDataString(address.Uri.IdnHost)); // an IPv6 scope is escaped (%25)
-            if (addrs.Length == 0) throw new SocketException((int)SocketError.HostNotFound);
-            for (int i = 0; ; i++)
+            lock (this)
             {
-                var s = new Socket(addrs[i].AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-                lock (this)
-                {
-                    if (aborted)
-                    {
-                        s.Close();
-                        throw new OperationCanceledException("stopped");
-                    }
-                    socket = s;
-                }
-                try
-                {
-                    ConnectWithin(s, new IPEndPoint(addrs[i], address.Port), left(), Aborted);
-                    return;
-                }
-                catch (SocketException)
-                {
-                    s.Close();
-                    if (i + 1 == addrs.Length) throw;
-                }
+                if (aborted) return false;
+                socket = s;
+                return true;
             }
         }
 
