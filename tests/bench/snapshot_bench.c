@@ -61,6 +61,8 @@ int main(int argc, char **argv)
 	crowd_buf_init(&out);
 	crowd_view received;
 	crowd_view_init(&received);
+	crowd_frame_splitter splitter;
+	crowd_frame_splitter_init(&splitter, 1u << 24);
 	uint64_t h = 14695981039346656037ull, view_h = h, bytes = 0, encoded = 0;
 	double ms = 0.0, decode_ms = 0.0;
 	for (int s = 0; s < snapshots; ++s) {
@@ -91,15 +93,14 @@ int main(int argc, char **argv)
 			h ^= out.data[k];
 			h *= 1099511628211ull;
 		}
-		/* the receiver's side: past the length prefix, the bare message */
-		size_t at = 0;
-		while (at < out.len && (out.data[at] & 0x80u))
-			++at;
-		++at;
+		/* the receiver's side: the frame, then the bare message */
+		const uint8_t *frame = NULL;
+		size_t frame_len = 0;
+		const bool framed = crowd_frame_splitter_push(&splitter, out.data, out.len) &&
+		                    crowd_frame_splitter_next(&splitter, &frame, &frame_len) == CROWD_FRAME_READY;
 		crowd_v1_ServerMessage msg;
 		const double t_decode = cpu_ms();
-		const bool decoded = at <= out.len && crowd_decode_server_message(out.data + at, out.len - at, &msg,
-		                                                                   &received, NULL, NULL);
+		const bool decoded = framed && crowd_decode_server_message(frame, frame_len, &msg, &received, NULL, NULL);
 		decode_ms += cpu_ms() - t_decode;
 		if (!decoded || received.count != n || memcmp(received.agents, next, (size_t)n * sizeof *next) != 0) {
 			fprintf(stderr, "snapshot_bench: snapshot %d decoded to another view\n", s);
@@ -111,6 +112,7 @@ int main(int argc, char **argv)
 	       snapshots, agents, ms * 1e6 / (double)encoded, (double)bytes / (double)encoded, h);
 	printf("decode %.1f ns/agent (CPU)  views fnv %016" PRIx64 "\n", decode_ms * 1e6 / (double)encoded, view_h);
 	crowd_view_free(&received);
+	crowd_frame_splitter_free(&splitter);
 	crowd_buf_free(&out);
 	crowd_view_free(&baseline);
 	free(a);
