@@ -5,7 +5,10 @@
  * kept room for the most polygons that tile ever had.
  * And navigation's own memory comes from the world's allocator: every block
  * freed with the size it was allocated with, none left when it is destroyed
- * (after updates with 2 workers, a save, a load, and damaged loads). */
+ * (after updates with 2 workers, a save, a load, and damaged loads).
+ * A corridor's buffer holds what its path needs, not max_path polygons: a
+ * crowd with short paths takes less than max_path's buffer an agent in all,
+ * and a path longer than a new corridor's room is followed home whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -216,11 +219,86 @@ static void allocations_go_through_the_world(void **state)
 	free(world_bytes);
 }
 
+static orca_nav *small_tiles_nav(orca_world *w)
+{
+	orca_nav_def d = orca_nav_default_def();
+	d.bounds_min = (orca_vec2){-100, -100};
+	d.bounds_max = (orca_vec2){100, 100};
+	d.agent_radius = 1.0f;
+	d.tile_cells = 16; /* a tile 5.3 across: a polygon every 5.3 of an open path */
+	orca_nav *nav;
+	assert_int_equal(orca_nav_create(&d, w, &nav), ORCA_OK);
+	settle(nav);
+	return nav;
+}
+
+static orca_agent_id add_agent(orca_world *w, orca_vec2 p)
+{
+	orca_agent_def ad = orca_default_agent_def();
+	ad.radius = 1.0f;
+	ad.position = p;
+	orca_agent_id id;
+	assert_int_equal(orca_agent_add(w, &ad, &id), ORCA_OK);
+	return id;
+}
+
+static void corridors_take_what_their_paths_need(void **state)
+{
+	(void)state;
+	orca_world_def wd = orca_default_world_def();
+	orca_world *w;
+	assert_int_equal(orca_world_create(&wd, &w), ORCA_OK);
+	orca_nav *nav = small_tiles_nav(w);
+	const size_t bare = memory(nav);
+
+	/* 1,024 agents, each sent 4 across: paths of a polygon or two */
+	enum { N = 1024 };
+	for (int i = 0; i < N; ++i) {
+		const orca_vec2 p = {-93.0f + (float)(i % 32) * 6.0f, -93.0f + (float)(i / 32) * 6.0f};
+		assert_int_equal(orca_nav_set_target(nav, add_agent(w, p), (orca_vec2){p.x + 4.0f, p.y}), ORCA_OK);
+	}
+	for (int s = 0; s < 20; ++s) {
+		assert_int_equal(orca_nav_update(nav, 0.1f), ORCA_OK);
+		assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+	}
+	const orca_nav_def d = orca_nav_default_def();
+	const size_t per_agent = (memory(nav) - bare) / N;
+	printf("%d agents on short paths: %zu bytes of navigation an agent (max_path %u: %zu bytes of polygons)\n", N,
+	       per_agent, d.max_path, (size_t)d.max_path * sizeof(uint32_t));
+	assert_true(per_agent < (size_t)d.max_path * sizeof(uint32_t));
+
+	/* one agent corner to corner: a corridor of more polygons than a new one has room for */
+	const orca_agent_id far = add_agent(w, (orca_vec2){-96.0f, 96.0f});
+	const orca_vec2 goal = {96.0f, -96.0f};
+	assert_int_equal(orca_nav_set_target(nav, far, goal), ORCA_OK);
+	uint32_t longest = 0;
+	bool arrived = false;
+	for (int s = 0; s < 3000 && !arrived; ++s) {
+		assert_int_equal(orca_nav_update(nav, 0.1f), ORCA_OK);
+		assert_int_equal(orca_world_step(w, 0.1f), ORCA_OK);
+		orca_nav_path path;
+		assert_int_equal(orca_nav_get_path(nav, far, &path, NULL, 0), ORCA_OK);
+		if (path.corridor_count > longest)
+			longest = path.corridor_count;
+		uint32_t count;
+		const orca_nav_event *ev = orca_nav_events(nav, &count);
+		for (uint32_t k = 0; k < count; ++k)
+			arrived |= ev[k].agent == far && ev[k].kind == ORCA_NAV_ARRIVED;
+	}
+	printf("corner to corner: a corridor of up to %u polygons, arrived %s\n", longest, arrived ? "yes" : "no");
+	assert_true(longest > 48);
+	assert_true(arrived);
+
+	orca_nav_destroy(nav);
+	orca_world_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(obstacles_at_new_places_keep_memory_flat),
 	    cmocka_unit_test(allocations_go_through_the_world),
+	    cmocka_unit_test(corridors_take_what_their_paths_need),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,20 @@ inline float pow2_floor(float v)
 // Corners steering asks Detour for (see corridor_corners).
 enum { kCornersMax = 8 };
 
+// A corridor's buffer holds room for the polygons it has, not for max_path
+// of them (max_path is 128 by default, 512 bytes an agent, while most of a
+// crowd's corridors are a few polygons). Before each step that can lengthen
+// it, it gets room for what that step can add, so no step cuts what a buffer
+// of max_path would keep: Detour's merges add at most the 16 polygons a move
+// passed through (movePosition) or 31 a shortcut's ray crossed
+// (optimizePathVisibility). So a corridor's polygons are the same for any
+// capacity, and a save need not keep it.
+struct navmesh_corridor {
+	dtPathCorridor corridor;
+	int capacity = 0;
+	int max_path = 0;
+};
+
 struct navmesh {
 	navmesh_params p;
 	int tiles_x = 0, tiles_y = 0;
@@ -109,8 +123,7 @@ struct navmesh {
 	// ties in A*: a restore adds tiles again in this order.
 	std::vector<uint64_t> added_at;
 	uint64_t add_count = 0;
-	int scratch_cap = 0;
-	dtPathCorridor scratch; // a copy to string-pull from without moving the agent's own corridor
+	navmesh_corridor scratch; // a copy to string-pull from without moving the agent's own corridor
 	// a query's straight path when it asks for more corners than steering does
 	std::vector<float> peek_verts;
 	std::vector<unsigned char> peek_flags;
@@ -138,10 +151,39 @@ static std::vector<dtPolyRef> &path_of(navmesh *m, int worker)
 	return worker > 0 ? m->workers[(size_t)worker - 1].path : m->path;
 }
 
-struct navmesh_corridor {
-	dtPathCorridor corridor;
-	int max_path = 0;
-};
+enum { kCorridorGrain = 16, kMoveAdds = 16, kShortcutAdds = 32, kCorridorStart = 48 };
+
+// Room for `need` polygons (at most max_path), the corridor's polygons kept
+// when `keep` (through `saved`, a scratch the caller does not hold). False
+// when out of memory: the corridor is then empty (its agent plans again).
+static bool corridor_reserve(navmesh_corridor *c, int need, bool keep, std::vector<dtPolyRef> *saved)
+{
+	if (need > c->max_path)
+		need = c->max_path;
+	if (need <= c->capacity)
+		return true;
+	int cap = (need + kCorridorGrain - 1) / kCorridorGrain * kCorridorGrain;
+	if (cap > c->max_path)
+		cap = c->max_path;
+	const int n = keep ? c->corridor.getPathCount() : 0;
+	float pos[3], target[3];
+	if (n > 0) {
+		saved->assign(c->corridor.getPath(), c->corridor.getPath() + n);
+		dtVcopy(pos, c->corridor.getPos());
+		dtVcopy(target, c->corridor.getTarget());
+	}
+	// Detour's init takes a buffer once: a new corridor in the old one's place
+	c->corridor.~dtPathCorridor();
+	new (&c->corridor) dtPathCorridor();
+	c->capacity = c->corridor.init(cap) ? cap : 0;
+	if (c->capacity == 0)
+		return false;
+	if (n > 0) {
+		c->corridor.reset((*saved)[0], pos);
+		c->corridor.setCorridor(target, saved->data(), n); // n < cap: need is above it
+	}
+	return true;
+}
 
 extern "C" int navmesh_create(const navmesh_params *p, navmesh **out)
 {
@@ -723,11 +765,13 @@ extern "C" navmesh_corridor *navmesh_corridor_create(int max_path)
 	navmesh_corridor *c = new (std::nothrow) navmesh_corridor();
 	if (!c)
 		return nullptr;
-	if (!c->corridor.init(max_path)) {
+	c->max_path = max_path;
+	// room for a short corridor and a shortcut, next to the corridor itself:
+	// the update's visits, in agent order, then read both from one place
+	if (!corridor_reserve(c, kCorridorStart, false, nullptr)) {
 		delete c;
 		return nullptr;
 	}
-	c->max_path = max_path;
 	return c;
 }
 
@@ -801,6 +845,8 @@ extern "C" navmesh_plan_result navmesh_plan_find(const navmesh *m, int worker, o
 
 extern "C" void navmesh_plan_apply(navmesh_corridor *c, const navmesh_plan_answer *a)
 {
+	if (!corridor_reserve(c, a->count + kMoveAdds, false, nullptr))
+		return;
 	c->corridor.reset(a->start, a->start_pt);
 	if (a->count > 0)
 		c->corridor.setCorridor(a->end_pt, reinterpret_cast<const dtPolyRef *>(a->path), a->count);
@@ -900,12 +946,12 @@ static void skip_loop(navmesh *m, int worker, dtPathCorridor &pc, int capacity)
 // of its straight path is the position itself, which it drops. Steering asks
 // for kCornersMax (its shortcut aims at the furthest of them); a query asks for one
 // more than it has room for. At most `max` corners are written.
-static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capacity, orca_vec2 pos, bool optimize,
-                            bool mend_loop, int ask, orca_vec2 *corners, int max, bool *end_is_last, float *off,
-                            orca_vec2 *on_mesh)
+static int corridor_corners(navmesh *m, int worker, navmesh_corridor &c, orca_vec2 pos, bool optimize, bool mend_loop,
+                            int ask, orca_vec2 *corners, int max, bool *end_is_last, float *off, orca_vec2 *on_mesh)
 {
 	dtNavMeshQuery *query = query_of(m, worker);
 	std::vector<dtPolyRef> &scratch_path = path_of(m, worker);
+	dtPathCorridor &pc = c.corridor;
 	*end_is_last = false;
 	*off = 0.0f;
 	if (pc.getPathCount() == 0)
@@ -914,7 +960,8 @@ static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capa
 	to3(pos, p3);
 	p3[0] = snap(m, p3[0]);
 	p3[2] = snap(m, p3[2]);
-	if (!pc.movePosition(p3, query, &m->filter))
+	if (!corridor_reserve(&c, pc.getPathCount() + kMoveAdds, true, &scratch_path) ||
+	    !pc.movePosition(p3, query, &m->filter))
 		return -1;
 	{
 		// a position clamped onto the corridor's edge is Detour's arithmetic:
@@ -929,11 +976,11 @@ static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capa
 			memcpy(scratch_path.data(), pc.getPath(), (size_t)np * sizeof(dtPolyRef));
 			float target[3];
 			dtVcopy(target, pc.getTarget());
-			corridor_assign(pc, capacity, sp, target, scratch_path.data(), np); // a full corridor too
+			corridor_assign(pc, c.capacity, sp, target, scratch_path.data(), np); // a full corridor too
 		}
 	}
 	if (mend_loop)
-		skip_loop(m, worker, pc, capacity);
+		skip_loop(m, worker, pc, c.capacity);
 	const float *cp = pc.getPos();
 	*on_mesh = to2(cp);
 	const float dx = cp[0] - pos.x, dy = cp[2] - pos.y;
@@ -970,7 +1017,8 @@ static int corridor_corners(navmesh *m, int worker, dtPathCorridor &pc, int capa
 			float end[3] = {snap(m, cp[0] + fx * s), far[1], snap(m, cp[2] + fz * s)};
 			const float ex = end[0] - cp[0], ez = end[2] - cp[2];
 			const float range = sqrtf(ex * ex + ez * ez);
-			if (range > 0.02f && shortcut_fits(m, worker, pc, capacity, end, range)) {
+			if (range > 0.02f && corridor_reserve(&c, pc.getPathCount() + kShortcutAdds, true, &scratch_path) &&
+			    shortcut_fits(m, worker, pc, c.capacity, end, range)) {
 				pc.optimizePathVisibility(end, range, query, &m->filter);
 				n = pc.findCorners(verts, flags, polys, ask, query, &m->filter);
 			}
@@ -989,8 +1037,7 @@ extern "C" int navmesh_corridor_corners(navmesh *m, int worker, navmesh_corridor
                                         orca_vec2 *on_mesh)
 {
 	const int ask = max < kCornersMax ? max : kCornersMax;
-	return corridor_corners(m, worker, c->corridor, c->max_path, pos, optimize, mend_loop, ask, corners, ask,
-	                        end_is_last, off, on_mesh);
+	return corridor_corners(m, worker, *c, pos, optimize, mend_loop, ask, corners, ask, end_is_last, off, on_mesh);
 }
 
 static void corridor_assign(dtPathCorridor &pc, int capacity, const float pos[3], const float target[3],
@@ -1007,17 +1054,16 @@ extern "C" int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor 
 	*off = 0.0f;
 	if (n == 0)
 		return -1;
-	if (m->scratch_cap < c->max_path) {
-		if (!m->scratch.init(c->max_path))
-			return -1;
-		m->scratch_cap = c->max_path;
-	}
-	corridor_assign(m->scratch, m->scratch_cap, c->corridor.getPos(), c->corridor.getTarget(), c->corridor.getPath(), n);
+	navmesh_corridor &copy = m->scratch;
+	copy.max_path = c->max_path;
+	if (!corridor_reserve(&copy, c->max_path, false, nullptr))
+		return -1;
+	corridor_assign(copy.corridor, copy.capacity, c->corridor.getPos(), c->corridor.getTarget(), c->corridor.getPath(),
+	                n);
 	// a straight path has at most one corner per polygon and its end
 	if (max > c->max_path + 1)
 		max = c->max_path + 1;
-	return corridor_corners(m, 0, m->scratch, m->scratch_cap, pos, false, false, max + 1, corners, max, end_is_last, off,
-	                        on_mesh);
+	return corridor_corners(m, 0, copy, pos, false, false, max + 1, corners, max, end_is_last, off, on_mesh);
 }
 
 extern "C" bool navmesh_corridor_valid(const navmesh *m, const navmesh_corridor *c)
@@ -1052,7 +1098,7 @@ extern "C" int navmesh_corridor_polygon(const navmesh *m, const navmesh_corridor
 
 extern "C" size_t navmesh_corridor_memory(const navmesh_corridor *c)
 {
-	return sizeof *c + (size_t)c->max_path * sizeof(dtPolyRef);
+	return sizeof *c + (size_t)c->capacity * sizeof(dtPolyRef);
 }
 
 // ------------------------------------------------------------------ save / restore
@@ -1258,6 +1304,8 @@ extern "C" int navmesh_corridor_restore(navmesh_corridor *c, const float pos[3],
 		return ORCA_ERR_INVALID_ARGUMENT;
 	if (n == 0)
 		return c->corridor.getPathCount() == 0 ? ORCA_OK : ORCA_ERR_INVALID_ARGUMENT; /* a fresh one: never planned */
-	corridor_assign(c->corridor, c->max_path, pos, target, path, n);
+	if (!corridor_reserve(c, n + kMoveAdds, false, nullptr))
+		return ORCA_ERR_NO_MEMORY;
+	corridor_assign(c->corridor, c->capacity, pos, target, path, n);
 	return ORCA_OK;
 }
