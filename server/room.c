@@ -664,10 +664,29 @@ static void snapshots_done(room *r) {
 	}
 }
 
+/* --snapshot-overlap=auto: the snapshots go on the pool while the next tick
+ * steps only when a tick falls due (this world's next, or another world's)
+ * before twice what this world's last snapshots sent at once took (those on
+ * the pool share the cores with a step: no measure of this). Else the loop thread
+ * and the helper send them at once: faster (no hand-offs between the pool and
+ * the loop, each a thread woken), and nothing else needs the loop meanwhile. */
+static bool snapshots_overlap(const room *r, uint64_t now) {
+	switch (r->cfg.snapshot_overlap) {
+	case CONFIG_OVERLAP_ALWAYS: return true;
+	case CONFIG_OVERLAP_NEVER: return false;
+	default: break;
+	}
+	const uint64_t out_by = now + 2 * r->inline_snapshots_ns;
+	if (out_by >= r->next_deadline_ns + r->period_ns) return true; /* this world's next tick */
+	const tick_entry *e = tick_queue_peek(&r->srv->ticks);
+	return e && e->deadline_ns <= out_by;
+}
+
 /* The rest of a tick: snapshots out, the next tick scheduled. With
- * --snapshot-overlap the snapshots are encoded on the pool and sent while the
- * next tick steps; a step done before the last tick's snapshots are out waits
- * for them (snapshots_done), so a client's snapshots and events keep their order. */
+ * --snapshot-overlap the snapshots may be encoded on the pool and sent while
+ * the next tick steps (snapshots_overlap); a step done before the last tick's
+ * snapshots are out waits for them (snapshots_done), so a client's snapshots
+ * and events keep their order. */
 static void step_finish(room *r) {
 	/* the ticks that fell due while this step ran start first: their steps
 	 * then run beside this fan-out, not after it */
@@ -686,12 +705,15 @@ static void step_finish(room *r) {
 	keep_agent_events(r);
 	if (r->table_ok && !server_stopping(r)) {
 		/* a follower's next tick is the primary's next frame, applied on the loop: no overlap */
-		const bool overlap = r->cfg.snapshot_overlap && !r->following;
+		const bool overlap = !r->following && snapshots_overlap(r, t0);
 		if (overlap && snapshots_start(r, snapshots_done)) {
 			if (!server_stopping(r)) schedule_next_tick(r);
 			return;
 		}
-		if (!overlap) snapshots_send(r);
+		if (!overlap) {
+			snapshots_send(r);
+			r->inline_snapshots_ns = uv_hrtime() - t0;
+		}
 	}
 	tick_end(r);
 	if (!server_stopping(r) && !r->following) schedule_next_tick(r);

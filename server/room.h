@@ -115,6 +115,7 @@ typedef struct room {
 		uint32_t event_count, events_cap;
 	} sending;
 	bool finish_waiting; /* a step is done and waits for the last tick's snapshots to be out */
+	uint64_t inline_snapshots_ns; /* what the last snapshots sent at once (not on the pool) took */
 
 	struct storage *storage; /* --data-dir: its journal and checkpoints; NULL without */
 

@@ -312,7 +312,9 @@ enum helper_task { TASK_ENCODE, TASK_TABLE };
  *   another.
  * Every job encodes into its own buffer (kept across ticks). */
 struct snapshot_workers {
-	snapshot_encoder encoders[2]; /* [0]: loop thread, [1]: helper */
+	/* [0]: loop thread, [1]: helper; with overlap the first two of the pool's
+	 * (each holds room for a whole table's view: not twice over) */
+	snapshot_encoder encoders[2];
 	snapshot_job *jobs;
 	uint32_t job_count, job_cap;
 	snapshot_follower *followers;
@@ -463,6 +465,8 @@ static struct snapshot_workers *workers_get(room *rm) {
 		log_error("snapshots: cannot create condition variables");
 		abort();
 	}
+	w->encoders[0].next = &w->encoders[1];
+	w->free_encoders = &w->encoders[0];
 	rm->snapshot_workers = w;
 	return w;
 }
@@ -570,13 +574,14 @@ void snapshots_free(room *rm) {
 	uv_cond_destroy(&w->wake);
 	uv_cond_destroy(&w->done);
 	uv_mutex_destroy(&w->lock);
-	for (int i = 0; i < 2; i++) encoder_free(&w->encoders[i]);
 	while (w->free_encoders) {
 		snapshot_encoder *e = w->free_encoders;
 		w->free_encoders = e->next;
+		if (e == &w->encoders[0] || e == &w->encoders[1]) continue;
 		encoder_free(e);
 		free(e);
 	}
+	for (int i = 0; i < 2; i++) encoder_free(&w->encoders[i]);
 	for (uint32_t i = 0; i < w->out_cap; i++) crowd_buf_free(&w->outs[i]);
 	for (uint32_t i = 0; i < w->job_cap; i++) crowd_view_free(&w->jobs[i].baseline);
 	world_table_free(&w->stage_table);

@@ -52,6 +52,14 @@ static const config_enum_value map_values[] = {
 };
 const config_enum config_map_enum = ENUM(map_values);
 
+static const config_enum_value overlap_values[] = {
+    {"auto", CONFIG_OVERLAP_AUTO,
+     "as `true` when a tick (this world's next or another's) falls due before they would be out, else as `false`"},
+    {"true", CONFIG_OVERLAP_ALWAYS, "encoded on the thread pool and sent while the next tick steps"},
+    {"false", CONFIG_OVERLAP_NEVER, "encoded and sent at once by the loop thread and a helper; the next tick waits"},
+};
+const config_enum config_overlap_enum = ENUM(overlap_values);
+
 static const config_enum_value log_level_values[] = {
     {"debug", LOG_DEBUG, "also detail: refused requests, tick profiles, checkpoint timings"},
     {"info", LOG_INFO, "start, stop, connections and what each part of the server set up"},
@@ -157,10 +165,9 @@ static const config_option option_table[] = {
      OFF(snapshot_divisor), 1, 10000, NULL},
     {"keyframe-interval", "simulation", "K", "30", "every K-th snapshot to a subscriber is a keyframe",
      config_set_u32, OFF(keyframe_interval), 1, 100000, NULL},
-    {"snapshot-overlap", "simulation", NULL, "true",
-     "encode and send a tick's snapshots on the thread pool while the next tick steps (false: the tick waits for "
-     "them; clients get the same bytes either way)",
-     config_set_bool, OFF(snapshot_overlap), 0, 0, NULL},
+    {"snapshot-overlap", "simulation", "WHEN", "auto",
+     "where a tick's snapshots are encoded and sent (clients get the same bytes either way)", config_set_enum,
+     OFF(snapshot_overlap), 0, 0, &config_overlap_enum},
     {"workers", "simulation", "N", "cores",
      "threads that step the world: 1 to 256, or `cores` for as many as this process may use (results are identical for "
      "any N)",

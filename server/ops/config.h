@@ -61,6 +61,13 @@ typedef enum config_map {
 	CONFIG_MAP_CITY = 3,  /* square blocks and streets over --world-bounds */
 } config_map;
 
+/** --snapshot-overlap: where a tick's snapshots are encoded and sent. */
+typedef enum config_overlap {
+	CONFIG_OVERLAP_AUTO = 0,   /* on the pool when a tick falls due before they would be out, else at once */
+	CONFIG_OVERLAP_ALWAYS = 1, /* on the pool while the next tick steps */
+	CONFIG_OVERLAP_NEVER = 2,  /* at once: the next tick waits for them */
+} config_overlap;
+
 typedef struct server_config {
 	/* network */
 	config_hostport listen;
@@ -70,7 +77,7 @@ typedef struct server_config {
 	uint32_t tick_rate_hz;
 	uint32_t snapshot_divisor;
 	uint32_t keyframe_interval;
-	bool snapshot_overlap; /* a tick's snapshots are encoded on the pool while the next tick steps */
+	int snapshot_overlap; /* config_overlap */
 	uint32_t workers;
 	int avoidance; /* orca_avoidance: ORCA_AVOIDANCE_QUALITY (default) or _REFERENCE */
 	uint32_t precision;
@@ -192,7 +199,7 @@ const char *config_enum_name(const config_enum *e, int value);
 
 /* The enums of the table: --avoidance, --fsync, --log-level, roles (--open-role, --token). */
 extern const config_enum config_avoidance_enum, config_fsync_enum, config_log_level_enum, config_role_enum;
-extern const config_enum config_map_enum;
+extern const config_enum config_map_enum, config_overlap_enum;
 
 struct config_option;
 /** Parse `value` into the field at cfg + opt->offset. Returns 0, or -1 with err filled. */

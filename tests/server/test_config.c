@@ -474,15 +474,17 @@ static void test_enums(void **state) {
 			if (opt->choices->values[k].help) assert_non_null(strstr(err, opt->choices->values[k].name));
 		config_free(&cfg);
 	}
-	assert_int_equal(enums, 5); /* avoidance, fsync, log level, open role, map */
+	assert_int_equal(enums, 6); /* avoidance, fsync, log level, open role, map, snapshot overlap */
 	/* the fields hold what the server reads */
 	server_config cfg;
 	char err[256];
 	char *argv[] = {"crowd-server", "--avoidance",  "reference",   "--fsync",       "everysec",
 	                "--log-level",  "warning",      "--open-role", "viewer",        "--map",
-	                "city",         "--city-block", "30",          "--city-street", "9"};
-	assert_int_equal(parse(&cfg, err, sizeof err, 15, argv), 0);
+	                "city",         "--city-block", "30",          "--city-street", "9",
+	                "--snapshot-overlap", "false"};
+	assert_int_equal(parse(&cfg, err, sizeof err, 17, argv), 0);
 	assert_int_equal(cfg.map, CONFIG_MAP_CITY);
+	assert_int_equal(cfg.snapshot_overlap, CONFIG_OVERLAP_NEVER);
 	assert_true(cfg.city_block == 30.0 && cfg.city_street == 9.0);
 	assert_int_equal(cfg.avoidance, ORCA_AVOIDANCE_REFERENCE);
 	assert_int_equal(cfg.fsync_mode, CONFIG_FSYNC_EVERYSEC);
@@ -521,10 +523,14 @@ static void test_help_booleans_and_enums(void **state) {
 				assert_non_null(strstr(line, want));
 			}
 		}
+		/* an enum's values are listed under its option (two enums may share a name: auto) */
+		snprintf(start, sizeof start, "--%s ", opt->name);
+		const char *block = opt->choices ? strstr(help, start) : NULL;
+		if (opt->choices) assert_non_null(block);
 		for (size_t k = 0; opt->choices && k < opt->choices->count; k++) {
 			const config_enum_value *v = &opt->choices->values[k];
 			if (!v->help) continue;
-			assert_true(find_line(help, v->name, line, sizeof line));
+			assert_true(find_line(block, v->name, line, sizeof line));
 			assert_non_null(strstr(line, v->help));
 		}
 	}
