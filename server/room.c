@@ -665,18 +665,21 @@ static void snapshots_done(room *r) {
 }
 
 /* --snapshot-overlap=auto: the snapshots go on the pool while the next tick
- * steps only when a tick falls due (this world's next, or another world's)
- * before twice what this world's last snapshots sent at once took (those on
- * the pool share the cores with a step: no measure of this). Else the loop thread
- * and the helper send them at once: faster (no hand-offs between the pool and
- * the loop, each a thread woken), and nothing else needs the loop meanwhile. */
+ * steps unless every tick (this world's next, and any other world's) falls
+ * due later than twice what this world's last snapshots sent at once took
+ * (those on the pool share the cores with a step: no measure of this), and a
+ * quarter of the period after that. Then the loop thread and the helper send
+ * them at once: faster (no hand-offs between the pool and the loop, each a
+ * thread woken), and nothing else needs the loop meanwhile. The quarter
+ * period is for a send slowed by the machine: sent at once, the next tick
+ * waits for it, and a tick near its period would overrun. */
 static bool snapshots_overlap(const room *r, uint64_t now) {
 	switch (r->cfg.snapshot_overlap) {
 	case CONFIG_OVERLAP_ALWAYS: return true;
 	case CONFIG_OVERLAP_NEVER: return false;
 	default: break;
 	}
-	const uint64_t out_by = now + 2 * r->inline_snapshots_ns;
+	const uint64_t out_by = now + 2 * r->inline_snapshots_ns + r->period_ns / 4;
 	if (out_by >= r->next_deadline_ns + r->period_ns) return true; /* this world's next tick */
 	const tick_entry *e = tick_queue_peek(&r->srv->ticks);
 	return e && e->deadline_ns <= out_by;

@@ -54,7 +54,8 @@ const config_enum config_map_enum = ENUM(map_values);
 
 static const config_enum_value overlap_values[] = {
     {"auto", CONFIG_OVERLAP_AUTO,
-     "as `true` when a tick (this world's next or another's) falls due before they would be out, else as `false`"},
+     "as `false` when every tick due next (this world's and any other's) leaves room for them (twice what they last "
+     "took, and a quarter period), else as `true`"},
     {"true", CONFIG_OVERLAP_ALWAYS, "encoded on the thread pool and sent while the next tick steps"},
     {"false", CONFIG_OVERLAP_NEVER, "encoded and sent at once by the loop thread and a helper; the next tick waits"},
 };
