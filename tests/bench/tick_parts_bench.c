@@ -9,8 +9,10 @@
  * shared machine disturbed least), and a hash of every byte sent and of the
  * state hashes, which must not change with the code's speed. A benchmark,
  * never a pass/fail test. With `overlap` the snapshots go as the server's
- * default --snapshot-overlap sends them (snapshots_start: encoded on libuv's
- * thread pool, sent by the loop), timed from the start to the last one sent.
+ * --snapshot-overlap=true sends them (snapshots_start: encoded on libuv's
+ * thread pool, sent by the loop), timed from the start to the last one sent;
+ * without it as =false and, when the next ticks leave room, =auto (the
+ * default) sends them: encoded by the loop thread and the helper.
  *
  *   tick_parts_bench [agents 50000] [clients 200] [ticks 40] [workers 2] [overlap] */
 #include <inttypes.h>

@@ -61,12 +61,18 @@ static orca_obstacle_id add_ring(orca_world *w, float cx, float cy, float r)
 	return id;
 }
 
-static void obstacles_at_new_places_keep_memory_flat(void **state)
+static orca_world *default_world(void)
 {
-	(void)state;
 	orca_world_def wd = orca_default_world_def();
 	orca_world *w;
 	assert_int_equal(orca_world_create(&wd, &w), ORCA_OK);
+	return w;
+}
+
+static void obstacles_at_new_places_keep_memory_flat(void **state)
+{
+	(void)state;
+	orca_world *w = default_world();
 	orca_nav_def d = orca_nav_default_def();
 	d.bounds_min = (orca_vec2){-300, -300};
 	d.bounds_max = (orca_vec2){300, 300};
@@ -245,9 +251,7 @@ static orca_agent_id add_agent(orca_world *w, orca_vec2 p)
 static void corridors_take_what_their_paths_need(void **state)
 {
 	(void)state;
-	orca_world_def wd = orca_default_world_def();
-	orca_world *w;
-	assert_int_equal(orca_world_create(&wd, &w), ORCA_OK);
+	orca_world *w = default_world();
 	orca_nav *nav = small_tiles_nav(w);
 	const size_t bare = memory(nav);
 
