@@ -58,6 +58,13 @@ static const config_enum_value overlap_values[] = {
      "took, and a quarter period), else as `true`"},
     {"true", CONFIG_OVERLAP_ALWAYS, "encoded on the thread pool and sent while the next tick steps"},
     {"false", CONFIG_OVERLAP_NEVER, "encoded and sent at once by the loop thread and a helper; the next tick waits"},
+    /* the words it took as a boolean */
+    {"yes", CONFIG_OVERLAP_ALWAYS, NULL},
+    {"on", CONFIG_OVERLAP_ALWAYS, NULL},
+    {"1", CONFIG_OVERLAP_ALWAYS, NULL},
+    {"no", CONFIG_OVERLAP_NEVER, NULL},
+    {"off", CONFIG_OVERLAP_NEVER, NULL},
+    {"0", CONFIG_OVERLAP_NEVER, NULL},
 };
 const config_enum config_overlap_enum = ENUM(overlap_values);
 

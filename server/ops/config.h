@@ -63,7 +63,7 @@ typedef enum config_map {
 
 /** --snapshot-overlap: where a tick's snapshots are encoded and sent. */
 typedef enum config_overlap {
-	CONFIG_OVERLAP_AUTO = 0,   /* on the pool when a tick falls due before they would be out, else at once */
+	CONFIG_OVERLAP_AUTO = 0,   /* at once when the ticks due next leave room (room.c), else on the pool */
 	CONFIG_OVERLAP_ALWAYS = 1, /* on the pool while the next tick steps */
 	CONFIG_OVERLAP_NEVER = 2,  /* at once: the next tick waits for them */
 } config_overlap;
