@@ -588,11 +588,19 @@ void nav_crowd_mark(orca_nav *nav)
 			for (uint32_t i = old; i < nav->crowd_cap && i < nav->agent_count; ++i)
 				nav->crowd_poly[i] = nav_crowd_poly(nav, &nav->agents[i]);
 	}
+	/* agents next to each other in the list mostly stand on one polygon
+	 * (they came in together): one mark of a run's length each run */
+	uint32_t run_ref = 0, run = 0;
 	for (uint32_t i = 0; i < nav->agent_count; ++i) {
 		const uint32_t ref = i < nav->crowd_cap ? nav->crowd_poly[i] : nav_crowd_poly(nav, &nav->agents[i]);
-		if (ref)
-			navmesh_crowd_mark(nav->mesh, ref);
+		if (ref != run_ref) {
+			navmesh_crowd_mark(nav->mesh, run_ref, run);
+			run_ref = ref;
+			run = 0;
+		}
+		run++;
 	}
+	navmesh_crowd_mark(nav->mesh, run_ref, run);
 }
 
 void nav_crowd_clear(orca_nav *nav)

@@ -134,8 +134,10 @@ struct navmesh {
 	struct worker_query {
 		dtNavMeshQuery *query = nullptr;
 		std::vector<dtPolyRef> path;
+		mutable dtPolyRef inside = 0; // see navmesh_on_mesh
 	};
 	std::vector<worker_query> workers;
+	mutable dtPolyRef inside = 0; // worker 0's
 	// Polygons marked crowded (navmesh_crowd_mark) and their own area, to
 	// put back (navmesh_crowd_clear).
 	std::vector<std::pair<dtPolyRef, unsigned char>> crowded;
@@ -144,6 +146,12 @@ struct navmesh {
 static dtNavMeshQuery *query_of(const navmesh *m, int worker)
 {
 	return worker > 0 ? m->workers[(size_t)worker - 1].query : m->query;
+}
+
+// The polygon navmesh_on_mesh tries first on this worker.
+static dtPolyRef &inside_of(const navmesh *m, int worker)
+{
+	return worker > 0 ? m->workers[(size_t)worker - 1].inside : m->inside;
 }
 
 static std::vector<dtPolyRef> &path_of(navmesh *m, int worker)
@@ -747,6 +755,17 @@ extern "C" bool navmesh_on_mesh(const navmesh *m, int worker, orca_vec2 p)
 	// no arithmetic that a fused multiply-add could round otherwise), then our
 	// own inside test: the same answer on every CPU. (closestPointOnPoly, as
 	// navmesh_nearest uses, rounds differently on arm64 near an edge.)
+	//
+	// Most points asked about lie in the polygon of the agent being visited
+	// (corridor_corners names it) or in the one that held the worker's last
+	// point on the mesh (the probes across an agent's way): that polygon
+	// first. A polygon holding p passes the box query
+	// (its bounds are rounded outwards, the ground is y = 0, and its flags
+	// are set once, at its tile's build); a rebuilt tile's polygons have a
+	// new salt, which inside_poly refuses.
+	dtPolyRef &inside = inside_of(m, worker);
+	if (inside && inside_poly(m, inside, p.x, p.y))
+		return true;
 	float c[3];
 	to3(p, c);
 	const float ext[3] = {m->p.cell_size * 0.125f, 2.0f * kGroundHalfHeight, m->p.cell_size * 0.125f};
@@ -755,8 +774,10 @@ extern "C" bool navmesh_on_mesh(const navmesh *m, int worker, orca_vec2 p)
 	int n = 0;
 	query_of(m, worker)->queryPolygons(c, ext, &m->filter, polys, &n, kMaxPolys);
 	for (int i = 0; i < n; ++i)
-		if (inside_poly(m, polys[i], p.x, p.y))
+		if (inside_poly(m, polys[i], p.x, p.y)) {
+			inside = polys[i];
 			return true;
+		}
 	return false;
 }
 
@@ -1000,6 +1021,7 @@ static int corridor_corners(navmesh *m, int worker, navmesh_corridor &c, orca_ve
 		flags = m->peek_flags.data();
 		polys = m->peek_polys.data();
 	}
+	inside_of(m, worker) = pc.getFirstPoly(); // the agent's own: its visit's probes start around it
 	int n = pc.findCorners(verts, flags, polys, ask, query, &m->filter);
 	if (optimize && n > 0) {
 		// Shortcut toward the furthest corner when it is in view (DetourCrowd's
@@ -1268,16 +1290,19 @@ extern "C" uint32_t navmesh_corridor_first(const navmesh_corridor *c)
 	return c->corridor.getPathCount() > 0 ? c->corridor.getFirstPoly() : 0;
 }
 
-extern "C" void navmesh_crowd_mark(navmesh *m, uint32_t ref)
+extern "C" void navmesh_crowd_mark(navmesh *m, uint32_t ref, uint32_t marks)
 {
 	unsigned char area = 0;
-	if (ref == 0 || dtStatusFailed(m->mesh->getPolyArea(ref, &area)))
+	if (ref == 0 || marks == 0 || dtStatusFailed(m->mesh->getPolyArea(ref, &area)))
 		return;
-	if (area > kCrowdArea + kCrowdCounts) {
+	// as `marks` single marks: the first of an unmarked polygon makes it 1,
+	// each one after adds 1, up to kCrowdCounts
+	const uint32_t top = kCrowdArea + kCrowdCounts;
+	if (area > top) {
 		m->crowded.emplace_back(ref, area);
-		m->mesh->setPolyArea(ref, kCrowdArea + 1);
-	} else if (area < kCrowdArea + kCrowdCounts) {
-		m->mesh->setPolyArea(ref, (unsigned char)(area + 1));
+		m->mesh->setPolyArea(ref, (unsigned char)(kCrowdArea + (marks < kCrowdCounts ? marks : kCrowdCounts)));
+	} else if (area < top) {
+		m->mesh->setPolyArea(ref, (unsigned char)(top - area > marks ? area + marks : top));
 	}
 }
 

@@ -118,11 +118,11 @@ int navmesh_corridor_peek_corners(navmesh *m, const navmesh_corridor *c, orca_ve
 
 /* The polygon the corridor starts in (0: none). */
 uint32_t navmesh_corridor_first(const navmesh_corridor *c);
-/* One more crowded mark on a polygon: until navmesh_crowd_clear, path
+/* `marks` more crowded marks on a polygon: until navmesh_crowd_clear, path
  * queries with `crowded` set cost its length times 1 (1 mark), 2 (2), 4 (3
  * or 4) or 8 (more); others do not see marks.
  * Marks change the mesh that queries read: made and cleared alone. */
-void navmesh_crowd_mark(navmesh *m, uint32_t ref);
+void navmesh_crowd_mark(navmesh *m, uint32_t ref, uint32_t marks);
 void navmesh_crowd_clear(navmesh *m);
 
 /* Save and restore (nav_io.c's orca_nav_save/orca_nav_load). */
