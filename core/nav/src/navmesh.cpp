@@ -635,12 +635,8 @@ static float snap(const navmesh *m, float v)
 
 // Inside or on polygon ref's boundary (exact for grid points: the cross
 // products of grid differences within a tile fit a float's mantissa).
-static bool inside_poly(const navmesh *m, dtPolyRef ref, float x, float z)
+static bool inside_tile_poly(const dtMeshTile *t, const dtPoly *poly, float x, float z)
 {
-	const dtMeshTile *t;
-	const dtPoly *poly;
-	if (dtStatusFailed(m->mesh->getTileAndPolyByRef(ref, &t, &poly)))
-		return false;
 	const int n = poly->vertCount;
 	bool pos = false, neg = false; // either winding
 	for (int i = 0, j = n - 1; i < n; j = i++) {
@@ -650,6 +646,24 @@ static bool inside_poly(const navmesh *m, dtPolyRef ref, float x, float z)
 		neg = neg || cross < 0.0f;
 	}
 	return !(pos && neg);
+}
+
+static bool inside_poly(const navmesh *m, dtPolyRef ref, float x, float z)
+{
+	const dtMeshTile *t;
+	const dtPoly *poly;
+	return dtStatusSucceed(m->mesh->getTileAndPolyByRef(ref, &t, &poly)) && inside_tile_poly(t, poly, x, z);
+}
+
+// Inside a polygon that navmesh_on_mesh's box query could list: ground, and
+// passing the filter (Detour's default passFilter: the flags).
+static bool inside_walkable_poly(const navmesh *m, dtPolyRef ref, float x, float z)
+{
+	const dtMeshTile *t;
+	const dtPoly *poly;
+	return dtStatusSucceed(m->mesh->getTileAndPolyByRef(ref, &t, &poly)) &&
+	       poly->getType() == DT_POLYTYPE_GROUND && (poly->flags & m->filter.getIncludeFlags()) != 0 &&
+	       (poly->flags & m->filter.getExcludeFlags()) == 0 && inside_tile_poly(t, poly, x, z);
 }
 
 // p on the grid: the nearest grid point inside polygon ref, else (a sliver
@@ -759,12 +773,13 @@ extern "C" bool navmesh_on_mesh(const navmesh *m, int worker, orca_vec2 p)
 	// Most points asked about lie in the polygon of the agent being visited
 	// (corridor_corners names it) or in the one that held the worker's last
 	// point on the mesh (the probes across an agent's way): that polygon
-	// first. A polygon holding p passes the box query
-	// (its bounds are rounded outwards, the ground is y = 0, and its flags
-	// are set once, at its tile's build); a rebuilt tile's polygons have a
-	// new salt, which inside_poly refuses.
+	// first. A walkable polygon holding p is one the box query lists (its
+	// bounds are rounded outwards and the ground is y = 0), so the answer is
+	// the same either way: the box query keeps 16 polygons, and no point of
+	// our meshes has more around it. A rebuilt tile's polygons have a new
+	// salt, and whatever polygon a reference names now is the one tested.
 	dtPolyRef &inside = inside_of(m, worker);
-	if (inside && inside_poly(m, inside, p.x, p.y))
+	if (inside && inside_walkable_poly(m, inside, p.x, p.y))
 		return true;
 	float c[3];
 	to3(p, c);
