@@ -49,6 +49,7 @@ struct orca_pool {
 	uint32_t count, grain;
 	bool guided;
 	atomic_uint next;
+	atomic_int *cpu; /* per worker (0: the caller) the processor it last started a job on */
 };
 
 struct thread_arg {
@@ -84,6 +85,48 @@ static void work(orca_pool *pool, int worker)
 		const uint32_t end = (pool->count - begin < pool->grain) ? pool->count : begin + pool->grain;
 		pool->fn(pool->ctx, begin, end, worker);
 	}
+}
+
+/* The processor the calling thread runs on, in cpu[worker]: a worker
+ * started on the processor of a thread that started the job before it
+ * (the caller, or a worker with a lower index) moves to another.
+ *
+ * A thread woken from its sleep lands where the kernel places it, and a
+ * virtual machine can place it on the processor of the thread that woke it
+ * while the other processor idles (its idle virtual processor looks busy
+ * to the guest's scheduler): on a 2-core virtual machine the caller and the
+ * worker were seen taking turns on one processor for 10-15 ms of a step
+ * before the kernel moved one of them. Forbidding the
+ * processor for a moment moves the thread at once; its own set of
+ * processors is given back right after. Only for big worlds' pools with no
+ * more workers than processors (when they spin). */
+static void note_cpu(orca_pool *pool, int worker)
+{
+#ifdef __linux__
+	const int cpu = sched_getcpu();
+	if (cpu < 0)
+		return;
+	bool shared = false;
+	for (int k = 0; k < worker && !shared; ++k)
+		shared = atomic_load_explicit(&pool->cpu[k], memory_order_relaxed) == cpu;
+	if (shared) {
+		cpu_set_t own, others;
+		if (sched_getaffinity(0, sizeof own, &own) == 0 && CPU_ISSET(cpu, &own) && CPU_COUNT(&own) > 1) {
+			others = own;
+			CPU_CLR(cpu, &others);
+			if (sched_setaffinity(0, sizeof others, &others) == 0) /* moves this thread now */
+				sched_setaffinity(0, sizeof own, &own);
+		}
+		const int now = sched_getcpu();
+		if (now >= 0)
+			atomic_store_explicit(&pool->cpu[worker], now, memory_order_relaxed);
+		return;
+	}
+	atomic_store_explicit(&pool->cpu[worker], cpu, memory_order_relaxed);
+#else
+	(void)pool;
+	(void)worker;
+#endif
 }
 
 static uint64_t now_ns(void)
@@ -139,6 +182,8 @@ static void *thread_main(void *p)
 		if (atomic_load_explicit(&pool->quit, memory_order_acquire))
 			break;
 		seen = atomic_load_explicit(&pool->generation, memory_order_acquire);
+		if (pool->spin && atomic_load_explicit(&pool->spin_now, memory_order_relaxed))
+			note_cpu(pool, index);
 		work(pool, index);
 		if (atomic_fetch_sub_explicit(&pool->running, 1, memory_order_acq_rel) == 1) {
 			/* the last one out: wake the caller if it went to sleep */
@@ -171,12 +216,16 @@ int orca_pool_create(orca_heap *heap, int workers, orca_pool **out)
 	if (extra > 0) {
 		pool->threads = orca_heap_alloc(heap, sizeof(pthread_t) * (size_t)extra);
 		thread_arg *args = orca_heap_alloc(heap, sizeof(thread_arg) * (size_t)extra);
-		if (!pool->threads || !args) {
+		pool->cpu = orca_heap_alloc(heap, sizeof(atomic_int) * (size_t)workers);
+		if (!pool->threads || !args || !pool->cpu) {
 			orca_heap_free(heap, pool->threads, sizeof(pthread_t) * (size_t)extra);
 			orca_heap_free(heap, args, sizeof(thread_arg) * (size_t)extra);
+			orca_heap_free(heap, pool->cpu, sizeof(atomic_int) * (size_t)workers);
 			orca_heap_free(heap, pool, sizeof *pool);
 			return ORCA_ERR_NO_MEMORY;
 		}
+		for (int i = 0; i < workers; ++i)
+			atomic_init(&pool->cpu[i], -1);
 		int started = 0;
 		for (int i = 0; i < extra; ++i) {
 			args[i].pool = pool;
@@ -210,6 +259,8 @@ void orca_pool_destroy(orca_heap *heap, orca_pool *pool)
 	pthread_cond_destroy(&pool->done_cv);
 	orca_heap_free(heap, pool->threads, sizeof(pthread_t) * (size_t)pool->allocated);
 	orca_heap_free(heap, pool->args, sizeof(thread_arg) * (size_t)pool->allocated);
+	if (pool->cpu)
+		orca_heap_free(heap, pool->cpu, sizeof(atomic_int) * (size_t)(pool->allocated + 1));
 	orca_heap_free(heap, pool, sizeof *pool);
 }
 
@@ -232,6 +283,8 @@ static void run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uin
 	pool->guided = guided;
 	atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
 	atomic_store_explicit(&pool->running, pool->workers - 1, memory_order_relaxed);
+	if (pool->spin && atomic_load_explicit(&pool->spin_now, memory_order_relaxed))
+		note_cpu(pool, 0);
 	pthread_mutex_lock(&pool->mutex);
 	atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
 	pthread_cond_broadcast(&pool->start_cv);
