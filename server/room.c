@@ -710,12 +710,14 @@ static void step_finish(room *r) {
 		/* a follower's next tick is the primary's next frame, applied on the loop: no overlap */
 		const bool overlap = !r->following && snapshots_overlap(r, t0);
 		if (overlap && snapshots_start(r, snapshots_done)) {
+			r->metrics->snapshot_ticks_pool++;
 			if (!server_stopping(r)) schedule_next_tick(r);
 			return;
 		}
 		if (!overlap) {
 			snapshots_send(r);
 			r->inline_snapshots_ns = uv_hrtime() - t0;
+			r->metrics->snapshot_ticks_at_once++;
 		}
 	}
 	tick_end(r);

@@ -66,6 +66,8 @@ typedef struct server_metrics {
 	double step_seconds_sum;       /* time in orca_world_step */
 	double table_seconds_sum;      /* quantizing the world for snapshots (on the worker) */
 	double snapshot_seconds_sum;   /* selecting, encoding and queueing snapshots (loop thread) */
+	uint64_t snapshot_ticks_at_once; /* ticks whose snapshots the loop thread and its helper sent at once */
+	uint64_t snapshot_ticks_pool;    /* and those encoded on the pool (--snapshot-overlap) */
 	/* where a tick's wall time goes, in order (seconds summed over ticks):
 	 * apply (timers, commands, journal commit, demo; loop thread), wait (the
 	 * step queued for a pool thread), navigation (its update before the step),

@@ -99,6 +99,10 @@ char *metrics_render_prometheus(const server_metrics *m, const crowd_http_stats 
 	         m->table_seconds_sum);
 	scalar_d(&t, "crowd_snapshot_seconds_total", "counter",
 	         "Time spent selecting, encoding and queueing snapshots on the loop thread.", m->snapshot_seconds_sum);
+	family(&t, "crowd_snapshot_ticks_total", "counter",
+	       "Ticks whose snapshots went out at once (loop thread and helper) or on the pool (--snapshot-overlap).");
+	put(&t, "crowd_snapshot_ticks_total{way=\"at_once\"} %" PRIu64 "\n", m->snapshot_ticks_at_once);
+	put(&t, "crowd_snapshot_ticks_total{way=\"pool\"} %" PRIu64 "\n", m->snapshot_ticks_pool);
 	{
 		static const char *const parts[TICK_PARTS] = {"apply", "wait", "navigation", "step",
 		                                     "table", "handoff", "snapshots", "events"};

@@ -389,6 +389,8 @@ def scenario_crowd(a, work, server_bin=None, workers=None, nice=0):
         "tick_p50_ms": p50, "tick_p99_ms": p99,
         "step_mean_ms": step_s / ticks * 1000.0 if step_s is not None and ticks else None,
         "overruns": metric_delta(m0, m1, "crowd_ticks_overrun_total"),
+        "snapshot_ways": (metric_delta(m0, m1, 'crowd_snapshot_ticks_total{way="at_once"}'),
+                          metric_delta(m0, m1, 'crowd_snapshot_ticks_total{way="pool"}')),
         "snap_hz": r["snapshots"]["hz_per_connection"], "nominal_hz": r["snapshots"].get("nominal_hz"),
         "agents_per_snap": r["snapshots"]["agents_per_snapshot"],
         "bytes_per_agent": r["snapshots"]["bytes_per_agent"],
@@ -591,6 +593,8 @@ def main():
                     ("tick parts p50 (ms, --tick-trace)", trace_row(r, "p50")),
                     ("tick parts p99 (ms, each part alone)", trace_row(r, "p99")),
                     ("slowest 1% of ticks, mean parts (ms)", trace_row(r, "slow_mean")),
+                    ("ticks whose snapshots went at once / on the pool", "%s / %s" % (
+                        fmt(r["snapshot_ways"][0], 0), fmt(r["snapshot_ways"][1], 0))),
                     ("median ticks (p40-p60), mean parts (ms)", trace_row(r, "mid_mean")),
                     ("snapshot bytes per agent", fmt(r["bytes_per_agent"], 2)),
                     ("request->ack p50 / p99 (ms)", "%s / %s" % (fmt(r["ack_p50"], 2), fmt(r["ack_p99"], 2))),
