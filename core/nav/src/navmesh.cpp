@@ -775,9 +775,10 @@ extern "C" bool navmesh_on_mesh(const navmesh *m, int worker, orca_vec2 p)
 	// point on the mesh (the probes across an agent's way): that polygon
 	// first. A walkable polygon holding p is one the box query lists (its
 	// bounds are rounded outwards and the ground is y = 0), so the answer is
-	// the same either way: the box query keeps 16 polygons, and no point of
-	// our meshes has more around it. A rebuilt tile's polygons have a new
-	// salt, and whatever polygon a reference names now is the one tested.
+	// the same either way, but for a point with more than the box query's 16
+	// polygons' bounds around it (that query could miss the one holding
+	// it). A rebuilt tile's polygons have a new salt, and whatever polygon a
+	// reference names now is the one tested.
 	dtPolyRef &inside = inside_of(m, worker);
 	if (inside && inside_walkable_poly(m, inside, p.x, p.y))
 		return true;
@@ -1312,10 +1313,10 @@ extern "C" void navmesh_crowd_mark(navmesh *m, uint32_t ref, uint32_t marks)
 		return;
 	// as `marks` single marks: the first of an unmarked polygon makes it 1,
 	// each one after adds 1, up to kCrowdCounts
-	const uint32_t top = kCrowdArea + kCrowdCounts;
+	const uint32_t counts = (uint32_t)kCrowdCounts, top = kCrowdArea + counts;
 	if (area > top) {
 		m->crowded.emplace_back(ref, area);
-		m->mesh->setPolyArea(ref, (unsigned char)(kCrowdArea + (marks < kCrowdCounts ? marks : kCrowdCounts)));
+		m->mesh->setPolyArea(ref, (unsigned char)(kCrowdArea + (marks < counts ? marks : counts)));
 	} else if (area < top) {
 		m->mesh->setPolyArea(ref, (unsigned char)(top - area > marks ? area + marks : top));
 	}
