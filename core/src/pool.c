@@ -87,19 +87,23 @@ static void work(orca_pool *pool, int worker)
 	}
 }
 
+/* A big world's pool with no more workers than processors: its threads
+ * watch for work before they sleep, and keep to processors of their own. */
+static bool spinning(const orca_pool *pool)
+{
+	return pool->spin && atomic_load_explicit(&pool->spin_now, memory_order_relaxed);
+}
+
 /* The processor the calling thread runs on, in cpu[worker]: a worker
  * started on the processor of a thread that started the job before it
  * (the caller, or a worker with a lower index) moves to another.
  *
- * A thread woken from its sleep lands where the kernel places it, and a
- * virtual machine can place it on the processor of the thread that woke it
- * while the other processor idles (its idle virtual processor looks busy
- * to the guest's scheduler): on a 2-core virtual machine the caller and the
- * worker were seen taking turns on one processor for 10-15 ms of a step
- * before the kernel moved one of them. Forbidding the
+ * A thread woken from its sleep lands where the kernel places it: on a
+ * 2-core virtual machine a woken worker was seen on the processor of the
+ * thread that woke it while the other processor idled, the two taking turns
+ * for 10-15 ms of a step before the kernel moved one of them. Forbidding the
  * processor for a moment moves the thread at once; its own set of
- * processors is given back right after. Only for big worlds' pools with no
- * more workers than processors (when they spin). */
+ * processors is given back right after. Only when the pool is spinning. */
 static void note_cpu(orca_pool *pool, int worker)
 {
 #ifdef __linux__
@@ -139,7 +143,7 @@ static uint64_t now_ns(void)
 /* Spin until done(pool) or POOL_SPIN_NS have passed; true if done. */
 static bool spin_until(orca_pool *pool, bool (*done)(orca_pool *, uint64_t), uint64_t arg)
 {
-	if (!pool->spin || !atomic_load_explicit(&pool->spin_now, memory_order_relaxed))
+	if (!spinning(pool))
 		return false;
 	const uint64_t t0 = now_ns();
 	for (;;) {
@@ -182,7 +186,7 @@ static void *thread_main(void *p)
 		if (atomic_load_explicit(&pool->quit, memory_order_acquire))
 			break;
 		seen = atomic_load_explicit(&pool->generation, memory_order_acquire);
-		if (pool->spin && atomic_load_explicit(&pool->spin_now, memory_order_relaxed))
+		if (spinning(pool))
 			note_cpu(pool, index);
 		work(pool, index);
 		if (atomic_fetch_sub_explicit(&pool->running, 1, memory_order_acq_rel) == 1) {
@@ -260,7 +264,7 @@ void orca_pool_destroy(orca_heap *heap, orca_pool *pool)
 	orca_heap_free(heap, pool->threads, sizeof(pthread_t) * (size_t)pool->allocated);
 	orca_heap_free(heap, pool->args, sizeof(thread_arg) * (size_t)pool->allocated);
 	if (pool->cpu)
-		orca_heap_free(heap, pool->cpu, sizeof(atomic_int) * (size_t)(pool->allocated + 1));
+		orca_heap_free(heap, pool->cpu, sizeof(atomic_int) * (size_t)(pool->allocated + 1)); /* workers as created */
 	orca_heap_free(heap, pool, sizeof *pool);
 }
 
@@ -283,7 +287,7 @@ static void run(orca_pool *pool, orca_task_fn fn, void *ctx, uint32_t count, uin
 	pool->guided = guided;
 	atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
 	atomic_store_explicit(&pool->running, pool->workers - 1, memory_order_relaxed);
-	if (pool->spin && atomic_load_explicit(&pool->spin_now, memory_order_relaxed))
+	if (spinning(pool))
 		note_cpu(pool, 0);
 	pthread_mutex_lock(&pool->mutex);
 	atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
