@@ -101,6 +101,9 @@ typedef struct nav_way_list { /* one per worker: only that worker writes it duri
 	nav_way *items;
 	uint32_t count, cap;
 	uint32_t want; /* room a visit lacked (visits do not allocate: the next update makes it) */
+	/* a cache line between two workers' fields: each writes its own count
+	 * in its visits, and one line for both would go to and fro */
+	char apart[64];
 } nav_way_list;
 
 typedef struct nav_obstacle {

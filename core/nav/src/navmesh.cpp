@@ -86,6 +86,8 @@ struct navmesh_corridor {
 	int max_path = 0;
 };
 
+static const size_t INSIDE_STRIDE = 64 / sizeof(dtPolyRef);
+
 struct navmesh {
 	navmesh_params p;
 	int tiles_x = 0, tiles_y = 0;
@@ -134,10 +136,12 @@ struct navmesh {
 	struct worker_query {
 		dtNavMeshQuery *query = nullptr;
 		std::vector<dtPolyRef> path;
-		mutable dtPolyRef inside = 0; // see navmesh_on_mesh
 	};
 	std::vector<worker_query> workers;
-	mutable dtPolyRef inside = 0; // worker 0's
+	// The polygon navmesh_on_mesh tries first, per worker (0 the caller),
+	// INSIDE_STRIDE apart: every probe of a visit writes its worker's, and
+	// two workers' on one cache line would take the line from each other.
+	mutable std::vector<dtPolyRef> inside = std::vector<dtPolyRef>(INSIDE_STRIDE, 0);
 	// Polygons marked crowded (navmesh_crowd_mark) and their own area, to
 	// put back (navmesh_crowd_clear).
 	std::vector<std::pair<dtPolyRef, unsigned char>> crowded;
@@ -151,7 +155,7 @@ static dtNavMeshQuery *query_of(const navmesh *m, int worker)
 // The polygon navmesh_on_mesh tries first on this worker.
 static dtPolyRef &inside_of(const navmesh *m, int worker)
 {
-	return worker > 0 ? m->workers[(size_t)worker - 1].inside : m->inside;
+	return m->inside[(size_t)worker * INSIDE_STRIDE];
 }
 
 static std::vector<dtPolyRef> &path_of(navmesh *m, int worker)
@@ -276,6 +280,8 @@ extern "C" int navmesh_set_workers(navmesh *m, int workers)
 		}
 		m->workers.push_back(std::move(q));
 	}
+	if (m->inside.size() < (size_t)workers * INSIDE_STRIDE)
+		m->inside.resize((size_t)workers * INSIDE_STRIDE, 0);
 	return ORCA_OK;
 }
 
