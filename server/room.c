@@ -664,25 +664,19 @@ static void snapshots_done(room *r) {
 	}
 }
 
-/* --snapshot-overlap=auto: the snapshots go on the pool while the next tick
- * steps unless every tick (this world's next, and any other world's) falls
- * due later than twice what this world's last snapshots sent at once took
- * (those on the pool share the cores with a step: no measure of this), and a
- * quarter of the period after that. Then the loop thread and the helper send
- * them at once: faster (no hand-offs between the pool and the loop, each a
- * thread woken), and nothing else needs the loop meanwhile. The quarter
- * period is for a send slowed by the machine: sent at once, the next tick
- * waits for it, and a tick near its period would overrun. */
+/* --snapshot-overlap: on the pool while the next tick steps, or at once
+ * (auto: overlap_auto.h; the ticks due next are this world's next and the
+ * earliest of any other world's). */
 static bool snapshots_overlap(const room *r, uint64_t now) {
 	switch (r->cfg.snapshot_overlap) {
 	case CONFIG_OVERLAP_ALWAYS: return true;
 	case CONFIG_OVERLAP_NEVER: return false;
 	default: break;
 	}
-	const uint64_t out_by = now + 2 * r->inline_snapshots_ns + r->period_ns / 4;
-	if (out_by >= r->next_deadline_ns + r->period_ns) return true; /* this world's next tick */
+	uint64_t next = r->next_deadline_ns + r->period_ns; /* this world's next tick */
 	const tick_entry *e = tick_queue_peek(&r->srv->ticks);
-	return e && e->deadline_ns <= out_by;
+	if (e && e->deadline_ns < next) next = e->deadline_ns;
+	return overlap_auto_pool(&r->overlap_auto, now, next, r->period_ns);
 }
 
 /* The rest of a tick: snapshots out, the next tick scheduled. With
@@ -711,12 +705,13 @@ static void step_finish(room *r) {
 		const bool overlap = !r->following && snapshots_overlap(r, t0);
 		if (overlap && snapshots_start(r, snapshots_done)) {
 			r->metrics->snapshot_ticks_pool++;
+			overlap_auto_sent_on_pool(&r->overlap_auto);
 			if (!server_stopping(r)) schedule_next_tick(r);
 			return;
 		}
 		if (!overlap) {
 			snapshots_send(r);
-			r->inline_snapshots_ns = uv_hrtime() - t0;
+			overlap_auto_sent_at_once(&r->overlap_auto, uv_hrtime() - t0);
 			r->metrics->snapshot_ticks_at_once++;
 		}
 	}

@@ -40,6 +40,7 @@
 #include "commands.h"
 #include "config.h"
 #include "metrics.h"
+#include "overlap_auto.h"
 #include "session.h"
 #include "sim.h"
 #include "snapshots.h"
@@ -115,7 +116,7 @@ typedef struct room {
 		uint32_t event_count, events_cap;
 	} sending;
 	bool finish_waiting; /* a step is done and waits for the last tick's snapshots to be out */
-	uint64_t inline_snapshots_ns; /* what the last snapshots sent at once (not on the pool) took */
+	overlap_auto overlap_auto; /* --snapshot-overlap=auto's expectation of a send at once */
 
 	struct storage *storage; /* --data-dir: its journal and checkpoints; NULL without */
 

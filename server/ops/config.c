@@ -54,8 +54,8 @@ const config_enum config_map_enum = ENUM(map_values);
 
 static const config_enum_value overlap_values[] = {
     {"auto", CONFIG_OVERLAP_AUTO,
-     "as `false` when every tick due next (this world's and any other's) leaves room for them (twice what they last "
-     "took, and a quarter period), else as `true`"},
+     "as `false` when every tick due next (this world's and any other's) leaves room for them (twice what they took "
+     "when last sent at once, less 1/32 for each tick sent since on the pool, and a quarter period), else as `true`"},
     {"true", CONFIG_OVERLAP_ALWAYS, "encoded on the thread pool and sent while the next tick steps"},
     {"false", CONFIG_OVERLAP_NEVER, "encoded and sent at once by the loop thread and a helper; the next tick waits"},
     /* the words it took as a boolean */
